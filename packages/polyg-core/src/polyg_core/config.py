@@ -1,0 +1,139 @@
+"""Settings: read from the environment only at entry points, then passed down as objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class StorageSettings(BaseSettings):
+    """Where FalkorDB is and how to talk to it."""
+
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+
+    url: str | None = Field(default=None, validation_alias=AliasChoices("FALKORDB_URL", "url"))
+    host: str | None = Field(default=None, validation_alias=AliasChoices("FALKORDB_HOST", "host"))
+    port: int = Field(default=6379, validation_alias=AliasChoices("FALKORDB_PORT", "port"))
+    password: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("FALKORDB_PASSWORD", "password")
+    )
+    graph: str = Field(default="polyg", validation_alias=AliasChoices("FALKORDB_GRAPH", "graph"))
+    data_dir: Path | None = Field(
+        default=None, validation_alias=AliasChoices("POLYG_DATA_DIR", "data_dir")
+    )
+    query_timeout_ms: int = Field(
+        default=30_000,
+        ge=0,
+        validation_alias=AliasChoices("POLYG_QUERY_TIMEOUT_MS", "query_timeout_ms"),
+        description="Per-query timeout in milliseconds (0 = none).",
+    )
+    max_retries: int = Field(
+        default=3, ge=0, le=20, validation_alias=AliasChoices("POLYG_MAX_RETRIES", "max_retries")
+    )
+
+    @property
+    def external(self) -> bool:
+        """True when an external FalkorDB server is configured."""
+        return bool(self.url or self.host)
+
+
+class Settings(BaseSettings):
+    """Every environment variable polyg reads (DESIGN.md, Configuration)."""
+
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+
+    llm_model: str | None = Field(
+        default=None, validation_alias=AliasChoices("LLM_MODEL", "llm_model")
+    )
+    llm_base_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("LLM_BASE_URL", "OPENAI_BASE_URL", "llm_base_url"),
+    )
+    llm_timeout_s: float = Field(
+        default=30.0, gt=0, validation_alias=AliasChoices("LLM_TIMEOUT", "llm_timeout_s")
+    )
+    embedding_model: str = Field(
+        default="local/minilm", validation_alias=AliasChoices("EMBEDDING_MODEL", "embedding_model")
+    )
+    classifier_max_tokens: int = Field(
+        default=500,
+        gt=0,
+        validation_alias=AliasChoices("CLASSIFIER_MAX_TOKENS", "classifier_max_tokens"),
+    )
+    synthesizer_max_tokens: int = Field(
+        default=1000,
+        gt=0,
+        validation_alias=AliasChoices("SYNTHESIZER_MAX_TOKENS", "synthesizer_max_tokens"),
+    )
+    max_retries: int = Field(
+        default=3, ge=0, le=20, validation_alias=AliasChoices("POLYG_MAX_RETRIES", "max_retries")
+    )
+    parallel_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        validation_alias=AliasChoices("POLYG_PARALLEL_TIMEOUT", "parallel_timeout_s"),
+        description="Per-view timeout of the parallel expansion, in seconds.",
+    )
+    magma_semantic_top_k: int = Field(
+        default=10,
+        gt=0,
+        le=200,
+        validation_alias=AliasChoices("MAGMA_SEMANTIC_TOP_K", "magma_semantic_top_k"),
+    )
+    magma_min_semantic_score: float = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        validation_alias=AliasChoices("MAGMA_MIN_SEMANTIC_SCORE", "magma_min_semantic_score"),
+    )
+    magma_multi_view_boost: float = Field(
+        default=1.5,
+        ge=1,
+        validation_alias=AliasChoices("MAGMA_MULTI_VIEW_BOOST", "magma_multi_view_boost"),
+    )
+    magma_max_context_tokens: int = Field(
+        default=4000,
+        gt=0,
+        validation_alias=AliasChoices("MAGMA_MAX_CONTEXT_TOKENS", "magma_max_context_tokens"),
+    )
+
+    port: int = Field(
+        default=3000, ge=1, le=65535, validation_alias=AliasChoices("POLYG_PORT", "port")
+    )
+    host: str = Field(default="127.0.0.1", validation_alias=AliasChoices("POLYG_HOST", "host"))
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", validation_alias=AliasChoices("POLYG_LOG_LEVEL", "log_level")
+    )
+    api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("POLYG_API_KEY", "api_key")
+    )
+    allowed_origins: str = Field(
+        default="", validation_alias=AliasChoices("POLYG_ALLOWED_ORIGINS", "allowed_origins")
+    )
+    tools: str = Field(default="all", validation_alias=AliasChoices("POLYG_TOOLS", "tools"))
+    allow_destructive: bool = Field(
+        default=False, validation_alias=AliasChoices("POLYG_ALLOW_DESTRUCTIVE", "allow_destructive")
+    )
+    scratch_ttl_s: float = Field(
+        default=7200.0, ge=0, validation_alias=AliasChoices("POLYG_SCRATCH_TTL", "scratch_ttl_s")
+    )
+    max_body_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        gt=0,
+        validation_alias=AliasChoices("POLYG_MAX_BODY_BYTES", "max_body_bytes"),
+    )
+
+    @property
+    def namespace(self) -> str:
+        """The default memory namespace."""
+        return self.storage.graph
+
+
+def load_settings() -> Settings:
+    """Read settings from the environment. Call this only at an entry point."""
+    return Settings(storage=StorageSettings())

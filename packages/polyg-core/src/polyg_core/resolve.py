@@ -1,0 +1,222 @@
+"""Name resolution shared by every graph and tool.
+
+uuid → exact name → normalised name → embedding similarity (≥ 0.75). When the
+best candidates are within 0.05 of each other the resolver answers with the
+candidates (`AmbiguousName`) instead of guessing; with no match it raises
+`NodeNotFound` carrying the closest names.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from polyg_core.errors import AmbiguousName, Candidate, NodeNotFound
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.storage.cypher import clean, props
+from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, SCRATCH, check_label
+from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.vector import knn
+from polyg_core.text import normalize_description, normalize_name
+
+logger = logging.getLogger(__name__)
+
+MatchKind = Literal["uuid", "exact", "normalized", "embedding"]
+
+
+@dataclass(frozen=True)
+class NameSpec:
+    """How nodes of one label are named: the display property and the normalised key."""
+
+    label: str
+    kind: str
+    name_prop: str
+    key_prop: str
+    key_fn: Callable[[str], str]
+
+
+ENTITY_NAMES = NameSpec(ENTITY, "entity", "name", "name_key", normalize_name)
+CAUSAL_NAMES = NameSpec(CAUSAL, "causal", "description", "key", normalize_description)
+CONCEPT_NAMES = NameSpec(CONCEPT, "concept", "name", "name_key", normalize_name)
+SCRATCH_NAMES = NameSpec(SCRATCH, "node", "name", "name_key", normalize_name)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The node a name resolved to and how it was matched."""
+
+    uuid: str
+    name: str
+    label: str
+    how: MatchKind
+    similarity: float
+    properties: dict[str, Any]
+
+
+@dataclass
+class NameResolver:
+    """Resolves user-given names to nodes.
+
+    Args:
+        store: the FalkorDB store.
+        embedder: for the similarity step; without one, only exact/normalised matches.
+        threshold: minimum similarity for an embedding match.
+        margin: candidates within this of the best make the name ambiguous.
+        max_candidates: how many candidates an error or ambiguity lists.
+    """
+
+    store: FalkorStore
+    embedder: Embedder | None = None
+    threshold: float = 0.75
+    margin: float = 0.05
+    max_candidates: int = 5
+
+    async def resolve(
+        self,
+        namespace: str,
+        spec: NameSpec,
+        name: str,
+        *,
+        fuzzy: bool = True,
+        where: str = "",
+        params: dict[str, Any] | None = None,
+    ) -> Resolved:
+        """Resolve `name` to exactly one node of `spec.label`.
+
+        `where` is an extra Cypher condition on `n` (with `params`) applied to the exact
+        and normalised steps, e.g. an entity type.
+
+        Raises:
+            NodeNotFound: nothing matches; carries the closest names.
+            AmbiguousName: several nodes match about equally well.
+        """
+        found = await self.find(namespace, spec, name, fuzzy=fuzzy, where=where, params=params)
+        if found is not None:
+            return found
+        raise NodeNotFound(spec.kind, name, await self.candidates(namespace, spec, name))
+
+    async def find(
+        self,
+        namespace: str,
+        spec: NameSpec,
+        name: str,
+        *,
+        fuzzy: bool = True,
+        where: str = "",
+        params: dict[str, Any] | None = None,
+    ) -> Resolved | None:
+        """Like `resolve`, but None when nothing matches (ambiguity still raises)."""
+        check_label(spec.label)
+        extra = f" AND ({where})" if where else ""
+        args = dict(params or {})
+        text = name.strip()
+        if not text:
+            return None
+        for how, cond, value in (
+            ("uuid", "n.uuid = $v", text),
+            ("exact", f"n.{spec.name_prop} = $v", text),
+            ("normalized", f"n.{spec.key_prop} = $v", spec.key_fn(text)),
+        ):
+            if not value:
+                continue
+            res = await self.store.query(
+                namespace,
+                f"MATCH (n:{spec.label}) WHERE {cond}{extra} RETURN {props('n')} LIMIT $lim",
+                {**args, "v": value, "lim": self.max_candidates + 1},
+                read_only=True,
+            )
+            rows = [clean(r[0]) for r in res.rows]
+            if len(rows) == 1:
+                return self._resolved(spec, rows[0], how, 1.0)  # type: ignore[arg-type]
+            if len(rows) > 1:
+                cands = [self._candidate(spec, r, 1.0) for r in rows[: self.max_candidates]]
+                raise AmbiguousName(spec.kind, name, cands)
+        if not fuzzy or self.embedder is None:
+            return None
+        scored = await self._similar(namespace, spec, text)
+        if not scored or scored[0].similarity < self.threshold:
+            partial = await self._partial(namespace, spec, text)
+            if len(partial) > 1:
+                raise AmbiguousName(spec.kind, name, partial[: self.max_candidates])
+            return None
+        best = scored[0]
+        close = [
+            c
+            for c in scored
+            if c.similarity >= self.threshold and best.similarity - c.similarity <= self.margin
+        ]
+        if len(close) > 1:
+            raise AmbiguousName(spec.kind, name, close[: self.max_candidates])
+        rows = await self.store.query(
+            namespace,
+            f"MATCH (n:{spec.label} {{uuid: $u}}) RETURN {props('n')}",
+            {"u": best.uuid},
+            read_only=True,
+        )
+        if not rows.rows:
+            return None
+        return self._resolved(spec, clean(rows.rows[0][0]), "embedding", best.similarity)
+
+    async def candidates(
+        self, namespace: str, spec: NameSpec, name: str, limit: int | None = None
+    ) -> list[Candidate]:
+        """The closest nodes to `name`, best first (embedding similarity, then partial names)."""
+        limit = limit or self.max_candidates
+        scored = await self._similar(namespace, spec, name) if self.embedder else []
+        seen = {c.uuid for c in scored}
+        for c in await self._partial(namespace, spec, name):
+            if c.uuid not in seen:
+                scored.append(c)
+                seen.add(c.uuid)
+        scored.sort(key=lambda c: c.similarity, reverse=True)
+        return scored[:limit]
+
+    async def _similar(self, namespace: str, spec: NameSpec, name: str) -> list[Candidate]:
+        assert self.embedder is not None
+        vector = (await self.embedder.embed([name]))[0]
+        hits = await knn(
+            self.store, namespace, spec.label, vector.tolist(), self.max_candidates + 3
+        )
+        return [self._candidate(spec, h.properties, h.similarity) for h in hits]
+
+    async def _partial(self, namespace: str, spec: NameSpec, name: str) -> list[Candidate]:
+        key = spec.key_fn(name)
+        if len(key) < 3:
+            return []
+        res = await self.store.query(
+            namespace,
+            f"MATCH (n:{spec.label}) WHERE n.{spec.key_prop} CONTAINS $k RETURN {props('n')} LIMIT $lim",
+            {"k": key, "lim": self.max_candidates},
+            read_only=True,
+        )
+        out: list[Candidate] = []
+        for row in res.rows:
+            node = clean(row[0])
+            full = str(node.get(spec.key_prop, "")) or key
+            out.append(self._candidate(spec, node, round(len(key) / max(len(full), 1), 3)))
+        out.sort(key=lambda c: c.similarity, reverse=True)
+        return out
+
+    @staticmethod
+    def _candidate(spec: NameSpec, node: dict[str, Any], similarity: float) -> Candidate:
+        return Candidate(
+            uuid=str(node.get("uuid", "")),
+            name=str(node.get(spec.name_prop, "")),
+            label=spec.label,
+            similarity=round(float(similarity), 4),
+        )
+
+    @staticmethod
+    def _resolved(
+        spec: NameSpec, node: dict[str, Any], how: MatchKind, similarity: float
+    ) -> Resolved:
+        return Resolved(
+            uuid=str(node.get("uuid", "")),
+            name=str(node.get(spec.name_prop, "")),
+            label=spec.label,
+            how=how,
+            similarity=similarity,
+            properties=node,
+        )

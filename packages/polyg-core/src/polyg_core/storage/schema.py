@@ -1,0 +1,107 @@
+"""The fixed vocabulary of labels and relationship types, and per-namespace schema bootstrap."""
+
+from __future__ import annotations
+
+from typing import Final
+
+ENTITY: Final = "E_Entity"
+EVENT: Final = "T_Event"
+FACT: Final = "T_Fact"
+CAUSAL: Final = "C_Node"
+CONCEPT: Final = "S_Concept"
+MEMORY: Final = "S_Memory"
+SCRATCH: Final = "G_Node"
+META: Final = "P_Meta"
+
+R_RELATES: Final = "E_RELATES"
+R_BEFORE: Final = "T_BEFORE"
+R_CAUSES: Final = "C_CAUSES"
+R_SOLVED_BY: Final = "C_SOLVED_BY"
+R_SIMILAR: Final = "S_SIMILAR_TO"
+R_ABOUT: Final = "S_ABOUT"
+R_SCRATCH: Final = "G_EDGE"
+X_REPRESENTS: Final = "X_REPRESENTS"
+X_INVOLVES: Final = "X_INVOLVES"
+X_AFFECTS: Final = "X_AFFECTS"
+X_REFERS_TO: Final = "X_REFERS_TO"
+
+MEMORY_LABELS: Final = (ENTITY, EVENT, FACT, CAUSAL, CONCEPT, MEMORY)
+LABELS: Final = (*MEMORY_LABELS, SCRATCH, META)
+CROSS_LINKS: Final = (X_REPRESENTS, X_INVOLVES, X_AFFECTS, X_REFERS_TO)
+RELATIONSHIP_TYPES: Final = (
+    R_RELATES,
+    R_BEFORE,
+    R_CAUSES,
+    R_SOLVED_BY,
+    R_SIMILAR,
+    R_ABOUT,
+    R_SCRATCH,
+    *CROSS_LINKS,
+)
+
+GRAPH_OF_LABEL: Final = {
+    ENTITY: "entity",
+    EVENT: "temporal",
+    FACT: "temporal",
+    CAUSAL: "causal",
+    CONCEPT: "semantic",
+    MEMORY: "semantic",
+}
+LABELS_OF_GRAPH: Final = {
+    "entity": (ENTITY,),
+    "temporal": (EVENT, FACT),
+    "causal": (CAUSAL,),
+    "semantic": (CONCEPT, MEMORY),
+}
+EDGES_OF_GRAPH: Final = {
+    "entity": (R_RELATES,),
+    "temporal": (R_BEFORE,),
+    "causal": (R_CAUSES, R_SOLVED_BY),
+    "semantic": (R_SIMILAR, R_ABOUT),
+}
+
+# Labels whose nodes carry an `embedding` vector (one HNSW index each).
+EMBEDDED_LABELS: Final = (ENTITY, EVENT, FACT, CAUSAL, CONCEPT, MEMORY, SCRATCH)
+
+RANGE_INDEXES: Final[dict[str, tuple[str, ...]]] = {
+    ENTITY: ("uuid", "name_key", "entity_type"),
+    EVENT: ("uuid", "occurred_at"),
+    FACT: ("uuid", "subject_key", "predicate_key", "valid_from", "valid_to"),
+    CAUSAL: ("uuid", "key"),
+    CONCEPT: ("uuid", "name_key"),
+    MEMORY: ("uuid", "created_at", "content_hash"),
+    SCRATCH: ("uuid", "name_key", "node_type"),
+    META: ("key",),
+}
+
+FULLTEXT_INDEXES: Final[dict[str, tuple[str, ...]]] = {
+    ENTITY: ("name",),
+    EVENT: ("description",),
+    FACT: ("subject", "predicate", "object"),
+    CAUSAL: ("description",),
+    CONCEPT: ("name", "description"),
+    MEMORY: ("content",),
+    SCRATCH: ("name",),
+}
+
+
+def check_label(label: str) -> str:
+    """Return `label` if it is one of polyg's labels.
+
+    Raises:
+        ValueError: any other label (labels are never taken from user input).
+    """
+    if label not in LABELS:
+        raise ValueError(f"unknown label {label!r}")
+    return label
+
+
+def check_relationship(rel: str) -> str:
+    """Return `rel` if it is one of polyg's relationship types.
+
+    Raises:
+        ValueError: any other type (user relation names are stored as properties).
+    """
+    if rel not in RELATIONSHIP_TYPES:
+        raise ValueError(f"unknown relationship type {rel!r}")
+    return rel

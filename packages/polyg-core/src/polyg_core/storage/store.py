@@ -1,0 +1,402 @@
+"""The async FalkorDB store: per-call graph handles, reconnects, timeouts, schema bootstrap."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import redis.exceptions as rexc
+from falkordb import Edge as FEdge
+from falkordb import Node as FNode
+from falkordb import Path as FPath
+from falkordb.asyncio import FalkorDB
+
+from polyg_core.config import StorageSettings
+from polyg_core.errors import (
+    EmbeddingMismatch,
+    PolygError,
+    QueryTimeout,
+    StorageError,
+    StorageUnavailable,
+)
+from polyg_core.storage.embedded import EmbeddedFalkorDB, default_data_dir
+from polyg_core.storage.namespace import validate_namespace
+from polyg_core.storage.schema import (
+    EMBEDDED_LABELS,
+    FULLTEXT_INDEXES,
+    META,
+    RANGE_INDEXES,
+)
+
+logger = logging.getLogger(__name__)
+
+_CONNECTION_ERRORS = (rexc.ConnectionError, rexc.TimeoutError, rexc.BusyLoadingError, OSError)
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Rows of a query, with FalkorDB nodes/edges turned into plain dicts."""
+
+    header: list[str]
+    rows: list[list[Any]]
+    nodes_created: int = 0
+    relationships_created: int = 0
+    nodes_deleted: int = 0
+    relationships_deleted: int = 0
+    properties_set: int = 0
+
+    def dicts(self) -> list[dict[str, Any]]:
+        """Rows as dicts keyed by column name."""
+        return [dict(zip(self.header, row, strict=False)) for row in self.rows]
+
+    def scalar(self, default: Any = None) -> Any:
+        """The first column of the first row, or `default` when there is none."""
+        return self.rows[0][0] if self.rows and self.rows[0] else default
+
+
+def _convert(value: Any) -> Any:
+    if isinstance(value, FNode):
+        props = dict(value.properties)
+        props["_labels"] = list(value.labels or [])
+        return props
+    if isinstance(value, FEdge):
+        props = dict(value.properties)
+        props["_type"] = value.relation
+        props["_src"] = value.src_node
+        props["_dst"] = value.dest_node
+        return props
+    if isinstance(value, FPath):
+        return {
+            "nodes": [_convert(n) for n in value.nodes()],
+            "edges": [_convert(e) for e in value.edges()],
+        }
+    if isinstance(value, list):
+        return [_convert(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _convert(v) for k, v in value.items()}
+    return value
+
+
+@dataclass
+class FalkorStore:
+    """Async access to FalkorDB for any number of namespaces.
+
+    Every call selects its own graph handle, so concurrent calls on different
+    namespaces never share state. Connection failures are retried with backoff
+    (and the embedded server restarted if it died) before `StorageUnavailable`.
+
+    Args:
+        settings: where the server is; with no host/url the embedded server is used.
+        embedded: the embedded server manager (created from settings when omitted).
+    """
+
+    settings: StorageSettings = field(default_factory=StorageSettings)
+    embedded: EmbeddedFalkorDB | None = None
+    _db: FalkorDB | None = field(default=None, init=False, repr=False)
+    _bootstrapped: set[str] = field(default_factory=set, init=False, repr=False)
+    _vectors: dict[str, tuple[str, int]] = field(default_factory=dict, init=False, repr=False)
+    _lock: anyio.Lock = field(default_factory=anyio.Lock, init=False, repr=False)
+
+    # -- connection ---------------------------------------------------------------------------
+
+    async def connect(self) -> FalkorStore:
+        """Connect (starting the embedded server when no external one is configured).
+
+        Raises:
+            StorageUnavailable: the server cannot be reached.
+            EmbeddedServerError: the embedded server cannot be started.
+        """
+        await self._ensure_db()
+        await self.ping()
+        return self
+
+    async def _ensure_db(self) -> FalkorDB:
+        if self._db is not None:
+            return self._db
+        async with self._lock:
+            if self._db is None:
+                self._db = await self._open()
+        return self._db
+
+    async def _open(self) -> FalkorDB:
+        s = self.settings
+        timeout = 10.0
+        if s.url:
+            return FalkorDB.from_url(s.url, socket_timeout=None, socket_connect_timeout=timeout)
+        if s.host:
+            password = s.password.get_secret_value() if s.password else None
+            return FalkorDB(
+                host=s.host, port=s.port, password=password, socket_connect_timeout=timeout
+            )
+        if self.embedded is None:
+            self.embedded = EmbeddedFalkorDB(s.data_dir or default_data_dir())
+        sock = await anyio.to_thread.run_sync(self.embedded.ensure_running)
+        return FalkorDB(unix_socket_path=sock, socket_connect_timeout=timeout)
+
+    async def _reset(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            try:
+                await db.connection.aclose()
+            except Exception:  # the connection is already broken; closing is best effort
+                logger.debug("closing a broken connection failed", exc_info=True)
+
+    @property
+    def where(self) -> str:
+        """A human description of the server in use (never includes a password)."""
+        s = self.settings
+        if s.url:
+            return s.url.split("@")[-1]
+        if s.host:
+            return f"{s.host}:{s.port}"
+        return f"embedded ({self.embedded.socket_path if self.embedded else 'not started'})"
+
+    async def close(self) -> None:
+        """Close connections and stop the embedded server if this process started it."""
+        await self._reset()
+        if self.embedded is not None:
+            await anyio.to_thread.run_sync(self.embedded.stop)
+
+    async def ping(self) -> bool:
+        """True when the server answers.
+
+        Raises:
+            StorageUnavailable: after the retries, when it does not.
+        """
+        await self._with_retries(lambda db: db.connection.ping(), "PING")
+        return True
+
+    async def _with_retries(self, op: Any, what: str) -> Any:
+        attempts = self.settings.max_retries + 1
+        delay = 0.1
+        last: BaseException | None = None
+        for attempt in range(attempts):
+            try:
+                db = await self._ensure_db()
+                return await op(db)
+            except PolygError:
+                raise
+            except rexc.ResponseError:
+                raise
+            except _CONNECTION_ERRORS as exc:
+                last = exc
+                logger.warning(
+                    "FalkorDB %s failed (attempt %d/%d): %s", what, attempt + 1, attempts, exc
+                )
+                await self._reset()
+                if attempt + 1 < attempts:
+                    await anyio.sleep(delay)
+                    delay = min(delay * 2, 2.0)
+        raise StorageUnavailable(
+            f"FalkorDB at {self.where} is unreachable ({last}). Check that it is running "
+            "(docker compose up falkordb, or unset FALKORDB_HOST to use the embedded server); "
+            "polyg reconnects on the next call."
+        ) from last
+
+    # -- queries ------------------------------------------------------------------------------
+
+    async def query(
+        self,
+        namespace: str,
+        cypher: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        read_only: bool = False,
+        timeout_ms: int | None = None,
+    ) -> QueryResult:
+        """Run one parameterized Cypher query on a namespace.
+
+        Raises:
+            InvalidNamespace: the namespace name is not valid.
+            QueryTimeout: the query ran longer than the timeout.
+            StorageUnavailable: the server cannot be reached.
+            StorageError: FalkorDB rejected the query.
+        """
+        validate_namespace(namespace)
+        limit = self.settings.query_timeout_ms if timeout_ms is None else timeout_ms
+        args: dict[str, Any] = dict(params or {})
+
+        async def run(db: FalkorDB) -> Any:
+            graph = db.select_graph(namespace)
+            if read_only:
+                return await graph.ro_query(cypher, args, timeout=limit or None)
+            return await graph.query(cypher, args, timeout=limit or None)
+
+        try:
+            res = await self._with_retries(run, "query")
+        except rexc.ResponseError as exc:
+            text = str(exc)
+            if "empty key" in text:
+                return QueryResult(header=[], rows=[])
+            if "timed out" in text.lower() or "timeout" in text.lower():
+                raise QueryTimeout(
+                    f"the query took longer than {limit} ms and was stopped; raise "
+                    "POLYG_QUERY_TIMEOUT_MS or narrow the request (smaller depth or limit)"
+                ) from exc
+            raise StorageError(f"FalkorDB rejected a query on graph {namespace!r}: {text}") from exc
+        header = [str(h[1]) if isinstance(h, list | tuple) else str(h) for h in (res.header or [])]
+        rows = [[_convert(v) for v in row] for row in (res.result_set or [])]
+        return QueryResult(
+            header=header,
+            rows=rows,
+            nodes_created=int(res.nodes_created or 0),
+            relationships_created=int(res.relationships_created or 0),
+            nodes_deleted=int(res.nodes_deleted or 0),
+            relationships_deleted=int(res.relationships_deleted or 0),
+            properties_set=int(res.properties_set or 0),
+        )
+
+    async def list_graphs(self) -> list[str]:
+        """Names of every graph key on the server."""
+
+        async def run(db: FalkorDB) -> Any:
+            return await db.list_graphs()
+
+        names = await self._with_retries(run, "GRAPH.LIST")
+        return sorted(n.decode() if isinstance(n, bytes) else str(n) for n in names)
+
+    async def delete_graph(self, namespace: str) -> bool:
+        """Delete a namespace and everything in it; False when it did not exist."""
+        validate_namespace(namespace)
+        if namespace not in await self.list_graphs():
+            return False
+
+        async def run(db: FalkorDB) -> Any:
+            return await db.select_graph(namespace).delete()
+
+        await self._with_retries(run, "GRAPH.DELETE")
+        self._bootstrapped.discard(namespace)
+        self._vectors.pop(namespace, None)
+        return True
+
+    async def memory_usage(self, namespace: str) -> int | None:
+        """Bytes FalkorDB reports for a graph key (MEMORY USAGE), if it can tell."""
+
+        async def run(db: FalkorDB) -> Any:
+            return await db.connection.execute_command("MEMORY", "USAGE", namespace)
+
+        try:
+            value = await self._with_retries(run, "MEMORY USAGE")
+        except rexc.ResponseError:
+            return None
+        return int(value) if value is not None else None
+
+    # -- schema -------------------------------------------------------------------------------
+
+    async def ensure_schema(self, namespace: str, kind: str = "memory") -> None:
+        """Create the range and full-text indexes and the metadata node once per namespace.
+
+        Idempotent: existing indexes are left alone.
+        """
+        validate_namespace(namespace)
+        if namespace in self._bootstrapped:
+            return
+        now = int(time.time() * 1000)
+        await self.query(
+            namespace,
+            f"MERGE (m:{META} {{key: 'meta'}}) "
+            "ON CREATE SET m.kind = $kind, m.created_at = $now, m.last_used_at = $now",
+            {"kind": kind, "now": now},
+        )
+        existing = await self._existing_indexes(namespace)
+        for label, props in RANGE_INDEXES.items():
+            for prop in props:
+                if (label, prop, "RANGE") not in existing:
+                    await self._create_index(
+                        namespace, f"CREATE INDEX FOR (n:{label}) ON (n.{prop})"
+                    )
+        for label, props in FULLTEXT_INDEXES.items():
+            if not any((label, p, "FULLTEXT") in existing for p in props):
+                quoted = ", ".join(f"'{p}'" for p in props)
+                await self._create_index(
+                    namespace, f"CALL db.idx.fulltext.createNodeIndex('{label}', {quoted})"
+                )
+        self._bootstrapped.add(namespace)
+
+    async def _existing_indexes(self, namespace: str) -> set[tuple[str, str, str]]:
+        res = await self.query(
+            namespace,
+            "CALL db.indexes() YIELD label, properties, types RETURN label, properties, types",
+            read_only=True,
+        )
+        found: set[tuple[str, str, str]] = set()
+        for label, props, types in res.rows:
+            for prop in props:
+                kinds = types.get(prop, []) if isinstance(types, dict) else []
+                for kind in kinds:
+                    found.add((str(label), str(prop), str(kind)))
+        return found
+
+    async def _create_index(self, namespace: str, cypher: str) -> None:
+        try:
+            await self.query(namespace, cypher)
+        except StorageError as exc:
+            # Another process may have created it between our check and our create.
+            if (
+                "already indexed" not in str(exc).lower()
+                and "already exists" not in str(exc).lower()
+            ):
+                raise
+
+    async def ensure_vectors(self, namespace: str, model: str, dimension: int) -> None:
+        """Record the embedding model/dimension of a namespace and create its vector indexes.
+
+        Raises:
+            EmbeddingMismatch: the namespace was built with another model or dimension.
+        """
+        cached = self._vectors.get(namespace)
+        if cached == (model, dimension):
+            return
+        await self.ensure_schema(namespace)
+        res = await self.query(
+            namespace,
+            f"MATCH (m:{META} {{key: 'meta'}}) RETURN m.embedding_model, m.dimension",
+            read_only=True,
+        )
+        stored_model, stored_dim = res.rows[0] if res.rows else [None, None]
+        if stored_model is not None and (stored_model != model or int(stored_dim) != dimension):
+            raise EmbeddingMismatch(
+                f"graph {namespace!r} was built with embedding model {stored_model!r} "
+                f"(dimension {stored_dim}), but polyg is configured with {model!r} "
+                f"(dimension {dimension}). Set EMBEDDING_MODEL={stored_model} to use this graph, "
+                "use another graph name, or re-embed it (polyg export, then import into a new graph)."
+            )
+        if stored_model is None:
+            await self.query(
+                namespace,
+                f"MATCH (m:{META} {{key: 'meta'}}) SET m.embedding_model = $model, m.dimension = $dim",
+                {"model": model, "dim": dimension},
+            )
+        existing = await self._existing_indexes(namespace)
+        for label in EMBEDDED_LABELS:
+            if (label, "embedding", "VECTOR") not in existing:
+                await self._create_index(
+                    namespace,
+                    f"CREATE VECTOR INDEX FOR (n:{label}) ON (n.embedding) "
+                    f"OPTIONS {{dimension: {int(dimension)}, similarityFunction: 'cosine'}}",
+                )
+        self._vectors[namespace] = (model, dimension)
+
+    async def metadata(self, namespace: str) -> dict[str, Any]:
+        """The namespace's metadata node (kind, created/last used, embedding model), or {}."""
+        res = await self.query(
+            namespace, f"MATCH (m:{META} {{key: 'meta'}}) RETURN properties(m)", read_only=True
+        )
+        return dict(res.rows[0][0]) if res.rows else {}
+
+    async def touch(self, namespace: str) -> None:
+        """Record that a namespace was used now."""
+        await self.query(
+            namespace,
+            f"MATCH (m:{META} {{key: 'meta'}}) SET m.last_used_at = $now",
+            {"now": int(time.time() * 1000)},
+        )
+
+
+async def open_store(settings: StorageSettings | None = None) -> FalkorStore:
+    """Create a store from settings and connect it."""
+    return await FalkorStore(settings or StorageSettings()).connect()

@@ -1,0 +1,61 @@
+"""k-nearest-neighbour search through FalkorDB's HNSW vector indexes (never a scan)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from polyg_core.storage.cypher import clean, props
+from polyg_core.storage.schema import EMBEDDED_LABELS
+from polyg_core.storage.store import FalkorStore
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A node found by vector search; `similarity` is 1 - cosine distance, clipped to [0, 1]."""
+
+    label: str
+    properties: dict[str, Any]
+    similarity: float
+
+    @property
+    def uuid(self) -> str:
+        return str(self.properties.get("uuid", ""))
+
+
+async def knn(
+    store: FalkorStore,
+    namespace: str,
+    label: str,
+    vector: Sequence[float],
+    k: int,
+    *,
+    min_similarity: float = 0.0,
+) -> list[Neighbour]:
+    """The `k` nodes of `label` closest to `vector`, best first, at or above `min_similarity`.
+
+    Returns an empty list when the namespace has no vector index yet.
+    """
+    if label not in EMBEDDED_LABELS:
+        raise ValueError(f"label {label!r} has no vector index")
+    if k <= 0:
+        return []
+    cypher = (
+        f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) "
+        f"YIELD node, score RETURN {props('node')}, score ORDER BY score ASC"
+    )
+    try:
+        res = await store.query(
+            namespace, cypher, {"k": int(k), "v": [float(x) for x in vector]}, read_only=True
+        )
+    except Exception as exc:  # no index yet for this label: nothing to find
+        if "index" in str(exc).lower():
+            return []
+        raise
+    out: list[Neighbour] = []
+    for node, distance in res.rows:
+        similarity = max(0.0, min(1.0, 1.0 - float(distance)))
+        if similarity >= min_similarity:
+            out.append(Neighbour(label=label, properties=clean(node), similarity=similarity))
+    return out

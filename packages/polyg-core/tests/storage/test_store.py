@@ -1,0 +1,192 @@
+"""The FalkorDB store against the real embedded server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import anyio
+import pytest
+from polyg_core.config import StorageSettings
+from polyg_core.errors import (
+    EmbeddingMismatch,
+    InvalidNamespace,
+    QueryTimeout,
+    StorageError,
+    StorageUnavailable,
+)
+from polyg_core.storage import EmbeddedFalkorDB, FalkorStore, validate_namespace
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE = [
+    "x'}) MATCH (n) DETACH DELETE n //",
+    'quote " and \\ backslash',
+    "})-[:X]->(m) RETURN m",
+    "MATCH (n) RETURN n",
+    "DROP GRAPH; CREATE",
+    "\u00e9\u4e2d\U0001f600",
+]
+
+
+async def test_bootstrap_is_idempotent(store: FalkorStore, namespace: str) -> None:
+    await store.ensure_schema(namespace)
+    first = await store._existing_indexes(namespace)
+    store._bootstrapped.clear()
+    await store.ensure_schema(namespace)
+    await store.ensure_vectors(namespace, "local/minilm", 384)
+    store._vectors.clear()
+    await store.ensure_vectors(namespace, "local/minilm", 384)
+    second = await store._existing_indexes(namespace)
+    assert first <= second
+    assert ("E_Entity", "embedding", "VECTOR") in second
+    meta = await store.metadata(namespace)
+    assert meta["kind"] == "memory"
+    assert meta["embedding_model"] == "local/minilm"
+    assert meta["dimension"] == 384
+    res = await store.query(namespace, "MATCH (m:P_Meta) RETURN count(m)", read_only=True)
+    assert res.scalar() == 1
+
+
+async def test_embedding_mismatch_names_the_fix(store: FalkorStore, namespace: str) -> None:
+    await store.ensure_vectors(namespace, "local/minilm", 384)
+    other = FalkorStore(store.settings)
+    await other.connect()
+    try:
+        with pytest.raises(EmbeddingMismatch, match="EMBEDDING_MODEL=local/minilm"):
+            await other.ensure_vectors(namespace, "openai/text-embedding-3-small", 1536)
+    finally:
+        await other.close()
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+async def test_hostile_values_are_stored_literally(
+    store: FalkorStore, namespace: str, value: str
+) -> None:
+    await store.query(namespace, "CREATE (n:E_Entity {uuid: 'u1', name: $v})", {"v": value})
+    await store.query(namespace, "CREATE (n:E_Entity {uuid: 'u2', name: 'other'})")
+    res = await store.query(
+        namespace, "MATCH (n:E_Entity) RETURN n.name ORDER BY n.uuid", read_only=True
+    )
+    assert [r[0] for r in res.rows] == [value, "other"]
+
+
+@pytest.mark.parametrize("bad", ["", "a b", "x'}) //", "a" * 65, "ns;DROP", "g\u00e9", "a/b"])
+def test_invalid_namespace_is_refused(bad: str) -> None:
+    with pytest.raises(InvalidNamespace, match="letters, digits"):
+        validate_namespace(bad)
+
+
+async def test_query_refuses_invalid_namespace(store: FalkorStore) -> None:
+    with pytest.raises(InvalidNamespace):
+        await store.query("bad name})", "RETURN 1")
+
+
+async def test_reading_a_missing_namespace_is_empty(store: FalkorStore) -> None:
+    res = await store.query("t_never_created_x", "MATCH (n) RETURN n", read_only=True)
+    assert res.rows == []
+
+
+async def test_bad_cypher_is_a_storage_error(store: FalkorStore, namespace: str) -> None:
+    with pytest.raises(StorageError, match="rejected"):
+        await store.query(namespace, "MATCH (n RETURN n")
+
+
+async def test_slow_query_times_out_naming_the_setting(store: FalkorStore, namespace: str) -> None:
+    await store.query(namespace, "UNWIND range(1, 2000) AS i CREATE (:G_Node {i: i})")
+    with pytest.raises(QueryTimeout, match="POLYG_QUERY_TIMEOUT_MS"):
+        await store.query(
+            namespace,
+            "MATCH (a:G_Node), (b:G_Node), (c:G_Node) RETURN count(a.i + b.i + c.i)",
+            read_only=True,
+            timeout_ms=50,
+        )
+
+
+async def test_list_and_delete_graphs(store: FalkorStore, namespace: str) -> None:
+    await store.ensure_schema(namespace)
+    assert namespace in await store.list_graphs()
+    assert await store.delete_graph(namespace) is True
+    assert namespace not in await store.list_graphs()
+    assert await store.delete_graph(namespace) is False
+
+
+async def test_data_survives_restart_of_the_embedded_server(tmp_path: Path) -> None:
+    settings = StorageSettings(data_dir=tmp_path)
+    s = FalkorStore(settings)
+    await s.connect()
+    await s.query("keep", "CREATE (:E_Entity {uuid: 'k1', name: 'persisted'})")
+    assert s.embedded is not None and s.embedded.owner
+    await s.close()  # owner: stops the server
+    assert s.embedded.running_socket() is None
+    s2 = FalkorStore(settings)
+    await s2.connect()
+    try:
+        res = await s2.query("keep", "MATCH (n:E_Entity) RETURN n.name", read_only=True)
+        assert res.rows == [["persisted"]]
+    finally:
+        await s2.close()
+
+
+def test_second_process_reuses_the_running_server(falkordb_server: EmbeddedFalkorDB) -> None:
+    pid_before = falkordb_server.pid
+    script = textwrap.dedent(
+        f"""
+        import json
+        from pathlib import Path
+        from polyg_core.storage import EmbeddedFalkorDB
+        e = EmbeddedFalkorDB(Path({str(falkordb_server.data_dir)!r}))
+        sock = e.ensure_running()
+        print(json.dumps({{"owner": e.owner, "pid": e.pid, "sock": sock}}))
+        e.stop()
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    assert info["owner"] is False
+    assert info["pid"] == pid_before
+    assert falkordb_server.running_socket() == info["sock"]  # the non-owner did not stop it
+
+
+def test_stale_pid_file_is_recovered(tmp_path: Path) -> None:
+    server = EmbeddedFalkorDB(tmp_path)
+    server.db_dir.mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    server.pid_file.write_text(json.dumps({"pid": dead.pid, "socket": str(tmp_path / "gone.sock")}))
+    sock = server.ensure_running()
+    try:
+        assert server.owner
+        assert server.pid not in (None, dead.pid)
+        assert server.running_socket() == sock
+    finally:
+        server.stop()
+    assert not server.pid_file.exists()
+
+
+async def test_server_going_away_gives_clear_error_then_reconnects(tmp_path: Path) -> None:
+    settings = StorageSettings(data_dir=tmp_path, max_retries=0)
+    s = FalkorStore(settings)
+    await s.connect()
+    try:
+        await s.query("ns", "CREATE (:E_Entity {uuid: 'a', name: 'before'})")
+        assert s.embedded is not None
+        pid = s.embedded.pid
+        assert pid is not None
+        os.kill(pid, 9)
+        with anyio.fail_after(10):
+            while s.embedded.running_socket() is not None:
+                await anyio.sleep(0.05)
+        with pytest.raises(StorageUnavailable, match="unreachable"):
+            await s.query("ns", "MATCH (n) RETURN count(n)", read_only=True)
+        # next call: the embedded server is started again and the data (AOF) is back
+        res = await s.query("ns", "MATCH (n:E_Entity) RETURN n.name", read_only=True)
+        assert res.rows == [["before"]]
+    finally:
+        await s.close()

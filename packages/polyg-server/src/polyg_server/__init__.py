@@ -1,0 +1,1 @@
+"""polyg server."""

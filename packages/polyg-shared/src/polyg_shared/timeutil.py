@@ -1,0 +1,74 @@
+"""Timestamps: ISO 8601 in, UTC out, stored as epoch milliseconds."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
+
+_MIN = datetime(1, 1, 2, tzinfo=UTC)
+_MAX = datetime(9999, 12, 30, tzinfo=UTC)
+
+
+def parse_timestamp(value: str | datetime | date | int | float) -> datetime:
+    """Parse an ISO 8601 timestamp, date or epoch-milliseconds value into an aware UTC datetime.
+
+    Naive timestamps are taken as UTC; any offset is converted to UTC.
+
+    Raises:
+        ValueError: the value is not a timestamp this function understands.
+    """
+    if isinstance(value, bool):
+        raise ValueError("a timestamp cannot be a boolean")
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, date):
+        dt = datetime.combine(value, time(0), tzinfo=UTC)
+    elif isinstance(value, int | float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("a timestamp cannot be NaN or infinite")
+        try:
+            dt = datetime.fromtimestamp(value / 1000, tz=UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"epoch milliseconds {value} are out of range") from exc
+    else:
+        text = value.strip()
+        if not text:
+            raise ValueError("empty timestamp; give an ISO 8601 value like 2024-03-15T14:30:00Z")
+        if text.endswith(("z", "Z")):
+            text = text[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise ValueError(
+                f"{value!r} is not an ISO 8601 timestamp; use e.g. 2024-03-15T14:30:00Z, "
+                "2024-03-15T16:30:00+02:00 or 2024-03-15"
+            ) from exc
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    dt = dt.astimezone(UTC)
+    if dt < _MIN or dt > _MAX:
+        raise ValueError(
+            f"timestamp {dt.isoformat()} is outside the supported range (years 1-9999)"
+        )
+    return dt
+
+
+def to_epoch_ms(dt: datetime) -> int:
+    """Epoch milliseconds of an aware datetime."""
+    return (
+        int(dt.timestamp() * 1000) if dt.tzinfo else int(dt.replace(tzinfo=UTC).timestamp() * 1000)
+    )
+
+
+def from_epoch_ms(ms: int) -> datetime:
+    """The aware UTC datetime of epoch milliseconds."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def iso(dt: datetime) -> str:
+    """ISO 8601 in UTC with a Z suffix, millisecond precision."""
+    return dt.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def utc_now() -> datetime:
+    """The current time, aware, in UTC."""
+    return datetime.now(UTC)
