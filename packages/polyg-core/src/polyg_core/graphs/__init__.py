@@ -1,0 +1,1 @@
+"""The four memory graphs, cross-links and statistics."""
