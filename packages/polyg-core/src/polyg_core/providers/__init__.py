@@ -1,0 +1,1 @@
+"""Model providers: LLMs and embedders."""
