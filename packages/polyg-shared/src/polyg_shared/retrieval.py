@@ -1,0 +1,120 @@
+"""Models of the MAGMA retrieval pipeline: views, the merged subgraph, context, synthesis."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ViewName = Literal["semantic", "entity", "temporal", "causal", "ppr"]
+ViewStatus = Literal["ok", "failed", "timeout", "skipped"]
+
+
+class ContextNode(BaseModel):
+    """A node as the pipeline sees it: identity, display text, score and the views that found it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    uuid: str
+    label: str = Field(description="E_Entity, T_Event, T_Fact, C_Node, S_Concept or S_Memory.")
+    graph: str = Field(description="semantic, temporal, causal or entity.")
+    text: str = Field(description="Name, description or 'subject predicate object'.")
+    score: float = Field(ge=0.0)
+    views: list[str] = Field(default_factory=list)
+    attributes: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Display attributes: entity_type, occurred_at, valid_from/valid_to, ...",
+    )
+
+
+class ContextEdge(BaseModel):
+    """An edge between two context nodes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    target: str
+    type: str = Field(description="Relationship type, e.g. C_CAUSES, E_RELATES, X_INVOLVES.")
+    label: str | None = Field(default=None, description="User relation name for E_RELATES.")
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+class ViewResult(BaseModel):
+    """What one expansion view found, and whether it ran."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    view: ViewName
+    status: ViewStatus = "ok"
+    error: str | None = None
+    elapsed_ms: float = 0.0
+    nodes: list[ContextNode] = Field(default_factory=list)
+    edges: list[ContextEdge] = Field(default_factory=list)
+
+
+class MergedSubgraph(BaseModel):
+    """One node per uuid with `score = mean × boost^(views − 1)`, and the union of edges."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    nodes: list[ContextNode] = Field(default_factory=list)
+    edges: list[ContextEdge] = Field(default_factory=list)
+    views: dict[str, ViewStatus] = Field(default_factory=dict)
+
+
+class LinearizedContext(BaseModel):
+    """The merged subgraph written out in intent order within a token budget."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    strategy: Literal["topological", "chronological", "relevance", "frequency"]
+    text: str
+    node_ids: list[str] = Field(description="The nodes included, in order.")
+    nodes_total: int
+    tokens: int
+    max_tokens: int
+    truncated: bool
+
+
+class CausalStep(BaseModel):
+    """One hop of a causal chain."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cause: str
+    effect: str
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class Reasoning(BaseModel):
+    """Why the answer is what it is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    causal_chain: list[CausalStep] = Field(default_factory=list)
+    temporal_context: list[str] = Field(default_factory=list)
+    entities_involved: list[str] = Field(default_factory=list)
+    semantic_matches: list[str] = Field(default_factory=list)
+
+
+class Synthesis(BaseModel):
+    """The answer to a recall question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    reasoning: Reasoning = Field(default_factory=Reasoning)
+    sources: list[str] = Field(default_factory=list, description="uuids of the nodes used.")
+    follow_ups: list[str] = Field(default_factory=list)
+
+
+class UsageReport(BaseModel):
+    """LLM tokens and cost spent by one call of recall or remember (zero without an LLM)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    llm_calls: int = 0
