@@ -1,0 +1,58 @@
+"""Building the MCP server: tools filtered by profile, resources, no global state."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from polyg_server.context import ServerContext
+from polyg_server.registry import PolygServer, ToolSpec, parse_profiles, register_tool
+from polyg_server.resources import register_resources
+from polyg_server.tools import builtin_tool_specs
+
+INSTRUCTIONS = (
+    "polyg is multi-graph memory: semantic, temporal, causal and entity graphs joined by "
+    "cross-links, plus scratch graphs for thinking. Every tool takes an optional `graph` "
+    "(namespace); list_graphs shows the existing ones. Errors say what to fix."
+)
+
+
+def _version() -> str:
+    try:
+        return version("polyg-server")
+    except PackageNotFoundError:  # running from a source tree without metadata
+        return "0.0.0"
+
+
+def create_server(
+    ctx: ServerContext,
+    *,
+    profiles: Iterable[str] | None = None,
+    tools: Iterable[ToolSpec[Any, Any]] | None = None,
+) -> PolygServer:
+    """Create the MCP server for a context.
+
+    Args:
+        ctx: the core objects the tools use.
+        profiles: the tool profiles to enable (`memory`, `magma`, `engine`, `all`);
+            default: `ctx.settings.tools` (the `POLYG_TOOLS` value).
+        tools: the tool specs to register (default: every built-in tool).
+
+    Raises:
+        InvalidInput: an unknown profile name.
+    """
+    enabled = parse_profiles(ctx.settings.tools if profiles is None else profiles)
+    server = PolygServer(
+        ctx,
+        enabled,
+        name="polyg",
+        title="polyg",
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        log_level=ctx.settings.log_level,
+    )
+    for spec in builtin_tool_specs() if tools is None else tools:
+        register_tool(server, spec)
+    register_resources(server, ctx)
+    return server

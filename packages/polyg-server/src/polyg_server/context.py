@@ -1,0 +1,51 @@
+"""The objects every tool handler works with, built once at start-up and passed down."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from polyg_core.config import Settings
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.providers.llm.base import LLM
+from polyg_core.storage.namespace import validate_namespace
+from polyg_core.storage.store import FalkorStore
+
+
+@dataclass
+class ServerContext:
+    """The core objects behind the MCP server.
+
+    Args:
+        store: the connected FalkorDB store.
+        settings: the settings read at the entry point.
+        embedder: the embedding provider (None when none is configured).
+        llm: the LLM provider (None: the rule-based fallbacks answer).
+        default_namespace: the graph used when a tool call gives no `graph`
+            (defaults to `settings.namespace`).
+    """
+
+    store: FalkorStore
+    settings: Settings = field(default_factory=Settings)
+    embedder: Embedder | None = None
+    llm: LLM | None = None
+    default_namespace: str = ""
+    started_at: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        if not self.default_namespace:
+            self.default_namespace = self.settings.namespace
+        validate_namespace(self.default_namespace)
+
+    def namespace(self, graph: str | None) -> str:
+        """The namespace a call works on: `graph` when given, else the default one.
+
+        Raises:
+            InvalidNamespace: `graph` is not a valid graph name.
+        """
+        return validate_namespace(graph) if graph else self.default_namespace
+
+    @property
+    def uptime_s(self) -> float:
+        """Seconds since the context was created."""
+        return time.monotonic() - self.started_at

@@ -1,0 +1,130 @@
+"""Turning exceptions into MCP tool-error text that says what was wrong and what to do."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from polyg_core.errors import (
+    AmbiguousName,
+    EmbeddedServerError,
+    EmbeddingMismatch,
+    InvalidInput,
+    NodeNotFound,
+    PolygError,
+    ProviderError,
+    QueryTimeout,
+    StorageError,
+    StorageUnavailable,
+)
+from pydantic import BaseModel, ValidationError
+
+logger = logging.getLogger(__name__)
+
+_MAX_VALUE_CHARS = 80
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 3] + "..."
+
+
+def _expected(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> str:
+    """A short description of what a top-level field accepts, from the model's schema."""
+    if model is None or not loc or not isinstance(loc[0], str):
+        return ""
+    field = model.model_fields.get(loc[0])
+    if field is None:
+        names = ", ".join(sorted(model.model_fields))
+        return f"known arguments: {names}" if names else "this tool takes no arguments"
+    schema: dict[str, Any] = model.model_json_schema()["properties"].get(loc[0], {})
+    parts: list[str] = []
+    kind = schema.get("type") or "/".join(
+        str(s.get("type")) for s in schema.get("anyOf", []) if isinstance(s, dict) and "type" in s
+    )
+    if kind:
+        parts.append(str(kind))
+    if "enum" in schema:
+        parts.append("one of " + ", ".join(repr(v) for v in schema["enum"]))
+    for key, word in (
+        ("minimum", ">="),
+        ("maximum", "<="),
+        ("exclusiveMinimum", ">"),
+        ("exclusiveMaximum", "<"),
+        ("minLength", "min length"),
+        ("maxLength", "max length"),
+    ):
+        if key in schema:
+            parts.append(f"{word} {schema[key]}")
+    if field.description:
+        parts.append(field.description)
+    return "; ".join(parts)
+
+
+def validation_error_text(
+    tool: str, exc: ValidationError, model: type[BaseModel] | None = None
+) -> str:
+    """One line per bad field: where it is, what was wrong, what the field expects."""
+    lines = [f"Invalid arguments for {tool}:"]
+    for err in exc.errors(include_url=False):
+        loc = tuple(err.get("loc", ()))
+        where = ".".join(str(p) for p in loc) or "(arguments)"
+        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        if err.get("type") == "extra_forbidden":
+            msg = "unknown argument"
+        elif err.get("type") != "missing" and "input" in err:
+            msg = f"{msg} (got {_short(err['input'])})"
+        expected = _expected(model, loc)
+        lines.append(f"- {where}: {msg}" + (f". Expected: {expected}" if expected else ""))
+    lines.append("Fix these arguments and call the tool again.")
+    return "\n".join(lines)
+
+
+def polyg_error_text(exc: PolygError) -> str:
+    """The text of a polyg-core error, prefixed by its kind, with a next step."""
+    msg = str(exc)
+    if isinstance(exc, AmbiguousName):
+        return f"Ambiguous name: {msg}"
+    if isinstance(exc, NodeNotFound):
+        return f"Not found: {msg}"
+    if isinstance(exc, InvalidInput):
+        return f"Invalid input: {msg}"
+    if isinstance(exc, StorageUnavailable):
+        return f"Storage unavailable: {msg} Retry the call once FalkorDB is reachable."
+    if isinstance(exc, QueryTimeout):
+        return f"Query timeout: {msg}"
+    if isinstance(exc, StorageError):
+        return f"Storage error: {msg}"
+    if isinstance(exc, EmbeddingMismatch):
+        return f"Embedding mismatch: {msg}"
+    if isinstance(exc, ProviderError):
+        return (
+            f"Provider error: {msg} Check LLM_MODEL / EMBEDDING_MODEL and the provider's API "
+            "key, or retry later."
+        )
+    if isinstance(exc, EmbeddedServerError):
+        return f"Embedded FalkorDB error: {msg}"
+    return msg
+
+
+def tool_error_text(tool: str, exc: Exception, model: type[BaseModel] | None = None) -> str:
+    """The tool-error text for any exception a tool call raised.
+
+    Expected failures (bad arguments, polyg-core errors) are described to the caller;
+    anything else is logged with its traceback and answered with a generic
+    "internal error (logged)" text and a reference that appears in the log.
+    """
+    if isinstance(exc, ValidationError):
+        fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
+        logger.info("tool %s rejected arguments: %s", tool, fields)
+        return validation_error_text(tool, exc, model)
+    if isinstance(exc, PolygError):
+        logger.info("tool %s failed: %s: %s", tool, type(exc).__name__, exc)
+        return polyg_error_text(exc)
+    ref = uuid.uuid4().hex[:8]
+    logger.error("tool %s raised an unexpected error [ref %s]", tool, ref, exc_info=exc)
+    return (
+        f"internal error (logged, ref {ref}) in {tool}. The server is still running; "
+        "retry, and report the reference if it happens again."
+    )

@@ -1,0 +1,225 @@
+"""Admin tools: statistics, listing, inspecting and deleting graphs (namespaces)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from polyg_core.errors import InvalidInput
+from polyg_core.graphs.stats import graph_statistics
+from polyg_core.storage.schema import META
+from polyg_core.storage.store import FalkorStore
+from polyg_shared.stats import GraphCounts, GraphStatistics
+from polyg_shared.timeutil import from_epoch_ms, iso
+from pydantic import BaseModel, ConfigDict, Field
+
+from polyg_server.context import ServerContext
+from polyg_server.registry import DESTRUCTIVE, READ_ONLY, ToolInput, ToolSpec
+
+_PARALLEL_GRAPH_QUERIES = 8
+
+
+class GraphArgs(ToolInput):
+    """Arguments of a tool that only needs a graph."""
+
+
+class ListGraphsArgs(BaseModel):
+    """list_graphs takes no arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class DeleteGraphArgs(ToolInput):
+    """Arguments of delete_graph."""
+
+    confirm: bool = Field(
+        default=False,
+        description="Must be true to delete the default graph (the main memory).",
+    )
+
+
+class GraphSummary(BaseModel):
+    """One graph (namespace) on the server."""
+
+    name: str
+    kind: str = Field(description="What the graph holds: 'memory' or 'scratch'.")
+    is_default: bool
+    node_count: int
+    edge_count: int
+    created_at: str | None = Field(default=None, description="ISO 8601 UTC.")
+    last_used_at: str | None = Field(default=None, description="ISO 8601 UTC.")
+
+
+class GraphList(BaseModel):
+    """Every graph on the server."""
+
+    graphs: list[GraphSummary]
+    default_graph: str
+
+
+class DeleteGraphResult(BaseModel):
+    """What delete_graph did."""
+
+    graph: str
+    deleted: bool
+    message: str
+
+
+class GraphInfo(BaseModel):
+    """Counts and metadata of one graph."""
+
+    name: str
+    exists: bool
+    kind: str
+    is_default: bool
+    node_count: int
+    edge_count: int
+    graphs: dict[str, GraphCounts] = Field(
+        description="Counts of the memory graphs: semantic, temporal, causal, entity."
+    )
+    cross_links: dict[str, int]
+    scratch_nodes: int
+    scratch_edges: int
+    embedding_model: str | None = None
+    dimension: int | None = None
+    created_at: str | None = None
+    last_used_at: str | None = None
+
+
+def _iso_ms(value: Any) -> str | None:
+    return iso(from_epoch_ms(int(value))) if isinstance(value, int | float) else None
+
+
+async def _summary(store: FalkorStore, name: str, default: str) -> GraphSummary:
+    meta = await store.metadata(name)
+    nodes = await store.query(
+        name, f"MATCH (n) WHERE NOT n:{META} RETURN count(n)", read_only=True
+    )
+    edges = await store.query(name, "MATCH ()-[r]->() RETURN count(r)", read_only=True)
+    return GraphSummary(
+        name=name,
+        kind=str(meta.get("kind") or "memory"),
+        is_default=name == default,
+        node_count=int(nodes.scalar(0)),
+        edge_count=int(edges.scalar(0)),
+        created_at=_iso_ms(meta.get("created_at")),
+        last_used_at=_iso_ms(meta.get("last_used_at")),
+    )
+
+
+async def get_statistics(ctx: ServerContext, inp: GraphArgs) -> GraphStatistics:
+    """Node/edge counts per graph and cross-link type of one namespace."""
+    return await graph_statistics(ctx.store, ctx.namespace(inp.graph))
+
+
+async def list_graphs(ctx: ServerContext, inp: ListGraphsArgs) -> GraphList:
+    """Every graph on the server with its kind, counts and timestamps."""
+    names = await ctx.store.list_graphs()
+    summaries: dict[str, GraphSummary] = {}
+    limiter = anyio.CapacityLimiter(_PARALLEL_GRAPH_QUERIES)
+
+    async def one(name: str) -> None:
+        async with limiter:
+            summaries[name] = await _summary(ctx.store, name, ctx.default_namespace)
+
+    async with anyio.create_task_group() as tg:
+        for name in names:
+            tg.start_soon(one, name)
+    return GraphList(
+        graphs=[summaries[n] for n in names if n in summaries],
+        default_graph=ctx.default_namespace,
+    )
+
+
+async def delete_graph(ctx: ServerContext, inp: DeleteGraphArgs) -> DeleteGraphResult:
+    """Delete a graph; the default graph only with `confirm: true`."""
+    name = ctx.namespace(inp.graph)
+    if name == ctx.default_namespace and not inp.confirm:
+        raise InvalidInput(
+            f"refusing to delete the default graph {name!r}: it holds the main memory. "
+            "To delete it anyway call delete_graph again with confirm: true; to delete "
+            "another graph pass its name as graph (list_graphs shows them)."
+        )
+    deleted = await ctx.store.delete_graph(name)
+    message = (
+        f"deleted graph {name!r} and everything in it"
+        if deleted
+        else f"there is no graph named {name!r}; list_graphs shows the existing graphs"
+    )
+    return DeleteGraphResult(graph=name, deleted=deleted, message=message)
+
+
+async def get_graph_info(ctx: ServerContext, inp: GraphArgs) -> GraphInfo:
+    """Counts per memory graph, cross-links and metadata of one graph."""
+    name = ctx.namespace(inp.graph)
+    exists = name in await ctx.store.list_graphs()
+    stats = await graph_statistics(ctx.store, name)
+    meta = await ctx.store.metadata(name) if exists else {}
+    dim = meta.get("dimension")
+    return GraphInfo(
+        name=name,
+        exists=exists,
+        kind=str(meta.get("kind") or "memory"),
+        is_default=name == ctx.default_namespace,
+        node_count=stats.total_nodes,
+        edge_count=stats.total_edges,
+        graphs=stats.graphs,
+        cross_links=stats.cross_links,
+        scratch_nodes=stats.scratch_nodes,
+        scratch_edges=stats.scratch_edges,
+        embedding_model=str(meta["embedding_model"]) if meta.get("embedding_model") else None,
+        dimension=int(dim) if isinstance(dim, int | float) else None,
+        created_at=_iso_ms(meta.get("created_at")),
+        last_used_at=_iso_ms(meta.get("last_used_at")),
+    )
+
+
+TOOLS: tuple[ToolSpec[Any, Any], ...] = (
+    ToolSpec(
+        name="get_statistics",
+        description=(
+            "Node and edge counts of one graph (namespace): per memory graph (semantic, "
+            "temporal, causal, entity) with counts per label and relationship type, "
+            "cross-link counts (X_REPRESENTS, X_INVOLVES, X_AFFECTS, X_REFERS_TO), "
+            "scratch-graph counts and memory use."
+        ),
+        input_model=GraphArgs,
+        output_model=GraphStatistics,
+        handler=get_statistics,
+        annotations=READ_ONLY,
+    ),
+    ToolSpec(
+        name="list_graphs",
+        description=(
+            "List every graph (namespace) on the server with its kind (memory or scratch), "
+            "node and edge counts, creation and last-use times. Use it to rediscover graph "
+            "names."
+        ),
+        input_model=ListGraphsArgs,
+        output_model=GraphList,
+        handler=list_graphs,
+        annotations=READ_ONLY,
+    ),
+    ToolSpec(
+        name="get_graph_info",
+        description=(
+            "Counts and metadata of one graph: nodes and edges per memory graph, cross-links, "
+            "scratch nodes, embedding model, creation and last-use times."
+        ),
+        input_model=GraphArgs,
+        output_model=GraphInfo,
+        handler=get_graph_info,
+        annotations=READ_ONLY,
+    ),
+    ToolSpec(
+        name="delete_graph",
+        description=(
+            "Delete a whole graph (namespace) and everything in it. Irreversible. The default "
+            "graph is only deleted with confirm: true."
+        ),
+        input_model=DeleteGraphArgs,
+        output_model=DeleteGraphResult,
+        handler=delete_graph,
+        annotations=DESTRUCTIVE,
+    ),
+)
