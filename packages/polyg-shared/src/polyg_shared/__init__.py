@@ -35,18 +35,23 @@ from polyg_shared.nodes import (
     MemoryCategory,
     NodeRef,
 )
+from polyg_shared.results import BfsNode, BfsResult, ClearResult, CreateResult, SearchHit
 from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_ms, utc_now
 from polyg_shared.types import Confidence, Content, Name, Properties, Text, Timestamp
 
 __all__ = [
+    "BfsNode",
+    "BfsResult",
     "CausalDirection",
     "CausalLink",
     "CausalNode",
     "CausalNodeType",
     "CausalPath",
+    "ClearResult",
     "Concept",
     "Confidence",
     "Content",
+    "CreateResult",
     "CrossLink",
     "CrossLinkType",
     "DepthHints",
@@ -69,6 +74,7 @@ __all__ = [
     "Name",
     "NodeRef",
     "Properties",
+    "SearchHit",
     "Similarity",
     "Text",
     "Timeframe",

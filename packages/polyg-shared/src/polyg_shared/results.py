@@ -1,0 +1,69 @@
+"""Results of graph operations: traversals, searches, writes and clean-ups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from polyg_shared.edges import EntityRelation
+from polyg_shared.nodes import Entity, GraphKind
+
+
+class BfsNode(BaseModel):
+    """An entity reached by a breadth-first walk and its distance (hops) from the start."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    entity: Entity
+    distance: int = Field(ge=0, description="0 for a start node, 1 for its neighbours, ...")
+
+
+class BfsResult(BaseModel):
+    """Entities within `depth` hops of the start entities and the relations walked."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    starts: list[str] = Field(description="Uuids of the start entities that exist.")
+    depth: int = Field(ge=0)
+    nodes: list[BfsNode] = Field(description="Ordered by distance, start nodes first.")
+    edges: list[EntityRelation] = Field(description="E_RELATES edges between returned nodes.")
+    truncated: bool = Field(
+        default=False, description="True when the node limit stopped the walk early."
+    )
+
+
+class SearchHit(BaseModel):
+    """A node found by vector search, with its similarity to the query (1 = identical)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    uuid: str
+    label: str = Field(description="The node's label, e.g. S_Concept or T_Event.")
+    graph: GraphKind
+    text: str = Field(description="Name, description, content or 'subject predicate object'.")
+    similarity: float = Field(ge=0.0, le=1.0)
+    properties: dict[str, Any] = Field(
+        default_factory=dict, description="The node's stored properties (never the embedding)."
+    )
+
+
+class CreateResult(BaseModel):
+    """What a write did: the node's uuid and whether it was new (False: it already existed)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    uuid: str
+    label: str
+    name: str
+    created: bool
+
+
+class ClearResult(BaseModel):
+    """Counts of what clearing one or all graphs removed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    graph: str
+    nodes_deleted: dict[str, int] = Field(default_factory=dict, description="Keyed by label.")
+    relationships_deleted: int = 0
