@@ -1,5 +1,12 @@
 """polyg's shared data models (pydantic only)."""
 
+from polyg_shared.causal import (
+    CausalChain,
+    CausalLinkResult,
+    CausalMatch,
+    CausalSolution,
+    ChainDirection,
+)
 from polyg_shared.edges import (
     CausalLink,
     CausalPath,
@@ -36,17 +43,23 @@ from polyg_shared.nodes import (
     NodeRef,
 )
 from polyg_shared.results import BfsNode, BfsResult, ClearResult, CreateResult, SearchHit
+from polyg_shared.temporal import EventNeighbourhood, EventOrder, FactWrite, FactWriteStatus
 from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_ms, utc_now
 from polyg_shared.types import Confidence, Content, Name, Properties, Text, Timestamp
 
 __all__ = [
     "BfsNode",
     "BfsResult",
+    "CausalChain",
     "CausalDirection",
     "CausalLink",
+    "CausalLinkResult",
+    "CausalMatch",
     "CausalNode",
     "CausalNodeType",
     "CausalPath",
+    "CausalSolution",
+    "ChainDirection",
     "ClearResult",
     "Concept",
     "Confidence",
@@ -58,6 +71,8 @@ __all__ = [
     "Entity",
     "EntityRelation",
     "Event",
+    "EventNeighbourhood",
+    "EventOrder",
     "ExtractedCausalLink",
     "ExtractedConcept",
     "ExtractedEntity",
@@ -66,6 +81,8 @@ __all__ = [
     "ExtractedRelation",
     "Extraction",
     "Fact",
+    "FactWrite",
+    "FactWriteStatus",
     "GraphKind",
     "Intent",
     "IntentType",
