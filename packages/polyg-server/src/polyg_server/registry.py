@@ -47,7 +47,9 @@ PROFILES: Final = ("memory", "magma", "engine")
 """Profiles `POLYG_TOOLS` selects from; tools of profile `core` are always registered."""
 CORE: Final = "core"
 
-READ_ONLY: Final = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+READ_ONLY: Final = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True
+)
 WRITE: Final = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 WRITE_IDEMPOTENT: Final = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True
@@ -187,6 +189,7 @@ class PolygTool(Tool):
             parameters=spec.input_model.model_json_schema(by_alias=True),
             fn_metadata=FuncMetadata(arg_model=ArgModelBase, output_schema=output_schema),
             is_async=True,
+            context_kwarg=None,
             annotations=spec.annotations,
             input_model=spec.input_model,
             output_model=spec.output_model,
@@ -225,7 +228,9 @@ class PolygTool(Tool):
         except Exception as exc:
             return _error(tool_error_text(self.name, exc))
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=data
+        )
 
 
 def _error(text: str) -> CallToolResult:

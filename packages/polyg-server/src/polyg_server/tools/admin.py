@@ -92,9 +92,7 @@ def _iso_ms(value: Any) -> str | None:
 
 async def _summary(store: FalkorStore, name: str, default: str) -> GraphSummary:
     meta = await store.metadata(name)
-    nodes = await store.query(
-        name, f"MATCH (n) WHERE NOT n:{META} RETURN count(n)", read_only=True
-    )
+    nodes = await store.query(name, f"MATCH (n) WHERE NOT n:{META} RETURN count(n)", read_only=True)
     edges = await store.query(name, "MATCH ()-[r]->() RETURN count(r)", read_only=True)
     return GraphSummary(
         name=name,

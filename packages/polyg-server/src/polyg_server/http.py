@@ -1,0 +1,297 @@
+"""Streamable HTTP: the MCP endpoint at /mcp, GET /health, and the security middleware.
+
+Checks, outermost first: the Origin header (403 for an origin not allowed), the
+bearer token when an API key is set (401), the request body size (413). The SDK's
+session manager caps concurrent sessions (503, to which a Retry-After header is
+added here) and closes sessions idle for longer than the idle timeout.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from polyg_core.errors import PolygError
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from polyg_server.context import ServerContext
+
+logger = logging.getLogger(__name__)
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+_LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+AUTH_SCOPE_KEY = "polyg.authenticated"
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """Limits of the HTTP transport.
+
+    Args:
+        path: where the MCP endpoint is mounted.
+        max_sessions: concurrent MCP sessions; one more gets 503 with Retry-After.
+        session_idle_timeout_s: a session with no request in flight for this long is closed.
+        retry_after_s: the Retry-After value sent with 503.
+        health_timeout_s: how long /health waits for FalkorDB to answer.
+        open_paths: paths that do not need the bearer token.
+    """
+
+    path: str = "/mcp"
+    max_sessions: int = 100
+    session_idle_timeout_s: float = 1800.0
+    retry_after_s: int = 5
+    health_timeout_s: float = 2.0
+    open_paths: frozenset[str] = frozenset({"/health"})
+
+
+def parse_origins(value: str) -> list[str]:
+    """The origins of a comma-separated `POLYG_ALLOWED_ORIGINS` value, without trailing '/'."""
+    return [o.strip().rstrip("/") for o in value.split(",") if o.strip()]
+
+
+def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
+    """True for an origin in `allowed` (exact, `*`, or `scheme://host:*` for any port)."""
+    origin = origin.rstrip("/")
+    for pattern in allowed:
+        if pattern in ("*", origin):
+            return True
+        if pattern.endswith(":*"):
+            base = pattern[:-2]
+            if origin == base or origin.startswith(base + ":"):
+                rest = origin[len(base) + 1 :]
+                if rest == "" or rest.isdigit():
+                    return True
+    return False
+
+
+def _json(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse({"error": error, "message": message}, status_code=status, headers=headers)
+
+
+class SecurityMiddleware:
+    """Origin check, bearer-token auth, body size limit and Retry-After on 503.
+
+    Args:
+        app: the wrapped ASGI app.
+        api_key: the bearer token required on every path but `open_paths` (None: no auth).
+        allowed_origins: origins allowed besides loopback ones; `*` allows any.
+        max_body_bytes: the largest request body accepted.
+        open_paths: paths served without a token (they must not leak data).
+        retry_after_s: the Retry-After value added to 503 answers.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        api_key: str | None,
+        allowed_origins: Sequence[str],
+        max_body_bytes: int,
+        open_paths: frozenset[str] = frozenset({"/health"}),
+        retry_after_s: int = 5,
+    ) -> None:
+        self.app = app
+        self._key = api_key.encode() if api_key else None
+        self.allowed_origins = [*_LOOPBACK_ORIGINS, *allowed_origins]
+        self.max_body_bytes = max_body_bytes
+        self.open_paths = open_paths
+        self.retry_after = str(retry_after_s)
+
+    def _authenticated(self, headers: Headers) -> bool:
+        if self._key is None:
+            return True
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            return False
+        return hmac.compare_digest(token.strip().encode(), self._key)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin and not origin_allowed(origin, self.allowed_origins):
+            logger.warning("refused a request from origin %r", origin[:200])
+            await _json(
+                403,
+                "forbidden_origin",
+                f"origin {origin[:200]!r} is not allowed; add it to POLYG_ALLOWED_ORIGINS "
+                "(comma-separated) to let that site call this server",
+            )(scope, receive, send)
+            return
+        authenticated = self._authenticated(headers)
+        scope[AUTH_SCOPE_KEY] = authenticated
+        if (
+            not authenticated
+            and scope["method"] != "OPTIONS"
+            and scope["path"] not in self.open_paths
+        ):
+            logger.info("refused an unauthenticated request to %s", scope["path"])
+            await _json(
+                401,
+                "unauthorized",
+                "missing or wrong bearer token: send the header "
+                "'Authorization: Bearer <POLYG_API_KEY>'",
+                {"WWW-Authenticate": 'Bearer realm="polyg"'},
+            )(scope, receive, send)
+            return
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            await self._too_large(scope, receive, send)
+            return
+        replay = await self._buffer_body(receive)
+        if replay is None:
+            await self._too_large(scope, receive, send)
+            return
+
+        async def send_with_retry_after(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 503:
+                raw: list[tuple[bytes, bytes]] = list(message.get("headers", []))
+                if not any(k.lower() == b"retry-after" for k, _ in raw):
+                    raw.append((b"retry-after", self.retry_after.encode()))
+                    message = {**message, "headers": raw}
+            await send(message)
+
+        await self.app(scope, replay, send_with_retry_after)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await _json(
+            413,
+            "payload_too_large",
+            f"the request body is larger than {self.max_body_bytes} bytes; send less data per "
+            "call (or raise POLYG_MAX_BODY_BYTES on the server)",
+        )(scope, receive, send)
+
+    async def _buffer_body(self, receive: Receive) -> Receive | None:
+        """Read the whole body (counting streamed bytes); None when it is over the limit."""
+        body = bytearray()
+        pending: deque[Message] = deque()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                pending.append(message)
+                break
+            body.extend(message.get("body", b""))
+            if len(body) > self.max_body_bytes:
+                return None
+            if not message.get("more_body", False):
+                break
+        pending.appendleft({"type": "http.request", "body": bytes(body), "more_body": False})
+
+        async def replay() -> Message:
+            return pending.popleft() if pending else await receive()
+
+        return replay
+
+
+async def health_body(
+    ctx: ServerContext, *, detailed: bool, timeout_s: float
+) -> tuple[int, dict[str, Any]]:
+    """The /health status code and body: 200 when FalkorDB answers, else 503.
+
+    Only `status` is given unless `detailed` (an authenticated caller or no API key).
+    """
+    reachable = False
+    names: list[str] | None = None
+    with anyio.move_on_after(timeout_s):
+        try:
+            await ctx.store.ping()
+            reachable = True
+            if detailed:
+                names = await ctx.store.list_graphs()
+        except PolygError as exc:
+            logger.warning("health check: FalkorDB unreachable: %s", exc)
+    body: dict[str, Any] = {"status": "ok" if reachable else "unavailable"}
+    if detailed:
+        body.update(
+            falkordb="ok" if reachable else "unreachable",
+            graphs=len(names) if names is not None else None,
+            namespaces=names,
+            default_graph=ctx.default_namespace,
+            uptime=round(ctx.uptime_s, 3),
+        )
+    return (200 if reachable else 503), body
+
+
+def _transport_security(host: str, origins: Sequence[str]) -> TransportSecuritySettings:
+    if host in LOOPBACK_HOSTS:
+        # Bound to loopback: the SDK also checks the Host header (DNS rebinding).
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
+            allowed_origins=[*_LOOPBACK_ORIGINS, *origins] if "*" not in origins else [],
+        )
+    # On other interfaces the public host name is unknown; SecurityMiddleware checks Origin.
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def create_http_app(
+    server: MCPServer[Any], ctx: ServerContext, options: HttpOptions | None = None
+) -> ASGIApp:
+    """The ASGI app serving MCP over Streamable HTTP, `/health`, and the security checks.
+
+    Args:
+        server: the server from `create_server` (one HTTP app per server).
+        ctx: its context (settings give host, API key, allowed origins, body limit).
+        options: limits; the defaults suit a single-user deployment.
+    """
+    opts = options or HttpOptions()
+    settings = ctx.settings
+    origins = parse_origins(settings.allowed_origins)
+    security = _transport_security(settings.host, origins)
+    if "*" in origins:
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+    @server.custom_route("/health", methods=["GET"], include_in_schema=False)
+    async def health(request: Request) -> Response:  # pyright: ignore[reportUnusedFunction]
+        detailed = bool(request.scope.get(AUTH_SCOPE_KEY, False))
+        status, body = await health_body(ctx, detailed=detailed, timeout_s=opts.health_timeout_s)
+        return Response(json.dumps(body), status_code=status, media_type="application/json")
+
+    app: Starlette = server.streamable_http_app(
+        streamable_http_path=opts.path,
+        max_request_body_size=settings.max_body_bytes,
+        session_idle_timeout=opts.session_idle_timeout_s,
+        max_sessions=opts.max_sessions,
+        transport_security=security,
+        host=settings.host,
+    )
+    wrapped: ASGIApp = app
+    if origins:
+        wrapped = CORSMiddleware(
+            wrapped,
+            allow_origins=origins,
+            allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "Accept",
+                "Mcp-Session-Id",
+                "Mcp-Protocol-Version",
+                "Last-Event-ID",
+            ],
+            expose_headers=["Mcp-Session-Id"],
+        )
+    api_key = settings.api_key.get_secret_value() if settings.api_key else None
+    return SecurityMiddleware(
+        wrapped,
+        api_key=api_key,
+        allowed_origins=origins,
+        max_body_bytes=settings.max_body_bytes,
+        open_paths=opts.open_paths,
+        retry_after_s=opts.retry_after_s,
+    )

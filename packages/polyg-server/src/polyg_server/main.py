@@ -1,0 +1,120 @@
+"""`polyg-mcp`: the MCP server over stdio (default) or Streamable HTTP (`--http`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+import anyio
+from polyg_core.config import Settings, load_settings
+from polyg_core.errors import PolygError
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.storage.store import FalkorStore
+from pydantic import ValidationError
+
+from polyg_server.app import create_server
+from polyg_server.context import ServerContext
+from polyg_server.http import LOOPBACK_HOSTS, HttpOptions, create_http_app
+
+logger = logging.getLogger("polyg_server")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line of `polyg-mcp`."""
+    parser = argparse.ArgumentParser(
+        prog="polyg-mcp",
+        description=(
+            "polyg MCP server: multi-graph memory for AI agents. Serves stdio by default; "
+            "configuration comes from environment variables (FALKORDB_*, POLYG_*, LLM_MODEL, ...)."
+        ),
+    )
+    parser.add_argument(
+        "--http", action="store_true", help="serve Streamable HTTP at /mcp instead of stdio"
+    )
+    parser.add_argument("--host", help="HTTP bind address (default: POLYG_HOST or 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="HTTP port (default: POLYG_PORT or 3000)")
+    return parser.parse_args(argv)
+
+
+def configure_logging(level: str) -> None:
+    """Log to stderr only: stdout carries the stdio protocol."""
+    logging.basicConfig(
+        level=level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        force=True,
+    )
+
+
+def _embedder(settings: Settings) -> Embedder | None:
+    try:
+        from polyg_core.providers.embeddings import make_embedder
+
+        return make_embedder(settings.embedding_model, api_base=settings.llm_base_url)
+    except ImportError as exc:
+        logger.warning("no embedder (%s); semantic search is unavailable", exc)
+        return None
+
+
+async def serve(settings: Settings, *, http: bool) -> None:
+    """Connect the store, build the server and serve until the client or a signal ends it."""
+    store = FalkorStore(settings.storage)
+    await store.connect()
+    try:
+        logger.info("FalkorDB: %s", store.where)
+        ctx = ServerContext(store=store, settings=settings, embedder=_embedder(settings))
+        server = create_server(ctx)
+        if not http:
+            logger.info("serving MCP over stdio")
+            await server.run_stdio_async()
+            return
+        import uvicorn
+
+        if settings.api_key is None and settings.host not in LOOPBACK_HOSTS:
+            logger.warning(
+                "serving HTTP on %s without POLYG_API_KEY: anyone who can reach this port can "
+                "read and delete memory. Set POLYG_API_KEY.",
+                settings.host,
+            )
+        app = create_http_app(server, ctx, HttpOptions())
+        config = uvicorn.Config(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_config=None,
+            log_level=settings.log_level.lower(),
+            timeout_graceful_shutdown=5,
+        )
+        logger.info("serving MCP over HTTP at http://%s:%d/mcp", settings.host, settings.port)
+        await uvicorn.Server(config).serve()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await store.close()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of `polyg-mcp`."""
+    args = parse_args(argv)
+    try:
+        settings = load_settings()
+        if args.host:
+            settings.host = args.host
+        if args.port is not None:
+            settings.port = args.port
+    except ValidationError as exc:
+        sys.stderr.write(f"polyg-mcp: invalid configuration:\n{exc}\n")
+        raise SystemExit(2) from None
+    configure_logging(settings.log_level)
+    try:
+        anyio.run(lambda: serve(settings, http=args.http))
+    except KeyboardInterrupt:
+        pass
+    except PolygError as exc:
+        logger.error("%s", exc)
+        raise SystemExit(1) from None
+
+
+if __name__ == "__main__":
+    main()
