@@ -118,3 +118,74 @@ class UsageReport(BaseModel):
     completion_tokens: int = 0
     cost_usd: float = 0.0
     llm_calls: int = 0
+
+
+class ViewSummary(BaseModel):
+    """How one view of a recall went."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    view: str
+    status: ViewStatus
+    nodes: int
+    elapsed_ms: float
+    error: str | None = None
+
+
+class RecallResult(BaseModel):
+    """The answer to a question about memory, with the evidence and how it was found."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str
+    graph: str
+    answer: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    reasoning: Reasoning
+    sources: list[str]
+    follow_ups: list[str] = Field(default_factory=list)
+    intent: dict[str, Any] = Field(description="The classified intent (type, entities, timeframe, depths).")
+    context: LinearizedContext
+    nodes: list[ContextNode] = Field(description="The merged subgraph's top nodes, best first.")
+    edges: list[ContextEdge] = Field(default_factory=list)
+    views: list[ViewSummary]
+    fallback: str | None = Field(
+        default=None, description="'semantic_only' when the graph views found too little."
+    )
+    degraded: bool = Field(description="True when a rule-based step stood in for the LLM.")
+    degraded_reasons: list[str] = Field(default_factory=list)
+    usage: UsageReport = Field(default_factory=UsageReport)
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+
+
+class WrittenNode(BaseModel):
+    """A node that remember created or reused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    uuid: str
+    name: str
+    label: str
+    created: bool
+
+
+class RememberResult(BaseModel):
+    """What remember stored: every node created or reused, and facts it invalidated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    graph: str
+    memory_uuid: str
+    created: bool = Field(description="False when the same content was already remembered.")
+    category: str
+    entities: list[WrittenNode] = Field(default_factory=list)
+    relations: list[str] = Field(default_factory=list)
+    events: list[WrittenNode] = Field(default_factory=list)
+    facts: list[WrittenNode] = Field(default_factory=list)
+    invalidated_facts: list[WrittenNode] = Field(default_factory=list)
+    causal_links: list[str] = Field(default_factory=list)
+    concepts: list[WrittenNode] = Field(default_factory=list)
+    degraded: bool = False
+    degraded_reasons: list[str] = Field(default_factory=list)
+    usage: UsageReport = Field(default_factory=UsageReport)
+    timings_ms: dict[str, float] = Field(default_factory=dict)
