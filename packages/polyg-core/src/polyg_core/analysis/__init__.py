@@ -1,0 +1,69 @@
+"""Graph analysis and import/export on in-memory graphs (no database).
+
+`GraphData` is the exchange format: storage fetches a graph's adjacency into
+one, the algorithms in `polyg_core.analysis.algorithms` analyse it, and
+`polyg_core.analysis.formats` parses and writes it as DOT, CSV/TSV, GraphML,
+JSON, Mermaid and Cypher.
+"""
+
+from polyg_core.analysis.algorithms import (
+    DegreeMode,
+    all_paths,
+    betweenness,
+    connected_components,
+    degree_centrality,
+    find_cycles,
+    graph_info,
+    pagerank,
+    personalized_pagerank,
+    shortest_path,
+    subgraph,
+    transitive_reduction,
+)
+from polyg_core.analysis.model import DEFAULT_RELATION, EdgeData, GraphData, NodeData, NodeRef
+from polyg_core.analysis.results import (
+    AllPathsResult,
+    ComponentsResult,
+    CyclesResult,
+    DegreeRank,
+    DegreeResult,
+    EdgeRef,
+    GraphInfo,
+    PathResult,
+    RankedNode,
+    RankingResult,
+    SubgraphResult,
+    TransitiveReductionResult,
+)
+
+__all__ = [
+    "DEFAULT_RELATION",
+    "AllPathsResult",
+    "ComponentsResult",
+    "CyclesResult",
+    "DegreeMode",
+    "DegreeRank",
+    "DegreeResult",
+    "EdgeData",
+    "EdgeRef",
+    "GraphData",
+    "GraphInfo",
+    "NodeData",
+    "NodeRef",
+    "PathResult",
+    "RankedNode",
+    "RankingResult",
+    "SubgraphResult",
+    "TransitiveReductionResult",
+    "all_paths",
+    "betweenness",
+    "connected_components",
+    "degree_centrality",
+    "find_cycles",
+    "graph_info",
+    "pagerank",
+    "personalized_pagerank",
+    "shortest_path",
+    "subgraph",
+    "transitive_reduction",
+]
