@@ -1,0 +1,144 @@
+"""Write helpers shared by the graph modules: schema preparation, embeddings, time, validation."""
+
+from __future__ import annotations
+
+import time
+import uuid as uuidlib
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_ms
+
+from polyg_core.errors import EmbeddingMismatch, InvalidInput
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.storage.store import FalkorStore
+from polyg_core.text import normalize_name
+
+MAX_NAME = 256
+MAX_TEXT = 4_096
+MAX_PROPERTIES = 64
+
+
+async def prepare(store: FalkorStore, namespace: str, embedder: Embedder) -> None:
+    """Make a namespace ready for writes: indexes, metadata node and vector indexes.
+
+    Raises:
+        EmbeddingMismatch: the namespace was built with another embedding model or dimension.
+    """
+    await store.ensure_schema(namespace)
+    await store.ensure_vectors(namespace, embedder.model_name, embedder.dimension)
+
+
+async def check_readable(store: FalkorStore, namespace: str, embedder: Embedder) -> bool:
+    """Check, without writing, that vectors from `embedder` can be searched in a namespace.
+
+    Returns False when the namespace has no embeddings yet (nothing to search).
+
+    Raises:
+        EmbeddingMismatch: the namespace was built with another model or dimension.
+    """
+    meta = await store.metadata(namespace)
+    model, dim = meta.get("embedding_model"), meta.get("dimension")
+    if model is None or dim is None:
+        return False
+    if model != embedder.model_name or int(dim) != embedder.dimension:
+        raise EmbeddingMismatch(
+            f"graph {namespace!r} was built with embedding model {model!r} (dimension {dim}), "
+            f"but polyg is configured with {embedder.model_name!r} (dimension "
+            f"{embedder.dimension}). Set EMBEDDING_MODEL={model} to use this graph, use another "
+            "graph name, or re-embed it (polyg export, then import into a new graph)."
+        )
+    return True
+
+
+async def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """Embed texts in one batch; plain float lists ready to pass as `vecf32($v)` parameters."""
+    if not texts:
+        return []
+    matrix = await embedder.embed(list(texts))
+    return [[float(x) for x in row] for row in matrix]
+
+
+def new_uuid() -> str:
+    """A fresh node id (uuid4 hex)."""
+    return uuidlib.uuid4().hex
+
+
+def now_ms() -> int:
+    """The current time in epoch milliseconds."""
+    return int(time.time() * 1000)
+
+
+def iso_ms(ms: int) -> str:
+    """ISO 8601 (UTC, Z) of epoch milliseconds, for the `<name>_iso` display properties."""
+    return iso(from_epoch_ms(ms))
+
+
+def to_ms(value: datetime | str | int | float | None, default: int) -> int:
+    """Epoch milliseconds of a timestamp given as datetime, ISO string or epoch ms.
+
+    Raises:
+        InvalidInput: the value is not a timestamp.
+    """
+    if value is None:
+        return default
+    try:
+        return to_epoch_ms(parse_timestamp(value))
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from exc
+
+
+def dt(ms: Any) -> datetime:
+    """The aware datetime of a stored epoch-ms value (0 when missing)."""
+    return from_epoch_ms(int(ms or 0))
+
+
+def check_text(value: str, what: str, max_len: int = MAX_NAME) -> str:
+    """Strip a name/description and check it is usable.
+
+    Raises:
+        InvalidInput: empty, too long or containing NUL characters.
+    """
+    if not isinstance(value, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise InvalidInput(f"{what} must be a string, got {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        raise InvalidInput(f"{what} is empty; give a non-blank {what}")
+    if len(text) > max_len:
+        raise InvalidInput(f"{what} is {len(text)} characters long; the limit is {max_len}")
+    if "\x00" in text:
+        raise InvalidInput(f"{what} contains a NUL character; remove it")
+    return text
+
+
+def check_properties(properties: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A copy of free-form properties after checking their shape.
+
+    Raises:
+        InvalidInput: not a mapping of string keys, or more than 64 keys.
+    """
+    if properties is None:
+        return {}
+    if not isinstance(properties, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise InvalidInput("properties must be an object of key/value pairs")
+    if len(properties) > MAX_PROPERTIES:
+        raise InvalidInput(
+            f"{len(properties)} properties given; at most {MAX_PROPERTIES} are allowed per node"
+        )
+    out: dict[str, Any] = {}
+    for key, value in properties.items():
+        if not isinstance(key, str) or not key.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InvalidInput(f"property names must be non-empty strings, got {key!r}")
+        out[key] = value
+    return out
+
+
+def name_key(name: str) -> str:
+    """The dedup key of a name; names made only of punctuation keep their case-folded text."""
+    return normalize_name(name) or name.strip().casefold()
+
+
+def type_key(entity_type: str) -> str:
+    """Entity types compare case- and space-insensitively ("Person" = "person")."""
+    return " ".join(check_text(entity_type, "entity type").casefold().split())

@@ -1,0 +1,582 @@
+"""The entity graph: people, services, projects... and typed relations between them.
+
+Nodes are `E_Entity {uuid, name, name_key, entity_type, properties, created_at,
+updated_at, embedding}`; edges are `E_RELATES {relationship_type, rel_key,
+properties, created_at}`. Entities are deduplicated on (normalised name, type),
+so "auth service", "AuthService" and "auth-service" of one type are one node.
+Free-form properties are one JSON string (`storage/cypher.dump_properties`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from polyg_shared import BfsNode, BfsResult, Entity, EntityRelation
+
+from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
+from polyg_core.graphs.base import (
+    check_properties,
+    check_text,
+    dt,
+    embed_texts,
+    iso_ms,
+    name_key,
+    new_uuid,
+    now_ms,
+    prepare,
+    type_key,
+)
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.resolve import ENTITY_NAMES, NameResolver, Resolved
+from polyg_core.storage.cypher import clean, dump_properties, load_properties, props
+from polyg_core.storage.schema import ENTITY, R_RELATES
+from polyg_core.storage.store import FalkorStore
+
+logger = logging.getLogger(__name__)
+
+Mode = Literal["merge", "replace"]
+Direction = Literal["out", "in", "both"]
+MAX_DEPTH = 10
+ORIGIN_ENSURED = "ensure"
+"""`origin` of entities created implicitly by `ensure` (cross-link targets)."""
+
+_REL_RETURN = "a.uuid, a.name, b.uuid, b.name, r.relationship_type, r.properties, r.created_at"
+
+
+def to_entity(node: Mapping[str, Any]) -> Entity:
+    """The `Entity` model of a stored node (as returned with `props()`)."""
+    return Entity(
+        uuid=str(node["uuid"]),
+        name=str(node["name"]),
+        entity_type=str(node.get("entity_type") or "entity"),
+        properties=load_properties(node.get("properties")),
+        created_at=dt(node.get("created_at")),
+        updated_at=dt(node.get("updated_at") or node.get("created_at")),
+    )
+
+
+def _relation(row: Sequence[Any]) -> EntityRelation:
+    src, src_name, dst, dst_name, rel_type, rel_props, created = row
+    return EntityRelation(
+        source=str(src),
+        target=str(dst),
+        relationship_type=str(rel_type),
+        properties=load_properties(rel_props),
+        created_at=dt(created),
+        source_name=src_name,
+        target_name=dst_name,
+    )
+
+
+def _merged(old: Any, new: dict[str, Any] | None, mode: Mode) -> dict[str, Any] | None:
+    if new is None:
+        return None
+    return new if mode == "replace" else {**load_properties(old), **new}
+
+
+def _check_mode(mode: str) -> Mode:
+    if mode not in ("merge", "replace"):
+        raise InvalidInput(f"mode must be 'merge' or 'replace', got {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+@dataclass
+class EntityGraph:
+    """Create, read, update, delete, link and walk entities of a namespace.
+
+    Args:
+        store: the FalkorDB store.
+        embedder: embeds entity names (for k-NN and fuzzy name resolution).
+        resolver: resolves names and uuids to entities.
+    """
+
+    store: FalkorStore
+    embedder: Embedder
+    resolver: NameResolver
+
+    # -- writes -------------------------------------------------------------------------------
+
+    async def add(
+        self,
+        namespace: str,
+        name: str,
+        entity_type: str = "entity",
+        properties: Mapping[str, Any] | None = None,
+        mode: Mode = "merge",
+    ) -> tuple[Entity, bool]:
+        """Create an entity, or update the one with the same normalised name and type.
+
+        An existing entity keeps its name; given properties are merged into its own
+        (`mode="merge"`) or replace them (`mode="replace"`).
+
+        Returns:
+            The entity and True when it was created, False when it already existed.
+
+        Raises:
+            InvalidInput: blank or too long name/type, or malformed properties.
+            EmbeddingMismatch: the namespace uses another embedding model.
+        """
+        results = await self.add_many(namespace, [(name, entity_type, properties)], mode=mode)
+        return results[0]
+
+    async def add_many(
+        self,
+        namespace: str,
+        items: Sequence[tuple[str, str, Mapping[str, Any] | None]],
+        mode: Mode = "merge",
+        *,
+        origin: str | None = None,
+    ) -> list[tuple[Entity, bool]]:
+        """Create or update many entities in one query (names of new ones embedded in one batch).
+
+        Items with the same normalised name and type are one entity; only its first
+        occurrence reports `created=True`, later properties merge over earlier ones.
+
+        Returns:
+            One (entity, created) pair per item, in input order.
+
+        Raises:
+            InvalidInput: a blank or too long name/type, or malformed properties.
+            EmbeddingMismatch: the namespace uses another embedding model.
+        """
+        mode = _check_mode(mode)
+        if not items:
+            return []
+        await prepare(self.store, namespace, self.embedder)
+        # Rows are deduplicated here: FalkorDB's MERGE inside UNWIND does not see
+        # nodes created by earlier rows of the same query.
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        slots: list[tuple[tuple[str, str], bool]] = []
+        for raw_name, raw_type, raw_props in items:
+            name = check_text(raw_name, "entity name")
+            etype = type_key(raw_type or "entity")
+            given = check_properties(raw_props) if raw_props is not None else None
+            key = (name_key(name), etype)
+            if key in rows:
+                row = rows[key]
+                if given is not None:
+                    row["given"] = given if mode == "replace" else {**(row["given"] or {}), **given}
+                slots.append((key, False))
+                continue
+            rows[key] = {"key": key[0], "type": etype, "name": name, "given": given}
+            slots.append((key, True))
+        existing = await self._existing_properties(namespace, list(rows))
+        missing = [k for k in rows if k not in existing]
+        vectors = await embed_texts(self.embedder, [rows[k]["name"] for k in missing])
+        vec_of = dict(zip(missing, vectors, strict=True))
+        params_rows: list[dict[str, Any]] = []
+        for i, (key, row) in enumerate(rows.items()):
+            given = row["given"]
+            merged = _merged(existing.get(key), given, mode) if key in existing else given
+            params_rows.append(
+                {
+                    "i": i,
+                    "key": row["key"],
+                    "type": row["type"],
+                    "name": row["name"],
+                    "uuid": new_uuid(),
+                    "props": dump_properties(merged),
+                    "touch": given is not None,
+                    # Existing nodes are not re-embedded; if one vanishes between the read
+                    # and this write it is re-created without a vector (found by name only).
+                    "vec": vec_of.get(key),
+                }
+            )
+        now = now_ms()
+        res = await self.store.query(
+            namespace,
+            f"UNWIND $rows AS row "
+            f"MERGE (n:{ENTITY} {{name_key: row.key, entity_type: row.type}}) "
+            "ON CREATE SET n.uuid = row.uuid, n.name = row.name, n.properties = row.props, "
+            "n.created_at = $now, n.updated_at = $now, n.created_at_iso = $iso, "
+            "n.updated_at_iso = $iso, n.origin = $origin, "
+            "n.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END "
+            "ON MATCH SET n.properties = CASE WHEN row.touch THEN row.props ELSE n.properties END, "
+            "n.updated_at = CASE WHEN row.touch THEN $now ELSE n.updated_at END, "
+            "n.updated_at_iso = CASE WHEN row.touch THEN $iso ELSE n.updated_at_iso END "
+            f"RETURN row.i, n.uuid = row.uuid, {props('n')}",
+            {"rows": params_rows, "now": now, "iso": iso_ms(now), "origin": origin},
+        )
+        by_index: dict[int, tuple[Entity, bool]] = {}
+        for i, created, node in res.rows:
+            by_index[int(i)] = (to_entity(clean(node)), bool(created))
+        keys = list(rows)
+        out: list[tuple[Entity, bool]] = []
+        for key, first in slots:
+            entity, created = by_index[keys.index(key)]
+            out.append((entity, created and first))
+        return out
+
+    async def _existing_properties(
+        self, namespace: str, keys: list[tuple[str, str]]
+    ) -> dict[tuple[str, str], Any]:
+        res = await self.store.query(
+            namespace,
+            f"UNWIND $keys AS k MATCH (n:{ENTITY} {{name_key: k[0], entity_type: k[1]}}) "
+            "RETURN k[0], k[1], n.properties",
+            {"keys": [list(k) for k in keys]},
+            read_only=True,
+        )
+        return {(str(k), str(t)): p for k, t, p in res.rows}
+
+    async def update(
+        self,
+        namespace: str,
+        name_or_uuid: str,
+        *,
+        properties: Mapping[str, Any] | None = None,
+        mode: Mode = "merge",
+        new_name: str | None = None,
+        entity_type: str | None = None,
+    ) -> Entity:
+        """Change an entity's properties, name or type.
+
+        Args:
+            namespace: the graph.
+            name_or_uuid: the entity to change (resolved like `get`).
+            properties: merged into the entity's properties, or replacing them with
+                `mode="replace"`; None leaves them as they are.
+            mode: "merge" or "replace".
+            new_name: renames the entity (and re-embeds its name).
+            entity_type: the entity's new type.
+
+        Raises:
+            NodeNotFound: no such entity (with the closest names).
+            AmbiguousName: the name matches several entities.
+            InvalidInput: the new name and type belong to another entity already.
+        """
+        mode = _check_mode(mode)
+        current = await self._resolve(namespace, name_or_uuid)
+        node = current.properties
+        name = check_text(new_name, "new name") if new_name is not None else str(node["name"])
+        etype = type_key(entity_type) if entity_type is not None else str(node["entity_type"])
+        key = name_key(name)
+        given = check_properties(properties) if properties is not None else None
+        merged = _merged(node.get("properties"), given, mode)
+        params: dict[str, Any] = {
+            "u": current.uuid,
+            "name": name,
+            "key": key,
+            "type": etype,
+            "props": dump_properties(merged) if merged is not None else node.get("properties"),
+            "now": now_ms(),
+        }
+        params["iso"] = iso_ms(params["now"])
+        set_vec = ""
+        if name != node["name"]:
+            params["vec"] = (await embed_texts(self.embedder, [name]))[0]
+            set_vec = ", n.embedding = vecf32($vec)"
+        await prepare(self.store, namespace, self.embedder)
+        res = await self.store.query(
+            namespace,
+            f"MATCH (n:{ENTITY} {{uuid: $u}}) "
+            f"OPTIONAL MATCH (o:{ENTITY} {{name_key: $key, entity_type: $type}}) "
+            "WHERE o.uuid <> $u WITH n, o WHERE o IS NULL "
+            "SET n.name = $name, n.name_key = $key, n.entity_type = $type, "
+            f"n.properties = $props, n.updated_at = $now, n.updated_at_iso = $iso{set_vec} "
+            f"RETURN {props('n')}",
+            params,
+        )
+        if res.rows:
+            return to_entity(clean(res.rows[0][0]))
+        other = await self.store.query(
+            namespace,
+            f"MATCH (o:{ENTITY} {{name_key: $key, entity_type: $type}}) RETURN o.uuid, o.name",
+            {"key": key, "type": etype},
+            read_only=True,
+        )
+        if other.rows:
+            uuid, other_name = other.rows[0]
+            raise InvalidInput(
+                f"an entity {other_name!r} of type {etype!r} already exists (uuid {uuid}); "
+                "choose another name or type, or update that entity instead"
+            )
+        raise NodeNotFound("entity", name_or_uuid)
+
+    async def delete(self, namespace: str, name_or_uuid: str) -> bool:
+        """Delete an entity with its relations and cross-links.
+
+        Only exact, normalised or uuid matches are deleted (never a fuzzy guess).
+
+        Returns:
+            True when an entity was deleted, False when none matched.
+
+        Raises:
+            AmbiguousName: the name matches several entities; pass the uuid.
+        """
+        found = await self.resolver.find(namespace, ENTITY_NAMES, name_or_uuid, fuzzy=False)
+        if found is None:
+            return False
+        res = await self.store.query(
+            namespace, f"MATCH (n:{ENTITY} {{uuid: $u}}) DETACH DELETE n", {"u": found.uuid}
+        )
+        return res.nodes_deleted > 0
+
+    async def link(
+        self,
+        namespace: str,
+        source: str,
+        target: str,
+        relationship_type: str,
+        properties: Mapping[str, Any] | None = None,
+    ) -> EntityRelation:
+        """Relate two entities; linking the same pair with the same type again is a no-op.
+
+        Relationship types compare like names ("owns" = "OWNS"). Properties given on
+        a repeated link replace the relation's properties.
+
+        Raises:
+            NodeNotFound: an end does not exist (with the closest names).
+            AmbiguousName: an end's name matches several entities.
+            InvalidInput: both ends are the same entity, or a blank relationship type.
+        """
+        rel = check_text(relationship_type, "relationship type")
+        given = check_properties(properties) if properties is not None else None
+        a = await self._resolve(namespace, source)
+        b = await self._resolve(namespace, target)
+        if a.uuid == b.uuid:
+            raise InvalidInput(
+                f"{source!r} and {target!r} are the same entity ({a.name!r}); an entity "
+                "cannot be related to itself — link two different entities"
+            )
+        now = now_ms()
+        res = await self.store.query(
+            namespace,
+            f"MATCH (a:{ENTITY} {{uuid: $a}}) MATCH (b:{ENTITY} {{uuid: $b}}) "
+            f"MERGE (a)-[r:{R_RELATES} {{rel_key: $rk}}]->(b) "
+            "ON CREATE SET r.relationship_type = $rt, r.properties = $p, r.created_at = $now, "
+            "r.created_at_iso = $iso "
+            "ON MATCH SET r.properties = CASE WHEN $has THEN $p ELSE r.properties END "
+            f"RETURN {_REL_RETURN}",
+            {
+                "a": a.uuid,
+                "b": b.uuid,
+                "rk": name_key(rel),
+                "rt": rel,
+                "p": dump_properties(given),
+                "has": given is not None,
+                "now": now,
+                "iso": iso_ms(now),
+            },
+        )
+        if not res.rows:  # an end was deleted between resolving and linking
+            raise NodeNotFound("entity", f"{source} -> {target}")
+        return _relation(res.rows[0])
+
+    async def unlink(
+        self, namespace: str, source: str, target: str, relationship_type: str | None = None
+    ) -> int:
+        """Remove relations from `source` to `target` (of one type, or all); the count removed."""
+        a = await self._resolve(namespace, source)
+        b = await self._resolve(namespace, target)
+        cond = " WHERE r.rel_key = $rk" if relationship_type else ""
+        res = await self.store.query(
+            namespace,
+            f"MATCH (:{ENTITY} {{uuid: $a}})-[r:{R_RELATES}]->(:{ENTITY} {{uuid: $b}}){cond} "
+            "DELETE r",
+            {"a": a.uuid, "b": b.uuid, "rk": name_key(relationship_type or "")},
+        )
+        return res.relationships_deleted
+
+    async def ensure(
+        self, namespace: str, names: Iterable[str], *, fuzzy: bool = True
+    ) -> dict[str, str]:
+        """Map each name to an existing entity's uuid, creating entities for unknown names.
+
+        Names resolve like everywhere else (uuid, exact, normalised, then embedding
+        similarity when `fuzzy`). A name shared by entities of several types maps to
+        the first of them; a name only fuzzily close to several entities gets a new
+        entity. New entities have type "entity" and are created in one query.
+
+        Raises:
+            InvalidInput: a blank or too long name.
+        """
+        out: dict[str, str] = {}
+        to_create: list[str] = []
+        for raw in dict.fromkeys(names):
+            name = check_text(raw, "entity name")
+            try:
+                found = await self.resolver.find(namespace, ENTITY_NAMES, name, fuzzy=fuzzy)
+            except AmbiguousName as exc:
+                best = exc.candidates[0] if exc.candidates else None
+                found = None
+                if best is not None and best.similarity >= 1.0:
+                    out[raw] = best.uuid
+                    continue
+            if found is not None:
+                out[raw] = found.uuid
+            else:
+                to_create.append(raw)
+        if to_create:
+            created = await self.add_many(
+                namespace, [(n, "entity", None) for n in to_create], origin=ORIGIN_ENSURED
+            )
+            for raw, (entity, _) in zip(to_create, created, strict=True):
+                out[raw] = entity.uuid
+        return out
+
+    # -- reads --------------------------------------------------------------------------------
+
+    async def _resolve(
+        self, namespace: str, name_or_uuid: str, entity_type: str | None = None
+    ) -> Resolved:
+        text = check_text(name_or_uuid, "entity name")
+        if entity_type is None:
+            return await self.resolver.resolve(namespace, ENTITY_NAMES, text)
+        return await self.resolver.resolve(
+            namespace,
+            ENTITY_NAMES,
+            text,
+            where="n.entity_type = $etype",
+            params={"etype": type_key(entity_type)},
+        )
+
+    async def get(
+        self, namespace: str, name_or_uuid: str, entity_type: str | None = None
+    ) -> Entity:
+        """The entity with this uuid or name (exact, normalised, then embedding similarity).
+
+        Raises:
+            NodeNotFound: no such entity; carries the closest names.
+            AmbiguousName: several entities match; carries the candidates.
+        """
+        return to_entity((await self._resolve(namespace, name_or_uuid, entity_type)).properties)
+
+    async def list_entities(
+        self,
+        namespace: str,
+        entity_type: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Entity]:
+        """Entities ordered by name, optionally of one type."""
+        cond = " WHERE n.entity_type = $t" if entity_type else ""
+        res = await self.store.query(
+            namespace,
+            f"MATCH (n:{ENTITY}){cond} RETURN {props('n')} ORDER BY n.name_key "
+            "SKIP $off LIMIT $lim",
+            {
+                "t": type_key(entity_type) if entity_type else None,
+                "off": max(0, offset),
+                "lim": max(0, limit),
+            },
+            read_only=True,
+        )
+        return [to_entity(clean(r[0])) for r in res.rows]
+
+    async def relationships(
+        self,
+        namespace: str,
+        name_or_uuid: str,
+        direction: Direction = "both",
+        limit: int = 1000,
+    ) -> list[EntityRelation]:
+        """Relations of an entity: outgoing, incoming or both, oldest first.
+
+        Raises:
+            NodeNotFound / AmbiguousName: as for `get`.
+            InvalidInput: an unknown direction.
+        """
+        if direction not in ("out", "in", "both"):
+            raise InvalidInput(f"direction must be 'out', 'in' or 'both', got {direction!r}")
+        node = await self._resolve(namespace, name_or_uuid)
+        parts: list[str] = []
+        if direction in ("out", "both"):
+            parts.append(
+                f"MATCH (a:{ENTITY} {{uuid: $u}})-[r:{R_RELATES}]->(b:{ENTITY}) "
+                f"RETURN {_REL_RETURN}"
+            )
+        if direction in ("in", "both"):
+            parts.append(
+                f"MATCH (a:{ENTITY})-[r:{R_RELATES}]->(b:{ENTITY} {{uuid: $u}}) "
+                f"RETURN {_REL_RETURN}"
+            )
+        res = await self.store.query(
+            namespace, " UNION ALL ".join(parts), {"u": node.uuid}, read_only=True
+        )
+        rels = [_relation(r) for r in res.rows]
+        rels.sort(key=lambda r: (r.created_at, r.relationship_type))
+        return rels[: max(0, limit)]
+
+    async def bfs(
+        self, namespace: str, starts: Sequence[str], depth: int, limit: int = 50
+    ) -> BfsResult:
+        """Entities within `depth` hops of `starts` (uuids), in either direction.
+
+        One query per level; a node is visited once (cycle-safe) at its shortest
+        distance, and the walk stops at `limit` nodes (`truncated=True`).
+
+        Raises:
+            InvalidInput: depth outside 0..10 or a limit below 1.
+        """
+        if not 0 <= depth <= MAX_DEPTH:
+            raise InvalidInput(f"depth must be between 0 and {MAX_DEPTH}, got {depth}")
+        if limit < 1:
+            raise InvalidInput(f"limit must be at least 1, got {limit}")
+        res = await self.store.query(
+            namespace,
+            f"MATCH (n:{ENTITY}) WHERE n.uuid IN $u RETURN {props('n')}",
+            {"u": list(dict.fromkeys(starts))},
+            read_only=True,
+        )
+        found: dict[str, BfsNode] = {}
+        for row in res.rows[:limit]:
+            entity = to_entity(clean(row[0]))
+            found[entity.uuid] = BfsNode(entity=entity, distance=0)
+        truncated = len(res.rows) > limit
+        edges: dict[tuple[str, str, str], EntityRelation] = {}
+        frontier = list(found)
+        level = 0
+        while frontier and level < depth:
+            level += 1
+            rows = await self.store.query(
+                namespace,
+                f"MATCH (x:{ENTITY})-[r:{R_RELATES}]-(y:{ENTITY}) WHERE x.uuid IN $f "
+                "WITH DISTINCT r, y "
+                "RETURN startNode(r).uuid, endNode(r).uuid, r.relationship_type, "
+                f"r.properties, r.created_at, {props('y')} LIMIT $cap",
+                {"f": frontier, "cap": limit * 20 + 200},
+                read_only=True,
+            )
+            nxt: list[str] = []
+            for src, dst, rel_type, rel_props, created, node in rows.rows:
+                y = clean(node)
+                uid = str(y["uuid"])
+                if uid not in found:
+                    if len(found) >= limit:
+                        truncated = True
+                        continue
+                    found[uid] = BfsNode(entity=to_entity(y), distance=level)
+                    nxt.append(uid)
+                ekey = (str(src), str(dst), str(rel_type))
+                if ekey not in edges and str(src) in found and str(dst) in found:
+                    edges[ekey] = EntityRelation(
+                        source=str(src),
+                        target=str(dst),
+                        relationship_type=str(rel_type),
+                        properties=load_properties(rel_props),
+                        created_at=dt(created),
+                        source_name=found[str(src)].entity.name,
+                        target_name=found[str(dst)].entity.name,
+                    )
+            frontier = nxt
+        return BfsResult(
+            starts=[u for u, n in found.items() if n.distance == 0],
+            depth=depth,
+            nodes=list(found.values()),
+            edges=list(edges.values()),
+            truncated=truncated,
+        )
+
+    async def known_names(self, namespace: str, limit: int = 5000) -> list[tuple[str, str]]:
+        """(name, name_key) of up to `limit` entities, most recently updated first."""
+        res = await self.store.query(
+            namespace,
+            f"MATCH (n:{ENTITY}) RETURN n.name, n.name_key ORDER BY n.updated_at DESC LIMIT $lim",
+            {"lim": max(0, limit)},
+            read_only=True,
+        )
+        return [(str(name), str(key)) for name, key in res.rows]
