@@ -1,0 +1,192 @@
+"""Entity references used by the temporal and causal graphs.
+
+`ensure_entity_uuids` turns the entity names a write tool was given into entity
+uuids, creating plain entities for names nothing matches, so the cross-links
+(`X_INVOLVES`, `X_AFFECTS`) always have an endpoint.
+
+`lexically_compatible` is the guard applied to every embedding match made on a
+write: sentence embeddings put "latency increased" next to "latency
+decreased" and "deploy v2.3.1" next to "deploy v2.3.2" (cosine 0.95-0.96 with
+all-MiniLM-L6-v2), so an embedding match only counts when the two texts carry
+the same numbers, the same negation and no opposite polarity words.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid as uuidlib
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+
+from polyg_shared.timeutil import iso
+
+from polyg_core.errors import InvalidInput
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.resolve import ENTITY_NAMES, NameResolver
+from polyg_core.storage.schema import ENTITY
+from polyg_core.storage.store import FalkorStore
+from polyg_core.text import normalize_description, normalize_name
+
+logger = logging.getLogger(__name__)
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+_NEGATORS = frozenset({"not", "no", "never", "without", "none", "nothing", "nor", "cannot"})
+# Words that flip the state a description talks about when only one side has them.
+_FLIPPERS = _NEGATORS | frozenset(
+    {"fixed", "resolved", "recovered", "restored", "repaired", "prevented", "avoided", "reverted"}
+)
+_POLARITY: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(a.split()), frozenset(b.split()))
+    for a, b in (
+        (
+            "increase increased increases increasing higher more rise rising rose up gain grew",
+            "decrease decreased decreases decreasing lower less fall falling fell down drop "
+            "dropped loss shrank",
+        ),
+        ("high", "low"),
+        (
+            "add added adds adding present set defined included exists",
+            "remove removed removes removing missing absent unset undefined excluded deleted",
+        ),
+        ("enable enabled enables enabling on", "disable disabled disables disabling off"),
+        ("start started starts starting", "stop stopped stops stopping"),
+        (
+            "success succeeded succeeds successful pass passed passes passing ok",
+            "failure failed fails failing fail unsuccessful",
+        ),
+        ("open opened", "close closed"),
+        ("valid", "invalid"),
+        ("available", "unavailable"),
+        ("online", "offline"),
+        ("healthy", "unhealthy"),
+        ("connected", "disconnected"),
+        ("allow allowed accept accepted grant granted", "deny denied reject rejected refused"),
+        ("upgrade upgraded", "downgrade downgraded"),
+        ("before", "after"),
+        ("fast faster", "slow slower"),
+        ("min minimum", "max maximum"),
+        ("hit", "miss"),
+    )
+)
+_CONTRACTION = re.compile(r"n['’]t\b")
+
+
+def epoch_ms(dt: datetime) -> int:
+    """Exact epoch milliseconds of an aware datetime (no float rounding)."""
+    return (dt.astimezone(UTC) - _EPOCH) // _MS
+
+
+def from_ms(ms: int) -> datetime:
+    """The aware UTC datetime of epoch milliseconds."""
+    return _EPOCH + timedelta(milliseconds=int(ms))
+
+
+def _words(text: str) -> list[str]:
+    return normalize_description(_CONTRACTION.sub(" not", text.casefold())).split()
+
+
+def lexically_compatible(a: str, b: str) -> bool:
+    """False when two texts that embed close together still say different things.
+
+    They must contain the same numbers (versions, ids), agree on negation and on
+    "fixed"-like state words, and not differ by opposite words (increased /
+    decreased, missing / added, ...).
+    """
+    wa, wb = _words(a), _words(b)
+    sa, sb = set(wa), set(wb)
+    if {w for w in wa if any(c.isdigit() for c in w)} != {
+        w for w in wb if any(c.isdigit() for c in w)
+    }:
+        return False
+    only_a, only_b = sa - sb, sb - sa
+    if (only_a | only_b) & _FLIPPERS:
+        return False
+    for left, right in _POLARITY:
+        if (only_a & left and only_b & right) or (only_a & right and only_b & left):
+            return False
+    return True
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    seen: set[str] = set()
+    for raw in names:
+        name = raw.strip()
+        if not name:
+            raise InvalidInput("an entity name is empty; give each entity a name or a uuid")
+        if len(name) > 256:
+            raise InvalidInput(f"entity name {name[:40]!r}... is longer than 256 characters")
+        if name not in seen:
+            seen.add(name)
+            out.append(name)
+    return out
+
+
+async def ensure_entity_uuids(
+    store: FalkorStore,
+    resolver: NameResolver,
+    embedder: Embedder,
+    namespace: str,
+    names: Sequence[str],
+) -> dict[str, str]:
+    """Map each entity name (or uuid) to an entity uuid, creating plain entities when missing.
+
+    Each name is resolved with the resolver (uuid, exact, normalised, then embedding
+    similarity; an embedding match must also be `lexically_compatible`). Names that
+    match nothing become `E_Entity {entity_type: "entity"}` nodes, MERGEd on
+    (name_key, entity_type) in one query, so retries and concurrent calls do not
+    duplicate them.
+
+    Raises:
+        InvalidInput: an empty or overlong name.
+        AmbiguousName: a name matches several entities about equally well.
+    """
+    wanted = _unique(names)
+    if not wanted:
+        return {}
+    out: dict[str, str] = {}
+    missing: list[str] = []
+    for name in wanted:
+        found = await resolver.find(namespace, ENTITY_NAMES, name)
+        if found is not None and (
+            found.how != "embedding" or lexically_compatible(name, found.name)
+        ):
+            out[name] = found.uuid
+        else:
+            if not normalize_name(name):
+                raise InvalidInput(
+                    f"entity name {name!r} has no letters or digits; give a real name"
+                )
+            missing.append(name)
+    if not missing:
+        return out
+    await store.ensure_schema(namespace)
+    await store.ensure_vectors(namespace, embedder.model_name, embedder.dimension)
+    vectors = await embedder.embed(missing)
+    now = datetime.now(UTC)
+    rows = [
+        {
+            "name": name,
+            "key": normalize_name(name),
+            "uuid": uuidlib.uuid4().hex,
+            "vec": [float(x) for x in vectors[i]],
+        }
+        for i, name in enumerate(missing)
+    ]
+    res = await store.query(
+        namespace,
+        f"UNWIND $rows AS row "
+        f"MERGE (e:{ENTITY} {{name_key: row.key, entity_type: 'entity'}}) "
+        "ON CREATE SET e.uuid = row.uuid, e.name = row.name, e.properties = '{}', "
+        "e.created_at = $now, e.created_at_iso = $now_iso, e.updated_at = $now, "
+        "e.updated_at_iso = $now_iso, e.embedding = vecf32(row.vec) "
+        "RETURN row.name, e.uuid",
+        {"rows": rows, "now": epoch_ms(now), "now_iso": iso(now)},
+    )
+    for name, uid in res.rows:
+        out[str(name)] = str(uid)
+    logger.debug("created %d entities in %s", res.nodes_created, namespace)
+    return out

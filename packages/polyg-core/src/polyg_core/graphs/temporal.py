@@ -1,0 +1,653 @@
+"""The temporal graph: events on a timeline and bi-temporal facts.
+
+Events (`T_Event`) happen at a point in time and involve entities
+(`X_INVOLVES`). For every entity, its events form a chain of `T_BEFORE` edges
+in time order (ties broken by uuid); each edge carries the entity's uuid, so
+the chains of different entities never disturb each other.
+
+Facts (`T_Fact`) are subject-predicate-object statements valid over
+`[valid_from, valid_to)` (valid time; `valid_to` null = still valid) and
+recorded at `recorded_at` (record time). A subject+predicate holds one object
+at a time. The rule `add_fact` keeps:
+
+* the fact valid at the new fact's `valid_from` with another object is closed
+  at that instant (`valid_to = valid_from`, `invalidated_by = new uuid`);
+* a fact starting later than the new one is never closed: the new fact ends
+  where that later one starts (it is inserted as history);
+* the same object already valid over the whole new interval is not recorded
+  twice (`existing`); if it ends earlier, its validity is extended;
+* a fact that ends explicitly does not bring the replaced value back afterwards.
+
+So the valid-time intervals of one subject+predicate never overlap, at most
+one of them is open, and a point-in-time query returns at most one fact each.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid as uuidlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any, Literal
+
+from polyg_shared.nodes import Event, Fact
+from polyg_shared.temporal import EventNeighbourhood, EventOrder, FactWrite, FactWriteStatus
+from polyg_shared.timeutil import iso, parse_timestamp
+
+from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
+from polyg_core.graphs.entity_refs import (
+    ensure_entity_uuids,
+    epoch_ms,
+    from_ms,
+    lexically_compatible,
+)
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.resolve import ENTITY_NAMES, NameResolver
+from polyg_core.storage.cypher import clean, props
+from polyg_core.storage.schema import ENTITY, EVENT, FACT, R_BEFORE, X_INVOLVES
+from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.vector import knn
+from polyg_core.text import normalize_name
+
+logger = logging.getLogger(__name__)
+
+TimeInput = str | datetime | date | int | float
+"""ISO 8601 (any offset), a date, an aware/naive datetime (naive = UTC) or epoch ms."""
+
+MAX_LIMIT = 1000
+MAX_DEPTH = 10
+
+
+def parse_time(value: TimeInput, what: str) -> datetime:
+    """Parse a timestamp argument, naming the argument when it is wrong.
+
+    Raises:
+        InvalidInput: not a timestamp.
+    """
+    try:
+        return parse_timestamp(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{what}: {exc}") from exc
+
+
+def _text(value: str, what: str, max_len: int) -> str:
+    text = value.strip()
+    if not text:
+        raise InvalidInput(f"{what} is empty; give a non-empty text")
+    if len(text) > max_len:
+        raise InvalidInput(f"{what} is longer than {max_len} characters; shorten it")
+    if "\x00" in text:
+        raise InvalidInput(f"{what} contains a NUL character")
+    return text
+
+
+def _limit(limit: int, what: str = "limit") -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"{what} must be between 1 and {MAX_LIMIT}, got {limit}")
+    return limit
+
+
+def _depth(depth: int, low: int = 0) -> int:
+    if not low <= depth <= MAX_DEPTH:
+        raise InvalidInput(f"depth must be between {low} and {MAX_DEPTH}, got {depth}")
+    return depth
+
+
+def event_from_row(node: dict[str, Any], entities: Iterable[Any] = ()) -> Event:
+    """An `Event` model from stored properties (plus involved entity names)."""
+    duration = node.get("duration_ms")
+    return Event(
+        uuid=str(node["uuid"]),
+        description=str(node["description"]),
+        occurred_at=from_ms(int(node["occurred_at"])),
+        duration_ms=int(duration) if duration is not None else None,
+        recorded_at=from_ms(int(node.get("recorded_at", node["occurred_at"]))),
+        entities=sorted({str(n) for n in entities if n is not None}),
+    )
+
+
+def fact_from_row(node: dict[str, Any]) -> Fact:
+    """A `Fact` model from stored properties."""
+    valid_to = node.get("valid_to")
+    by = node.get("invalidated_by")
+    return Fact(
+        uuid=str(node["uuid"]),
+        subject=str(node["subject"]),
+        predicate=str(node["predicate"]),
+        object=str(node["object"]),
+        valid_from=from_ms(int(node["valid_from"])),
+        valid_to=from_ms(int(valid_to)) if valid_to is not None else None,
+        recorded_at=from_ms(int(node.get("recorded_at", node["valid_from"]))),
+        invalidated_by=str(by) if by else None,
+    )
+
+
+# Links a new event into the T_BEFORE chain of each entity it involves: find the
+# entity's event just before and just after it, drop the edge between those two
+# and put the new event in between. Ties in time are ordered by uuid. (FalkorDB
+# cannot bind both ends of a pattern to collected nodes, hence `WHERE m = next`.)
+_ADD_EVENT = f"""
+MERGE (ev:{EVENT} {{description: $desc, occurred_at: $t}})
+ON CREATE SET ev.uuid = $uuid, ev.occurred_at_iso = $t_iso, ev.duration_ms = $dur,
+    ev.recorded_at = $now, ev.recorded_at_iso = $now_iso, ev.embedding = vecf32($vec)
+WITH ev
+UNWIND $eids AS eid
+MATCH (x:{ENTITY} {{uuid: eid}})
+MERGE (ev)-[:{X_INVOLVES}]->(x)
+WITH ev, x
+OPTIONAL MATCH (p:{EVENT})-[:{X_INVOLVES}]->(x)
+WHERE p <> ev AND (p.occurred_at < ev.occurred_at
+    OR (p.occurred_at = ev.occurred_at AND p.uuid < ev.uuid))
+WITH ev, x, p ORDER BY p.occurred_at DESC, p.uuid DESC
+WITH ev, x, collect(p)[0] AS prev
+OPTIONAL MATCH (n:{EVENT})-[:{X_INVOLVES}]->(x)
+WHERE n <> ev AND (n.occurred_at > ev.occurred_at
+    OR (n.occurred_at = ev.occurred_at AND n.uuid > ev.uuid))
+WITH ev, x, prev, n ORDER BY n.occurred_at ASC, n.uuid ASC
+WITH ev, x, prev, collect(n)[0] AS next
+OPTIONAL MATCH (prev)-[old:{R_BEFORE}]->(m:{EVENT})
+WHERE m = next AND old.entity = x.uuid
+DELETE old
+FOREACH (_ IN CASE WHEN prev IS NULL THEN [] ELSE [1] END |
+    MERGE (prev)-[:{R_BEFORE} {{entity: x.uuid}}]->(ev))
+FOREACH (_ IN CASE WHEN next IS NULL THEN [] ELSE [1] END |
+    MERGE (ev)-[:{R_BEFORE} {{entity: x.uuid}}]->(next))
+RETURN count(x)
+"""
+
+# One query decides and writes, so concurrent add_fact calls cannot interleave
+# between the check and the write (FalkorDB runs writes to a graph one at a time).
+_ADD_FACT = f"""
+OPTIONAL MATCH (x:{ENTITY}) WHERE x.uuid IN $eids
+WITH collect(DISTINCT x) AS xs
+OPTIONAL MATCH (f0:{FACT})
+WHERE f0.subject_key = $sk AND f0.predicate_key = $pk AND f0.valid_from <= $vf
+    AND (f0.valid_to IS NULL OR f0.valid_to > $vf)
+WITH xs, f0 ORDER BY f0.valid_from DESC, f0.recorded_at DESC LIMIT 1
+OPTIONAL MATCH (nx:{FACT})
+WHERE nx.subject_key = $sk AND nx.predicate_key = $pk AND nx.valid_from > $vf
+    AND (nx.valid_to IS NULL OR nx.valid_to > nx.valid_from)
+WITH xs, f0, nx ORDER BY nx.valid_from ASC LIMIT 1
+WITH xs, f0,
+    CASE WHEN nx IS NULL THEN $vt WHEN $vt IS NULL OR nx.valid_from < $vt
+        THEN nx.valid_from ELSE $vt END AS vend,
+    CASE WHEN nx IS NULL THEN $vt_iso WHEN $vt IS NULL OR nx.valid_from < $vt
+        THEN nx.valid_from_iso ELSE $vt_iso END AS vend_iso
+WITH xs, f0, vend, vend_iso,
+    CASE WHEN f0 IS NULL THEN 'created'
+        WHEN f0.object_key <> $ok THEN 'superseded'
+        WHEN f0.valid_to IS NULL THEN 'existing'
+        WHEN vend IS NOT NULL AND f0.valid_to >= vend THEN 'existing'
+        ELSE 'extended' END AS status
+MERGE (t:{FACT} {{uuid: CASE WHEN status IN ['created', 'superseded'] THEN $uuid ELSE f0.uuid END}})
+ON CREATE SET t.subject = $subject, t.subject_key = $sk, t.predicate = $predicate,
+    t.predicate_key = $pk, t.object = $object, t.object_key = $ok,
+    t.valid_from = $vf, t.valid_from_iso = $vf_iso, t.valid_to = vend, t.valid_to_iso = vend_iso,
+    t.recorded_at = $now, t.recorded_at_iso = $now_iso, t.embedding = vecf32($vec)
+FOREACH (_ IN CASE WHEN status = 'superseded' THEN [1] ELSE [] END |
+    SET f0.valid_to = $vf, f0.valid_to_iso = $vf_iso, f0.invalidated_by = $uuid,
+        f0.invalidated_at = $now)
+FOREACH (_ IN CASE WHEN status = 'extended' THEN [1] ELSE [] END |
+    SET t.valid_to = vend, t.valid_to_iso = vend_iso, t.invalidated_by = null)
+FOREACH (x IN xs | MERGE (t)-[:{X_INVOLVES}]->(x))
+RETURN {props("t")}, status, CASE WHEN status = 'superseded' THEN {props("f0")} ELSE null END
+"""
+
+_INVALIDATE = f"""
+MATCH (f:{FACT} {{uuid: $u}})
+WITH f, $at < f.valid_from AS too_early,
+    (f.valid_to IS NULL OR f.valid_to > $at) AND $at >= f.valid_from AS change
+FOREACH (_ IN CASE WHEN change THEN [1] ELSE [] END |
+    SET f.valid_to = $at, f.valid_to_iso = $at_iso, f.invalidated_at = $now)
+RETURN {props("f")}, too_early
+"""
+
+
+@dataclass
+class TemporalGraph:
+    """Events, facts and timelines of one FalkorDB store.
+
+    Args:
+        store: the FalkorDB store.
+        embedder: embeds event descriptions and "subject predicate object" of facts.
+        resolver: resolves entity names (and event references).
+        event_match_threshold: similarity for resolving an event by description.
+    """
+
+    store: FalkorStore
+    embedder: Embedder
+    resolver: NameResolver
+    event_match_threshold: float = 0.85
+
+    async def _prepare(self, namespace: str) -> None:
+        await self.store.ensure_schema(namespace)
+        await self.store.ensure_vectors(
+            namespace, self.embedder.model_name, self.embedder.dimension
+        )
+
+    async def _embed(self, text: str) -> list[float]:
+        return [float(x) for x in (await self.embedder.embed([text]))[0]]
+
+    async def _entity_uuid(self, namespace: str, entity: str) -> str:
+        return (await self.resolver.resolve(namespace, ENTITY_NAMES, entity)).uuid
+
+    # -- events -------------------------------------------------------------------------------
+
+    async def add_event(
+        self,
+        namespace: str,
+        description: str,
+        occurred_at: TimeInput,
+        duration_ms: int | None = None,
+        entities: Sequence[str] = (),
+    ) -> Event:
+        """Record an event and link it to the entities it involves.
+
+        The same description at the same instant is one event (a retry adds nothing).
+        Entities that do not exist yet are created. Each entity's `T_BEFORE` chain is
+        kept in time order, also when an event is inserted between two older ones.
+
+        Raises:
+            InvalidInput: empty description, bad timestamp or negative duration.
+            AmbiguousName: an entity name matches several entities.
+        """
+        desc = _text(description, "description", 4096)
+        when = parse_time(occurred_at, "occurred_at")
+        if duration_ms is not None and duration_ms < 0:
+            raise InvalidInput(f"duration_ms must be >= 0, got {duration_ms}")
+        await self._prepare(namespace)
+        eids = await ensure_entity_uuids(
+            self.store, self.resolver, self.embedder, namespace, list(entities)
+        )
+        now = datetime.now(UTC)
+        t = epoch_ms(when)
+        await self.store.query(
+            namespace,
+            _ADD_EVENT,
+            {
+                "desc": desc,
+                "t": t,
+                "t_iso": iso(from_ms(t)),
+                "dur": duration_ms,
+                "uuid": uuidlib.uuid4().hex,
+                "now": epoch_ms(now),
+                "now_iso": iso(now),
+                "vec": await self._embed(desc),
+                "eids": sorted(set(eids.values())),
+            },
+        )
+        res = await self.store.query(
+            namespace,
+            f"MATCH (ev:{EVENT} {{description: $desc, occurred_at: $t}}) "
+            f"OPTIONAL MATCH (ev)-[:{X_INVOLVES}]->(x:{ENTITY}) "
+            f"RETURN {props('ev')}, collect(x.name)",
+            {"desc": desc, "t": t},
+            read_only=True,
+        )
+        node, names = res.rows[0]
+        return event_from_row(clean(node), names)
+
+    async def _events(self, namespace: str, uuids: Sequence[str]) -> dict[str, Event]:
+        if not uuids:
+            return {}
+        res = await self.store.query(
+            namespace,
+            f"MATCH (ev:{EVENT}) WHERE ev.uuid IN $ids "
+            f"OPTIONAL MATCH (ev)-[:{X_INVOLVES}]->(x:{ENTITY}) "
+            f"RETURN {props('ev')}, collect(x.name)",
+            {"ids": list(uuids)},
+            read_only=True,
+        )
+        events = (event_from_row(clean(node), names) for node, names in res.rows)
+        return {e.uuid: e for e in events}
+
+    async def timeline(
+        self,
+        namespace: str,
+        start: TimeInput | None = None,
+        end: TimeInput | None = None,
+        entity: str | None = None,
+        limit: int = 100,
+        order: Literal["asc", "desc"] = "asc",
+    ) -> list[Event]:
+        """Events with `start <= occurred_at <= end` (either bound open), in time order.
+
+        Events of any age are returned; nothing is filtered by a hidden window.
+
+        Args:
+            namespace: the graph.
+            start: earliest occurrence (inclusive), or None.
+            end: latest occurrence (inclusive), or None.
+            entity: only events involving this entity (name or uuid, resolved).
+            limit: at most this many events (1-1000).
+            order: "asc" oldest first, "desc" newest first.
+
+        Raises:
+            InvalidInput: bad bounds, limit or order.
+            NodeNotFound: the entity does not exist.
+        """
+        _limit(limit)
+        if order not in ("asc", "desc"):
+            raise InvalidInput(f"order must be 'asc' or 'desc', got {order!r}")
+        params: dict[str, Any] = {"lim": limit}
+        conds: list[str] = []
+        if start is not None:
+            params["s"] = epoch_ms(parse_time(start, "start"))
+            conds.append("ev.occurred_at >= $s")
+        if end is not None:
+            params["e"] = epoch_ms(parse_time(end, "end"))
+            conds.append("ev.occurred_at <= $e")
+        if "s" in params and "e" in params and params["s"] > params["e"]:
+            raise InvalidInput("start is after end; swap them")
+        match = f"MATCH (ev:{EVENT})"
+        if entity is not None:
+            params["x"] = await self._entity_uuid(namespace, entity)
+            match = f"MATCH (x0:{ENTITY} {{uuid: $x}})<-[:{X_INVOLVES}]-(ev:{EVENT})"
+        where = f" WHERE {' AND '.join(conds)}" if conds else ""
+        direction = "ASC" if order == "asc" else "DESC"
+        res = await self.store.query(
+            namespace,
+            f"{match}{where} WITH DISTINCT ev "
+            f"ORDER BY ev.occurred_at {direction}, ev.uuid {direction} LIMIT $lim "
+            f"OPTIONAL MATCH (ev)-[:{X_INVOLVES}]->(x:{ENTITY}) "
+            f"RETURN {props('ev')}, collect(x.name)",
+            params,
+            read_only=True,
+        )
+        events = [event_from_row(clean(node), names) for node, names in res.rows]
+        events.sort(key=lambda e: (e.occurred_at, e.uuid), reverse=order == "desc")
+        return events
+
+    async def resolve_event(self, namespace: str, ref: str) -> Event:
+        """Find one event by uuid, exact description, or similar description.
+
+        Raises:
+            NodeNotFound: nothing matches; carries the closest descriptions.
+            AmbiguousName: the description matches several events.
+        """
+        text = _text(ref, "event", 4096)
+        for cond in ("ev.uuid = $v", "ev.description = $v"):
+            res = await self.store.query(
+                namespace,
+                f"MATCH (ev:{EVENT}) WHERE {cond} RETURN ev.uuid, ev.description, "
+                "ev.occurred_at_iso LIMIT 6",
+                {"v": text},
+                read_only=True,
+            )
+            if len(res.rows) == 1:
+                return (await self._events(namespace, [str(res.rows[0][0])]))[str(res.rows[0][0])]
+            if len(res.rows) > 1:
+                cands = [Candidate(str(u), f"{d} ({t})", EVENT, 1.0) for u, d, t in res.rows]
+                raise AmbiguousName("event", text, cands)
+        hits = await knn(self.store, namespace, EVENT, await self._embed(text), 5)
+        good = [
+            h
+            for h in hits
+            if h.similarity >= self.event_match_threshold
+            and lexically_compatible(text, str(h.properties.get("description", "")))
+        ]
+        if not good:
+            cands = [
+                Candidate(h.uuid, str(h.properties.get("description", "")), EVENT, h.similarity)
+                for h in hits
+            ]
+            raise NodeNotFound("event", text, cands)
+        return (await self._events(namespace, [good[0].uuid]))[good[0].uuid]
+
+    async def events_near(
+        self,
+        namespace: str,
+        entity_uuids: Sequence[str],
+        start: TimeInput | None = None,
+        end: TimeInput | None = None,
+        depth: int = 1,
+        limit: int = 50,
+    ) -> EventNeighbourhood:
+        """Events involving the seed entities, then `depth` steps along `T_BEFORE`.
+
+        Only events inside `[start, end]` are taken (either bound open). Direct events
+        are taken newest first; the result holds at most `limit` events.
+
+        Raises:
+            InvalidInput: bad depth, limit or bounds.
+        """
+        _depth(depth)
+        _limit(limit)
+        params: dict[str, Any] = {}
+        conds: list[str] = []
+        if start is not None:
+            params["s"] = epoch_ms(parse_time(start, "start"))
+            conds.append("{v}.occurred_at >= $s")
+        if end is not None:
+            params["e"] = epoch_ms(parse_time(end, "end"))
+            conds.append("{v}.occurred_at <= $e")
+        ids = sorted(set(entity_uuids))
+        if not ids:
+            return EventNeighbourhood()
+        where = "".join(f" AND {c.format(v='ev')}" for c in conds)
+        res = await self.store.query(
+            namespace,
+            f"MATCH (x:{ENTITY})<-[:{X_INVOLVES}]-(ev:{EVENT}) WHERE x.uuid IN $ids{where} "
+            "WITH DISTINCT ev ORDER BY ev.occurred_at DESC LIMIT $lim RETURN ev.uuid",
+            {**params, "ids": ids, "lim": limit + 1},
+            read_only=True,
+        )
+        found = [str(r[0]) for r in res.rows]
+        truncated = len(found) > limit
+        hops = {u: 0 for u in found[:limit]}
+        frontier = list(hops)
+        bwhere = "".join(f" AND {c.format(v='b')}" for c in conds)
+        for hop in range(1, depth + 1):
+            room = limit - len(hops)
+            if not frontier or room <= 0:
+                truncated = truncated or bool(frontier and room <= 0)
+                break
+            res = await self.store.query(
+                namespace,
+                f"MATCH (a:{EVENT})-[:{R_BEFORE}]-(b:{EVENT}) "
+                f"WHERE a.uuid IN $front AND NOT b.uuid IN $seen{bwhere} "
+                "RETURN DISTINCT b.uuid LIMIT $lim",
+                {**params, "front": frontier, "seen": list(hops), "lim": room + 1},
+                read_only=True,
+            )
+            nxt = [str(r[0]) for r in res.rows]
+            if len(nxt) > room:
+                truncated = True
+                nxt = nxt[:room]
+            for u in nxt:
+                hops[u] = hop
+            frontier = nxt
+        events = await self._events(namespace, list(hops))
+        edges_res = await self.store.query(
+            namespace,
+            f"MATCH (a:{EVENT})-[r:{R_BEFORE}]->(b:{EVENT}) "
+            "WHERE a.uuid IN $ids AND b.uuid IN $ids RETURN a.uuid, b.uuid, r.entity",
+            {"ids": list(hops)},
+            read_only=True,
+        )
+        ordered = sorted(events.values(), key=lambda e: (e.occurred_at, e.uuid))
+        return EventNeighbourhood(
+            events=ordered,
+            hops={u: hops[u] for u in events},
+            edges=[
+                EventOrder(before=str(a), after=str(b), entity=str(x) if x else None)
+                for a, b, x in edges_res.rows
+            ],
+            truncated=truncated,
+        )
+
+    # -- facts --------------------------------------------------------------------------------
+
+    async def add_fact(
+        self,
+        namespace: str,
+        subject: str,
+        predicate: str,
+        object: str,
+        valid_from: TimeInput | None = None,
+        valid_to: TimeInput | None = None,
+        entities: Sequence[str] = (),
+    ) -> FactWrite:
+        """Record that `subject predicate object` holds from `valid_from` (default now).
+
+        The subject becomes (or resolves to) an entity linked by `X_INVOLVES`, as do
+        `entities`. See the module docstring for how overlapping validity is settled.
+
+        Raises:
+            InvalidInput: empty parts, bad timestamps, or `valid_to <= valid_from`.
+            AmbiguousName: an entity name matches several entities.
+        """
+        subj = _text(subject, "subject", 256)
+        pred = _text(predicate, "predicate", 256)
+        obj = _text(object, "object", 4096)
+        sk, pk, ok = normalize_name(subj), normalize_name(pred), normalize_name(obj)
+        if not (sk and pk and ok):
+            raise InvalidInput(
+                "subject, predicate and object each need letters or digits, e.g. "
+                "('Alice', 'works_on', 'Auth Service')"
+            )
+        now = datetime.now(UTC)
+        vf = epoch_ms(parse_time(valid_from, "valid_from") if valid_from is not None else now)
+        vt = epoch_ms(parse_time(valid_to, "valid_to")) if valid_to is not None else None
+        if vt is not None and vt <= vf:
+            raise InvalidInput(
+                f"valid_to ({iso(from_ms(vt))}) must be after valid_from ({iso(from_ms(vf))})"
+            )
+        await self._prepare(namespace)
+        eids = await ensure_entity_uuids(
+            self.store, self.resolver, self.embedder, namespace, [subj, *entities]
+        )
+        res = await self.store.query(
+            namespace,
+            _ADD_FACT,
+            {
+                "eids": sorted(set(eids.values())),
+                "sk": sk,
+                "pk": pk,
+                "ok": ok,
+                "subject": subj,
+                "predicate": pred,
+                "object": obj,
+                "vf": vf,
+                "vf_iso": iso(from_ms(vf)),
+                "vt": vt,
+                "vt_iso": iso(from_ms(vt)) if vt is not None else None,
+                "uuid": uuidlib.uuid4().hex,
+                "now": epoch_ms(now),
+                "now_iso": iso(now),
+                "vec": await self._embed(f"{subj} {pred} {obj}"),
+            },
+        )
+        node, status, closed = res.rows[0]
+        status_value: FactWriteStatus = status
+        return FactWrite(
+            fact=fact_from_row(clean(node)),
+            status=status_value,
+            invalidated=[fact_from_row(clean(closed))] if closed else [],
+        )
+
+    async def invalidate_fact(self, namespace: str, uuid: str, at: TimeInput | None = None) -> Fact:
+        """End a fact's validity at `at` (default now); already ended earlier: unchanged.
+
+        Raises:
+            NodeNotFound: no fact has this uuid.
+            InvalidInput: `at` is before the fact's `valid_from`.
+        """
+        when = parse_time(at, "at") if at is not None else datetime.now(UTC)
+        at_ms = epoch_ms(when)
+        now = datetime.now(UTC)
+        res = await self.store.query(
+            namespace,
+            _INVALIDATE,
+            {"u": uuid, "at": at_ms, "at_iso": iso(from_ms(at_ms)), "now": epoch_ms(now)},
+        )
+        if not res.rows:
+            raise NodeNotFound("fact", uuid)
+        node, too_early = res.rows[0]
+        fact = fact_from_row(clean(node))
+        if too_early:
+            raise InvalidInput(
+                f"cannot end fact {uuid} at {iso(when)}: it is only valid from "
+                f"{iso(fact.valid_from)}; give a time at or after that"
+            )
+        return fact
+
+    async def facts(
+        self,
+        namespace: str,
+        subject: str | None = None,
+        predicate: str | None = None,
+        entity: str | None = None,
+        as_of: TimeInput | None = None,
+        history: bool = False,
+        limit: int = 100,
+    ) -> list[Fact]:
+        """Facts valid now (default), valid at `as_of`, or every version (`history`).
+
+        A fact is valid at t when `valid_from <= t < valid_to` (or `valid_to` is open).
+        Subject and predicate compare normalised (case, spaces, punctuation ignored).
+
+        Raises:
+            InvalidInput: bad timestamp or limit, or both `as_of` and `history`.
+            NodeNotFound: the entity does not exist.
+        """
+        _limit(limit)
+        if history and as_of is not None:
+            raise InvalidInput("give either as_of (one point in time) or history=True, not both")
+        params: dict[str, Any] = {"lim": limit}
+        conds: list[str] = []
+        if subject is not None:
+            params["sk"] = normalize_name(subject)
+            conds.append("f.subject_key = $sk")
+        if predicate is not None:
+            params["pk"] = normalize_name(predicate)
+            conds.append("f.predicate_key = $pk")
+        if not history:
+            when = parse_time(as_of, "as_of") if as_of is not None else datetime.now(UTC)
+            params["t"] = epoch_ms(when)
+            conds.append("f.valid_from <= $t AND (f.valid_to IS NULL OR f.valid_to > $t)")
+        match = f"MATCH (f:{FACT})"
+        if entity is not None:
+            params["x"] = await self._entity_uuid(namespace, entity)
+            match = f"MATCH (x0:{ENTITY} {{uuid: $x}})<-[:{X_INVOLVES}]-(f:{FACT})"
+        where = f" WHERE {' AND '.join(conds)}" if conds else ""
+        order = (
+            "f.subject_key, f.predicate_key, f.valid_from, f.recorded_at"
+            if history
+            else "f.valid_from DESC, f.uuid"
+        )
+        res = await self.store.query(
+            namespace,
+            f"{match}{where} WITH DISTINCT f ORDER BY {order} LIMIT $lim RETURN {props('f')}",
+            params,
+            read_only=True,
+        )
+        return [fact_from_row(clean(r[0])) for r in res.rows]
+
+    async def facts_for(
+        self,
+        namespace: str,
+        entity_uuids: Sequence[str],
+        as_of: TimeInput | None = None,
+        limit: int = 50,
+    ) -> list[Fact]:
+        """Facts involving any of the seed entities, valid at `as_of` (default now).
+
+        Raises:
+            InvalidInput: bad timestamp or limit.
+        """
+        _limit(limit)
+        ids = sorted(set(entity_uuids))
+        if not ids:
+            return []
+        when = parse_time(as_of, "as_of") if as_of is not None else datetime.now(UTC)
+        res = await self.store.query(
+            namespace,
+            f"MATCH (x:{ENTITY})<-[:{X_INVOLVES}]-(f:{FACT}) WHERE x.uuid IN $ids "
+            "AND f.valid_from <= $t AND (f.valid_to IS NULL OR f.valid_to > $t) "
+            f"WITH DISTINCT f ORDER BY f.valid_from DESC LIMIT $lim RETURN {props('f')}",
+            {"ids": ids, "t": epoch_ms(when), "lim": limit},
+            read_only=True,
+        )
+        return [fact_from_row(clean(r[0])) for r in res.rows]
