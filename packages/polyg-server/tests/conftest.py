@@ -6,8 +6,7 @@ import pytest
 from mcp import Client
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.storage.store import FalkorStore
-from polyg_core.testing.fixtures import *  # noqa: F403
-
+from polyg_core.testing.fixtures import *  # noqa: F403  # pyright: ignore[reportWildcardImportFromLibrary]
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.registry import PolygServer

@@ -8,8 +8,6 @@ from mcp import Client
 from mcp_types import CallToolResult, TextContent
 from polyg_core.errors import Candidate, NodeNotFound
 from polyg_core.storage.store import FalkorStore
-from pydantic import BaseModel
-
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.registry import (
@@ -21,6 +19,7 @@ from polyg_server.registry import (
     list_tool_specs,
     register_tool,
 )
+from pydantic import BaseModel
 
 pytestmark = pytest.mark.anyio
 

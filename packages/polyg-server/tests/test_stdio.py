@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from polyg_core.storage.embedded import EmbeddedFalkorDB
+from polyg_core.storage.store import FalkorStore
+
+pytestmark = pytest.mark.anyio
+
+
+def polyg_mcp_command() -> list[str]:
+    script = Path(sys.executable).parent / "polyg-mcp"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "polyg_server.main"]
+
+
+async def test_stdio_process_initializes_lists_tools_and_answers(
+    falkordb_server: EmbeddedFalkorDB, store: FalkorStore, namespace: str
+) -> None:
+    await store.ensure_schema(namespace)
+    await store.query(namespace, "CREATE (:E_Entity {uuid: 'e1', name: 'a'})")
+    command, *args = polyg_mcp_command()
+    params = StdioServerParameters(
+        command=command,
+        args=args,
+        env={
+            "POLYG_DATA_DIR": str(falkordb_server.data_dir),
+            "FALKORDB_GRAPH": namespace,
+            "POLYG_LOG_LEVEL": "WARNING",
+        },
+    )
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            assert client.server_info is not None and client.server_info.name == "polyg"
+            tools = {t.name for t in (await client.list_tools()).tools}
+            result = await client.call_tool("get_statistics", {})
+            bad = await client.call_tool("get_statistics", {"graph": "../etc"})
+            again = await client.call_tool("get_statistics", {"graph": namespace})
+    assert {"get_statistics", "list_graphs", "delete_graph", "get_graph_info"} <= tools
+    assert not result.is_error
+    assert result.structured_content["namespace"] == namespace
+    assert result.structured_content["graphs"]["entity"]["nodes"] == 1
+    assert bad.is_error
+    assert again.structured_content == result.structured_content
+    # the process reused the session's FalkorDB and did not stop it on exit
+    assert falkordb_server.running_socket() is not None
