@@ -1,10 +1,12 @@
 """The graph thinking tool (seed 002) on FalkorDB: named scratch graphs, fuzzy names, analysis, import/export."""
 
+from polyg_core.engine.analysis import GraphAnalyzer
 from polyg_core.engine.graphs import DEFAULT_TTL_S, GraphManager
 from polyg_core.engine.scratch import NameNotExact, ScratchGraphs, embedding_text
 
 __all__ = [
     "DEFAULT_TTL_S",
+    "GraphAnalyzer",
     "GraphManager",
     "NameNotExact",
     "ScratchGraphs",
