@@ -98,9 +98,9 @@ class GraphAnalyzer:
         best: tuple[float, str] | None = None
         for spec in (ENTITY_NAMES, CONCEPT_NAMES, CAUSAL_NAMES):
             found = await self.scratch.resolver.find(ns, spec, text)
-            if found is not None and data.get_node(found.uuid) is not None:
-                if best is None or found.similarity > best[0]:
-                    best = (found.similarity, found.uuid)
+            known = found is not None and data.get_node(found.uuid) is not None
+            if found is not None and known and (best is None or found.similarity > best[0]):
+                best = (found.similarity, found.uuid)
         if best is not None:
             return best[1]
         raise NodeNotFound("node", name)
