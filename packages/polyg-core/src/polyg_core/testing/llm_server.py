@@ -171,6 +171,7 @@ class ScriptedLLMServer:
     _port: int | None = None
     _server: _InProcessServer | None = None
     _task_group: TaskGroup | None = None
+    _closing: anyio.Event = field(default_factory=anyio.Event)
 
     # -- scripting ---------------------------------------------------------
 
@@ -233,6 +234,7 @@ class ScriptedLLMServer:
         )
         server = _InProcessServer(config)
         self._server = server
+        self._closing = anyio.Event()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(server.serve, [sock])
@@ -261,6 +263,7 @@ class ScriptedLLMServer:
         server, group = self._server, self._task_group
         self._server = self._task_group = None
         self._port = None
+        self._closing.set()
         if server is not None:
             server.should_exit = True
         if group is not None:
@@ -269,6 +272,11 @@ class ScriptedLLMServer:
             await group.__aexit__(exc_type, exc, tb)
 
     # -- HTTP --------------------------------------------------------------
+
+    async def _delay(self, seconds: float) -> None:
+        # Delayed replies end early when the server stops, so shutdown never waits on them.
+        with anyio.move_on_after(seconds):
+            await self._closing.wait()
 
     def _app(self) -> Starlette:
         return Starlette(
@@ -309,7 +317,7 @@ class ScriptedLLMServer:
             answered = self.responder(list(body.get("messages", [])))
             reply = answered if isinstance(answered, Reply) else Reply(content=answered)
         if reply.delay_s > 0:
-            await anyio.sleep(reply.delay_s)
+            await self._delay(reply.delay_s)
         if reply.status >= 400:
             return _error_response(reply)
         if reply.malformed:
@@ -340,7 +348,7 @@ class ScriptedLLMServer:
         if self._embedding_replies:
             reply = self._embedding_replies.popleft()
             if reply.delay_s > 0:
-                await anyio.sleep(reply.delay_s)
+                await self._delay(reply.delay_s)
             if reply.status >= 400:
                 return _error_response(reply)
             if reply.malformed:

@@ -31,6 +31,17 @@ __all__ = ["LiteLLMEmbedder"]
 logger = logging.getLogger(__name__)
 
 
+class _NoSDKRetries(int):
+    """Zero retries that litellm's embedding path does not replace by its default.
+
+    litellm's OpenAI embedding handler computes `max_retries or DEFAULT_MAX_RETRIES`,
+    so a plain 0 becomes 2 hidden SDK retries under ours. This zero is truthy.
+    """
+
+    def __bool__(self) -> bool:
+        return True
+
+
 class LiteLLMEmbedder:
     """An `Embedder` that calls `litellm.aembedding` in batches.
 
@@ -146,7 +157,7 @@ class LiteLLMEmbedder:
             "input": [text if text.strip() else " " for text in batch],
             "timeout": self.timeout_s,
             "num_retries": 0,
-            "max_retries": 0,
+            "max_retries": _NoSDKRetries(0),
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base
