@@ -37,6 +37,7 @@ __all__ = [
     "IntentDraft",
     "LLMClassifier",
     "RuleClassifier",
+    "check_intent",
     "classify",
 ]
 

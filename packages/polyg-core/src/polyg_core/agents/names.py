@@ -262,12 +262,13 @@ def _sentence_initial(text: str, start: int) -> bool:
     return not before or before[-1] in ".!?\n:;"
 
 
-def _candidates(text: str) -> list[tuple[int, int, str]]:
-    found: list[tuple[int, int, str]] = []
+def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
+    """(start, end, name, weak) of name-like words; weak ones count only if seen elsewhere."""
+    found: list[tuple[int, int, str, bool]] = []
     for m in _FILE.finditer(text):
-        found.append((m.start(), m.end(), m.group(0)))
+        found.append((m.start(), m.end(), m.group(0), False))
     for m in _DEPLOY.finditer(text):
-        found.append((m.start(), m.end(), m.group(0)))
+        found.append((m.start(), m.end(), m.group(0), False))
     for m in _IDENT.finditer(text):
         name = m.group(0)
         parts = re.split(r"[-_.]", name)
@@ -276,9 +277,9 @@ def _candidates(text: str) -> list[tuple[int, int, str]]:
             or ("_" in name and len(name) >= 4)
             or any(p.lower() in _TECH_PARTS for p in parts)
         ):
-            found.append((m.start(), m.end(), name))
+            found.append((m.start(), m.end(), name, False))
     for m in _CAMEL.finditer(text):
-        found.append((m.start(), m.end(), m.group(0)))
+        found.append((m.start(), m.end(), m.group(0), False))
     for m in _CAPS.finditer(text):
         words = [
             (m.start() + w.start(), m.start() + w.end(), w.group(0))
@@ -292,34 +293,45 @@ def _candidates(text: str) -> list[tuple[int, int, str]]:
             continue
         start, end = words[0][0], words[-1][1]
         name = text[start:end]
-        if _sentence_initial(text, start) and len(words) == 1:
-            following = text[end:][:30]
-            if guess_entity_type(name, following) != "person":
-                continue  # a capitalised first word is usually just the start of a sentence
-        found.append((start, end, name))
+        # A capitalised first word is usually just the start of a sentence: keep it only
+        # when a person verb follows, or when the name also appears elsewhere.
+        weak = (
+            _sentence_initial(text, start)
+            and len(words) == 1
+            and guess_entity_type(name, text[end:][:30]) != "person"
+        )
+        found.append((start, end, name, weak))
     return found
 
 
 def find_names(text: str, matcher: EntityMatcher | None = None) -> list[NameMention]:
-    """Known entity mentions plus new name-like words, in text order, one per normalized key.
+    """Known entity mentions plus new name-like words, every occurrence, in text order.
 
     New names are CamelCase, kebab-case or snake_case identifiers with a digit or a
     technical part ("auth-service", "deploy-v2.3.1", "AUTH_SECRET"), file names,
     "deploy v1.2" phrases, and capitalised words that do not start a sentence
-    (or do, when a verb like "said" follows: "Alice said ...").
+    (or do, when a verb like "said" follows: "Alice said ..."). Later occurrences
+    of a name carry the name (and type) of its first occurrence.
     """
     known = matcher.find(text) if matcher else []
     taken = [m.span for m in known]
-    by_key: dict[str, NameMention] = {normalize_name(m.name): m for m in known}
+    by_key: dict[str, NameMention] = {}
+    for m in known:
+        by_key.setdefault(normalize_name(m.name), m)
     out = list(known)
     cands = sorted(_candidates(text), key=lambda c: (c[0], -(c[1] - c[0])))
-    for start, end, name in cands:
+    strong = set(by_key) | {normalize_name(_POSSESSIVE.sub("", c[2])) for c in cands if not c[3]}
+    for start, end, name, weak in cands:
         name = _POSSESSIVE.sub("", name).strip()
         key = normalize_name(name)
         if not key or len(name) < 2 or any(s < end and start < e for s, e in taken):
             continue
+        if weak and key not in strong:
+            continue
         taken.append((start, end))
-        if key in by_key:
+        first = by_key.get(key)
+        if first is not None:
+            out.append(NameMention(first.name, (start, end), first.known, first.entity_type))
             continue
         if matcher and key in matcher.by_key:
             mention = NameMention(matcher.by_key[key], (start, end), True, "entity", 1.0)
