@@ -257,3 +257,23 @@ async def test_session_cap_answers_503_with_retry_after(
 )
 def test_origin_matching(origin: str, allowed: list[str], expected: bool) -> None:
     assert origin_allowed(origin, allowed) is expected
+
+
+async def test_idle_sessions_are_closed(store: FalkorStore, server_settings: Settings) -> None:
+    options = HttpOptions(session_idle_timeout_s=0.3)
+    async with (
+        serving(make_app(store, server_settings, options)) as url,
+        httpx.AsyncClient() as http,
+    ):
+        with anyio.fail_after(20):
+            opened = await http.post(f"{url}/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+            session = {"Mcp-Session-Id": opened.headers["mcp-session-id"]}
+            # A timing test by nature: wait past the idle timeout, then use the session.
+            await anyio.sleep(1.0)
+            listed = await http.post(
+                f"{url}/mcp",
+                json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                headers={**MCP_HEADERS, **session, "Mcp-Protocol-Version": "2025-06-18"},
+            )
+    assert opened.status_code == 200
+    assert listed.status_code == 404

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from polyg_core.config import Settings
 from polyg_core.providers.embeddings.base import Embedder
@@ -31,6 +32,8 @@ class ServerContext:
     llm: LLM | None = None
     default_namespace: str = ""
     started_at: float = field(default_factory=time.monotonic)
+    services: dict[str, Any] = field(default_factory=lambda: {}, repr=False)
+    """Objects tool modules build once per context on first use (e.g. the graph engine)."""
 
     def __post_init__(self) -> None:
         if not self.default_namespace:

@@ -69,7 +69,11 @@ def validation_error_text(
     lines = [f"Invalid arguments for {tool}:"]
     for err in exc.errors(include_url=False):
         loc = tuple(err.get("loc", ()))
-        where = ".".join(str(p) for p in loc) or "(arguments)"
+        where = ".".join(str(p) for p in loc)
+        if not loc:
+            where = "(arguments)"
+        elif not all(str(p) for p in loc):
+            where = repr(where)
         msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
         if err.get("type") == "extra_forbidden":
             msg = "unknown argument"

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from types import FrameType
 
 import anyio
 from polyg_core.config import Settings, load_settings
@@ -17,6 +19,7 @@ from pydantic import ValidationError
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import LOOPBACK_HOSTS, HttpOptions, create_http_app
+from polyg_server.registry import parse_profiles
 
 logger = logging.getLogger("polyg_server")
 
@@ -58,6 +61,30 @@ def _embedder(settings: Settings) -> Embedder | None:
         return None
 
 
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _ignore_signal(signum: int, frame: FrameType | None) -> None:
+    logger.debug("signal %d after shutdown ignored", signum)
+
+
+async def _until_signal(run: Callable[[], Awaitable[None]]) -> None:
+    """Run until `run` returns or SIGINT/SIGTERM arrives, so cleanup code still runs."""
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(*_SIGNALS) as signals:
+                async for signum in signals:
+                    logger.info("signal %d: shutting down", signum)
+                    tg.cancel_scope.cancel()
+                    return
+
+        if sys.platform != "win32":
+            tg.start_soon(watch)
+        await run()
+        tg.cancel_scope.cancel()
+
+
 async def serve(settings: Settings, *, http: bool) -> None:
     """Connect the store, build the server and serve until the client or a signal ends it."""
     store = FalkorStore(settings.storage)
@@ -68,7 +95,7 @@ async def serve(settings: Settings, *, http: bool) -> None:
         server = create_server(ctx)
         if not http:
             logger.info("serving MCP over stdio")
-            await server.run_stdio_async()
+            await _until_signal(server.run_stdio_async)
             return
         import uvicorn
 
@@ -88,7 +115,14 @@ async def serve(settings: Settings, *, http: bool) -> None:
             timeout_graceful_shutdown=5,
         )
         logger.info("serving MCP over HTTP at http://%s:%d/mcp", settings.host, settings.port)
-        await uvicorn.Server(config).serve()
+        # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal to
+        # the handler it found; a no-op one lets this function close the store afterwards.
+        previous = {sig: signal.signal(sig, _ignore_signal) for sig in _SIGNALS}
+        try:
+            await uvicorn.Server(config).serve()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     finally:
         with anyio.CancelScope(shield=True):
             await store.close()
@@ -107,6 +141,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.stderr.write(f"polyg-mcp: invalid configuration:\n{exc}\n")
         raise SystemExit(2) from None
     configure_logging(settings.log_level)
+    try:
+        parse_profiles(settings.tools)
+    except PolygError as exc:
+        logger.error("%s", exc)
+        raise SystemExit(2) from None
     try:
         anyio.run(lambda: serve(settings, http=args.http))
     except KeyboardInterrupt:

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from anyio.abc import ByteReceiveStream
+from polyg_core.storage.embedded import EmbeddedFalkorDB
+
+pytestmark = pytest.mark.anyio
+
+
+def polyg_mcp() -> list[str]:
+    script = Path(sys.executable).parent / "polyg-mcp"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "polyg_server.main"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def env_for(server: EmbeddedFalkorDB, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FALKORDB_", "POLYG_"))}
+    return {**env, "POLYG_DATA_DIR": str(server.data_dir), "POLYG_LOG_LEVEL": "WARNING", **extra}
+
+
+async def _read_all(stream: ByteReceiveStream | None) -> bytes:
+    chunks: list[bytes] = []
+    if stream is not None:
+        try:
+            while True:
+                chunks.append(await stream.receive())
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            pass
+    return b"".join(chunks)
+
+
+async def test_http_mode_serves_health_and_stops_on_sigterm(
+    falkordb_server: EmbeddedFalkorDB,
+) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with anyio.fail_after(60):
+        async with await anyio.open_process(
+            [*polyg_mcp(), "--http", "--host", "127.0.0.1", "--port", str(port)],
+            env=env_for(falkordb_server, POLYG_API_KEY="k-123"),
+        ) as proc:
+            try:
+                async with httpx.AsyncClient() as http:
+                    health: httpx.Response | None = None
+                    while health is None:
+                        try:
+                            health = await http.get(f"{base}/health")
+                        except httpx.TransportError:
+                            assert proc.returncode is None, "polyg-mcp exited at start"
+                            await anyio.sleep(0.1)
+                    refused = await http.post(f"{base}/mcp", json={})
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                out, err = await _read_all(proc.stdout), await _read_all(proc.stderr)
+                code = await proc.wait()
+    assert health.status_code == 200
+    assert health.json() == {"status": "ok"}
+    assert refused.status_code == 401
+    assert code == 0, err.decode()
+    assert out == b""  # logs go to stderr only
+    assert b"k-123" not in err
+    assert falkordb_server.running_socket() is not None
+
+
+def test_unknown_tool_profile_exits_with_a_message(falkordb_server: EmbeddedFalkorDB) -> None:
+    proc = subprocess.run(
+        polyg_mcp(),
+        env=env_for(falkordb_server, POLYG_TOOLS="memory,everything"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=30,
+    )
+    assert proc.returncode == 2
+    assert b"unknown profile(s) everything" in proc.stderr
+    assert proc.stdout == b""

@@ -1,0 +1,148 @@
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp_types import TextContent
+from polyg_core.errors import InvalidInput
+from polyg_server.context import ServerContext
+from polyg_server.errors import validation_error_text
+from polyg_server.registry import (
+    CORE,
+    PROFILES,
+    WRITE,
+    PolygTool,
+    ToolInput,
+    ToolSpec,
+    parse_profiles,
+)
+from polyg_server.tools.admin import DeleteGraphArgs, GraphArgs, ListGraphsArgs
+from pydantic import BaseModel, Field, ValidationError
+
+pytestmark = pytest.mark.anyio
+
+VALID_GRAPH = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=80),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
+argument_dicts = st.dictionaries(
+    st.sampled_from(["graph", "confirm", "force", "Graph", ""]), values, max_size=4
+)
+
+
+@pytest.mark.parametrize("model", [GraphArgs, DeleteGraphArgs, ListGraphsArgs])
+@given(args=argument_dicts)
+@settings(max_examples=150, deadline=None)
+def test_admin_inputs_accept_valid_graphs_and_name_every_bad_field(
+    model: type[BaseModel], args: dict[str, Any]
+) -> None:
+    try:
+        parsed = model.model_validate(args)
+    except ValidationError as exc:
+        text = validation_error_text("tool", exc, model)
+        errors = exc.errors()
+        for err in errors:
+            if all(str(p) for p in err["loc"]):
+                assert f"- {'.'.join(str(p) for p in err['loc'])}:" in text
+        assert text.count("\n- ") == len(errors)
+        assert text.endswith("call the tool again.")
+    else:
+        graph = getattr(parsed, "graph", None)
+        assert graph is None or VALID_GRAPH.match(graph)
+        assert set(args) <= set(model.model_fields)
+
+
+class Note(ToolInput):
+    text: str
+    weight: float = 1.0
+    tags: list[str] = Field(default_factory=list)
+
+
+class Noted(BaseModel):
+    text: str
+    weight: float
+    tags: list[str]
+
+
+async def _note(ctx: ServerContext, inp: Note) -> Noted:
+    return Noted(text=inp.text, weight=inp.weight, tags=inp.tags)
+
+
+@given(
+    args=st.dictionaries(
+        st.sampled_from(["text", "weight", "tags", "graph", "other"]), values, max_size=5
+    )
+)
+@settings(max_examples=150, deadline=None)
+async def test_a_tool_answers_every_argument_dict_with_a_result_or_a_tool_error(
+    args: dict[str, Any],
+) -> None:
+    spec = ToolSpec(
+        name="note",
+        description="test",
+        input_model=Note,
+        output_model=Noted,
+        handler=_note,
+        annotations=WRITE,
+        profile="memory",
+    )
+    tool = PolygTool.from_spec(spec, None)  # type: ignore[arg-type]  # the handler ignores ctx
+    result = await tool.invoke(args)
+    if result.is_error:
+        block = result.content[0]
+        assert isinstance(block, TextContent)
+        assert block.text.startswith("Invalid arguments for note:")
+    else:
+        assert result.structured_content is not None
+        assert result.structured_content["text"] == args["text"]
+
+
+async def test_json_encoded_lists_from_clients_are_decoded() -> None:
+    spec = ToolSpec(
+        name="note",
+        description="test",
+        input_model=Note,
+        output_model=Noted,
+        handler=_note,
+        annotations=WRITE,
+        profile="memory",
+    )
+    tool = PolygTool.from_spec(spec, None)  # type: ignore[arg-type]
+    result = await tool.invoke({"text": "[not a list]", "tags": '["a", "b"]'})
+    assert result.structured_content == {"text": "[not a list]", "weight": 1.0, "tags": ["a", "b"]}
+
+
+@given(st.lists(st.sampled_from([*PROFILES, "all", "ALL", " memory "]), max_size=4).map(",".join))
+def test_profile_lists_always_include_core(value: str) -> None:
+    selected = parse_profiles(value)
+    assert CORE in selected
+    assert selected <= {*PROFILES, CORE}
+    if not value.strip(" ,") or "all" in value.lower():
+        assert selected == {*PROFILES, CORE}
+
+
+def test_unknown_profile_is_refused_with_the_valid_names() -> None:
+    with pytest.raises(InvalidInput, match="memory, magma, engine"):
+        parse_profiles("memory,graphs")
+
+
+def test_a_spec_with_an_unknown_profile_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown profile"):
+        ToolSpec(
+            name="x",
+            description="x",
+            input_model=Note,
+            output_model=Noted,
+            handler=_note,
+            annotations=WRITE,
+            profile="everything",
+        )
