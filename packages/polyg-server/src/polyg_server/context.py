@@ -27,7 +27,7 @@ class ServerContext:
     """
 
     store: FalkorStore
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings
     embedder: Embedder | None = None
     llm: LLM | None = None
     default_namespace: str = ""

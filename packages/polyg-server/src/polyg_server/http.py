@@ -228,14 +228,14 @@ async def health_body(
 
 
 def _transport_security(host: str, origins: Sequence[str]) -> TransportSecuritySettings:
-    if host in LOOPBACK_HOSTS:
+    if host in LOOPBACK_HOSTS and "*" not in origins:
         # Bound to loopback: the SDK also checks the Host header (DNS rebinding).
         return TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
-            allowed_origins=[*_LOOPBACK_ORIGINS, *origins] if "*" not in origins else [],
+            allowed_origins=[*_LOOPBACK_ORIGINS, *origins],
         )
-    # On other interfaces the public host name is unknown; SecurityMiddleware checks Origin.
+    # Elsewhere the public host name is unknown; SecurityMiddleware checks Origin.
     return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
@@ -253,8 +253,6 @@ def create_http_app(
     settings = ctx.settings
     origins = parse_origins(settings.allowed_origins)
     security = _transport_security(settings.host, origins)
-    if "*" in origins:
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
     @server.custom_route("/health", methods=["GET"], include_in_schema=False)
     async def health(request: Request) -> Response:  # pyright: ignore[reportUnusedFunction]

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from polyg_server.registry import ToolSpec
-from polyg_server.tools import admin
+from polyg_server.tools import admin, engine
 
 
 def builtin_tool_specs() -> list[ToolSpec[Any, Any]]:
     """Every tool polyg ships, before profile filtering (add a module's `TOOLS` here)."""
-    return [*admin.TOOLS]
+    return [*admin.TOOLS, *engine.TOOLS]
 
 
 __all__ = ["builtin_tool_specs"]
