@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from polyg_shared.retrieval import ContextNode
-
 from polyg_core.storage.schema import GRAPH_OF_LABEL
+from polyg_shared.retrieval import ContextNode
 
 _ATTRIBUTES = (
     "entity_type",
@@ -32,7 +31,9 @@ _MAX_TEXT = 400
 def node_text(label: str, props: dict[str, Any]) -> str:
     """The text a reader sees for a node of any memory label."""
     if label == "T_Fact":
-        return f"{props.get('subject', '?')} {props.get('predicate', '?')} {props.get('object', '?')}"
+        return (
+            f"{props.get('subject', '?')} {props.get('predicate', '?')} {props.get('object', '?')}"
+        )
     for key in ("name", "description", "content"):
         value = props.get(key)
         if value:

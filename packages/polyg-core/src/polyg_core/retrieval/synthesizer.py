@@ -5,6 +5,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from polyg_core.errors import ProviderError
+from polyg_core.providers.llm.base import LLM, Usage
+from polyg_core.text import normalize_name
 from polyg_shared.intents import Intent, IntentType
 from polyg_shared.retrieval import (
     CausalStep,
@@ -15,10 +18,6 @@ from polyg_shared.retrieval import (
     Reasoning,
     Synthesis,
 )
-
-from polyg_core.errors import ProviderError
-from polyg_core.providers.llm.base import LLM, Usage
-from polyg_core.text import normalize_name
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +123,12 @@ def _why(sub: MergedSubgraph) -> tuple[str, float, Reasoning, list[str]]:
 
 
 def _when(sub: MergedSubgraph) -> tuple[str, float, Reasoning, list[str]]:
-    events = [n for n in sub.nodes if n.label in ("T_Event", "T_Fact")]
+    # Events answer "when"; facts only when no event is known. The best-scored ones are
+    # kept, then shown in time order.
+    events = [n for n in sub.nodes if n.label == "T_Event"] or [
+        n for n in sub.nodes if n.label == "T_Fact"
+    ]
+    events = sorted(events, key=lambda n: -n.score)[:12]
     events.sort(key=lambda n: n.attributes.get("occurred_at", n.attributes.get("valid_from", 0)))
     if not events:
         return ("Nothing in memory is dated for this question.", 0.0, Reasoning(), [])
@@ -146,7 +150,11 @@ def _who_what(intent: Intent, sub: MergedSubgraph) -> tuple[str, float, Reasonin
         n
         for n in sub.nodes
         if n.label == "T_Fact"
-        and key in (normalize_name(str(n.attributes.get("subject", ""))), normalize_name(str(n.attributes.get("object", ""))))
+        and key
+        in (
+            normalize_name(str(n.attributes.get("subject", ""))),
+            normalize_name(str(n.attributes.get("object", ""))),
+        )
         and n.attributes.get("valid_to") is None
     ]
     for f in sorted(facts, key=lambda n: -n.score):
@@ -158,7 +166,9 @@ def _who_what(intent: Intent, sub: MergedSubgraph) -> tuple[str, float, Reasonin
             statements.append(f"{names[e.source]} {e.label or 'relates to'} {names[e.target]}")
             sources.append(e.target if e.source == focus.uuid else e.source)
     entity_type = focus.attributes.get("entity_type")
-    head = f"{focus.text}" + (f" ({entity_type})" if entity_type and entity_type != "entity" else "")
+    head = f"{focus.text}" + (
+        f" ({entity_type})" if entity_type and entity_type != "entity" else ""
+    )
     if not statements:
         related = [n.text for n in sub.nodes if n.uuid != focus.uuid][:5]
         answer = f"{head}: no current facts or relations recorded" + (
@@ -199,7 +209,9 @@ def synthesize_extractive(intent: Intent, sub: MergedSubgraph) -> Synthesis:
     semantic = [n.text for n in sub.nodes if n.graph == "semantic"][:5]
     if semantic and not reasoning.semantic_matches:
         reasoning = reasoning.model_copy(update={"semantic_matches": semantic})
-    follow = [f"What else is connected to {n.text}?" for n in sub.nodes if n.label == "E_Entity"][:2]
+    follow = [f"What else is connected to {n.text}?" for n in sub.nodes if n.label == "E_Entity"][
+        :2
+    ]
     return Synthesis(
         answer=answer,
         confidence=max(0.0, min(1.0, confidence)),
@@ -221,8 +233,12 @@ class Synthesizer:
     ) -> SynthesisOutcome:
         extractive = synthesize_extractive(intent, sub)
         if self.llm is None:
-            return SynthesisOutcome(extractive, degraded=True, reason="no LLM configured (LLM_MODEL unset)")
-        ids = "\n".join(f"- {n.uuid}: {n.text}" for n in sub.nodes if n.uuid in set(context.node_ids))
+            return SynthesisOutcome(
+                extractive, degraded=True, reason="no LLM configured (LLM_MODEL unset)"
+            )
+        ids = "\n".join(
+            f"- {n.uuid}: {n.text}" for n in sub.nodes if n.uuid in set(context.node_ids)
+        )
         user = (
             f"Question: {question}\nQuestion type: {intent.type.value}\n\nContext:\n{context.text}\n\n"
             f"Node ids:\n{ids}"
@@ -233,7 +249,9 @@ class Synthesizer:
             )
         except ProviderError as exc:
             logger.warning("synthesis fell back to the extractive answer: %s", exc)
-            return SynthesisOutcome(extractive, degraded=True, reason=f"LLM synthesis failed: {exc}")
+            return SynthesisOutcome(
+                extractive, degraded=True, reason=f"LLM synthesis failed: {exc}"
+            )
         known = {n.uuid for n in sub.nodes}
         value = result.value
         sources = [s for s in value.sources if s in known] or extractive.sources

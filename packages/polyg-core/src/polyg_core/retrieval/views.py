@@ -17,17 +17,16 @@ from typing import Any
 import anyio
 import numpy as np
 import numpy.typing as npt
-from polyg_shared.intents import CausalDirection, Intent
-from polyg_shared.retrieval import ContextEdge, ContextNode, ViewResult
-from polyg_shared.timeutil import to_epoch_ms, utc_now
-
 from polyg_core.errors import PolygError
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
-from polyg_core.retrieval.nodes import label_of, to_context
+from polyg_core.retrieval.nodes import to_context
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, EVENT, FACT, MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
+from polyg_shared.intents import CausalDirection, Intent
+from polyg_shared.retrieval import ContextEdge, ContextNode, ViewResult
+from polyg_shared.timeutil import to_epoch_ms, utc_now
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +157,9 @@ class _Collector:
         node = to_context(label, clean(raw), score)
         if node.uuid in self.nodes:
             if self.nodes[node.uuid].score < node.score:
-                self.nodes[node.uuid] = self.nodes[node.uuid].model_copy(update={"score": node.score})
+                self.nodes[node.uuid] = self.nodes[node.uuid].model_copy(
+                    update={"score": node.score}
+                )
             return False
         if self.full:
             return False
@@ -213,9 +214,13 @@ async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
     start, end = ctx.window()
     seeds = ctx.seeds
     if not (seeds.entities or seeds.events or seeds.facts) and start is None and end is None:
-        return ViewResult(view="temporal", status="skipped", error="no seed entities, events or timeframe")
+        return ViewResult(
+            view="temporal", status="skipped", error="no seed entities, events or timeframe"
+        )
     col = _Collector("temporal", ctx.max_nodes)
-    window = "($start IS NULL OR e.occurred_at >= $start) AND ($end IS NULL OR e.occurred_at <= $end)"
+    window = (
+        "($start IS NULL OR e.occurred_at >= $start) AND ($end IS NULL OR e.occurred_at <= $end)"
+    )
     params: dict[str, Any] = {
         "ents": list(seeds.entities),
         "evs": list(seeds.events),
@@ -350,7 +355,9 @@ async def causal_view(ctx: ViewContext, depth: int) -> ViewResult:
             _bump(start, raw["uuid"], score)
             raw_nodes[raw["uuid"]] = raw
     if not start:
-        return ViewResult(view="causal", status="skipped", error="no causal nodes linked to the seeds")
+        return ViewResult(
+            view="causal", status="skipped", error="no causal nodes linked to the seeds"
+        )
     for uuid, score in sorted(start.items(), key=lambda kv: -kv[1]):
         col.add(CAUSAL, raw_nodes[uuid], score)
     direction = ctx.intent.causal_direction
@@ -380,7 +387,9 @@ async def causal_view(ctx: ViewContext, depth: int) -> ViewResult:
                 if added or (b in col.nodes and b not in frontier and score > nxt.get(b, 0.0)):
                     nxt[b] = score
                 src, dst = (b, a) if way == "up" else (a, b)
-                col.edges.append(ContextEdge(source=src, target=dst, type="C_CAUSES", confidence=conf))
+                col.edges.append(
+                    ContextEdge(source=src, target=dst, type="C_CAUSES", confidence=conf)
+                )
             frontier = {u: s for u, s in nxt.items() if u in col.nodes}
     res = await ctx.store.query(
         ctx.namespace,
@@ -403,11 +412,6 @@ async def causal_view(ctx: ViewContext, depth: int) -> ViewResult:
             unique.append(e)
     col.edges = unique
     return col.result()
-
-
-def label_for(props_: dict[str, Any]) -> str:
-    """Re-exported for callers that fetch nodes of unknown label."""
-    return label_of(props_)
 
 
 async def run_views(

@@ -1,0 +1,476 @@
+"""The `Memory` facade: remember and recall, plus every graph, from a plain Python program.
+
+async with await Memory.open() as memory:
+    await memory.remember("Deploy v2.3.1 removed AUTH_SECRET; the auth-service crashed.")
+    result = await memory.recall("Why did the auth service fail?")
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self
+
+from polyg_shared.intents import Extraction, Intent
+from polyg_shared.retrieval import (
+    RecallResult,
+    RememberResult,
+    UsageReport,
+    ViewSummary,
+    WrittenNode,
+)
+from polyg_shared.timeutil import parse_timestamp, utc_now
+
+from polyg_core.agents.classifier import classify
+from polyg_core.agents.extractor import extract
+from polyg_core.config import Settings
+from polyg_core.graphs.causal import CausalGraph
+from polyg_core.graphs.crosslinks import CrossLinker
+from polyg_core.graphs.entity import EntityGraph
+from polyg_core.graphs.semantic import SemanticGraph, content_hash
+from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.providers.embeddings import make_embedder
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.providers.llm.base import LLM, Usage
+from polyg_core.resolve import NameResolver
+from polyg_core.retrieval.linearizer import linearize
+from polyg_core.retrieval.merger import merge_views
+from polyg_core.retrieval.synthesizer import Synthesizer
+from polyg_core.retrieval.views import ViewContext, find_seeds, run_views
+from polyg_core.storage.namespace import validate_namespace
+from polyg_core.storage.store import FalkorStore
+from polyg_core.text import normalize_name
+
+logger = logging.getLogger(__name__)
+
+MAX_NGRAM = 4
+SEMANTIC_ONLY_BELOW = 3
+
+
+def _usage_report(*usages: Usage) -> UsageReport:
+    total = Usage()
+    for u in usages:
+        total.add(u)
+    return UsageReport(
+        prompt_tokens=total.prompt_tokens,
+        completion_tokens=total.completion_tokens,
+        cost_usd=round(total.cost_usd, 6),
+        llm_calls=total.calls,
+    )
+
+
+def _ngram_keys(text: str) -> list[str]:
+    words = [w for w in text.replace("?", " ").replace(",", " ").split() if w]
+    keys: set[str] = set()
+    for n in range(1, MAX_NGRAM + 1):
+        for i in range(len(words) - n + 1):
+            key = normalize_name(" ".join(words[i : i + n]))
+            if len(key) >= 2:
+                keys.add(key)
+    return sorted(keys)
+
+
+@dataclass
+class Memory:
+    """polyg's memory for one store: the four graphs, remember and recall.
+
+    Args:
+        store: a connected FalkorStore.
+        embedder: the embedding provider (the local MiniLM model by default).
+        llm: the LLM, or None for the rule-based path.
+        settings: tuning (depths, budgets, timeouts); environment is not read here.
+        namespace: the default graph name (`FALKORDB_GRAPH`, default `polyg`).
+    """
+
+    store: FalkorStore
+    embedder: Embedder
+    llm: LLM | None = None
+    settings: Settings = field(default_factory=Settings)
+    namespace: str = "polyg"
+    owns_store: bool = False
+    resolver: NameResolver = field(init=False)
+    entities: EntityGraph = field(init=False)
+    temporal: TemporalGraph = field(init=False)
+    causal: CausalGraph = field(init=False)
+    semantic: SemanticGraph = field(init=False)
+    crosslinks: CrossLinker = field(init=False)
+    synthesizer: Synthesizer = field(init=False)
+
+    def __post_init__(self) -> None:
+        validate_namespace(self.namespace)
+        self.resolver = NameResolver(self.store, self.embedder)
+        self.entities = EntityGraph(self.store, self.embedder, self.resolver)
+        self.temporal = TemporalGraph(self.store, self.embedder, self.resolver)
+        self.causal = CausalGraph(self.store, self.embedder, self.resolver)
+        self.semantic = SemanticGraph(
+            self.store, self.embedder, self.resolver, entities=self.entities
+        )
+        self.crosslinks = CrossLinker(self.store)
+        self.synthesizer = Synthesizer(self.llm, self.settings.synthesizer_max_tokens)
+
+    @classmethod
+    async def open(
+        cls, settings: Settings | None = None, *, namespace: str | None = None
+    ) -> Memory:
+        """Connect to FalkorDB (the embedded server unless one is configured) and build a Memory.
+
+        Raises:
+            StorageUnavailable: FalkorDB cannot be reached.
+            EmbeddedServerError: the embedded server cannot start (message says what to do).
+        """
+        from polyg_core.providers.llm import make_llm
+
+        settings = settings or Settings()
+        store = await FalkorStore(settings.storage).connect()
+        embedder = make_embedder(settings.embedding_model, api_base=settings.llm_base_url)
+        return cls(
+            store=store,
+            embedder=embedder,
+            llm=make_llm(settings),
+            settings=settings,
+            namespace=namespace or settings.namespace,
+            owns_store=True,
+        )
+
+    async def close(self) -> None:
+        """Close the store if this Memory opened it."""
+        if self.owns_store:
+            await self.store.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def _ns(self, graph: str | None) -> str:
+        return validate_namespace(graph or self.namespace)
+
+    async def _mentioned_entities(self, namespace: str, text: str) -> list[tuple[str, str]]:
+        """Known entities whose normalised name equals a word n-gram of `text` (index lookups)."""
+        keys = _ngram_keys(text)
+        if not keys:
+            return []
+        res = await self.store.query(
+            namespace,
+            "MATCH (e:E_Entity) WHERE e.name_key IN $keys RETURN e.name, e.name_key LIMIT 200",
+            {"keys": keys},
+            read_only=True,
+        )
+        return [(str(n), str(k)) for n, k in res.rows]
+
+    # -- recall -------------------------------------------------------------------------------
+
+    async def recall(
+        self,
+        question: str,
+        *,
+        graph: str | None = None,
+        reference_time: datetime | str | None = None,
+        max_tokens: int | None = None,
+        intent: Intent | None = None,
+    ) -> RecallResult:
+        """Answer a question from memory through the MAGMA pipeline.
+
+        Classify → seed → expand (entity, temporal, causal in parallel) → merge →
+        linearize → synthesize. Without an LLM (or when it fails) rule-based steps
+        answer and the result says `degraded: true` with the reasons.
+
+        Raises:
+            InvalidInput: an empty question or a bad graph name.
+            StorageUnavailable: FalkorDB cannot be reached.
+        """
+        from polyg_core.errors import InvalidInput
+
+        if not question or not question.strip():
+            raise InvalidInput(
+                "the question is empty; ask something like 'Why did the deploy fail?'"
+            )
+        namespace = self._ns(graph)
+        ref = parse_timestamp(reference_time) if reference_time is not None else utc_now()
+        timings: dict[str, float] = {}
+        reasons: list[str] = []
+        usages: list[Usage] = []
+        t0 = time.perf_counter()
+
+        if intent is None:
+            known = await self._mentioned_entities(namespace, question)
+            outcome = await classify(
+                question,
+                known,
+                ref,
+                llm=self.llm,
+                max_tokens=self.settings.classifier_max_tokens,
+            )
+            intent = outcome.intent
+            usages.append(outcome.usage)
+            if outcome.degraded:
+                reasons.append(f"classifier: {outcome.reason}")
+        timings["classify"] = (time.perf_counter() - t0) * 1000
+
+        t1 = time.perf_counter()
+        query_text = intent.semantic_query or question
+        vector = (await self.embedder.embed([query_text]))[0]
+        seeds = await find_seeds(
+            self.store,
+            self.resolver,
+            namespace,
+            intent,
+            vector,
+            top_k=self.settings.magma_semantic_top_k,
+            min_score=self.settings.magma_min_semantic_score,
+        )
+        timings["seed"] = (time.perf_counter() - t1) * 1000
+
+        t2 = time.perf_counter()
+        ctx = ViewContext(self.store, namespace, intent, seeds, now=ref)
+        views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s)
+        timings["expand"] = (time.perf_counter() - t2) * 1000
+
+        t3 = time.perf_counter()
+        expanded = sum(len(v.nodes) for v in views if v.status == "ok")
+        fallback = "semantic_only" if expanded < SEMANTIC_ONLY_BELOW else None
+        merged = merge_views([seeds.semantic, *views], boost=self.settings.magma_multi_view_boost)
+        budget = max_tokens or self.settings.magma_max_context_tokens
+        context = linearize(merged, intent.type.value, max_tokens=budget)
+        timings["merge_linearize"] = (time.perf_counter() - t3) * 1000
+
+        t4 = time.perf_counter()
+        synth = await self.synthesizer.synthesize(question, intent, merged, context)
+        usages.append(synth.usage)
+        if synth.degraded and synth.reason:
+            reasons.append(f"synthesizer: {synth.reason}")
+        timings["synthesize"] = (time.perf_counter() - t4) * 1000
+        timings["total"] = (time.perf_counter() - t0) * 1000
+
+        s = synth.synthesis
+        summaries = [
+            ViewSummary(
+                view=v.view,
+                status=v.status,
+                nodes=len(v.nodes),
+                elapsed_ms=v.elapsed_ms,
+                error=v.error,
+            )
+            for v in [seeds.semantic, *views]
+        ]
+        included = set(context.node_ids)
+        return RecallResult(
+            question=question,
+            graph=namespace,
+            answer=s.answer,
+            confidence=s.confidence,
+            reasoning=s.reasoning,
+            sources=s.sources,
+            follow_ups=s.follow_ups,
+            intent=intent.model_dump(mode="json"),
+            context=context,
+            nodes=[n for n in merged.nodes if n.uuid in included][:50],
+            edges=[e for e in merged.edges if e.source in included and e.target in included][:100],
+            views=summaries,
+            fallback=fallback,
+            degraded=bool(reasons),
+            degraded_reasons=reasons,
+            usage=_usage_report(*usages),
+            timings_ms={k: round(v, 2) for k, v in timings.items()},
+        )
+
+    # -- remember -----------------------------------------------------------------------------
+
+    async def remember(
+        self,
+        content: str,
+        *,
+        graph: str | None = None,
+        reference_time: datetime | str | None = None,
+        category: str | None = None,
+        tags: list[str] | None = None,
+        source_id: str | None = None,
+    ) -> RememberResult:
+        """Extract entities, relations, events, facts, causal links and concepts from text and
+        write them with their cross-links; keep the text as an S_Memory linked to its concepts.
+
+        Re-remembering the same content (same words, any spacing or case) changes nothing
+        and answers `created: false`.
+
+        Raises:
+            InvalidInput: empty content or a bad graph name.
+            StorageUnavailable: FalkorDB cannot be reached (nothing is reported as stored).
+        """
+        from polyg_core.errors import InvalidInput
+
+        if not content or not content.strip():
+            raise InvalidInput("nothing to remember: the content is empty")
+        namespace = self._ns(graph)
+        ref = parse_timestamp(reference_time) if reference_time is not None else utc_now()
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        digest = content_hash(content)
+        await self.store.ensure_schema(namespace)
+        existing = await self.store.query(
+            namespace,
+            "MATCH (m:S_Memory {content_hash: $h}) RETURN m.uuid, m.category",
+            {"h": digest},
+            read_only=True,
+        )
+        if existing.rows:
+            uuid, cat = existing.rows[0]
+            return RememberResult(
+                graph=namespace,
+                memory_uuid=str(uuid),
+                created=False,
+                category=str(cat or "episodic"),
+            )
+
+        known = await self._mentioned_entities(namespace, content)
+        outcome = await extract(
+            content, known, ref, llm=self.llm, max_tokens=self.settings.classifier_max_tokens * 4
+        )
+        timings["extract"] = (time.perf_counter() - t0) * 1000
+        extraction: Extraction = outcome.extraction
+        reasons = [f"extractor: {outcome.reason}"] if outcome.degraded and outcome.reason else []
+
+        t1 = time.perf_counter()
+        result = await self._write_extraction(
+            namespace,
+            content,
+            digest,
+            extraction,
+            category=category,
+            tags=tags or [],
+            source_id=source_id,
+        )
+        timings["write"] = (time.perf_counter() - t1) * 1000
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        return result.model_copy(
+            update={
+                "degraded": bool(reasons),
+                "degraded_reasons": reasons,
+                "usage": _usage_report(outcome.usage),
+                "timings_ms": {k: round(v, 2) for k, v in timings.items()},
+            }
+        )
+
+    async def _write_extraction(
+        self,
+        namespace: str,
+        content: str,
+        digest: str,
+        ex: Extraction,
+        *,
+        category: str | None,
+        tags: list[str],
+        source_id: str | None,
+    ) -> RememberResult:
+        # Entities first (with their types), so later writes link to them instead of
+        # creating untyped ones; the S_Memory node is written last and marks completion.
+        entities: list[WrittenNode] = []
+        if ex.entities:
+            written = await self.entities.add_many(
+                namespace, [(e.name, e.entity_type, None) for e in ex.entities]
+            )
+            entities = [
+                WrittenNode(uuid=ent.uuid, name=ent.name, label="E_Entity", created=created)
+                for ent, created in written
+            ]
+        relations: list[str] = []
+        for rel in ex.relations:
+            try:
+                await self.entities.ensure(namespace, [rel.source, rel.target])
+                await self.entities.link(namespace, rel.source, rel.target, rel.relationship_type)
+                relations.append(f"{rel.source} -{rel.relationship_type}-> {rel.target}")
+            except Exception as exc:  # one bad relation must not lose the rest of the memory
+                logger.info("relation %s skipped: %s", rel, exc)
+        events: list[WrittenNode] = []
+        for ev in ex.events:
+            event = await self.temporal.add_event(
+                namespace, ev.description, ev.occurred_at, entities=list(ev.entities)
+            )
+            events.append(
+                WrittenNode(uuid=event.uuid, name=event.description, label="T_Event", created=True)
+            )
+        facts: list[WrittenNode] = []
+        invalidated: list[WrittenNode] = []
+        for f in ex.facts:
+            fw = await self.temporal.add_fact(
+                namespace,
+                f.subject,
+                f.predicate,
+                f.object,
+                valid_from=f.valid_from,
+                valid_to=f.valid_to,
+            )
+            facts.append(
+                WrittenNode(
+                    uuid=fw.fact.uuid,
+                    name=f"{fw.fact.subject} {fw.fact.predicate} {fw.fact.object}",
+                    label="T_Fact",
+                    created=fw.status != "existing",
+                )
+            )
+            invalidated.extend(
+                WrittenNode(
+                    uuid=o.uuid,
+                    name=f"{o.subject} {o.predicate} {o.object}",
+                    label="T_Fact",
+                    created=False,
+                )
+                for o in fw.invalidated
+            )
+        causal: list[str] = []
+        for link in ex.causal_links:
+            cr = await self.causal.add_link(
+                namespace,
+                link.cause,
+                link.effect,
+                link.confidence,
+                evidence=link.evidence,
+                entities=list(link.entities),
+            )
+            causal.append(
+                f"{cr.cause.description} -> {cr.effect.description} ({cr.link.confidence:.2f})"
+            )
+        concepts: list[WrittenNode] = []
+        concept_names: list[str] = []
+        for c in ex.concepts:
+            concept, created = await self.semantic.add_concept(namespace, c.name, c.description)
+            concepts.append(
+                WrittenNode(
+                    uuid=concept.uuid, name=concept.name, label="S_Concept", created=created
+                )
+            )
+            concept_names.append(concept.name)
+        cat = category or (ex.category.value if ex.category else "episodic")
+        memory, _ = await self.semantic.add_memory(
+            namespace, content, category=cat, tags=tags, concepts=concept_names, source_id=source_id
+        )
+        del digest  # add_memory keys the memory on the same content hash
+        return RememberResult(
+            graph=namespace,
+            memory_uuid=memory.uuid,
+            created=True,
+            category=cat,
+            entities=entities,
+            relations=relations,
+            events=events,
+            facts=facts,
+            invalidated_facts=invalidated,
+            causal_links=causal,
+            concepts=concepts,
+        )
+
+    # -- convenience --------------------------------------------------------------------------
+
+    async def statistics(self, graph: str | None = None) -> Any:
+        """Node and edge counts per graph and cross-link type."""
+        from polyg_core.graphs.stats import graph_statistics
+
+        return await graph_statistics(self.store, self._ns(graph))
