@@ -7,10 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from polyg_shared.intents import CausalDirection, Intent, IntentType, default_depth_hints
-
 from polyg_core.agents.classifier import RuleClassifier
 from polyg_core.text import normalize_name
+from polyg_shared.intents import CausalDirection, Intent, IntentType, default_depth_hints
 
 REF = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)  # a Wednesday
 KNOWN = [

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from polyg_core.agents.timeparse import find_times, parse_timeframe
 
 # Wednesday 14 January 2026, noon UTC.

@@ -1,0 +1,168 @@
+"""The rule extractor on narratives, facts, instructions and arbitrary text."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polyg_core.agents.extractor import RuleExtractor
+from polyg_shared.intents import Extraction
+from polyg_shared.nodes import MemoryCategory
+
+REF = datetime(2026, 1, 7, 16, 0, tzinfo=UTC)
+NARRATIVE = (
+    "Deploy v2.3.1 removed AUTH_SECRET from the config. "
+    "Because AUTH_SECRET was missing, the auth-service crashed at 14:30."
+)
+KNOWN = ["deploy-v2.3.1", "AUTH_SECRET", "auth-service"]
+
+
+def test_deployment_failure_yields_entities_with_types() -> None:
+    extraction = RuleExtractor().extract(NARRATIVE, KNOWN, REF)
+    assert {(e.name, e.entity_type) for e in extraction.entities} == {
+        ("deploy-v2.3.1", "deployment"),
+        ("AUTH_SECRET", "config"),
+        ("auth-service", "service"),
+    }
+
+
+def test_unknown_names_are_found_from_their_shape() -> None:
+    extraction = RuleExtractor().extract(NARRATIVE, [], REF)
+    assert {(e.name, e.entity_type) for e in extraction.entities} == {
+        ("Deploy v2.3.1", "deployment"),
+        ("AUTH_SECRET", "config"),
+        ("auth-service", "service"),
+    }
+
+
+def test_deployment_failure_yields_timed_events() -> None:
+    events = RuleExtractor().extract(NARRATIVE, KNOWN, REF).events
+    assert [(e.description, e.occurred_at, e.entities) for e in events] == [
+        (
+            "Deploy v2.3.1 removed AUTH_SECRET from the config",
+            REF,  # no time of its own: the reference time
+            ["deploy-v2.3.1", "AUTH_SECRET"],
+        ),
+        (
+            "Because AUTH_SECRET was missing, the auth-service crashed at 14:30",
+            datetime(2026, 1, 7, 14, 30, tzinfo=UTC),
+            ["AUTH_SECRET", "auth-service"],
+        ),
+    ]
+
+
+def test_deployment_failure_yields_a_causal_chain() -> None:
+    links = RuleExtractor().extract(NARRATIVE, KNOWN, REF).causal_links
+    pairs = [(link.cause, link.effect, link.confidence) for link in links]
+    assert ("AUTH_SECRET was missing", "auth-service crashed", 0.7) in pairs
+    # The removal explains the missing secret: chained with a lower confidence.
+    assert (
+        "Deploy v2.3.1 removed AUTH_SECRET from the config",
+        "AUTH_SECRET was missing",
+        0.5,
+    ) in pairs
+    explicit = next(link for link in links if link.confidence == 0.7)
+    assert explicit.evidence == (
+        "Because AUTH_SECRET was missing, the auth-service crashed at 14:30."
+    )
+    assert set(explicit.entities) == {"AUTH_SECRET", "auth-service"}
+
+
+@pytest.mark.parametrize(
+    ("text", "cause", "effect"),
+    [
+        ("The traffic spike caused connection pool exhaustion.", "traffic spike", "connection pool exhaustion"),
+        ("The outage was caused by a bad config push.", "bad config push", "outage"),
+        ("The cache went cold because Redis restarted.", "Redis restarted", "cache went cold"),
+        ("Logins failed due to an expired certificate.", "expired certificate", "Logins failed"),
+        ("The memory leak led to repeated OOM kills.", "memory leak", "repeated OOM kills"),
+        ("A schema change resulted in slow queries.", "schema change", "slow queries"),
+        ("The disk filled up; therefore the writes failed.", "disk filled up", "writes failed"),
+        ("The disk filled up. Therefore, the writes failed.", "disk filled up", "writes failed"),
+    ],
+)  # fmt: skip
+def test_causal_cue_words(text: str, cause: str, effect: str) -> None:
+    links = RuleExtractor().extract(text, [], REF).causal_links
+    assert [(link.cause, link.effect) for link in links] == [(cause, effect)]
+    assert links[0].confidence == 0.7
+
+
+def test_so_is_a_weaker_cue() -> None:
+    links = RuleExtractor().extract("The pool was exhausted, so we raised its size.", [], REF)
+    assert [(c.cause, c.effect, c.confidence) for c in links.causal_links] == [
+        ("pool was exhausted", "we raised its size", 0.6)
+    ]
+
+
+def test_facts_and_relations() -> None:
+    text = "Alice works on the auth service. Bob owns PaymentGateway. Alice is the tech lead."
+    extraction = RuleExtractor().extract(text, ["auth-service"], REF)
+    assert [(f.subject, f.predicate, f.object) for f in extraction.facts] == [
+        ("Alice", "works_on", "auth-service"),
+        ("Bob", "owns", "PaymentGateway"),
+        ("Alice", "is", "tech lead"),
+    ]
+    assert all(f.valid_from == REF and f.valid_to is None for f in extraction.facts)
+    assert [(r.source, r.target, r.relationship_type) for r in extraction.relations] == [
+        ("Alice", "auth-service", "works_on"),
+        ("Bob", "PaymentGateway", "owns"),
+    ]
+    assert ("Alice", "person") in {(e.name, e.entity_type) for e in extraction.entities}
+
+
+def test_sentences_without_a_time_take_the_last_time_named() -> None:
+    text = "Yesterday at 09:15 the pool was exhausted. Then the API crashed."
+    events = RuleExtractor().extract(text, [], REF).events
+    assert [e.occurred_at for e in events] == [datetime(2026, 1, 6, 9, 15, tzinfo=UTC)] * 2
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("To deploy, run make deploy. Then check the dashboard.", MemoryCategory.PROCEDURAL),
+        ("How to rotate secrets: open the vault and create a new key.", MemoryCategory.PROCEDURAL),
+        ("Restart the worker. Check the logs.", MemoryCategory.PROCEDURAL),
+        (NARRATIVE, MemoryCategory.EPISODIC),
+        ("PostgreSQL stores data in tables.", MemoryCategory.SEMANTIC),
+        ("Alice works on the auth service.", MemoryCategory.SEMANTIC),
+    ],
+)
+def test_category(text: str, category: MemoryCategory) -> None:
+    assert RuleExtractor().extract(text, [], REF).category == category
+
+
+def test_concepts_are_a_few_salient_phrases_not_entities() -> None:
+    text = (
+        "The connection pool was exhausted during the traffic spike. "
+        "We doubled the connection pool size after the traffic spike."
+    )
+    concepts = RuleExtractor(max_concepts=3).extract(text, [], REF).concepts
+    names = [c.name for c in concepts]
+    assert 1 <= len(names) <= 3
+    assert "connection pool" in names and "traffic spike" in names
+    assert all(c.description for c in concepts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=400))
+def test_any_text_gives_a_valid_extraction(text: str) -> None:
+    extraction = RuleExtractor().extract(text, KNOWN, REF)
+    assert Extraction.model_validate(extraction.model_dump()) == extraction
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["Because", "because", "AUTH_SECRET", "was", "missing", ",", ".", "the", "auth-service",
+             "crashed", "at", "14:30", "caused", "led to", "so", "Therefore", "Alice", "works on",
+             "yesterday", "deploy-v2.3.1", "is", "a", "run"]
+        ),
+        max_size=25,
+    ).map(" ".join)
+)  # fmt: skip
+def test_narrative_soup_gives_a_valid_extraction(text: str) -> None:
+    extraction = RuleExtractor().extract(text, KNOWN, REF)
+    assert Extraction.model_validate(extraction.model_dump()) == extraction
