@@ -1,0 +1,118 @@
+"""The records of polyg's native memory format, one JSON object per line (docs/import-format.md).
+
+Every record has a `kind`; the other fields are those of the graph write it
+becomes. Records name their endpoints (entity names, causal descriptions,
+concept names) rather than uuids, so a file can be imported into any namespace
+and imported twice without creating duplicates.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from polyg_shared.types import Confidence, Content, Name, Properties, Text, Timestamp
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+KINDS = ("entity", "relation", "event", "fact", "causal_link", "concept", "memory")
+"""Record kinds, in the order an import writes them."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class EntityRecord(_Record):
+    """An entity (`E_Entity`); deduplicated on normalised name and type."""
+
+    kind: Literal["entity"] = "entity"
+    name: Name
+    type: Name = Field(default="entity", validation_alias="entity_type")
+    properties: Properties = Field(default_factory=dict)
+
+
+class RelationRecord(_Record):
+    """A typed relation between two entities (`E_RELATES`)."""
+
+    kind: Literal["relation"] = "relation"
+    source: Name
+    target: Name
+    type: Name
+    source_type: Name | None = None
+    target_type: Name | None = None
+    properties: Properties = Field(default_factory=dict)
+
+
+class EventRecord(_Record):
+    """An event at a point in time, involving entities (`T_Event`)."""
+
+    kind: Literal["event"] = "event"
+    description: Text
+    occurred_at: Timestamp
+    duration_ms: int | None = Field(default=None, ge=0)
+    entities: list[Name] = Field(default_factory=list)
+
+
+class FactRecord(_Record):
+    """A subject-predicate-object fact valid over `[valid_from, valid_to)` (`T_Fact`)."""
+
+    kind: Literal["fact"] = "fact"
+    subject: Name
+    predicate: Name
+    object: Text
+    valid_from: Timestamp | None = None
+    valid_to: Timestamp | None = None
+    entities: list[Name] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _interval(self) -> FactRecord:
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("valid_to must be after valid_from")
+        return self
+
+
+class CausalLinkRecord(_Record):
+    """`cause` leads to `effect` with a confidence (`C_CAUSES`)."""
+
+    kind: Literal["causal_link"] = "causal_link"
+    cause: Text
+    effect: Text
+    confidence: Confidence = 0.8
+    evidence: str | None = Field(default=None, max_length=4096)
+    entities: list[Name] = Field(default_factory=list)
+    events: list[Text] = Field(default_factory=list)
+
+
+class ConceptRecord(_Record):
+    """A named idea of the semantic graph (`S_Concept`)."""
+
+    kind: Literal["concept"] = "concept"
+    name: Name
+    description: str | None = Field(default=None, max_length=4096)
+    entities: list[Name] = Field(default_factory=list)
+
+
+class MemoryRecord(_Record):
+    """A piece of remembered text (`S_Memory`), stored as is (no extraction)."""
+
+    kind: Literal["memory"] = "memory"
+    content: Content
+    category: Literal["episodic", "semantic", "procedural"] = "episodic"
+    tags: list[str] = Field(default_factory=list)
+    concepts: list[Name] = Field(default_factory=list)
+    created_at: Timestamp | None = None
+    source_id: str | None = None
+
+
+Record = Annotated[
+    EntityRecord
+    | RelationRecord
+    | EventRecord
+    | FactRecord
+    | CausalLinkRecord
+    | ConceptRecord
+    | MemoryRecord,
+    Field(discriminator="kind"),
+]
+"""Any record of the native format."""
+
+RECORD: TypeAdapter[Record] = TypeAdapter(Record)

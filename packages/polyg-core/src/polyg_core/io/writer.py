@@ -1,0 +1,420 @@
+"""Writing records into a memory namespace through the graph classes, in batches.
+
+Records are buffered in batches; each batch is written kind by kind (entities
+first, so relations and events find their typed entities). Entities go in one
+UNWIND query per batch (`EntityGraph.add_many`); the other kinds go through
+their graph's write method, which deduplicates, so importing a file twice
+creates nothing the second time. A record the graphs reject is reported with
+its line number and the import goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from polyg_shared.timeutil import to_epoch_ms
+
+from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound, StorageError
+from polyg_core.graphs.base import name_key, type_key
+from polyg_core.graphs.causal import CausalGraph
+from polyg_core.graphs.entity import EntityGraph
+from polyg_core.graphs.semantic import SemanticGraph
+from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.io.reader import Item, LineError
+from polyg_core.io.records import (
+    KINDS,
+    CausalLinkRecord,
+    ConceptRecord,
+    EntityRecord,
+    EventRecord,
+    FactRecord,
+    MemoryRecord,
+    Record,
+    RelationRecord,
+)
+from polyg_core.storage.namespace import validate_namespace
+from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT, R_CAUSES, R_RELATES
+from polyg_core.storage.store import FalkorStore
+from polyg_core.text import normalize_description
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BATCH = 500
+_RECORD_ERRORS = (InvalidInput, NodeNotFound, AmbiguousName, StorageError)
+"""Errors that concern one record; anything else (FalkorDB down, wrong embedding
+model) stops the import."""
+
+
+@dataclass
+class KindCounts:
+    """What happened to the records of one kind."""
+
+    created: int = 0
+    merged: int = 0
+    failed: int = 0
+
+
+@dataclass
+class ImportReport:
+    """The outcome of an import: counts per kind and every failed record with its line.
+
+    `merged` counts records that matched something already stored (a re-import
+    merges everything); `skipped` counts records not written because the import
+    was a dry run or was aborted by `strict` validation.
+    """
+
+    namespace: str
+    records: int = 0
+    skipped: int = 0
+    kinds: dict[str, KindCounts] = field(default_factory=dict[str, KindCounts])
+    errors: list[LineError] = field(default_factory=list[LineError])
+    dry_run: bool = False
+    aborted: bool = False
+    elapsed_s: float = 0.0
+
+    def kind(self, kind: str) -> KindCounts:
+        """The counters of one kind (created on first use)."""
+        return self.kinds.setdefault(kind, KindCounts())
+
+    @property
+    def created(self) -> int:
+        """Records that created something new."""
+        return sum(k.created for k in self.kinds.values())
+
+    @property
+    def merged(self) -> int:
+        """Records that matched something already stored."""
+        return sum(k.merged for k in self.kinds.values())
+
+    @property
+    def failed(self) -> int:
+        """Records that could not be read or written."""
+        return len(self.errors)
+
+    @property
+    def rate(self) -> float:
+        """Records per second."""
+        return self.records / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary."""
+        return {
+            "graph": self.namespace,
+            "records": self.records,
+            "created": self.created,
+            "merged": self.merged,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "dry_run": self.dry_run,
+            "aborted": self.aborted,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "records_per_s": round(self.rate, 1),
+            "kinds": {
+                k: {"created": c.created, "merged": c.merged, "failed": c.failed}
+                for k, c in sorted(self.kinds.items(), key=lambda kv: KINDS.index(kv[0]))
+            },
+            "errors": [{"line": e.line, "message": e.message} for e in self.errors],
+        }
+
+
+ProgressFn = Callable[[int], None]
+
+
+def validate(items: Iterable[Item], report: ImportReport) -> None:
+    """Read every record without writing: count them per kind, collect the errors."""
+    for _, item in items:
+        if isinstance(item, LineError):
+            report.errors.append(item)
+        else:
+            report.records += 1
+            report.kind(item.kind)
+
+
+@dataclass
+class RecordWriter:
+    """Writes records into one namespace through the graph classes.
+
+    Args:
+        store: the FalkorDB store.
+        entities / temporal / causal / semantic: the graphs records are written through.
+        batch_size: records buffered per batch (entities of a batch are one query).
+    """
+
+    store: FalkorStore
+    entities: EntityGraph
+    temporal: TemporalGraph
+    causal: CausalGraph
+    semantic: SemanticGraph
+    batch_size: int = DEFAULT_BATCH
+
+    @classmethod
+    def of(cls, memory: Any, batch_size: int = DEFAULT_BATCH) -> RecordWriter:
+        """A writer over the graphs of a `polyg_core.memory.Memory`."""
+        return cls(
+            memory.store,
+            memory.entities,
+            memory.temporal,
+            memory.causal,
+            memory.semantic,
+            batch_size=batch_size,
+        )
+
+    async def run(
+        self,
+        namespace: str,
+        items: Callable[[], Iterator[Item]],
+        *,
+        strict: bool = False,
+        dry_run: bool = False,
+        on_progress: ProgressFn | None = None,
+    ) -> ImportReport:
+        """Import records into `namespace`.
+
+        Args:
+            namespace: the memory graph written to.
+            items: opens the record stream (called twice with `strict`: validate, then write).
+            strict: validate the whole stream first; any bad record aborts before writing.
+            dry_run: validate only; nothing is written.
+            on_progress: called with the number of records handled so far.
+
+        Raises:
+            StorageUnavailable: FalkorDB cannot be reached.
+            EmbeddingMismatch: the namespace was built with another embedding model.
+        """
+        validate_namespace(namespace)
+        report = ImportReport(namespace=namespace, dry_run=dry_run)
+        started = time.perf_counter()
+        if dry_run or strict:
+            validate(items(), report)
+            if dry_run or report.errors:
+                report.aborted = strict and bool(report.errors) and not dry_run
+                report.skipped = report.records
+                report.elapsed_s = time.perf_counter() - started
+                if on_progress:
+                    on_progress(report.records + len(report.errors))
+                return report
+            report.records = 0
+            report.kinds.clear()
+        batch: list[tuple[int, Record]] = []
+        seen = 0
+        for line, item in items():
+            seen += 1
+            if isinstance(item, LineError):
+                report.errors.append(item)
+                continue
+            batch.append((line, item))
+            if len(batch) >= self.batch_size:
+                await self._write_batch(namespace, batch, report)
+                batch = []
+                if on_progress:
+                    on_progress(seen)
+        if batch:
+            await self._write_batch(namespace, batch, report)
+        if on_progress:
+            on_progress(seen)
+        report.errors.sort(key=lambda e: e.line)
+        report.elapsed_s = time.perf_counter() - started
+        return report
+
+    async def _write_batch(
+        self, namespace: str, batch: Sequence[tuple[int, Record]], report: ImportReport
+    ) -> None:
+        by_kind: dict[str, list[tuple[int, Any]]] = {k: [] for k in KINDS}
+        for line, rec in batch:
+            by_kind[rec.kind].append((line, rec))
+        report.records += len(batch)
+        await self._entities(namespace, by_kind["entity"], report)
+        await self._relations(namespace, by_kind["relation"], report)
+        await self._events(namespace, by_kind["event"], report)
+        for line, rec in by_kind["fact"]:
+            await self._one(report, "fact", line, self._fact(namespace, rec))
+        await self._causal_links(namespace, by_kind["causal_link"], report)
+        for line, rec in by_kind["concept"]:
+            await self._one(report, "concept", line, self._concept(namespace, rec))
+        for line, rec in by_kind["memory"]:
+            await self._one(report, "memory", line, self._memory(namespace, rec))
+
+    async def _one(self, report: ImportReport, kind: str, line: int, write: Any) -> None:
+        counts = report.kind(kind)
+        try:
+            created: bool = await write
+        except _RECORD_ERRORS as exc:
+            counts.failed += 1
+            report.errors.append(LineError(line, f"{kind}: {exc}"))
+            return
+        if created:
+            counts.created += 1
+        else:
+            counts.merged += 1
+
+    # -- entities and relations ----------------------------------------------------------------
+
+    async def _entities(
+        self, namespace: str, items: list[tuple[int, EntityRecord]], report: ImportReport
+    ) -> None:
+        if not items:
+            return
+        counts = report.kind("entity")
+        rows = [(r.name, r.type, r.properties or None) for _, r in items]
+        try:
+            written = await self.entities.add_many(namespace, rows)
+        except _RECORD_ERRORS:
+            # One bad record fails the whole query; write them one by one to find it.
+            for line, rec in items:
+                await self._one(report, "entity", line, self._entity(namespace, rec))
+            return
+        for _, created in written:
+            if created:
+                counts.created += 1
+            else:
+                counts.merged += 1
+
+    async def _entity(self, namespace: str, rec: EntityRecord) -> bool:
+        _, created = await self.entities.add(namespace, rec.name, rec.type, rec.properties or None)
+        return created
+
+    async def _relations(
+        self, namespace: str, items: list[tuple[int, RelationRecord]], report: ImportReport
+    ) -> None:
+        if not items:
+            return
+        typed: dict[tuple[str, str], None] = {}
+        for _, r in items:
+            if r.source_type:
+                typed[(r.source, r.source_type)] = None
+            if r.target_type:
+                typed[(r.target, r.target_type)] = None
+        if typed:
+            try:
+                await self.entities.add_many(namespace, [(n, t, None) for n, t in typed])
+            except _RECORD_ERRORS as exc:
+                logger.info("typed relation endpoints written one by one: %s", exc)
+        existing = await self._existing_relations(namespace, [r for _, r in items])
+        for line, rec in items:
+            await self._one(report, "relation", line, self._relation(namespace, rec, existing))
+
+    async def _existing_relations(
+        self, namespace: str, recs: Sequence[RelationRecord]
+    ) -> set[tuple[str, str, str]]:
+        keys = [[name_key(r.source), name_key(r.target), name_key(r.type)] for r in recs]
+        res = await self.store.query(
+            namespace,
+            f"UNWIND $keys AS k MATCH (a:{ENTITY} {{name_key: k[0]}})-[r:{R_RELATES}]->"
+            f"(b:{ENTITY} {{name_key: k[1]}}) WHERE r.rel_key = k[2] RETURN DISTINCT k",
+            {"keys": keys},
+            read_only=True,
+        )
+        return {(str(k[0]), str(k[1]), str(k[2])) for (k,) in res.rows}
+
+    async def _endpoint(self, namespace: str, name: str, entity_type: str | None) -> str:
+        if entity_type:
+            found = await self.entities.get(namespace, name, type_key(entity_type))
+            return found.uuid
+        return (await self.entities.ensure(namespace, [name]))[name]
+
+    async def _relation(
+        self, namespace: str, rec: RelationRecord, existing: set[tuple[str, str, str]]
+    ) -> bool:
+        src = await self._endpoint(namespace, rec.source, rec.source_type)
+        dst = await self._endpoint(namespace, rec.target, rec.target_type)
+        await self.entities.link(namespace, src, dst, rec.type, rec.properties or None)
+        return (name_key(rec.source), name_key(rec.target), name_key(rec.type)) not in existing
+
+    # -- temporal -----------------------------------------------------------------------------
+
+    async def _events(
+        self, namespace: str, items: list[tuple[int, EventRecord]], report: ImportReport
+    ) -> None:
+        if not items:
+            return
+        keys = [[r.description.strip(), to_epoch_ms(r.occurred_at)] for _, r in items]
+        res = await self.store.query(
+            namespace,
+            f"UNWIND $keys AS k MATCH (ev:{EVENT} {{description: k[0], occurred_at: k[1]}}) "
+            "RETURN DISTINCT k",
+            {"keys": keys},
+            read_only=True,
+        )
+        existing = {(str(k[0]), int(k[1])) for (k,) in res.rows}
+        for line, rec in items:
+            key = (rec.description.strip(), to_epoch_ms(rec.occurred_at))
+            created = key not in existing
+            existing.add(key)
+            await self._one(report, "event", line, self._event(namespace, rec, created))
+
+    async def _event(self, namespace: str, rec: EventRecord, created: bool) -> bool:
+        await self.temporal.add_event(
+            namespace,
+            rec.description,
+            rec.occurred_at,
+            duration_ms=rec.duration_ms,
+            entities=list(rec.entities),
+        )
+        return created
+
+    async def _fact(self, namespace: str, rec: FactRecord) -> bool:
+        written = await self.temporal.add_fact(
+            namespace,
+            rec.subject,
+            rec.predicate,
+            rec.object,
+            valid_from=rec.valid_from,
+            valid_to=rec.valid_to,
+            entities=list(rec.entities),
+        )
+        return written.status in ("created", "superseded")
+
+    # -- causal and semantic ------------------------------------------------------------------
+
+    async def _causal_links(
+        self, namespace: str, items: list[tuple[int, CausalLinkRecord]], report: ImportReport
+    ) -> None:
+        if not items:
+            return
+        keys = [[normalize_description(r.cause), normalize_description(r.effect)] for _, r in items]
+        res = await self.store.query(
+            namespace,
+            f"UNWIND $keys AS k MATCH (a:{CAUSAL} {{key: k[0]}})-[:{R_CAUSES}]->"
+            f"(b:{CAUSAL} {{key: k[1]}}) RETURN DISTINCT k",
+            {"keys": keys},
+            read_only=True,
+        )
+        existing = {(str(k[0]), str(k[1])) for (k,) in res.rows}
+        for (line, rec), (ck, ek) in zip(items, keys, strict=True):
+            created = (ck, ek) not in existing
+            existing.add((ck, ek))
+            await self._one(report, "causal_link", line, self._causal(namespace, rec, created))
+
+    async def _causal(self, namespace: str, rec: CausalLinkRecord, created: bool) -> bool:
+        await self.causal.add_link(
+            namespace,
+            rec.cause,
+            rec.effect,
+            rec.confidence,
+            evidence=rec.evidence,
+            entities=list(rec.entities),
+            events=list(rec.events),
+        )
+        return created
+
+    async def _concept(self, namespace: str, rec: ConceptRecord) -> bool:
+        _, created = await self.semantic.add_concept(
+            namespace, rec.name, rec.description, entities=list(rec.entities)
+        )
+        return created
+
+    async def _memory(self, namespace: str, rec: MemoryRecord) -> bool:
+        _, created = await self.semantic.add_memory(
+            namespace,
+            rec.content,
+            category=rec.category,
+            tags=rec.tags,
+            concepts=rec.concepts,
+            created_at=rec.created_at,
+            source_id=rec.source_id,
+        )
+        return created
