@@ -49,4 +49,6 @@ class EventNeighbourhood(BaseModel):
     events: list[Event] = Field(default_factory=list)
     hops: dict[str, int] = Field(default_factory=dict)
     edges: list[EventOrder] = Field(default_factory=list)
-    truncated: bool = Field(default=False, description="True when `limit` cut the result.")
+    truncated: bool = Field(
+        default=False, description="True when `limit` was reached before the walk ended."
+    )

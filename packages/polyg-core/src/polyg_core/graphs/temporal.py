@@ -239,6 +239,7 @@ class TemporalGraph:
         namespace: str,
         description: str,
         occurred_at: TimeInput,
+        *,
         duration_ms: int | None = None,
         entities: Sequence[str] = (),
     ) -> Event:
@@ -254,8 +255,8 @@ class TemporalGraph:
         """
         desc = _text(description, "description", 4096)
         when = parse_time(occurred_at, "occurred_at")
-        if duration_ms is not None and duration_ms < 0:
-            raise InvalidInput(f"duration_ms must be >= 0, got {duration_ms}")
+        if duration_ms is not None and (isinstance(duration_ms, bool) or duration_ms < 0):
+            raise InvalidInput(f"duration_ms must be a whole number >= 0, got {duration_ms!r}")
         await self._prepare(namespace)
         eids = await ensure_entity_uuids(
             self.store, self.resolver, self.embedder, namespace, list(entities)
@@ -487,6 +488,7 @@ class TemporalGraph:
         object: str,
         valid_from: TimeInput | None = None,
         valid_to: TimeInput | None = None,
+        *,
         entities: Sequence[str] = (),
     ) -> FactWrite:
         """Record that `subject predicate object` holds from `valid_from` (default now).

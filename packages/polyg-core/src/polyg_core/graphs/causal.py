@@ -1,0 +1,531 @@
+"""The causal graph: cause → effect links with confidences, and chains through them.
+
+Every description given to `add_link` is first matched to an existing `C_Node`
+— by uuid, by normalised description (`key`), then by embedding similarity
+through the vector index — and only then created. That is what makes chains
+connect: "missing AUTH_SECRET" in one link and "AUTH_SECRET missing from
+config" in the next are one node.
+
+The similarity threshold (default 0.85) was chosen from all-MiniLM-L6-v2
+cosine similarities of phrasings that mean the same thing and of ones that do
+not (tests/graphs/test_causal.py keeps them):
+
+=====  ==========================================================
+0.99   "missing AUTH_SECRET" / "AUTH_SECRET missing"
+0.97   "auth service crash" / "Auth service crashed"
+0.95   "deploy v2.3.1" / "deployment v2.3.1"
+0.91   "missing AUTH_SECRET" / "AUTH_SECRET missing from config"
+0.80   "auth service crash" / "auth service restart"   (different)
+0.76   "missing AUTH_SECRET" / "missing AUTH_TOKEN"      (different)
+=====  ==========================================================
+
+Embeddings also put opposite or differently-numbered statements close
+("latency increased" / "latency decreased" 0.95, "deploy v2.3.1" /
+"deploy v2.3.2" 0.96), so an embedding match must also pass
+`lexically_compatible` (same numbers, same negation, no opposite words).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import uuid as uuidlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from polyg_shared.causal import (
+    CausalChain,
+    CausalLinkResult,
+    CausalMatch,
+    CausalSolution,
+    ChainDirection,
+)
+from polyg_shared.edges import CausalLink, CausalPath
+from polyg_shared.nodes import CausalNode, CausalNodeType
+from polyg_shared.timeutil import iso
+
+from polyg_core.errors import InvalidInput
+from polyg_core.graphs.entity_refs import (
+    ensure_entity_uuids,
+    epoch_ms,
+    from_ms,
+    lexically_compatible,
+)
+from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.resolve import CAUSAL_NAMES, NameResolver
+from polyg_core.storage.cypher import clean, props
+from polyg_core.storage.schema import (
+    CAUSAL,
+    ENTITY,
+    EVENT,
+    R_CAUSES,
+    R_SOLVED_BY,
+    X_AFFECTS,
+    X_REFERS_TO,
+)
+from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.vector import knn
+from polyg_core.text import normalize_description
+
+logger = logging.getLogger(__name__)
+
+MAX_DEPTH = 10
+DEFAULT_MATCH_THRESHOLD = 0.85
+
+
+@dataclass(frozen=True)
+class _Match:
+    """A description matched to an existing node (uuid set) or to be created."""
+
+    text: str
+    key: str
+    vector: list[float]
+    uuid: str | None = None
+    how: CausalMatch = "created"
+    similarity: float = 1.0
+
+
+def node_from_row(node: dict[str, Any]) -> CausalNode:
+    """A `CausalNode` model from stored properties."""
+    raw_type = str(node.get("node_type") or CausalNodeType.EVENT.value)
+    try:
+        node_type = CausalNodeType(raw_type)
+    except ValueError:
+        node_type = CausalNodeType.EVENT
+    return CausalNode(
+        uuid=str(node["uuid"]), description=str(node["description"]), node_type=node_type
+    )
+
+
+def _text(value: str, what: str) -> str:
+    text = value.strip()
+    if not text:
+        raise InvalidInput(f"{what} is empty; describe it in a few words or give its uuid")
+    if len(text) > 4096:
+        raise InvalidInput(f"{what} is longer than 4096 characters; shorten it")
+    if not normalize_description(text):
+        raise InvalidInput(f"{what} {text!r} has no letters or digits; describe it in words")
+    return text
+
+
+def _confidence(value: float) -> float:
+    if isinstance(value, bool) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"confidence must be a number between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def _evidence(value: str | None) -> str | None:
+    if value is None or not value.strip():
+        return None
+    if len(value) > 4096:
+        raise InvalidInput("evidence is longer than 4096 characters; shorten it")
+    return value.strip()
+
+
+def _node_clause(var: str, m: _Match, node_type: str, params: dict[str, Any]) -> tuple[str, bool]:
+    """A MATCH (existing node) or MERGE-on-key (new node) clause; True when it is a MATCH."""
+    if m.uuid is not None:
+        params[f"{var}_uuid"] = m.uuid
+        return f"MATCH ({var}:{CAUSAL} {{uuid: ${var}_uuid}})", True
+    params.update(
+        {
+            f"{var}_key": m.key,
+            f"{var}_new": uuidlib.uuid4().hex,
+            f"{var}_desc": m.text,
+            f"{var}_type": node_type,
+            f"{var}_vec": m.vector,
+        }
+    )
+    return (
+        f"MERGE ({var}:{CAUSAL} {{key: ${var}_key}}) "
+        f"ON CREATE SET {var}.uuid = ${var}_new, {var}.description = ${var}_desc, "
+        f"{var}.node_type = ${var}_type, {var}.created_at = $now, "
+        f"{var}.created_at_iso = $now_iso, {var}.embedding = vecf32(${var}_vec)",
+        False,
+    )
+
+
+def _two_nodes(a: tuple[str, bool], b: tuple[str, bool]) -> str:
+    # MATCH clauses must come before MERGE ones (no WITH needed then).
+    return " ".join(c for c, _ in sorted((a, b), key=lambda c: not c[1]))
+
+
+@dataclass
+class CausalGraph:
+    """Causal nodes, links, solutions and chains of one FalkorDB store.
+
+    Args:
+        store: the FalkorDB store.
+        embedder: embeds node descriptions (for matching and retrieval).
+        resolver: resolves entity names and, for reads, node descriptions.
+        match_threshold: cosine similarity at which a new description reuses a node.
+        max_paths: most paths a chain query returns.
+    """
+
+    store: FalkorStore
+    embedder: Embedder
+    resolver: NameResolver
+    match_threshold: float = DEFAULT_MATCH_THRESHOLD
+    max_paths: int = 100
+    _temporal: TemporalGraph = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._temporal = TemporalGraph(
+            self.store, self.embedder, self.resolver, event_match_threshold=self.match_threshold
+        )
+
+    async def _prepare(self, namespace: str) -> None:
+        await self.store.ensure_schema(namespace)
+        await self.store.ensure_vectors(
+            namespace, self.embedder.model_name, self.embedder.dimension
+        )
+
+    async def _match(self, namespace: str, text: str, vector: list[float]) -> _Match:
+        key = normalize_description(text)
+        steps: tuple[tuple[CausalMatch, str, str], ...] = (
+            ("uuid", "n.uuid = $v", text),
+            ("normalized", "n.key = $v", key),
+        )
+        for how, cond, value in steps:
+            res = await self.store.query(
+                namespace,
+                f"MATCH (n:{CAUSAL}) WHERE {cond} RETURN n.uuid, n.key LIMIT 1",
+                {"v": value},
+                read_only=True,
+            )
+            if res.rows:
+                uid, stored_key = res.rows[0]
+                return _Match(text, str(stored_key or key), vector, str(uid), how)
+        hits = await knn(
+            self.store, namespace, CAUSAL, vector, 5, min_similarity=self.match_threshold
+        )
+        for hit in hits:
+            if lexically_compatible(text, str(hit.properties.get("description", ""))):
+                stored_key = str(hit.properties.get("key") or key)
+                return _Match(text, stored_key, vector, hit.uuid, "embedding", hit.similarity)
+        return _Match(text, key, vector)
+
+    async def _match_pair(
+        self, namespace: str, first: str, second: str, what: tuple[str, str]
+    ) -> tuple[_Match, _Match]:
+        vectors = await self.embedder.embed([first, second])
+        a = await self._match(namespace, first, [float(x) for x in vectors[0]])
+        b = await self._match(namespace, second, [float(x) for x in vectors[1]])
+        same = (a.uuid is not None and a.uuid == b.uuid) or (
+            a.uuid is None
+            and b.uuid is None
+            and (
+                a.key == b.key
+                or (
+                    float(np.dot(vectors[0], vectors[1])) >= self.match_threshold
+                    and lexically_compatible(first, second)
+                )
+            )
+        )
+        if same:
+            raise InvalidInput(
+                f"{what[0]} {first!r} and {what[1]} {second!r} are the same causal node; "
+                f"a node cannot be its own {what[0]}. Describe two different things."
+            )
+        return a, b
+
+    async def add_link(
+        self,
+        namespace: str,
+        cause: str,
+        effect: str,
+        confidence: float,
+        evidence: str | None = None,
+        entities: Sequence[str] = (),
+        events: Sequence[str] = (),
+    ) -> CausalLinkResult:
+        """Record that `cause` leads to `effect`, reusing existing nodes where they match.
+
+        The same pair again updates the link's confidence (and evidence, when given)
+        instead of adding a second link. Both nodes are linked to `entities`
+        (`X_AFFECTS`, created if missing) and to `events` (`X_REFERS_TO`, by uuid or
+        description). Nodes and links are written in one query.
+
+        Args:
+            namespace: the graph.
+            cause: a description or a node uuid.
+            effect: a description or a node uuid.
+            confidence: how sure the link is, in [0, 1].
+            evidence: why the link is believed, if known.
+            entities: names or uuids of affected entities.
+            events: uuids or descriptions of existing events the nodes refer to.
+
+        Raises:
+            InvalidInput: empty descriptions, confidence outside [0, 1], or cause and
+                effect resolving to the same node.
+            NodeNotFound: an event reference matches no event.
+            AmbiguousName: an entity or event reference matches several.
+        """
+        c_text, e_text = _text(cause, "cause"), _text(effect, "effect")
+        conf, ev = _confidence(confidence), _evidence(evidence)
+        await self._prepare(namespace)
+        cm, em = await self._match_pair(namespace, c_text, e_text, ("cause", "effect"))
+        eids = await ensure_entity_uuids(
+            self.store, self.resolver, self.embedder, namespace, list(entities)
+        )
+        tids = [(await self._temporal.resolve_event(namespace, ref)).uuid for ref in events]
+        now = datetime.now(UTC)
+        params: dict[str, Any] = {
+            "now": epoch_ms(now),
+            "now_iso": iso(now),
+            "conf": conf,
+            "ev": ev,
+            "eids": sorted(set(eids.values())),
+            "tids": sorted(set(tids)),
+        }
+        nodes = _two_nodes(
+            _node_clause("c", cm, CausalNodeType.EVENT.value, params),
+            _node_clause("e", em, CausalNodeType.EVENT.value, params),
+        )
+        res = await self.store.query(
+            namespace,
+            f"{nodes} "
+            f"MERGE (c)-[r:{R_CAUSES}]->(e) "
+            "ON CREATE SET r.created_at = $now, r.created_at_iso = $now_iso "
+            "SET r.confidence = $conf, r.evidence = coalesce($ev, r.evidence), "
+            "r.updated_at = $now, r.updated_at_iso = $now_iso "
+            "WITH c, e, r "
+            f"OPTIONAL MATCH (x:{ENTITY}) WHERE x.uuid IN $eids "
+            "WITH c, e, r, collect(DISTINCT x) AS xs "
+            f"OPTIONAL MATCH (t:{EVENT}) WHERE t.uuid IN $tids "
+            "WITH c, e, r, xs, collect(DISTINCT t) AS ts "
+            f"FOREACH (x IN xs | MERGE (c)-[:{X_AFFECTS}]->(x) MERGE (e)-[:{X_AFFECTS}]->(x)) "
+            f"FOREACH (t IN ts | MERGE (c)-[:{X_REFERS_TO}]->(t) "
+            f"MERGE (e)-[:{X_REFERS_TO}]->(t)) "
+            f"RETURN {props('c')}, {props('e')}, r.confidence, r.evidence, r.created_at, "
+            "[x IN xs | x.uuid], [t IN ts | t.uuid]",
+            params,
+        )
+        if not res.rows:
+            raise InvalidInput(
+                "a matched causal node was deleted while the link was being written; "
+                "call add_link again"
+            )
+        c_node, e_node, r_conf, r_ev, r_created, x_ids, t_ids = res.rows[0]
+        c, e = node_from_row(clean(c_node)), node_from_row(clean(e_node))
+        c_created = cm.uuid is None and c.uuid == params.get("c_new")
+        e_created = em.uuid is None and e.uuid == params.get("e_new")
+        return CausalLinkResult(
+            cause=c,
+            effect=e,
+            link=CausalLink(
+                cause=c.uuid,
+                effect=e.uuid,
+                confidence=float(r_conf),
+                evidence=r_ev,
+                created_at=from_ms(int(r_created)),
+                cause_description=c.description,
+                effect_description=e.description,
+            ),
+            cause_created=c_created,
+            effect_created=e_created,
+            cause_matched_by=_matched_by(cm, c_created),
+            effect_matched_by=_matched_by(em, e_created),
+            cause_similarity=round(min(1.0, cm.similarity), 4),
+            effect_similarity=round(min(1.0, em.similarity), 4),
+            entities=[str(u) for u in x_ids],
+            events=[str(u) for u in t_ids],
+        )
+
+    async def add_solution(
+        self, namespace: str, problem: str, solution: str, evidence: str | None = None
+    ) -> CausalSolution:
+        """Record that `problem` is solved by `solution` (`C_SOLVED_BY`), matching nodes first.
+
+        Raises:
+            InvalidInput: empty descriptions, or problem and solution being one node.
+        """
+        p_text, s_text = _text(problem, "problem"), _text(solution, "solution")
+        ev = _evidence(evidence)
+        await self._prepare(namespace)
+        pm, sm = await self._match_pair(namespace, p_text, s_text, ("problem", "solution"))
+        now = datetime.now(UTC)
+        params: dict[str, Any] = {"now": epoch_ms(now), "now_iso": iso(now), "ev": ev}
+        nodes = _two_nodes(
+            _node_clause("c", pm, CausalNodeType.EVENT.value, params),
+            _node_clause("e", sm, CausalNodeType.SOLUTION.value, params),
+        )
+        res = await self.store.query(
+            namespace,
+            f"{nodes} MERGE (c)-[r:{R_SOLVED_BY}]->(e) "
+            "ON CREATE SET r.created_at = $now, r.created_at_iso = $now_iso "
+            "SET r.evidence = coalesce($ev, r.evidence) "
+            f"RETURN {props('c')}, {props('e')}, r.evidence, r.created_at",
+            params,
+        )
+        if not res.rows:
+            raise InvalidInput(
+                "a matched causal node was deleted while the solution was being written; "
+                "call add_solution again"
+            )
+        p_node, s_node, r_ev, r_created = res.rows[0]
+        p, s = node_from_row(clean(p_node)), node_from_row(clean(s_node))
+        return CausalSolution(
+            problem=p,
+            solution=s,
+            evidence=r_ev,
+            created_at=from_ms(int(r_created)),
+            problem_created=pm.uuid is None and p.uuid == params.get("c_new"),
+            solution_created=sm.uuid is None and s.uuid == params.get("e_new"),
+        )
+
+    async def get(self, namespace: str, node: str) -> CausalNode:
+        """One causal node by uuid, description, normalised description or similarity.
+
+        Raises:
+            NodeNotFound: nothing matches; carries the closest descriptions.
+            AmbiguousName: several nodes match about equally well.
+        """
+        found = await self.resolver.resolve(namespace, CAUSAL_NAMES, _text(node, "node"))
+        return node_from_row(found.properties)
+
+    async def upstream(
+        self, namespace: str, node: str, depth: int = 3, max_paths: int | None = None
+    ) -> CausalChain:
+        """Every chain of causes that leads to `node`, up to `depth` links, best first.
+
+        Raises:
+            InvalidInput: depth outside 1-10.
+            NodeNotFound: the node does not exist.
+            AmbiguousName: the description matches several nodes.
+        """
+        return await self._chain(namespace, node, depth, "upstream", max_paths)
+
+    async def downstream(
+        self, namespace: str, node: str, depth: int = 3, max_paths: int | None = None
+    ) -> CausalChain:
+        """Every chain of effects that follows from `node`, up to `depth` links, best first.
+
+        Raises:
+            InvalidInput: depth outside 1-10.
+            NodeNotFound: the node does not exist.
+            AmbiguousName: the description matches several nodes.
+        """
+        return await self._chain(namespace, node, depth, "downstream", max_paths)
+
+    async def _chain(
+        self,
+        namespace: str,
+        node: str,
+        depth: int,
+        direction: ChainDirection,
+        max_paths: int | None,
+    ) -> CausalChain:
+        if isinstance(depth, bool) or not 1 <= depth <= MAX_DEPTH:
+            raise InvalidInput(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
+        cap = self.max_paths if max_paths is None else max_paths
+        if cap < 1:
+            raise InvalidInput(f"max_paths must be at least 1, got {cap}")
+        root = await self.get(namespace, node)
+        return await self.chain_from(namespace, root, depth, direction, cap)
+
+    async def chain_from(
+        self,
+        namespace: str,
+        root: CausalNode,
+        depth: int,
+        direction: ChainDirection,
+        max_paths: int = 100,
+    ) -> CausalChain:
+        """The chain from an already resolved node (used by the retrieval pipeline).
+
+        Paths never repeat a node, so cycles end the path instead of looping.
+        """
+        depth = max(1, min(int(depth), MAX_DEPTH))
+        hops = f"[:{R_CAUSES}*1..{depth}]"
+        pattern = (
+            f"p = (a:{CAUSAL})-{hops}->(root)"
+            if direction == "upstream"
+            else f"p = (root)-{hops}->(b:{CAUSAL})"
+        )
+        res = await self.store.query(
+            namespace,
+            f"MATCH (root:{CAUSAL} {{uuid: $u}}) MATCH {pattern} "
+            "WITH nodes(p) AS ns, relationships(p) AS rs "
+            "WHERE all(i IN range(0, size(ns) - 2) WHERE NOT ns[i] IN ns[i + 1..]) "
+            "WITH ns, rs, reduce(c = 1.0, r IN rs | c * r.confidence) AS conf, size(rs) AS len "
+            "RETURN [n IN ns | n {.uuid, .description, .node_type}], "
+            "[r IN rs | [r.confidence, r.evidence, r.created_at]], conf "
+            "ORDER BY conf DESC, len ASC LIMIT $lim",
+            {"u": root.uuid, "lim": max_paths + 1},
+            read_only=True,
+        )
+        rows = res.rows
+        truncated = len(rows) > max_paths
+        paths: list[CausalPath] = []
+        nodes: dict[str, CausalNode] = {root.uuid: root}
+        edges: dict[tuple[str, str], CausalLink] = {}
+        for raw_nodes, raw_rels, conf in rows[:max_paths]:
+            chain = [node_from_row(n) for n in raw_nodes]
+            confs = [float(r[0]) for r in raw_rels]
+            for n in chain:
+                nodes.setdefault(n.uuid, n)
+            for i, (r_conf, r_ev, r_created) in enumerate(raw_rels):
+                a, b = chain[i], chain[i + 1]
+                edges.setdefault(
+                    (a.uuid, b.uuid),
+                    CausalLink(
+                        cause=a.uuid,
+                        effect=b.uuid,
+                        confidence=float(r_conf),
+                        evidence=r_ev,
+                        created_at=from_ms(int(r_created)),
+                        cause_description=a.description,
+                        effect_description=b.description,
+                    ),
+                )
+            paths.append(
+                CausalPath(
+                    nodes=[n.description for n in chain],
+                    node_ids=[n.uuid for n in chain],
+                    confidences=confs,
+                    confidence=max(0.0, min(1.0, float(conf))),
+                )
+            )
+        return CausalChain(
+            root=root,
+            direction=direction,
+            depth=depth,
+            paths=paths,
+            nodes=list(nodes.values()),
+            edges=list(edges.values()),
+            truncated=truncated,
+        )
+
+    async def nodes_for_entities(
+        self, namespace: str, entity_uuids: Sequence[str], limit: int = 50
+    ) -> list[CausalNode]:
+        """Causal nodes that affect (`X_AFFECTS`) any of the seed entities.
+
+        Raises:
+            InvalidInput: limit below 1.
+        """
+        if limit < 1:
+            raise InvalidInput(f"limit must be at least 1, got {limit}")
+        ids = sorted(set(entity_uuids))
+        if not ids:
+            return []
+        res = await self.store.query(
+            namespace,
+            f"MATCH (c:{CAUSAL})-[:{X_AFFECTS}]->(x:{ENTITY}) WHERE x.uuid IN $ids "
+            f"WITH DISTINCT c ORDER BY c.uuid LIMIT $lim RETURN {props('c')}",
+            {"ids": ids, "lim": limit},
+            read_only=True,
+        )
+        return [node_from_row(clean(r[0])) for r in res.rows]
+
+
+def _matched_by(m: _Match, created: bool) -> CausalMatch:
+    if m.uuid is not None:
+        return m.how
+    # A new description can still meet a node another writer created a moment earlier.
+    return "created" if created else "normalized"
