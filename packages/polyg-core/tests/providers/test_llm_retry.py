@@ -4,7 +4,7 @@ from email.utils import format_datetime
 
 from hypothesis import given
 from hypothesis import strategies as st
-from polyg_core.providers.llm.litellm import RetryPolicy, _retry_after, config_hint
+from polyg_core.providers.litellm_common import RetryPolicy, _retry_after, config_hint
 from polyg_shared.timeutil import utc_now
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from polyg_core.errors import ProviderError
-from polyg_core.providers.llm.litellm import (
+from polyg_core.providers.litellm_common import (
     RetryPolicy,
     call_with_retries,
     config_hint,
