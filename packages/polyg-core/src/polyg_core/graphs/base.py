@@ -13,11 +13,37 @@ from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_
 from polyg_core.errors import EmbeddingMismatch, InvalidInput
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.vector import Neighbour, knn
 from polyg_core.text import normalize_name
 
 MAX_NAME = 256
 MAX_TEXT = 4_096
 MAX_PROPERTIES = 64
+MAX_FETCH = 1000
+
+
+async def nearest(
+    store: FalkorStore,
+    namespace: str,
+    label: str,
+    vector: Sequence[float],
+    k: int,
+    *,
+    min_similarity: float = 0.0,
+) -> list[Neighbour]:
+    """`storage.vector.knn`, asking the index for more than `k` and keeping the best `k`.
+
+    FalkorDB's HNSW index keeps a stale entry for a node each time the node is
+    written (FalkorDB/FalkorDB#2197); stale entries take result slots without being
+    returned, so a plain k-NN can answer with fewer than `k` live nodes. Asking for
+    2k+16 (and once more for 8 times that when the answer is still short) hides them.
+    """
+    fetch = min(2 * k + 16, MAX_FETCH)
+    hits = await knn(store, namespace, label, vector, fetch, min_similarity=min_similarity)
+    if len(hits) < k and fetch < MAX_FETCH:
+        fetch = min(fetch * 8, MAX_FETCH)
+        hits = await knn(store, namespace, label, vector, fetch, min_similarity=min_similarity)
+    return hits[:k]
 
 
 async def prepare(store: FalkorStore, namespace: str, embedder: Embedder) -> None:

@@ -163,14 +163,16 @@ class EntityGraph:
                 continue
             rows[key] = {"key": key[0], "type": etype, "name": name, "given": given}
             slots.append((key, True))
-        existing = await self._existing_properties(namespace, list(rows))
+        existing = await self._existing(namespace, list(rows))
         missing = [k for k in rows if k not in existing]
         vectors = await embed_texts(self.embedder, [rows[k]["name"] for k in missing])
         vec_of = dict(zip(missing, vectors, strict=True))
         params_rows: list[dict[str, Any]] = []
         for i, (key, row) in enumerate(rows.items()):
             given = row["given"]
-            merged = _merged(existing.get(key), given, mode) if key in existing else given
+            old_props, old_origin = existing.get(key, (None, None))
+            merged = _merged(old_props, given, mode) if key in existing else given
+            props_json = dump_properties(merged)
             params_rows.append(
                 {
                     "i": i,
@@ -178,10 +180,15 @@ class EntityGraph:
                     "type": row["type"],
                     "name": row["name"],
                     "uuid": new_uuid(),
-                    "props": dump_properties(merged),
-                    "touch": given is not None,
-                    # Existing nodes are not re-embedded; if one vanishes between the read
-                    # and this write it is re-created without a vector (found by name only).
+                    "props": props_json,
+                    # Existing nodes are written only when something changes: every write
+                    # to a vector-indexed node re-indexes it, and FalkorDB leaves the old
+                    # vector behind as a stale entry (see storage/vector.py callers).
+                    "touch": given is not None and props_json != (old_props or "{}"),
+                    # An entity named explicitly is no longer an implicit cross-link target.
+                    "unmark": origin is None and old_origin is not None,
+                    # If an existing node vanishes between the read and this write it is
+                    # re-created without a vector (found by name, not by k-NN).
                     "vec": vec_of.get(key),
                 }
             )
@@ -194,10 +201,12 @@ class EntityGraph:
             "n.created_at = $now, n.updated_at = $now, n.created_at_iso = $iso, "
             "n.updated_at_iso = $iso, n.origin = $origin, "
             "n.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END "
-            "ON MATCH SET n.properties = CASE WHEN row.touch THEN row.props ELSE n.properties END, "
-            "n.updated_at = CASE WHEN row.touch THEN $now ELSE n.updated_at END, "
-            "n.updated_at_iso = CASE WHEN row.touch THEN $iso ELSE n.updated_at_iso END "
-            f"RETURN row.i, n.uuid = row.uuid, {props('n')}",
+            "WITH n, row, n.uuid = row.uuid AS created "
+            "FOREACH (_ IN CASE WHEN row.touch AND NOT created THEN [1] ELSE [] END | "
+            "SET n.properties = row.props, n.updated_at = $now, n.updated_at_iso = $iso) "
+            "FOREACH (_ IN CASE WHEN row.unmark AND NOT created THEN [1] ELSE [] END | "
+            "SET n.origin = NULL) "
+            f"RETURN row.i, created, {props('n')}",
             {"rows": params_rows, "now": now, "iso": iso_ms(now), "origin": origin},
         )
         by_index: dict[int, tuple[Entity, bool]] = {}
@@ -210,17 +219,18 @@ class EntityGraph:
             out.append((entity, created and first))
         return out
 
-    async def _existing_properties(
+    async def _existing(
         self, namespace: str, keys: list[tuple[str, str]]
-    ) -> dict[tuple[str, str], Any]:
+    ) -> dict[tuple[str, str], tuple[Any, Any]]:
+        """(properties JSON, origin) of the entities that exist, by (name_key, type)."""
         res = await self.store.query(
             namespace,
             f"UNWIND $keys AS k MATCH (n:{ENTITY} {{name_key: k[0], entity_type: k[1]}}) "
-            "RETURN k[0], k[1], n.properties",
+            "RETURN k[0], k[1], n.properties, n.origin",
             {"keys": [list(k) for k in keys]},
             read_only=True,
         )
-        return {(str(k), str(t)): p for k, t, p in res.rows}
+        return {(str(k), str(t)): (p, o) for k, t, p, o in res.rows}
 
     async def update(
         self,

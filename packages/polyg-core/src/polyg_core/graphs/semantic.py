@@ -1,0 +1,429 @@
+"""The semantic graph: concepts, remembered texts, and vector search over every graph.
+
+Nodes are `S_Concept {uuid, name, name_key, description, embedding, ...}` and
+`S_Memory {uuid, content, content_hash, category, tags, created_at, embedding}`;
+edges are `S_SIMILAR_TO {score}` between concepts (created when a concept is
+added, to its nearest existing concepts above a threshold) and `S_ABOUT` from a
+memory to its concepts. Concepts link to entities with `X_REPRESENTS`. Every
+similarity lookup goes through the HNSW vector index (`storage/vector.knn`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import anyio
+from polyg_shared import Concept, GraphKind, Memory, MemoryCategory, SearchHit
+
+from polyg_core.errors import AmbiguousName, EmbeddingMismatch, InvalidInput, NodeNotFound
+from polyg_core.graphs.base import (
+    MAX_TEXT,
+    check_readable,
+    check_text,
+    dt,
+    embed_texts,
+    iso_ms,
+    name_key,
+    nearest,
+    new_uuid,
+    now_ms,
+    prepare,
+    to_ms,
+)
+from polyg_core.graphs.entity import EntityGraph
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.resolve import CONCEPT_NAMES, NameResolver
+from polyg_core.storage.cypher import clean, load_properties, props
+from polyg_core.storage.schema import (
+    CAUSAL,
+    CONCEPT,
+    ENTITY,
+    EVENT,
+    FACT,
+    GRAPH_OF_LABEL,
+    MEMORY,
+    R_ABOUT,
+    R_SIMILAR,
+    X_REPRESENTS,
+)
+from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.vector import Neighbour
+
+logger = logging.getLogger(__name__)
+
+MAX_CONTENT = 100_000
+MAX_K = 1000
+SEARCH_LABELS: tuple[str, ...] = (CONCEPT, MEMORY, ENTITY, EVENT, FACT, CAUSAL)
+ORIGIN_IMPLICIT = "implicit"
+"""`origin` of concepts created only because a memory named them."""
+
+
+def to_concept(node: Mapping[str, Any]) -> Concept:
+    """The `Concept` model of a stored node."""
+    return Concept(
+        uuid=str(node["uuid"]), name=str(node["name"]), description=node.get("description")
+    )
+
+
+def to_memory(node: Mapping[str, Any]) -> Memory:
+    """The `Memory` model of a stored node."""
+    return Memory(
+        uuid=str(node["uuid"]),
+        content=str(node["content"]),
+        category=MemoryCategory(str(node.get("category") or "episodic")),
+        tags=[str(t) for t in node.get("tags") or []],
+        created_at=dt(node.get("created_at")),
+    )
+
+
+def content_hash(content: str) -> str:
+    """The dedup key of a memory: sha256 of its text with whitespace runs collapsed."""
+    return hashlib.sha256(" ".join(content.split()).encode("utf-8")).hexdigest()
+
+
+def hit_text(label: str, node: Mapping[str, Any]) -> str:
+    """What a reader is shown for a node of `label`."""
+    if label in (ENTITY, CONCEPT):
+        return str(node.get("name", ""))
+    if label == MEMORY:
+        return str(node.get("content", ""))
+    if label == FACT:
+        return " ".join(str(node.get(k, "")) for k in ("subject", "predicate", "object")).strip()
+    return str(node.get("description", ""))
+
+
+def _hit(n: Neighbour) -> SearchHit:
+    node = dict(n.properties)
+    if "properties" in node:
+        node["properties"] = load_properties(node["properties"])
+    return SearchHit(
+        uuid=n.uuid,
+        label=n.label,
+        graph=GraphKind(GRAPH_OF_LABEL[n.label]),
+        text=hit_text(n.label, node),
+        similarity=round(n.similarity, 6),
+        properties=node,
+    )
+
+
+@dataclass
+class SemanticGraph:
+    """Concepts and memories of a namespace, and k-NN search across all memory graphs.
+
+    Args:
+        store: the FalkorDB store.
+        embedder: embeds concepts, memories and queries.
+        resolver: resolves concept names.
+        entities: resolves (or creates) the entities a concept represents by name;
+            without it, `add_concept(entities=...)` takes entity uuids only.
+        similar_threshold: minimum similarity for an `S_SIMILAR_TO` edge.
+        similar_k: at most this many `S_SIMILAR_TO` edges per new concept.
+    """
+
+    store: FalkorStore
+    embedder: Embedder
+    resolver: NameResolver
+    entities: EntityGraph | None = None
+    similar_threshold: float = 0.8
+    similar_k: int = 5
+
+    # -- concepts -----------------------------------------------------------------------------
+
+    async def add_concept(
+        self,
+        namespace: str,
+        name: str,
+        description: str | None = None,
+        entities: Iterable[str] = (),
+        *,
+        origin: str | None = None,
+    ) -> tuple[Concept, bool]:
+        """Create a concept (or update the one with the same normalised name).
+
+        The concept is embedded as "name: description"; it gets `S_SIMILAR_TO {score}`
+        edges to up to `similar_k` existing concepts at or above `similar_threshold`,
+        and `X_REPRESENTS` edges to the given entities. A new description replaces
+        the old one (and the embedding); links are only ever added.
+
+        Returns:
+            The concept and True when it was created.
+
+        Raises:
+            InvalidInput: blank or too long name or description.
+            NodeNotFound: an entity uuid does not exist (when no EntityGraph is set).
+            EmbeddingMismatch: the namespace uses another embedding model.
+        """
+        name = check_text(name, "concept name")
+        desc = check_text(description, "description", MAX_TEXT) if description else None
+        await prepare(self.store, namespace, self.embedder)
+        key = name_key(name)
+        res = await self.store.query(
+            namespace,
+            f"MATCH (c:{CONCEPT} {{name_key: $k}}) RETURN {props('c')}",
+            {"k": key},
+            read_only=True,
+        )
+        old = clean(res.rows[0][0]) if res.rows else None
+        entity_ids = await self._entity_ids(namespace, entities)
+        vec: list[float] | None = None
+        similar: list[dict[str, Any]] = []
+        if old is None or (desc is not None and desc != old.get("description")):
+            shown = str(old["name"]) if old else name
+            vec = (await embed_texts(self.embedder, [f"{shown}: {desc}" if desc else shown]))[0]
+            hits = await nearest(
+                self.store,
+                namespace,
+                CONCEPT,
+                vec,
+                self.similar_k + 1,
+                min_similarity=self.similar_threshold,
+            )
+            own = old["uuid"] if old else None
+            similar = [
+                {"uuid": h.uuid, "score": round(h.similarity, 4)} for h in hits if h.uuid != own
+            ][: self.similar_k]
+        now = now_ms()
+        # An existing concept is written only when something changes: each write to a
+        # vector-indexed node leaves a stale index entry behind (see base.nearest).
+        changes: list[str] = []
+        if old is not None and vec is not None:
+            changes += ["c.description = $desc", "c.embedding = vecf32($vec)"]
+            changes += ["c.updated_at = $now", "c.updated_at_iso = $iso"]
+        if old is not None and origin is None and old.get("origin") is not None:
+            changes.append("c.origin = NULL")  # named explicitly: no longer implicit
+        on_match = f"ON MATCH SET {', '.join(changes)} " if changes else ""
+        on_create_vec = ", c.embedding = vecf32($vec)" if vec is not None else ""
+        res = await self.store.query(
+            namespace,
+            f"MERGE (c:{CONCEPT} {{name_key: $k}}) "
+            "ON CREATE SET c.uuid = $uuid, c.name = $name, c.description = $desc, "
+            "c.created_at = $now, c.created_at_iso = $iso, c.updated_at = $now, "
+            f"c.updated_at_iso = $iso, c.origin = $origin{on_create_vec} "
+            f"{on_match}"
+            "WITH c CALL { WITH c UNWIND $similar AS s "
+            f"MATCH (o:{CONCEPT} {{uuid: s.uuid}}) WHERE o <> c AND NOT (o)-[:{R_SIMILAR}]->(c) "
+            f"MERGE (c)-[r:{R_SIMILAR}]->(o) SET r.score = s.score RETURN count(r) AS n_sim }} "
+            f"WITH c CALL {{ WITH c UNWIND $ents AS eu MATCH (e:{ENTITY} {{uuid: eu}}) "
+            f"MERGE (c)-[x:{X_REPRESENTS}]->(e) RETURN count(x) AS n_ent }} "
+            f"RETURN {props('c')}, c.uuid = $uuid",
+            {
+                "k": key,
+                "uuid": new_uuid(),
+                "name": name,
+                "desc": desc,
+                "now": now,
+                "iso": iso_ms(now),
+                "origin": origin,
+                "vec": vec,
+                "similar": similar,
+                "ents": entity_ids,
+            },
+        )
+        node, created = res.rows[0]
+        return to_concept(clean(node)), bool(created)
+
+    async def _entity_ids(self, namespace: str, items: Iterable[str]) -> list[str]:
+        wanted = list(dict.fromkeys(items))
+        if not wanted:
+            return []
+        if self.entities is not None:
+            mapping = await self.entities.ensure(namespace, wanted)
+            return list(dict.fromkeys(mapping.values()))
+        res = await self.store.query(
+            namespace,
+            f"MATCH (e:{ENTITY}) WHERE e.uuid IN $u RETURN e.uuid",
+            {"u": wanted},
+            read_only=True,
+        )
+        known = {str(r[0]) for r in res.rows}
+        for item in wanted:
+            if item not in known:
+                raise NodeNotFound("entity", item)
+        return wanted
+
+    async def get_concept(self, namespace: str, name_or_uuid: str) -> Concept:
+        """The concept with this uuid or name (exact, normalised, then embedding similarity).
+
+        Raises:
+            NodeNotFound: no such concept; carries the closest names.
+            AmbiguousName: several concepts match.
+        """
+        found = await self.resolver.resolve(
+            namespace, CONCEPT_NAMES, check_text(name_or_uuid, "concept name")
+        )
+        return to_concept(found.properties)
+
+    async def similar_concepts(
+        self, namespace: str, name_or_uuid: str
+    ) -> list[tuple[Concept, float]]:
+        """Concepts joined to this one by `S_SIMILAR_TO` (either direction), best first."""
+        concept = await self.get_concept(namespace, name_or_uuid)
+        res = await self.store.query(
+            namespace,
+            f"MATCH (c:{CONCEPT} {{uuid: $u}})-[r:{R_SIMILAR}]-(o:{CONCEPT}) "
+            f"RETURN {props('o')}, r.score ORDER BY r.score DESC",
+            {"u": concept.uuid},
+            read_only=True,
+        )
+        return [(to_concept(clean(node)), float(score)) for node, score in res.rows]
+
+    async def _concept_ids(self, namespace: str, names: Iterable[str]) -> list[str]:
+        out: list[str] = []
+        for raw in dict.fromkeys(names):
+            name = check_text(raw, "concept name")
+            try:
+                found = await self.resolver.find(namespace, CONCEPT_NAMES, name)
+            except AmbiguousName as exc:
+                best = exc.candidates[0] if exc.candidates else None
+                found = None
+                if best is not None and best.similarity >= 1.0:
+                    out.append(best.uuid)
+                    continue
+            if found is not None:
+                out.append(found.uuid)
+            else:
+                concept, _ = await self.add_concept(namespace, name, origin=ORIGIN_IMPLICIT)
+                out.append(concept.uuid)
+        return list(dict.fromkeys(out))
+
+    # -- memories -----------------------------------------------------------------------------
+
+    async def add_memory(
+        self,
+        namespace: str,
+        content: str,
+        category: MemoryCategory | str = MemoryCategory.EPISODIC,
+        tags: Sequence[str] = (),
+        concepts: Iterable[str] = (),
+        created_at: datetime | str | int | None = None,
+        source_id: str | None = None,
+    ) -> tuple[Memory, bool]:
+        """Remember a text; the same text (up to whitespace) is one memory.
+
+        Concepts are given by name: known ones are resolved, unknown ones created.
+        Remembering a known text again adds the new tags and concepts to it.
+
+        Returns:
+            The memory and True when it was created.
+
+        Raises:
+            InvalidInput: blank or too long content, an unknown category or bad tags.
+            EmbeddingMismatch: the namespace uses another embedding model.
+        """
+        text = check_text(content, "content", MAX_CONTENT)
+        try:
+            cat = MemoryCategory(category)
+        except ValueError as exc:
+            allowed = ", ".join(c.value for c in MemoryCategory)
+            raise InvalidInput(
+                f"unknown memory category {category!r}; use one of {allowed}"
+            ) from exc
+        tag_list = list(dict.fromkeys(check_text(t, "tag") for t in tags))
+        await prepare(self.store, namespace, self.embedder)
+        digest = content_hash(text)
+        res = await self.store.query(
+            namespace,
+            f"MATCH (m:{MEMORY} {{content_hash: $h}}) RETURN m.tags",
+            {"h": digest},
+            read_only=True,
+        )
+        concept_ids = await self._concept_ids(namespace, concepts)
+        vec = None if res.rows else (await embed_texts(self.embedder, [text]))[0]
+        old_tags = [str(t) for t in (res.rows[0][0] or [])] if res.rows else []
+        added = [t for t in tag_list if t not in old_tags]
+        now = now_ms()
+        when = to_ms(created_at, now)
+        set_vec = ", m.embedding = vecf32($vec)" if vec is not None else ""
+        # Written again only when tags are added (see add_concept on stale index entries).
+        on_match = "ON MATCH SET m.tags = m.tags + $added " if added else ""
+        res = await self.store.query(
+            namespace,
+            f"MERGE (m:{MEMORY} {{content_hash: $h}}) "
+            "ON CREATE SET m.uuid = $uuid, m.content = $content, m.category = $cat, "
+            "m.tags = $tags, m.created_at = $when, m.created_at_iso = $when_iso, "
+            f"m.recorded_at = $now, m.source_id = $source{set_vec} "
+            f"{on_match}"
+            f"WITH m CALL {{ WITH m UNWIND $concepts AS cu MATCH (c:{CONCEPT} {{uuid: cu}}) "
+            f"MERGE (m)-[a:{R_ABOUT}]->(c) RETURN count(a) AS n_about }} "
+            f"RETURN {props('m')}, m.uuid = $uuid",
+            {
+                "h": digest,
+                "uuid": new_uuid(),
+                "content": text,
+                "cat": cat.value,
+                "tags": tag_list,
+                "added": added,
+                "when": when,
+                "when_iso": iso_ms(when),
+                "now": now,
+                "source": source_id,
+                "vec": vec,
+                "concepts": concept_ids,
+            },
+        )
+        node, created = res.rows[0]
+        return to_memory(clean(node)), bool(created)
+
+    # -- search -------------------------------------------------------------------------------
+
+    async def search(
+        self,
+        namespace: str,
+        query: str | Sequence[float],
+        k: int = 10,
+        min_similarity: float = 0.0,
+        labels: Sequence[str] = SEARCH_LABELS,
+    ) -> list[SearchHit]:
+        """The `k` nodes most similar to a text or vector, across labels, best first.
+
+        Each label is searched through its vector index (k nearest each), then the
+        hits are merged by similarity (1 - cosine distance, in [0, 1]).
+
+        Raises:
+            InvalidInput: k outside 1..1000, a similarity outside [0, 1], a label
+                without embeddings or an empty query.
+            EmbeddingMismatch: the namespace was built with another embedding model,
+                or a query vector has another dimension.
+        """
+        if not 1 <= k <= MAX_K:
+            raise InvalidInput(f"k must be between 1 and {MAX_K}, got {k}")
+        if not 0.0 <= min_similarity <= 1.0:
+            raise InvalidInput(f"min_similarity must be between 0 and 1, got {min_similarity}")
+        for label in labels:
+            if label not in SEARCH_LABELS:
+                allowed = ", ".join(SEARCH_LABELS)
+                raise InvalidInput(f"cannot search label {label!r}; use some of {allowed}")
+        if isinstance(query, str):
+            check_text(query, "query", MAX_CONTENT)
+        elif len(query) != self.embedder.dimension:
+            raise EmbeddingMismatch(
+                f"the query vector has dimension {len(query)}, but graph {namespace!r} uses "
+                f"{self.embedder.model_name!r} vectors of dimension {self.embedder.dimension}; "
+                "embed the query with the same model or pass the text instead"
+            )
+        if not await check_readable(self.store, namespace, self.embedder):
+            return []
+        vector = (
+            (await embed_texts(self.embedder, [query]))[0]
+            if isinstance(query, str)
+            else [float(x) for x in query]
+        )
+        found: list[Neighbour] = []
+
+        async def one(label: str) -> None:
+            found.extend(
+                await nearest(
+                    self.store, namespace, label, vector, k, min_similarity=min_similarity
+                )
+            )
+
+        async with anyio.create_task_group() as tg:
+            for label in dict.fromkeys(labels):
+                tg.start_soon(one, label)
+        found.sort(key=lambda n: (-n.similarity, n.label, n.uuid))
+        return [_hit(n) for n in found[:k]]
