@@ -15,10 +15,11 @@ from typing import Any
 
 from polyg_shared.engine import ExportGraphOutput, ImportGraphOutput, LineProblem
 
-from polyg_core.analysis.formats import dump, parse
+from polyg_core.analysis.formats import dump, normalize_format, parse
 from polyg_core.analysis.model import GraphData
 from polyg_core.engine.fetch import DEFAULT_MAX_NODES, fetch_graph
 from polyg_core.engine.scratch import ScratchGraphs, embedding_text
+from polyg_core.errors import InvalidInput
 from polyg_core.storage.cypher import dump_properties
 from polyg_core.storage.schema import R_SCRATCH, SCRATCH
 from polyg_core.text import normalize_name
@@ -27,6 +28,10 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_EMBED_MAX = 2_000
 """Imports adding more new nodes than this store them without embeddings (matched by name only)."""
+
+
+_DOCUMENT_FORMATS = frozenset({"json", "graphml", "dot"})
+"""Formats read as one document: any syntax error means nothing is imported."""
 
 
 def _key(name: str) -> str:
@@ -55,12 +60,23 @@ class GraphIO:
     ) -> ImportGraphOutput:
         """Merge a graph given as text into a scratch graph (created if new).
 
+        Line-based formats (CSV/TSV, Mermaid, Cypher) import their good lines and list
+        the others in `unparseable`; a document format (JSON, GraphML, DOT) with a
+        syntax error imports nothing.
+
         Raises:
             InvalidInput: the input cannot be parsed (nothing is written), an unknown
                 format, or the graph is a memory graph.
         """
         parsed = parse(content, fmt)
         data = parsed.graph
+        whole = normalize_format(fmt) in _DOCUMENT_FORMATS
+        if parsed.errors and (whole or not data.nodes):
+            problems = "; ".join(str(e) for e in parsed.errors[:5])
+            raise InvalidInput(
+                f"could not read the {fmt} input ({problems}); nothing was imported. "
+                "Fix the input and import it again."
+            )
         data.validate()
         ns = await self.scratch.manager.use_scratch(graph)
         names = {n.id: n.name for n in data.nodes}
