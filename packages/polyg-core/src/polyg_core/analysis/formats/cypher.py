@@ -85,7 +85,10 @@ class _Scanner:
             char = self.text[self.pos]
             if char == quote:
                 self.pos += 1
-                return "".join(out)
+                try:  # \uXXXX pairs written for characters beyond the BMP
+                    return "".join(out).encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+                except UnicodeDecodeError:
+                    raise _Syntax("unpaired \\u surrogate in a string", self.pos) from None
             if char == "\\":
                 nxt = self.text[self.pos + 1 : self.pos + 2]
                 if nxt == "u" and re.fullmatch(
@@ -194,6 +197,7 @@ def _statement(line: str, builder: GraphBuilder, variables: dict[str, str]) -> N
         weight = values.get("weight")
         if weight is not None and to_float(weight) is None:
             raise _Syntax(f"weight {weight!r} is not a number", 0)
+        _end(scan)
         builder.edge(
             source,
             target,
@@ -211,6 +215,7 @@ def _statement(line: str, builder: GraphBuilder, variables: dict[str, str]) -> N
         node_id = values.get("id", values.get("name", var))
         name = values.get("name")
         node_type = values.get("type", other_labels[0] if other_labels else None)
+        _end(scan)
         builder.node(
             str(node_id),
             str(name) if name is not None else None,
@@ -218,9 +223,12 @@ def _statement(line: str, builder: GraphBuilder, variables: dict[str, str]) -> N
             _properties(values, _NODE_KEYS),
         )
         variables[var] = str(node_id)
+
+
+def _end(scan: _Scanner) -> None:
     scan.ws()
-    if scan.pos != len(line):
-        raise _Syntax(f"unexpected text {line[scan.pos : scan.pos + 15]!r}", scan.pos)
+    if scan.pos != len(scan.text):
+        raise _Syntax(f"unexpected text {scan.text[scan.pos : scan.pos + 15]!r}", scan.pos)
 
 
 def parse_cypher(text: str, limits: Limits) -> ParseResult:

@@ -132,9 +132,7 @@ def dump_delimited(g: GraphData, *, fmt: str = "csv") -> str:
     for edge in g.edges:
         extra.update((k, None) for k in edge.properties if k.lower() not in _RESERVED)
     columns += list(extra)
-    out = io.StringIO()
-    writer = csv.writer(out, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
-    writer.writerow(columns)
+    rows: list[list[str]] = [columns]
 
     def node_cells(prefix: str, node_id: str, cells: dict[str, str]) -> None:
         node = nodes.get(node_id)
@@ -152,10 +150,20 @@ def dump_delimited(g: GraphData, *, fmt: str = "csv") -> str:
             cells["weight"] = repr(edge.weight)
         cells.update((k, text_value(v)) for k, v in edge.properties.items())
         touched.update((edge.source, edge.target))
-        writer.writerow([cells.get(c, "") for c in columns])
+        rows.append([cells.get(c, "") for c in columns])
     for node in g.nodes:
         if node.id not in touched:
             cells = {}
             node_cells("source", node.id, cells)
-            writer.writerow([cells.get(c, "") for c in columns])
+            rows.append([cells.get(c, "") for c in columns])
+    # csv quotes a field only for characters of the line terminator, so a bare
+    # \r in a value needs \r\n line ends to survive.
+    carriage = any("\r" in cell for row in rows for cell in row)
+    out = io.StringIO()
+    writer = csv.writer(
+        out,
+        delimiter="\t" if fmt == "tsv" else ",",
+        lineterminator="\r\n" if carriage else "\n",
+    )
+    writer.writerows(rows)
     return out.getvalue()
