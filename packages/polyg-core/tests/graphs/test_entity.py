@@ -290,3 +290,14 @@ async def test_invalid_inputs_say_what_to_fix(graph: EntityGraph, namespace: str
 def test_every_non_blank_name_has_a_key(name: str) -> None:
     assert name_key(name)
     assert name_key(name) == name_key(name.upper()) or not name.isascii()
+
+
+async def test_link_many_creates_relations_in_one_batch(graph: EntityGraph, namespace: str) -> None:
+    made = await graph.add_many(namespace, [(n, "svc", None) for n in ("a", "b", "c")])
+    a, b, c = (e.uuid for e, _ in made)
+    items = [(a, b, "calls", None), (b, c, "calls", {"w": 1}), (a, "missing", "calls", None)]
+    assert await graph.link_many(namespace, items) == 2
+    assert await graph.link_many(namespace, items) == 0
+    assert [r.target for r in await graph.relationships(namespace, a, "out")] == [b]
+    with pytest.raises(InvalidInput, match="itself"):
+        await graph.link_many(namespace, [(a, a, "calls", None)])

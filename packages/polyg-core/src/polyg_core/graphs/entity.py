@@ -376,6 +376,45 @@ class EntityGraph:
             raise NodeNotFound("entity", f"{source} -> {target}")
         return _relation(res.rows[0])
 
+    async def link_many(
+        self,
+        namespace: str,
+        items: Sequence[tuple[str, str, str, Mapping[str, Any] | None]],
+    ) -> int:
+        """Relate many (source uuid, target uuid, relationship type, properties) in one query.
+
+        For bulk writes (import, benchmarks): ends are uuids, not names; pairs whose
+        ends do not exist are skipped; self-links are refused.
+
+        Returns:
+            How many relations were created (existing ones are left as they are).
+
+        Raises:
+            InvalidInput: a self-link, a blank relationship type or bad properties.
+        """
+        rows: list[dict[str, Any]] = []
+        for src, dst, rel_type, rel_props in items:
+            if src == dst:
+                raise InvalidInput(f"an entity cannot be related to itself (uuid {src})")
+            rel = check_text(rel_type, "relationship type")
+            given = check_properties(rel_props) if rel_props is not None else None
+            rows.append(
+                {"a": src, "b": dst, "rk": name_key(rel), "rt": rel, "p": dump_properties(given)}
+            )
+        if not rows:
+            return 0
+        now = now_ms()
+        res = await self.store.query(
+            namespace,
+            f"UNWIND $rows AS row MATCH (a:{ENTITY} {{uuid: row.a}}) "
+            f"MATCH (b:{ENTITY} {{uuid: row.b}}) "
+            f"MERGE (a)-[r:{R_RELATES} {{rel_key: row.rk}}]->(b) "
+            "ON CREATE SET r.relationship_type = row.rt, r.properties = row.p, "
+            "r.created_at = $now, r.created_at_iso = $iso",
+            {"rows": rows, "now": now, "iso": iso_ms(now)},
+        )
+        return res.relationships_created
+
     async def unlink(
         self, namespace: str, source: str, target: str, relationship_type: str | None = None
     ) -> int:
