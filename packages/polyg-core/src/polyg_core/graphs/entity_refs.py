@@ -69,9 +69,67 @@ _POLARITY: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("fast faster", "slow slower"),
         ("min minimum", "max maximum"),
         ("hit", "miss"),
+        ("strong stronger", "weak weaker"),
+        ("good better best", "bad worse worst"),
+        ("big bigger large larger", "small smaller little"),
+        ("new newer", "old older"),
+        ("true", "false"),
+        ("read reads", "write writes"),
+        ("inbound incoming", "outbound outgoing"),
     )
 )
 _CONTRACTION = re.compile(r"n['’]t\b")
+_NUMBER_WORDS = frozenset(
+    [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+        "thirty",
+        "forty",
+        "fifty",
+        "hundred",
+        "thousand",
+        "million",
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "sixth",
+        "seventh",
+        "eighth",
+        "ninth",
+        "tenth",
+        "last",
+    ]
+)
+
+
+def _is_label(word: str) -> bool:
+    """Numbers, number words and one-letter names ("service B") tell things apart."""
+    return (
+        any(c.isdigit() for c in word)
+        or word in _NUMBER_WORDS
+        or (len(word) == 1 and word.isalpha() and word not in {"a", "i"})
+    )
 
 
 def epoch_ms(dt: datetime) -> int:
@@ -91,15 +149,14 @@ def _words(text: str) -> list[str]:
 def lexically_compatible(a: str, b: str) -> bool:
     """False when two texts that embed close together still say different things.
 
-    They must contain the same numbers (versions, ids), agree on negation and on
+    They must contain the same numbers (versions, ids, number words, one-letter
+    names like "service B"), agree on negation and on
     "fixed"-like state words, and not differ by opposite words (increased /
     decreased, missing / added, ...).
     """
     wa, wb = _words(a), _words(b)
     sa, sb = set(wa), set(wb)
-    if {w for w in wa if any(c.isdigit() for c in w)} != {
-        w for w in wb if any(c.isdigit() for c in w)
-    }:
+    if {w for w in wa if _is_label(w)} != {w for w in wb if _is_label(w)}:
         return False
     only_a, only_b = sa - sb, sb - sa
     if (only_a | only_b) & _FLIPPERS:
