@@ -33,7 +33,7 @@ from polyg_core.analysis.model import EdgeData, GraphData, NodeData
 from scipy import sparse
 from scipy.sparse import csgraph
 
-CYCLE_CAP = 1000
+CYCLE_CAP = 100
 
 
 def random_edges(n_edges: int, seed: int = 7) -> tuple[int, list[tuple[int, int]]]:

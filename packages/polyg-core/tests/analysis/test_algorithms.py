@@ -8,7 +8,6 @@ import networkx as nx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from polyg_core.analysis import algorithms as alg
 from polyg_core.analysis.model import EdgeData, GraphData, NodeData
 from polyg_core.errors import InvalidInput, NodeNotFound
@@ -109,7 +108,7 @@ def test_weighted_shortest_path_refuses_negative_weight() -> None:
         alg.shortest_path(g, "a", "b", weight="weight")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(graphs(), st.data())
 def test_shortest_path_lengths_match_networkx(g: GraphData, data: st.DataObject) -> None:
     ids = [n.id for n in g.nodes]
@@ -178,7 +177,7 @@ def test_all_paths_same_node_points_to_find_cycles() -> None:
         alg.all_paths(CHAIN, "api", "api")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(graphs(max_nodes=7, max_edges=16), st.data())
 def test_all_paths_match_networkx_simple_paths(g: GraphData, data: st.DataObject) -> None:
     ids = [n.id for n in g.nodes]
@@ -196,7 +195,7 @@ def test_all_paths_match_networkx_simple_paths(g: GraphData, data: st.DataObject
 # --- components, cycles, reduction ---------------------------------------------------
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(graphs())
 def test_components_partition_matches_networkx(g: GraphData) -> None:
     reference = to_nx(g)
@@ -219,7 +218,7 @@ def test_components_cap_keeps_count() -> None:
     assert len(result.components) == 2 and result.count == 3 and result.truncated
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(graphs(max_nodes=7, max_edges=14), st.sampled_from([None, 3]))
 def test_cycles_match_networkx(g: GraphData, max_length: int | None) -> None:
     reference = to_nx(g)
@@ -240,7 +239,7 @@ def test_find_cycles_cap_and_exact_has_cycles() -> None:
     assert bounded.cycles == [] and bounded.has_cycles
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(dags())
 def test_transitive_reduction_of_dag_matches_networkx_and_keeps_reachability(
     g: GraphData,
@@ -255,7 +254,7 @@ def test_transitive_reduction_of_dag_matches_networkx_and_keeps_reachability(
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(graphs())
 def test_transitive_reduction_with_cycles_keeps_reachability(g: GraphData) -> None:
     result = alg.transitive_reduction(g)
@@ -279,7 +278,7 @@ def test_transitive_reduction_reports_shortcut_with_relation() -> None:
 # --- rankings -------------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(graphs())
 def test_pagerank_close_to_networkx(g: GraphData) -> None:
     result = alg.pagerank(g, top_n=None)
@@ -292,11 +291,11 @@ def test_pagerank_close_to_networkx(g: GraphData) -> None:
 def test_pagerank_seed_example_ranks_database_first() -> None:
     g = GraphData.from_edges([("api", "auth"), ("api", "users"), ("auth", "db"), ("users", "db")])
     result = alg.pagerank(g, top_n=3)
-    assert [r.node.id for r in result.rankings][0] == "db"
+    assert result.rankings[0].node.id == "db"
     assert len(result.rankings) == 3 and result.converged
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(graphs(), st.data(), st.floats(0.1, 0.9))
 def test_personalized_pagerank_matches_networkx(
     g: GraphData, data: st.DataObject, restart: float

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from polyg_core.analysis.formats import FORMATS, Limits, detect_format, dump, parse
 from polyg_core.analysis.model import DEFAULT_RELATION, EdgeData, GraphData, NodeData
 from polyg_core.errors import InvalidInput
@@ -129,7 +128,7 @@ def roundtrip(g: GraphData, fmt: str) -> GraphData:
 # --- round trips ----------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(graphs())
 @pytest.mark.parametrize("fmt", ["json", "cypher"])
 def test_lossless_formats_round_trip_everything(fmt: str, g: GraphData) -> None:
@@ -172,7 +171,7 @@ def xml_safe(g: GraphData) -> GraphData:
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(graphs(props=scalars))
 def test_graphml_round_trips_typed_scalars(g: GraphData) -> None:
     # GraphML is lossless while each property name keeps one type: name them by type.
@@ -191,7 +190,7 @@ def test_dot_round_trips_with_string_values(g: GraphData) -> None:
     assert edge_view(back, stringify=True) == edge_view(g, stringify=True)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(graphs())
 @pytest.mark.parametrize("fmt", ["csv", "tsv"])
 def test_edge_lists_round_trip_edges_names_and_types(fmt: str, g: GraphData) -> None:
@@ -200,7 +199,7 @@ def test_edge_lists_round_trip_edges_names_and_types(fmt: str, g: GraphData) -> 
     assert edge_view(back, stringify=True) == edge_view(g, stringify=True)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(graphs())
 def test_mermaid_round_trips_names_and_relations(g: GraphData) -> None:
     back = roundtrip(g, "mermaid")
@@ -416,9 +415,9 @@ def test_too_long_line_is_refused_for_line_based_formats() -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_node_and_edge_counts_are_bounded(fmt: str) -> None:
     g = GraphData.from_edges([(f"a{i}", f"b{i}") for i in range(6)])
-    with pytest.raises(InvalidInput, match="more than 5 edges|over the limits"):
+    with pytest.raises(InvalidInput, match=r"more than 5 edges|over the limits"):
         parse(dump(g, fmt), fmt, limits=Limits(max_edges=5))
-    with pytest.raises(InvalidInput, match="more than 4 nodes|over the limits"):
+    with pytest.raises(InvalidInput, match=r"more than 4 nodes|over the limits"):
         parse(dump(g, fmt), fmt, limits=Limits(max_nodes=4))
 
 
