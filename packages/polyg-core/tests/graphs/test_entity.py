@@ -301,3 +301,12 @@ async def test_link_many_creates_relations_in_one_batch(graph: EntityGraph, name
     assert [r.target for r in await graph.relationships(namespace, a, "out")] == [b]
     with pytest.raises(InvalidInput, match="itself"):
         await graph.link_many(namespace, [(a, a, "calls", None)])
+
+
+async def test_get_with_a_type_never_returns_another_type(
+    graph: EntityGraph, namespace: str
+) -> None:
+    await graph.add(namespace, "billing service", "service")
+    with pytest.raises(NodeNotFound, match="No team entity named 'billing services'"):
+        await graph.get(namespace, "billing services", "team")
+    assert (await graph.get(namespace, "billing services", "service")).name == "billing service"

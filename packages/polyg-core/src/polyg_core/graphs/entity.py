@@ -475,13 +475,19 @@ class EntityGraph:
         text = check_text(name_or_uuid, "entity name")
         if entity_type is None:
             return await self.resolver.resolve(namespace, ENTITY_NAMES, text)
-        return await self.resolver.resolve(
-            namespace,
-            ENTITY_NAMES,
-            text,
-            where="n.entity_type = $etype",
-            params={"etype": type_key(entity_type)},
+        etype = type_key(entity_type)
+        found = await self.resolver.resolve(
+            namespace, ENTITY_NAMES, text, where="n.entity_type = $etype", params={"etype": etype}
         )
+        # The resolver's embedding step does not apply `where`; a match of another type
+        # is not the entity asked for.
+        if found.properties.get("entity_type") != etype:
+            raise NodeNotFound(
+                f"{etype} entity",
+                text,
+                await self.resolver.candidates(namespace, ENTITY_NAMES, text),
+            )
+        return found
 
     async def get(
         self, namespace: str, name_or_uuid: str, entity_type: str | None = None
