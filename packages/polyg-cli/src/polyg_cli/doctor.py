@@ -1,0 +1,111 @@
+"""`polyg doctor`: is FalkorDB reachable, does the embedding model load, is an LLM configured."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from polyg_cli.runtime import EXIT_ENV, CliState, print_json, run, state
+
+
+@dataclass
+class Check:
+    """One check: its name, whether it passed (None: optional and absent), details, the fix."""
+
+    name: str
+    ok: bool | None
+    detail: str
+    fix: str = ""
+
+
+async def _falkordb(st: CliState) -> Check:
+    from polyg_core.storage.store import FalkorStore
+
+    store = FalkorStore(st.settings.storage)
+    t0 = time.perf_counter()
+    try:
+        await store.connect()
+        graphs = await store.list_graphs()
+        ms = (time.perf_counter() - t0) * 1000
+        return Check("FalkorDB", True, f"{store.where}, {len(graphs)} graphs, {ms:.0f} ms")
+    except Exception as exc:  # report every failure: this is a diagnostic
+        fix = (
+            "check FALKORDB_HOST/FALKORDB_PORT/FALKORDB_PASSWORD, or unset them to use the "
+            "embedded server"
+            if st.settings.storage.external
+            else "install the embedded server with `pip install 'polyg-core[embedded]'` "
+            "(Linux x86_64/aarch64, macOS arm64) or set FALKORDB_HOST to a running FalkorDB"
+        )
+        return Check("FalkorDB", False, f"{type(exc).__name__}: {exc}", fix)
+    finally:
+        await store.close()
+
+
+async def _embeddings(st: CliState) -> Check:
+    model = st.settings.embedding_model
+    t0 = time.perf_counter()
+    try:
+        from polyg_core.providers.embeddings import make_embedder
+
+        embedder = make_embedder(model, api_base=st.settings.llm_base_url)
+        vec = await embedder.embed(["polyg doctor"])
+        ms = (time.perf_counter() - t0) * 1000
+        return Check(
+            "embeddings", True, f"{embedder.model_name}, dimension {vec.shape[1]}, {ms:.0f} ms"
+        )
+    except Exception as exc:  # report every failure: this is a diagnostic
+        fix = (
+            "install the local model with `pip install 'polyg-core[local]'`"
+            if model.startswith("local/")
+            else f"check EMBEDDING_MODEL={model} and its provider's API key"
+        )
+        return Check("embeddings", False, f"{type(exc).__name__}: {exc}", fix)
+
+
+def _llm(st: CliState) -> Check:
+    model = st.settings.llm_model
+    if not model:
+        return Check(
+            "LLM",
+            None,
+            "not configured: recall and remember use the rule-based classifier, extractor "
+            "and extractive answers (results say degraded: true)",
+            "set LLM_MODEL (e.g. openai/gpt-4o-mini with OPENAI_API_KEY, or ollama/llama3.1)",
+        )
+    base = f" at {st.settings.llm_base_url}" if st.settings.llm_base_url else ""
+    return Check("LLM", True, f"{model}{base} (configured; not called by doctor)")
+
+
+def doctor_command(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Check FalkorDB, the embedding model and the LLM configuration; say what is missing."""
+    st = state(ctx)
+
+    async def go() -> list[Check]:
+        return [await _falkordb(st), await _embeddings(st), _llm(st)]
+
+    checks = run(st, go)
+    failed = any(c.ok is False for c in checks)
+    if as_json:
+        data: dict[str, Any] = {"ok": not failed, "checks": [asdict(c) for c in checks]}
+        print_json(data)
+    else:
+        table = Table(title="polyg doctor", title_justify="left")
+        table.add_column("check")
+        table.add_column("status")
+        table.add_column("detail")
+        for c in checks:
+            status = (
+                "[green]ok[/]" if c.ok else "[red]missing[/]" if c.ok is False else "[yellow]off[/]"
+            )
+            detail = c.detail + (f"\n[dim]fix: {c.fix}[/]" if c.fix and not c.ok else "")
+            table.add_row(c.name, status, detail)
+        st.out.print(table)
+    if failed:
+        raise typer.Exit(EXIT_ENV)

@@ -1,0 +1,200 @@
+"""`polyg import`: memory formats into a memory namespace, graph formats into a scratch graph."""
+
+from __future__ import annotations
+
+import logging
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from polyg_core.errors import InvalidInput
+from polyg_core.io import (
+    ImportReport,
+    RecordWriter,
+    count_lines,
+    detect_format,
+    is_graph_json,
+    iter_records,
+)
+from polyg_core.io.reader import MEMORY_FORMATS
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from polyg_cli import render
+from polyg_cli.runtime import EXIT_USER, CliState, fail, open_memory, print_json, run, state
+
+logger = logging.getLogger(__name__)
+
+
+class ImportFormat(StrEnum):
+    """Formats `polyg import` reads."""
+
+    auto = "auto"
+    jsonl = "jsonl"
+    json = "json"
+    yaml = "yaml"
+    csv = "csv"
+    dot = "dot"
+    graphml = "graphml"
+    cypher = "cypher"
+
+
+def _progress(st: CliState) -> Progress:
+    return Progress(
+        TextColumn("[bold]importing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=st.err,
+        transient=True,
+    )
+
+
+async def import_memory(
+    st: CliState,
+    path: Path,
+    fmt: str,
+    graph: str | None,
+    *,
+    strict: bool,
+    dry_run: bool,
+    quiet: bool,
+) -> ImportReport:
+    """Import a memory file (with a progress bar on stderr unless `quiet`)."""
+
+    def items():
+        return iter_records(path, fmt)
+
+    total = count_lines(path) if fmt in ("jsonl", "cypher") else None
+    if dry_run:
+        writer_ns = graph or st.settings.namespace
+        from polyg_core.io.writer import validate
+
+        report = ImportReport(namespace=writer_ns, dry_run=True)
+        validate(items(), report)
+        report.skipped = report.records
+        return report
+    async with open_memory(st, graph) as memory:
+        writer = RecordWriter.of(memory)
+        ns = str(memory.namespace)
+        if quiet:
+            return await writer.run(ns, items, strict=strict)
+        with _progress(st) as progress:
+            task = progress.add_task("import", total=total, rate="")
+
+            def advance(done: int) -> None:
+                elapsed = progress.tasks[task].elapsed or 0.0
+                rate = f"{done / elapsed:.0f} rec/s" if elapsed > 0 else ""
+                progress.update(task, completed=done, rate=rate)
+
+            return await writer.run(ns, items, strict=strict, on_progress=advance)
+
+
+async def import_graph_file(
+    st: CliState, content: str, fmt: str, graph: str | None, *, dry_run: bool
+) -> dict[str, object]:
+    """Import a graph format (CSV, DOT, GraphML, seed 002 JSON) into a scratch graph."""
+    from polyg_core.analysis.formats import parse
+    from polyg_core.engine.service import GraphEngine
+    from polyg_core.providers.embeddings import make_embedder
+    from polyg_core.storage.store import FalkorStore
+
+    if dry_run:
+        parsed = parse(content, fmt)
+        return {
+            "graph": graph,
+            "format": fmt,
+            "dry_run": True,
+            "nodes": len(parsed.graph.nodes),
+            "edges": len(parsed.graph.edges),
+            "errors": [{"line": e.line, "message": e.message} for e in parsed.errors],
+        }
+    store = await FalkorStore(st.settings.storage).connect()
+    try:
+        embedder = make_embedder(st.settings.embedding_model, api_base=st.settings.llm_base_url)
+        engine = GraphEngine(store, embedder)
+        out = await engine.io.import_graph(fmt, content, graph=graph)
+    finally:
+        await store.close()
+    return {"graph": graph, "format": fmt, **out.model_dump(mode="json")}
+
+
+def import_command(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="The file to import.")],
+    graph: Annotated[
+        str | None, typer.Option("--graph", "-g", help="Target graph (default FALKORDB_GRAPH).")
+    ] = None,
+    fmt: Annotated[
+        ImportFormat, typer.Option("--format", "-f", help="Input format (auto: from the suffix).")
+    ] = ImportFormat.auto,
+    strict: Annotated[
+        bool, typer.Option(help="Validate the whole file first; any bad record: write nothing.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Validate only; write nothing.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Bulk-load a file into a memory namespace (jsonl, json, yaml, cypher) or a scratch
+    graph (csv, dot, graphml, seed-002 json). Re-importing a file creates no duplicates."""
+    st = state(ctx)
+    if not file.is_file():
+        fail(st, f"{file} does not exist or is not a file; give the path of the file to import")
+    try:
+        kind = detect_format(file, fmt.value)
+    except InvalidInput as exc:
+        fail(st, str(exc))
+    graph_json = kind == "json" and is_graph_json(file)
+    if kind in MEMORY_FORMATS and not graph_json:
+        report = run(
+            st,
+            lambda: import_memory(
+                st, file, kind, graph, strict=strict, dry_run=dry_run, quiet=as_json
+            ),
+        )
+        if as_json:
+            print_json(report.to_dict())
+        else:
+            render.import_report(st.out, report, file.name)
+        if report.aborted or (report.errors and strict):
+            raise typer.Exit(EXIT_USER)
+        return
+    if graph is None:
+        fail(st, f"{kind} files go into a scratch graph; name it with --graph NAME")
+    try:
+        content = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        fail(st, f"{file} is not UTF-8 text ({exc})")
+    result = run(st, lambda: import_graph_file(st, content, kind, graph, dry_run=dry_run))
+    if as_json:
+        print_json(result)
+        return
+    if dry_run:
+        st.out.print(
+            f"{file.name}: {result['nodes']} nodes, {result['edges']} edges "
+            f"(dry run, nothing written)"
+        )
+        return
+    st.out.print(
+        f"Imported {file.name} into scratch graph {graph!r}: "
+        f"{result['nodes_added']} nodes added ({result['nodes_existing']} existing), "
+        f"{result['edges_added']} edges added ({result['edges_existing']} existing)"
+    )
+    problems = result.get("unparseable") or []
+    if isinstance(problems, list) and problems:
+        st.out.print(f"[yellow]{len(problems)} lines could not be read:[/]")
+        for p in problems[:20]:
+            st.out.print(f"  line {p.get('line')}: {p.get('message')}", highlight=False)
