@@ -114,6 +114,23 @@ async def test_each_entity_keeps_its_own_time_ordered_chain_when_events_arrive_l
     assert await chain_of(store, namespace, "db") == [("C", "D"), ("E", "C")]
 
 
+async def test_deleting_an_event_joins_the_chain_around_it(
+    graph: TemporalGraph, namespace: str, store: FalkorStore
+) -> None:
+    for hour, name in ((10, "A"), (11, "B"), (12, "C")):
+        await graph.add_event(namespace, name, f"2026-01-07T{hour}:00:00Z", entities=["svc", "db"])
+
+    deleted = await graph.delete_event(namespace, "B")
+    assert deleted.description == "B"
+    assert await chain_of(store, namespace, "svc") == [("A", "C")]
+    assert await chain_of(store, namespace, "db") == [("A", "C")]
+    await graph.delete_event(namespace, "A")
+    assert await chain_of(store, namespace, "svc") == []
+    assert [e.description for e in await graph.timeline(namespace)] == ["C"]
+    with pytest.raises(NodeNotFound):
+        await graph.delete_event(namespace, "A")
+
+
 async def test_timeline_range_is_inclusive_and_ordered(
     graph: TemporalGraph, namespace: str
 ) -> None:

@@ -194,6 +194,18 @@ FOREACH (x IN xs | MERGE (t)-[:{X_INVOLVES}]->(x))
 RETURN {props("t")}, status, CASE WHEN status = 'superseded' THEN {props("f0")} ELSE null END
 """
 
+_DELETE_EVENT = f"""
+MATCH (ev:{EVENT} {{uuid: $u}})
+OPTIONAL MATCH (p:{EVENT})-[r1:{R_BEFORE}]->(ev)-[r2:{R_BEFORE}]->(n:{EVENT})
+WHERE r1.entity = r2.entity
+WITH ev, collect(CASE WHEN p IS NULL THEN null ELSE [p.uuid, n.uuid, r1.entity] END) AS pairs
+DETACH DELETE ev
+WITH pairs
+UNWIND pairs AS pair
+MATCH (a:{EVENT} {{uuid: pair[0]}}), (b:{EVENT} {{uuid: pair[1]}})
+MERGE (a)-[:{R_BEFORE} {{entity: pair[2]}}]->(b)
+"""
+
 _INVALIDATE = f"""
 MATCH (f:{FACT} {{uuid: $u}})
 WITH f, $at < f.valid_from AS too_early,
@@ -288,6 +300,20 @@ class TemporalGraph:
         )
         node, names = res.rows[0]
         return event_from_row(clean(node), names)
+
+    async def delete_event(self, namespace: str, ref: str) -> Event:
+        """Delete an event and join its entities' `T_BEFORE` chains around the gap.
+
+        `ref` is a uuid or description (see `resolve_event`). One query: the event, its
+        links, and the re-linking happen together.
+
+        Raises:
+            NodeNotFound: no such event.
+            AmbiguousName: the description matches several events.
+        """
+        event = await self.resolve_event(namespace, ref)
+        await self.store.query(namespace, _DELETE_EVENT, {"u": event.uuid})
+        return event
 
     async def _events(self, namespace: str, uuids: Sequence[str]) -> dict[str, Event]:
         if not uuids:
