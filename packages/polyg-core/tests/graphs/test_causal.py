@@ -155,6 +155,8 @@ async def test_nodes_are_reused_by_similar_description(
     assert second.effect_matched_by == "embedding"
     assert second.effect_similarity >= DEFAULT_MATCH_THRESHOLD
     assert by_uuid.cause_matched_by == "uuid"
+    with pytest.raises(NodeNotFound, match="No causal named '0123456789abcdef0123456789abcdef'"):
+        await graph.add_link(namespace, "0123456789abcdef0123456789abcdef", "pager alert", 0.9)
     assert await count(store, namespace, "MATCH (c:C_Node) RETURN count(c)") == 4
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import uuid as uuidlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ from polyg_shared.edges import CausalLink, CausalPath
 from polyg_shared.nodes import CausalNode, CausalNodeType
 from polyg_shared.timeutil import iso
 
-from polyg_core.errors import InvalidInput
+from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.entity_refs import (
     ensure_entity_uuids,
     epoch_ms,
@@ -75,6 +76,7 @@ logger = logging.getLogger(__name__)
 
 MAX_DEPTH = 10
 DEFAULT_MATCH_THRESHOLD = 0.85
+_UUID = re.compile(r"[0-9a-f]{32}|[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,8 @@ class CausalGraph:
             if res.rows:
                 uid, stored_key = res.rows[0]
                 return _Match(text, str(stored_key or key), vector, str(uid), how)
+        if _UUID.fullmatch(text):
+            raise NodeNotFound("causal", text)
         hits = await knn(
             self.store, namespace, CAUSAL, vector, 5, min_similarity=self.match_threshold
         )
@@ -262,7 +266,8 @@ class CausalGraph:
         Raises:
             InvalidInput: empty descriptions, confidence outside [0, 1], or cause and
                 effect resolving to the same node.
-            NodeNotFound: an event reference matches no event.
+            NodeNotFound: a uuid given as cause or effect, or an event reference,
+                matches nothing.
             AmbiguousName: an entity or event reference matches several.
         """
         c_text, e_text = _text(cause, "cause"), _text(effect, "effect")
