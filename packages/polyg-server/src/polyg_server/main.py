@@ -13,6 +13,7 @@ import anyio
 from polyg_core.config import Settings, load_settings
 from polyg_core.errors import PolygError
 from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.providers.llm import make_llm
 from polyg_core.storage.store import FalkorStore
 from pydantic import ValidationError
 
@@ -91,7 +92,9 @@ async def serve(settings: Settings, *, http: bool) -> None:
     await store.connect()
     try:
         logger.info("FalkorDB: %s", store.where)
-        ctx = ServerContext(store=store, settings=settings, embedder=_embedder(settings))
+        ctx = ServerContext(
+            store=store, settings=settings, embedder=_embedder(settings), llm=make_llm(settings)
+        )
         server = create_server(ctx)
         if not http:
             logger.info("serving MCP over stdio")

@@ -1,0 +1,486 @@
+"""Memory tools (profile "memory"): recall, remember, the write tools, delete and admin.
+
+Each handler resolves names the way the core does (uuid → exact → normalised →
+embedding similarity) and raises polyg-core errors, which the registry turns into
+tool errors that say what to do.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
+from polyg_core.memory import Memory
+from polyg_core.resolve import CAUSAL_NAMES, CONCEPT_NAMES, ENTITY_NAMES
+from polyg_core.storage.schema import EVENT
+from polyg_shared.causal import CausalLinkResult
+from polyg_shared.edges import EntityRelation
+from polyg_shared.nodes import Event, Fact
+from polyg_shared.retrieval import RecallResult, RememberResult
+from polyg_shared.temporal import FactWrite
+from polyg_shared.tools import (
+    AddCausalLinkInput,
+    AddConceptInput,
+    AddEntityInput,
+    AddEventInput,
+    AddFactInput,
+    ClearGraphInput,
+    ClearGraphOutput,
+    ConceptWriteOutput,
+    DeleteNodeInput,
+    DeleteNodeOutput,
+    EntityOutput,
+    EntityWriteOutput,
+    ExportGraphInput,
+    ExportGraphOutput,
+    ImportGraphInput,
+    ImportGraphOutput,
+    InvalidateFactInput,
+    InvalidateFactOutput,
+    LinkEntitiesInput,
+    RecallInput,
+    RememberInput,
+    UpdateEntityInput,
+)
+
+from polyg_server.context import ServerContext
+from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolSpec
+
+PROFILE = "memory"
+
+
+def memory_and_ns(ctx: ServerContext, graph: str | None) -> tuple[Memory, str]:
+    """The memory facade and the namespace a call works on."""
+    return ctx.require_memory(), ctx.namespace(graph)
+
+
+def require_confirm(ctx: ServerContext, confirm: bool, what: str) -> None:
+    """Refuse a destructive call unless `confirm: true` or POLYG_ALLOW_DESTRUCTIVE is set.
+
+    Raises:
+        InvalidInput: neither is set.
+    """
+    if not (confirm or ctx.settings.allow_destructive):
+        raise InvalidInput(
+            f"{what} is irreversible: call again with confirm: true (or start the server "
+            "with POLYG_ALLOW_DESTRUCTIVE=true)"
+        )
+
+
+# -- recall / remember -------------------------------------------------------------------------
+
+
+async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    return await mem.recall(
+        inp.question, graph=ns, reference_time=inp.reference_time, max_tokens=inp.max_tokens
+    )
+
+
+async def remember(ctx: ServerContext, inp: RememberInput) -> RememberResult:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    return await mem.remember(
+        inp.content,
+        graph=ns,
+        reference_time=inp.reference_time,
+        category=inp.category.value if inp.category else None,
+        tags=list(inp.tags),
+        source_id=inp.source_id,
+    )
+
+
+# -- writes ------------------------------------------------------------------------------------
+
+
+async def add_entity(ctx: ServerContext, inp: AddEntityInput) -> EntityWriteOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    entity, created = await mem.entities.add(ns, inp.name, inp.entity_type, inp.properties or None)
+    return EntityWriteOutput(entity=entity, created=created)
+
+
+async def update_entity(ctx: ServerContext, inp: UpdateEntityInput) -> EntityOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    if inp.properties is None and inp.new_name is None and inp.entity_type is None:
+        raise InvalidInput(
+            "nothing to update: give properties, new_name or entity_type (or several)"
+        )
+    entity = await mem.entities.update(
+        ns,
+        inp.entity,
+        properties=inp.properties,
+        mode=inp.mode,
+        new_name=inp.new_name,
+        entity_type=inp.entity_type,
+    )
+    return EntityOutput(entity=entity)
+
+
+async def link_entities(ctx: ServerContext, inp: LinkEntitiesInput) -> EntityRelation:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    return await mem.entities.link(
+        ns, inp.source, inp.target, inp.relationship_type, inp.properties or None
+    )
+
+
+async def add_event(ctx: ServerContext, inp: AddEventInput) -> Event:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    return await mem.temporal.add_event(
+        ns, inp.description, inp.occurred_at, duration_ms=inp.duration_ms, entities=inp.entities
+    )
+
+
+async def add_fact(ctx: ServerContext, inp: AddFactInput) -> FactWrite:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    return await mem.temporal.add_fact(
+        ns,
+        inp.subject,
+        inp.predicate,
+        inp.object,
+        valid_from=inp.valid_from,
+        valid_to=inp.valid_to,
+        entities=inp.entities,
+    )
+
+
+async def invalidate_fact(ctx: ServerContext, inp: InvalidateFactInput) -> InvalidateFactOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    if inp.fact:
+        return InvalidateFactOutput(
+            invalidated=[await mem.temporal.invalidate_fact(ns, inp.fact, inp.at)]
+        )
+    if not (inp.subject and inp.predicate):
+        raise InvalidInput(
+            "say which fact to end: give its uuid as fact, or subject and predicate to end "
+            "the facts currently valid for them"
+        )
+    current: list[Fact] = await mem.temporal.facts(ns, subject=inp.subject, predicate=inp.predicate)
+    if not current:
+        raise NodeNotFound("current fact", f"{inp.subject} {inp.predicate}")
+    ended = [await mem.temporal.invalidate_fact(ns, f.uuid, inp.at) for f in current]
+    return InvalidateFactOutput(invalidated=ended)
+
+
+async def add_concept(ctx: ServerContext, inp: AddConceptInput) -> ConceptWriteOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    concept, created = await mem.semantic.add_concept(ns, inp.name, inp.description, inp.entities)
+    return ConceptWriteOutput(concept=concept, created=created)
+
+
+async def add_causal_link(ctx: ServerContext, inp: AddCausalLinkInput) -> CausalLinkResult:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    return await mem.causal.add_link(
+        ns,
+        inp.cause,
+        inp.effect,
+        inp.confidence,
+        evidence=inp.evidence,
+        entities=inp.entities,
+        events=inp.events,
+    )
+
+
+async def _exact_matches(mem: Memory, ns: str, ref: str) -> list[Candidate]:
+    found: list[Candidate] = []
+    for spec in (ENTITY_NAMES, CAUSAL_NAMES, CONCEPT_NAMES):
+        try:
+            hit = await mem.resolver.find(ns, spec, ref, fuzzy=False)
+        except AmbiguousName as exc:
+            found.extend(exc.candidates)
+            continue
+        if hit is not None:
+            found.append(Candidate(hit.uuid, hit.name, hit.label, 1.0))
+    res = await mem.store.query(
+        ns,
+        f"MATCH (n:{EVENT} {{description: $d}}) RETURN n.uuid, n.description LIMIT 6",
+        {"d": ref.strip()},
+        read_only=True,
+    )
+    found.extend(Candidate(str(u), str(d), EVENT, 1.0) for u, d in res.rows)
+    return found
+
+
+async def delete_node(ctx: ServerContext, inp: DeleteNodeInput) -> DeleteNodeOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    require_confirm(ctx, inp.confirm, "deleting a node")
+    label = await mem.crosslinks.label_of(ns, inp.node)
+    if label is not None:
+        target = Candidate(inp.node, inp.node, label, 1.0)
+    else:
+        matches = await _exact_matches(mem, ns, inp.node)
+        if not matches:
+            raise NodeNotFound("memory", inp.node)
+        if len(matches) > 1:
+            raise AmbiguousName("memory", inp.node, matches)
+        target = matches[0]
+    deleted = await mem.crosslinks.delete_node(ns, target.uuid)
+    message = (
+        f"deleted {target.label} {target.name!r} with its edges and cross-links"
+        if deleted
+        else f"{target.name!r} was already gone"
+    )
+    return DeleteNodeOutput(
+        deleted=deleted, uuid=target.uuid, label=target.label, name=target.name, message=message
+    )
+
+
+# -- admin -------------------------------------------------------------------------------------
+
+
+async def clear_graph(ctx: ServerContext, inp: ClearGraphInput) -> ClearGraphOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    require_confirm(ctx, inp.confirm, f"clearing the {inp.which} graph(s)")
+    result = await mem.crosslinks.clear(ns, inp.which)
+    return ClearGraphOutput(
+        graph=ns,
+        which=inp.which,
+        nodes_deleted=result.nodes_deleted,
+        relationships_deleted=result.relationships_deleted,
+    )
+
+
+async def export_graph(ctx: ServerContext, inp: ExportGraphInput) -> ExportGraphOutput:
+    from polyg_core.io import iter_export, record_json
+
+    ns = ctx.namespace(inp.graph)
+    out = io.StringIO()
+    count = 0
+    truncated = False
+    size = 0
+    records = iter_export(ctx.store, ns)
+    async for record in records:
+        line = record_json(record) + "\n"
+        if count >= inp.max_records or size + len(line) > inp.max_chars:
+            truncated = True
+            break
+        out.write(line)
+        size += len(line)
+        count += 1
+    aclose = getattr(records, "aclose", None)
+    if aclose is not None:
+        await aclose()
+    return ExportGraphOutput(graph=ns, records=count, truncated=truncated, text=out.getvalue())
+
+
+def _jsonl_items(text: str) -> list[tuple[int, Any]]:
+    from polyg_core.io import LineError
+    from polyg_core.io.reader import parse_record
+
+    items: list[tuple[int, Any]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            items.append((number, LineError(number, f"not valid JSON ({exc})")))
+            continue
+        items.append((number, parse_record(data, number)))
+    return items
+
+
+async def import_graph(ctx: ServerContext, inp: ImportGraphInput) -> ImportGraphOutput:
+    from polyg_core.io import RecordWriter
+
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    items = _jsonl_items(inp.text)
+    report = await RecordWriter.of(mem).run(
+        ns, lambda: iter(items), strict=inp.strict, dry_run=inp.dry_run
+    )
+    return ImportGraphOutput.model_validate(report.to_dict())
+
+
+_IDS = (
+    " Nodes can be named by uuid or by name (descriptions for events and causal nodes); "
+    "names are matched exactly, then ignoring case and punctuation, then by meaning."
+)
+
+TOOLS: tuple[ToolSpec[Any, Any], ...] = (
+    ToolSpec(
+        name="recall",
+        description=(
+            "Answer a question from memory (the full MAGMA pipeline: classify the question, "
+            "find seeds by meaning and name, expand the entity, temporal and causal graphs, "
+            "merge, order and synthesize). Use this first for any question about what was "
+            "remembered: why something happened, when, who, what. Returns `answer`, "
+            "`confidence`, `reasoning` (causal chain, timeline, entities), `sources` (uuids), "
+            "the context used and `degraded: true` with reasons when a rule-based step stood "
+            "in for the LLM."
+        ),
+        input_model=RecallInput,
+        output_model=RecallResult,
+        handler=recall,
+        annotations=READ_ONLY,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="remember",
+        description=(
+            "Store free text in memory: entities, relations, events, facts, causal links and "
+            "concepts are extracted and written with their cross-links, and the text is kept. "
+            "Use it for notes, incident reports, decisions. Remembering the same text again "
+            "changes nothing (`created: false`). Returns everything written."
+        ),
+        input_model=RememberInput,
+        output_model=RememberResult,
+        handler=remember,
+        annotations=WRITE_IDEMPOTENT,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="add_entity",
+        description=(
+            "Create an entity (person, service, deployment, ...) or update the one with the "
+            "same name and type (its properties are merged). Returns the entity and `created`."
+        ),
+        input_model=AddEntityInput,
+        output_model=EntityWriteOutput,
+        handler=add_entity,
+        annotations=WRITE_IDEMPOTENT,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="update_entity",
+        description=(
+            "Change an entity's properties (merge or replace), name or type. Returns the "
+            "updated entity." + _IDS
+        ),
+        input_model=UpdateEntityInput,
+        output_model=EntityOutput,
+        handler=update_entity,
+        annotations=WRITE_IDEMPOTENT,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="link_entities",
+        description=(
+            "Relate two existing entities with a named relationship (owns, depends_on, ...). "
+            "Linking the same pair with the same type again is a no-op. Returns the relation."
+            + _IDS
+        ),
+        input_model=LinkEntitiesInput,
+        output_model=EntityRelation,
+        handler=link_entities,
+        annotations=WRITE_IDEMPOTENT,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="add_event",
+        description=(
+            "Record something that happened at a time, linked to the entities it involves "
+            "(unknown entities are created). Returns the event with its uuid."
+        ),
+        input_model=AddEventInput,
+        output_model=Event,
+        handler=add_event,
+        annotations=WRITE_IDEMPOTENT,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="add_fact",
+        description=(
+            "Record that 'subject predicate object' holds from valid_from (default now). A "
+            "new value for the same subject and predicate ends the old one's validity. "
+            "Returns the fact, what happened (created/superseded/existing/extended) and the "
+            "facts it closed."
+        ),
+        input_model=AddFactInput,
+        output_model=FactWrite,
+        handler=add_fact,
+        annotations=WRITE,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="invalidate_fact",
+        description=(
+            "End a fact's validity (it stays in history): give the fact's uuid, or subject and "
+            "predicate to end the facts currently valid for them. Returns the ended facts."
+        ),
+        input_model=InvalidateFactInput,
+        output_model=InvalidateFactOutput,
+        handler=invalidate_fact,
+        annotations=WRITE_IDEMPOTENT,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="add_concept",
+        description=(
+            "Create or update a concept (a named idea, searchable by meaning) and link it to "
+            "the entities it represents; semantic_search and recall start from concepts. "
+            "Returns the concept and `created`."
+        ),
+        input_model=AddConceptInput,
+        output_model=ConceptWriteOutput,
+        handler=add_concept,
+        annotations=WRITE_IDEMPOTENT,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="add_causal_link",
+        description=(
+            "Record that a cause leads to an effect with a confidence (0-1). Descriptions are "
+            "matched to existing causal nodes so chains connect; the same pair again updates "
+            "the link. Links both nodes to affected entities and referenced events. Returns "
+            "both nodes, the link and how each description was matched."
+        ),
+        input_model=AddCausalLinkInput,
+        output_model=CausalLinkResult,
+        handler=add_causal_link,
+        annotations=WRITE_IDEMPOTENT,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="delete_node",
+        description=(
+            "Delete one memory node (entity, event, fact, causal node, concept, memory) with "
+            "its edges and cross-links. Irreversible: needs confirm: true. Takes a uuid or an "
+            "exact name; ambiguous names answer with the candidates."
+        ),
+        input_model=DeleteNodeInput,
+        output_model=DeleteNodeOutput,
+        handler=delete_node,
+        annotations=DESTRUCTIVE,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="clear_graph",
+        description=(
+            "Remove every node of one memory graph (semantic, temporal, causal, entity) or of "
+            "all four, with their cross-links; the other graphs stay. Irreversible: needs "
+            "confirm: true. Returns the counts removed per label."
+        ),
+        input_model=ClearGraphInput,
+        output_model=ClearGraphOutput,
+        handler=clear_graph,
+        annotations=DESTRUCTIVE,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="export_graph",
+        description=(
+            "Export a memory graph as polyg JSONL records (entities, relations, events, facts, "
+            "causal links, concepts, memories; no embeddings), bounded by max_records and "
+            "max_chars (`truncated` says when cut). import_graph reads the text back."
+        ),
+        input_model=ExportGraphInput,
+        output_model=ExportGraphOutput,
+        handler=export_graph,
+        annotations=READ_ONLY,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="import_graph",
+        description=(
+            "Import polyg JSONL records (export_graph's format, one JSON object per line with "
+            "a `kind`) into a memory graph; known nodes are merged, not duplicated. Returns "
+            "counts per kind and every bad line with what is wrong."
+        ),
+        input_model=ImportGraphInput,
+        output_model=ImportGraphOutput,
+        handler=import_graph,
+        annotations=WRITE_IDEMPOTENT,
+        profile=PROFILE,
+    ),
+)

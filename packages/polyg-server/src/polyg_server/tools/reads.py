@@ -1,0 +1,164 @@
+"""Direct-read tools (profile "memory"): one entity, a timeline, causal chains, explanations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from polyg_core.errors import NodeNotFound
+from polyg_shared.causal import CausalChain
+from polyg_shared.edges import CausalPath
+from polyg_shared.nodes import CausalNode
+from polyg_shared.tools import (
+    CausalChainOutput,
+    EntityDetail,
+    ExplainWhyInput,
+    ExplainWhyOutput,
+    Explanation,
+    ExplanationStep,
+    GetCausalChainInput,
+    GetEntityInput,
+    QueryTimelineInput,
+    TimelineOutput,
+)
+
+from polyg_server.context import ServerContext
+from polyg_server.registry import READ_ONLY, ToolSpec
+from polyg_server.tools.memory import PROFILE, memory_and_ns
+
+
+async def get_entity(ctx: ServerContext, inp: GetEntityInput) -> EntityDetail:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    entity = await mem.entities.get(ns, inp.entity)
+    relations = await mem.entities.relationships(ns, entity.uuid, "both", limit=inp.limit)
+    return EntityDetail(entity=entity, relationships=relations)
+
+
+async def query_timeline(ctx: ServerContext, inp: QueryTimelineInput) -> TimelineOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    events = await mem.temporal.timeline(
+        ns, start=inp.start, end=inp.end, entity=inp.entity, limit=inp.limit, order=inp.order
+    )
+    return TimelineOutput(events=events, count=len(events))
+
+
+async def get_causal_chain(ctx: ServerContext, inp: GetCausalChainInput) -> CausalChainOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    root = await mem.causal.get(ns, inp.node)
+    directions = ("upstream", "downstream") if inp.direction == "both" else (inp.direction,)
+    chains = [
+        await mem.causal.chain_from(ns, root, inp.depth, d, max_paths=inp.max_paths)
+        for d in directions
+    ]
+    return CausalChainOutput(root=root, chains=chains)
+
+
+def _maximal(paths: list[CausalPath]) -> list[CausalPath]:
+    """Paths that are not the tail of a longer path (they start at a root cause)."""
+    tails = {tuple(p.node_ids[1:]) for p in paths if len(p.node_ids) > 2}
+    return [p for p in paths if tuple(p.node_ids) not in tails]
+
+
+def _explanation(path: CausalPath) -> Explanation:
+    steps = [
+        ExplanationStep(cause=path.nodes[i], effect=path.nodes[i + 1], confidence=c)
+        for i, c in enumerate(path.confidences)
+    ]
+    return Explanation(steps=steps, confidence=path.confidence, node_ids=list(path.node_ids))
+
+
+async def explain_why(ctx: ServerContext, inp: ExplainWhyInput) -> ExplainWhyOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    try:
+        effects: list[CausalNode] = [await mem.causal.get(ns, inp.effect)]
+    except NodeNotFound as not_causal:
+        try:
+            entity = await mem.entities.get(ns, inp.effect)
+        except NodeNotFound:
+            raise not_causal from None
+        effects = await mem.causal.nodes_for_entities(ns, [entity.uuid])
+        if not effects:
+            raise NodeNotFound("causal", inp.effect, not_causal.candidates) from None
+    chains: list[CausalChain] = [
+        await mem.causal.chain_from(ns, node, inp.depth, "upstream", max_paths=50)
+        for node in effects
+    ]
+    paths = _maximal([p for chain in chains for p in chain.paths])
+    paths.sort(key=lambda p: (-len(p.node_ids), -p.confidence))
+    explanations = [_explanation(p) for p in paths[: inp.max_paths]]
+    roots = list(dict.fromkeys(e.steps[0].cause for e in explanations if e.steps))
+    if explanations:
+        best = explanations[0]
+        chain_text = " → ".join([best.steps[0].cause, *(s.effect for s in best.steps)])
+        answer = (
+            f"{best.steps[-1].effect} was most likely caused by {best.steps[0].cause}: "
+            f"{chain_text} (path confidence {best.confidence:.2f})."
+        )
+        if len(roots) > 1:
+            answer += " Other root causes: " + ", ".join(roots[1:]) + "."
+    else:
+        names = ", ".join(repr(e.description) for e in effects)
+        answer = (
+            f"No recorded causes lead to {names}. Record one with add_causal_link, or ask "
+            "recall for a broader answer."
+        )
+    return ExplainWhyOutput(
+        answer=answer, effects=effects, root_causes=roots, explanations=explanations
+    )
+
+
+TOOLS: tuple[ToolSpec[Any, Any], ...] = (
+    ToolSpec(
+        name="get_entity",
+        description=(
+            "Look up one entity by uuid or name (fuzzy: unknown names answer with the closest "
+            "ones) and return it with its properties and relationships in both directions. "
+            "Use query_timeline for its events."
+        ),
+        input_model=GetEntityInput,
+        output_model=EntityDetail,
+        handler=get_entity,
+        annotations=READ_ONLY,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="query_timeline",
+        description=(
+            "Events in time order between start and end (either open), optionally only those "
+            "involving one entity (uuid or name). Events of any age are returned. Returns "
+            "events with their time, duration and involved entities."
+        ),
+        input_model=QueryTimelineInput,
+        output_model=TimelineOutput,
+        handler=query_timeline,
+        annotations=READ_ONLY,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="get_causal_chain",
+        description=(
+            "Walk the causal graph from one causal node (uuid or description, matched "
+            "fuzzily): upstream gives its causes, downstream its effects, both gives both. "
+            "Returns every path with per-hop confidences and the path confidence (their "
+            "product), best first."
+        ),
+        input_model=GetCausalChainInput,
+        output_model=CausalChainOutput,
+        handler=get_causal_chain,
+        annotations=READ_ONLY,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="explain_why",
+        description=(
+            "Explain why something happened: give an effect (a causal node's description or "
+            "uuid, or an entity name to explain what affected it). Returns an answer "
+            "sentence, the root causes and each chain from root cause to effect with per-hop "
+            "and path confidence, longest and most confident first."
+        ),
+        input_model=ExplainWhyInput,
+        output_model=ExplainWhyOutput,
+        handler=explain_why,
+        annotations=READ_ONLY,
+        profile=PROFILE,
+    ),
+)

@@ -1,0 +1,222 @@
+"""Seed 000's "Tool Invocation" E2E row: every tool is called through the SDK client with
+valid input, and its structured output is validated against its declared outputSchema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import jsonschema
+import pytest
+from mcp import Client
+from mcp_types import CallToolResult, TextContent
+from polyg_core.scenarios import load_scenario
+from polyg_core.storage.store import FalkorStore
+from polyg_server.app import create_server
+from polyg_server.context import ServerContext
+
+pytestmark = pytest.mark.anyio
+
+
+def text_of(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def keys_in(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        out: set[str] = set()
+        for k, v in value.items():  # pyright: ignore[reportUnknownVariableType]
+            out.add(str(k))  # pyright: ignore[reportUnknownArgumentType]
+            out |= keys_in(v)
+        return out
+    if isinstance(value, list):
+        return set().union(*(keys_in(v) for v in value)) if value else set()  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return set()
+
+
+def calls(scratch: str, other: str) -> list[tuple[str, dict[str, Any] | None]]:
+    """Valid calls of every tool, in an order where each finds what it needs.
+
+    An argument dict of None means "built from earlier results" (see the test).
+    """
+    return [
+        # memory writes
+        (
+            "add_entity",
+            {"name": "billing-service", "entity_type": "Service", "properties": {"tier": 2}},
+        ),
+        ("update_entity", {"entity": "billing-service", "properties": {"owner": "Alice"}}),
+        (
+            "link_entities",
+            {"source": "Alice", "target": "billing-service", "relationship_type": "owns"},
+        ),
+        (
+            "add_event",
+            {
+                "description": "Billing deploy finished",
+                "occurred_at": "2026-01-09T10:00:00Z",
+                "entities": ["billing-service"],
+            },
+        ),
+        (
+            "add_fact",
+            {
+                "subject": "billing-service",
+                "predicate": "runs_version",
+                "object": "1.4",
+                "valid_from": "2026-01-09",
+            },
+        ),
+        (
+            "invalidate_fact",
+            {"subject": "billing-service", "predicate": "runs_version", "at": "2026-01-10"},
+        ),
+        (
+            "add_concept",
+            {
+                "name": "authentication",
+                "description": "login and secrets of the auth-service",
+                "entities": ["auth-service"],
+            },
+        ),
+        (
+            "add_causal_link",
+            {
+                "cause": "billing deploy",
+                "effect": "billing latency",
+                "confidence": 0.7,
+                "entities": ["billing-service"],
+                "events": ["Billing deploy finished"],
+            },
+        ),
+        (
+            "remember",
+            {
+                "content": "The billing-service was rolled back on 2026-01-10 because invoices failed.",
+                "reference_time": "2026-01-10T12:00:00Z",
+                "tags": ["WHO:alice"],
+            },
+        ),
+        # reads
+        (
+            "recall",
+            {
+                "question": "Why did the auth service crash?",
+                "reference_time": "2026-01-14T12:00:00Z",
+            },
+        ),
+        ("get_entity", {"entity": "auth-service"}),
+        ("query_timeline", {"start": "2026-01-07", "end": "2026-01-08", "entity": "auth-service"}),
+        ("get_causal_chain", {"node": "auth service crash", "direction": "both"}),
+        ("explain_why", {"effect": "auth service crash"}),
+        # MAGMA steps
+        ("semantic_search", {"query": "auth service crash", "k": 5}),
+        ("entity_lookup", None),
+        ("temporal_expand", None),
+        ("causal_expand", None),
+        ("subgraph_merge", None),
+        ("linearize_context", None),
+        # admin
+        ("get_statistics", {}),
+        ("list_graphs", {}),
+        ("get_graph_info", {}),
+        ("export_graph", {"max_records": 500}),
+        ("import_graph", None),
+        # thinking tool on a scratch graph
+        ("add_node", {"graph": scratch, "label": "AuthService", "type": "class"}),
+        ("add_nodes", {"graph": scratch, "nodes": [{"label": "TokenStore"}, {"label": "Config"}]}),
+        (
+            "add_edge",
+            {"graph": scratch, "source": "AuthService", "target": "TokenStore", "relation": "uses"},
+        ),
+        (
+            "add_edges",
+            {
+                "graph": scratch,
+                "edges": [{"source": "TokenStore", "target": "Config", "relation": "reads"}],
+            },
+        ),
+        ("find_node", {"graph": scratch, "query": "auth service"}),
+        ("list_nodes", {"graph": scratch}),
+        ("find_edges", {"graph": scratch, "source": "AuthService"}),
+        ("get_neighbors", {"graph": scratch, "node": "TokenStore"}),
+        ("describe_graph", {"graph": scratch}),
+        ("shortest_path", {"graph": scratch, "source": "AuthService", "target": "Config"}),
+        ("all_paths", {"graph": scratch, "source": "AuthService", "target": "Config"}),
+        ("pagerank", {"graph": scratch}),
+        ("betweenness", {"graph": scratch}),
+        ("degree_centrality", {"graph": scratch}),
+        ("connected_components", {"graph": scratch}),
+        ("find_cycles", {"graph": scratch}),
+        ("transitive_reduction", {"graph": scratch}),
+        ("subgraph", {"graph": scratch, "nodes": ["TokenStore"]}),
+        ("export_graph_text", {"graph": scratch, "format": "json"}),
+        ("import_graph_text", {"graph": other, "format": "dot", "content": "digraph { a -> b }"}),
+        ("remove_edge", {"graph": scratch, "source": "AuthService", "target": "TokenStore"}),
+        ("remove_node", {"graph": scratch, "label": "Config"}),
+        # destructive
+        ("delete_node", {"node": "billing-service", "confirm": True}),
+        ("clear_graph", {"which": "semantic", "confirm": True}),
+        ("delete_graph", {"graph": other}),
+    ]
+
+
+async def test_every_tool_answers_valid_input_with_output_matching_its_schema(
+    memory_ctx: ServerContext, store: FalkorStore, namespace: str
+) -> None:
+    assert memory_ctx.memory is not None
+    await load_scenario(memory_ctx.memory, "deployment_failure", namespace)
+    scratch, other = namespace + "_scratch", namespace + "_other"
+    plan = calls(scratch, other)
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        async with Client(create_server(memory_ctx)) as client:
+            with anyio.fail_after(20):
+                listed = {t.name: t for t in (await client.list_tools()).tools}
+            assert {name for name, _ in plan} == set(listed), "every tool needs a call here"
+            for name, args in plan:
+                if args is None:
+                    args = derived_args(name, results)
+                with anyio.fail_after(30):
+                    result = await client.call_tool(name, args)
+                assert not result.is_error, f"{name}: {text_of(result)}"
+                data = result.structured_content
+                assert data is not None, name
+                schema = listed[name].output_schema
+                assert schema is not None, name
+                jsonschema.validate(data, schema)
+                assert "embedding" not in keys_in(data), name
+                results[name] = data
+    finally:
+        for graph in (scratch, other):
+            await store.delete_graph(graph)
+    # what a user sees from a few of them
+    assert results["semantic_search"]["seed_entity_ids"]
+    assert list(results["semantic_search"])[0] == "seed_entity_ids"
+    assert "AUTH_SECRET" in results["explain_why"]["answer"]
+    assert results["import_graph"]["failed"] == 0
+    assert results["import_graph"]["merged"] > 0
+    assert results["delete_node"]["deleted"] is True
+    assert results["linearize_context"]["text"].startswith("Nodes:")
+
+
+def derived_args(name: str, results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    seeds = results["semantic_search"]["seed_entity_ids"]
+    if name == "entity_lookup":
+        return {"entities": seeds[:3], "depth": 2}
+    if name == "temporal_expand":
+        return {"entities": seeds[:3], "start": "2026-01-01", "end": "2026-01-31"}
+    if name == "causal_expand":
+        return {"nodes": [*seeds[:3], "auth service crash"], "direction": "both"}
+    if name == "subgraph_merge":
+        views = [results["semantic_search"]["view"]] + [
+            results[step]["view"] for step in ("entity_lookup", "temporal_expand", "causal_expand")
+        ]
+        return {"views": views}
+    if name == "linearize_context":
+        return {"subgraph": results["subgraph_merge"], "intent_type": "WHY", "max_tokens": 800}
+    if name == "import_graph":
+        return {"text": results["export_graph"]["text"]}
+    raise AssertionError(name)

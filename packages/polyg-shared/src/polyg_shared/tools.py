@@ -1,0 +1,533 @@
+"""Inputs and outputs of the memory, direct-read, admin and MAGMA-step MCP tools.
+
+Every input takes an optional `graph` (the namespace; omitted: the default memory
+graph). Wherever a tool takes a node, a uuid or a name (description, for events and
+causal nodes) is accepted. No output carries an embedding.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from polyg_shared.causal import CausalChain
+from polyg_shared.edges import EntityRelation
+from polyg_shared.intents import CausalDirection, IntentType
+from polyg_shared.nodes import CausalNode, Concept, Entity, Event, Fact, MemoryCategory
+from polyg_shared.results import ClearResult
+from polyg_shared.retrieval import (
+    ContextEdge,
+    ContextNode,
+    ViewName,
+    ViewResult,
+    ViewStatus,
+)
+from polyg_shared.types import MAX_TEXT, Confidence, Content, Name, Properties, Text
+
+_GRAPH_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+MAX_REFS = 50
+"""Most node references one call takes."""
+MAX_IMPORT_CHARS = 5_000_000
+"""Largest JSONL text import_graph takes in one call."""
+MAX_EXPORT_RECORDS = 100_000
+
+Ref = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
+"""A node reference: a uuid, a name, or a description."""
+TimeText = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=64,
+        description="ISO 8601 timestamp with any offset (e.g. 2026-01-07T14:05:00Z) or a date.",
+    ),
+]
+Depth = Annotated[int, Field(ge=1, le=5)]
+GraphPart = Literal["semantic", "temporal", "causal", "entity", "all"]
+
+
+class MemoryInput(BaseModel):
+    """Base of every memory tool input: unknown arguments are errors, `graph` picks the graph."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    graph: str | None = Field(
+        default=None,
+        description=(
+            "Graph (namespace) to work on; omit for the default memory graph. "
+            "1-64 characters from letters, digits, '_', '.', '-'."
+        ),
+        json_schema_extra={"pattern": _GRAPH_RE.pattern},
+    )
+
+    @field_validator("graph")
+    @classmethod
+    def _valid_graph(cls, value: str | None) -> str | None:
+        if value is not None and not _GRAPH_RE.match(value):
+            raise ValueError(
+                f"invalid graph name {value!r}: use 1-64 characters from letters, digits, "
+                "'_', '.' and '-' (list_graphs shows the existing graphs)"
+            )
+        return value
+
+
+# -- recall / remember -------------------------------------------------------------------------
+
+
+class RecallInput(MemoryInput):
+    """Arguments of recall."""
+
+    question: Text = Field(description="A question in plain language, e.g. 'Why did X fail?'.")
+    reference_time: TimeText | None = Field(
+        default=None,
+        description="What 'now' is for relative phrases like 'yesterday' (default: now).",
+    )
+    max_tokens: int | None = Field(
+        default=None, ge=100, le=32_000, description="Budget of the context (default 4000)."
+    )
+
+
+class RememberInput(MemoryInput):
+    """Arguments of remember."""
+
+    content: Content = Field(description="Free text to remember (up to 100,000 characters).")
+    reference_time: TimeText | None = Field(
+        default=None, description="When the text was written, for relative times (default: now)."
+    )
+    category: MemoryCategory | None = Field(
+        default=None, description="episodic, semantic or procedural (default: inferred)."
+    )
+    tags: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        default_factory=list, max_length=32, description="Labels such as 'WHO:alice'."
+    )
+    source_id: str | None = Field(
+        default=None, max_length=256, description="Where the text came from (a document id)."
+    )
+
+
+# -- writes ------------------------------------------------------------------------------------
+
+
+class AddEntityInput(MemoryInput):
+    """Arguments of add_entity."""
+
+    name: Name
+    entity_type: Name = Field(default="entity", description="e.g. Service, Person, Deployment.")
+    properties: Properties = Field(default_factory=dict, description="Scalar key/values.")
+
+
+class EntityWriteOutput(BaseModel):
+    """An entity that was created or updated."""
+
+    entity: Entity
+    created: bool = Field(description="False when an entity of that name and type existed.")
+
+
+class UpdateEntityInput(MemoryInput):
+    """Arguments of update_entity."""
+
+    entity: Ref = Field(description="The entity's uuid or name.")
+    properties: Properties | None = Field(default=None, description="Properties to set.")
+    mode: Literal["merge", "replace"] = Field(
+        default="merge", description="merge into the old properties, or replace them all."
+    )
+    new_name: Name | None = None
+    entity_type: Name | None = None
+
+
+class EntityOutput(BaseModel):
+    """One entity."""
+
+    entity: Entity
+
+
+class LinkEntitiesInput(MemoryInput):
+    """Arguments of link_entities."""
+
+    source: Ref = Field(description="uuid or name of the entity the relation starts at.")
+    target: Ref = Field(description="uuid or name of the entity the relation points to.")
+    relationship_type: Name = Field(description="e.g. owns, depends_on, deployed_to.")
+    properties: Properties = Field(default_factory=dict)
+
+
+class AddEventInput(MemoryInput):
+    """Arguments of add_event."""
+
+    description: Text
+    occurred_at: TimeText
+    duration_ms: int | None = Field(default=None, ge=0)
+    entities: list[Ref] = Field(
+        default_factory=list,
+        max_length=MAX_REFS,
+        description="Entity names or uuids involved (created if unknown; linked X_INVOLVES).",
+    )
+
+
+class AddFactInput(MemoryInput):
+    """Arguments of add_fact."""
+
+    subject: Name
+    predicate: Name
+    object: Text
+    valid_from: TimeText | None = Field(default=None, description="Default: now.")
+    valid_to: TimeText | None = None
+    entities: list[Ref] = Field(
+        default_factory=list,
+        max_length=MAX_REFS,
+        description="More entities the fact involves (the subject always is one).",
+    )
+
+
+class InvalidateFactInput(MemoryInput):
+    """Arguments of invalidate_fact: a fact uuid, or subject + predicate of current facts."""
+
+    fact: Ref | None = Field(default=None, description="The fact's uuid.")
+    subject: Name | None = Field(default=None, description="With predicate: its current facts.")
+    predicate: Name | None = None
+    at: TimeText | None = Field(default=None, description="When it stopped holding (now).")
+
+
+class InvalidateFactOutput(BaseModel):
+    """The facts whose validity was ended."""
+
+    invalidated: list[Fact]
+
+
+class AddConceptInput(MemoryInput):
+    """Arguments of add_concept."""
+
+    name: Name
+    description: str | None = Field(default=None, max_length=MAX_TEXT)
+    entities: list[Ref] = Field(
+        default_factory=list,
+        max_length=MAX_REFS,
+        description="Entity names or uuids the concept represents (linked X_REPRESENTS).",
+    )
+
+
+class ConceptWriteOutput(BaseModel):
+    """A concept that was created or updated."""
+
+    concept: Concept
+    created: bool
+
+
+class AddCausalLinkInput(MemoryInput):
+    """Arguments of add_causal_link."""
+
+    cause: Ref = Field(description="Description (or uuid) of the cause; matched to known nodes.")
+    effect: Ref = Field(description="Description (or uuid) of the effect.")
+    confidence: Confidence = Field(default=0.8, description="How sure the link is, 0-1.")
+    evidence: str | None = Field(default=None, max_length=MAX_TEXT)
+    entities: list[Ref] = Field(
+        default_factory=list, max_length=MAX_REFS, description="Affected entities (X_AFFECTS)."
+    )
+    events: list[Ref] = Field(
+        default_factory=list,
+        max_length=MAX_REFS,
+        description="uuids or descriptions of existing events (X_REFERS_TO).",
+    )
+
+
+class DeleteNodeInput(MemoryInput):
+    """Arguments of delete_node."""
+
+    node: Ref = Field(
+        description="uuid of any memory node, or the exact name of an entity, causal node, "
+        "concept or event."
+    )
+    confirm: bool = Field(default=False, description="Must be true (deleting is irreversible).")
+
+
+class DeleteNodeOutput(BaseModel):
+    """What delete_node removed."""
+
+    deleted: bool
+    uuid: str
+    label: str
+    name: str
+    message: str
+
+
+# -- direct reads ------------------------------------------------------------------------------
+
+
+class GetEntityInput(MemoryInput):
+    """Arguments of get_entity."""
+
+    entity: Ref = Field(description="The entity's uuid or name.")
+    limit: int = Field(default=100, ge=1, le=1000, description="Most relationships returned.")
+
+
+class EntityDetail(BaseModel):
+    """An entity with its relationships (both directions)."""
+
+    entity: Entity
+    relationships: list[EntityRelation]
+
+
+class QueryTimelineInput(MemoryInput):
+    """Arguments of query_timeline."""
+
+    start: TimeText | None = Field(default=None, description="Earliest time (inclusive).")
+    end: TimeText | None = Field(default=None, description="Latest time (inclusive).")
+    entity: Ref | None = Field(default=None, description="Only events involving this entity.")
+    limit: int = Field(default=100, ge=1, le=1000)
+    order: Literal["asc", "desc"] = "asc"
+
+
+class TimelineOutput(BaseModel):
+    """Events in time order."""
+
+    events: list[Event]
+    count: int
+
+
+class GetCausalChainInput(MemoryInput):
+    """Arguments of get_causal_chain."""
+
+    node: Ref = Field(description="uuid or description of a causal node.")
+    direction: Literal["upstream", "downstream", "both"] = Field(
+        default="upstream", description="upstream: causes; downstream: effects."
+    )
+    depth: int = Field(default=3, ge=1, le=10)
+    max_paths: int = Field(default=20, ge=1, le=200)
+
+
+class CausalChainOutput(BaseModel):
+    """The causal chains from one node."""
+
+    root: CausalNode
+    chains: list[CausalChain]
+
+
+class ExplainWhyInput(MemoryInput):
+    """Arguments of explain_why."""
+
+    effect: Ref = Field(
+        description="What to explain: a causal node's description or uuid, or an entity name."
+    )
+    depth: int = Field(default=3, ge=1, le=10)
+    max_paths: int = Field(default=5, ge=1, le=50)
+
+
+class ExplanationStep(BaseModel):
+    """One hop of an explanation."""
+
+    cause: str
+    effect: str
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class Explanation(BaseModel):
+    """One chain from a root cause to the effect, with the product of its hop confidences."""
+
+    steps: list[ExplanationStep]
+    confidence: float = Field(ge=0.0, le=1.0)
+    node_ids: list[str]
+
+
+class ExplainWhyOutput(BaseModel):
+    """Why something happened: upstream chains, best first, and an answer sentence."""
+
+    answer: str
+    effects: list[CausalNode] = Field(description="The causal nodes explained.")
+    root_causes: list[str]
+    explanations: list[Explanation]
+
+
+# -- admin -------------------------------------------------------------------------------------
+
+
+class ClearGraphInput(MemoryInput):
+    """Arguments of clear_graph."""
+
+    which: GraphPart = Field(description="semantic, temporal, causal, entity, or all.")
+    confirm: bool = Field(default=False, description="Must be true (irreversible).")
+
+
+class ClearGraphOutput(ClearResult):
+    """What clear_graph removed."""
+
+    which: str
+
+
+class ExportGraphInput(MemoryInput):
+    """Arguments of export_graph."""
+
+    max_records: int = Field(default=10_000, ge=1, le=MAX_EXPORT_RECORDS)
+    max_chars: int = Field(default=2_000_000, ge=1_000, le=MAX_IMPORT_CHARS)
+
+
+class ExportGraphOutput(BaseModel):
+    """A graph's memory as polyg JSONL records (one per line, importable by import_graph)."""
+
+    graph: str
+    format: Literal["jsonl"] = "jsonl"
+    records: int
+    truncated: bool = Field(description="True when max_records or max_chars cut the export.")
+    text: str
+
+
+class ImportGraphInput(MemoryInput):
+    """Arguments of import_graph."""
+
+    text: str = Field(
+        min_length=1,
+        max_length=MAX_IMPORT_CHARS,
+        description="polyg JSONL records, one JSON object per line (export_graph's format).",
+    )
+    strict: bool = Field(default=False, description="Write nothing if any record is bad.")
+    dry_run: bool = Field(default=False, description="Only validate.")
+
+
+class KindCountsOut(BaseModel):
+    """Records of one kind."""
+
+    created: int
+    merged: int
+    failed: int
+
+
+class LineErrorOut(BaseModel):
+    """A record that could not be imported."""
+
+    line: int
+    message: str
+
+
+class ImportGraphOutput(BaseModel):
+    """What import_graph did."""
+
+    graph: str
+    records: int
+    created: int
+    merged: int
+    skipped: int
+    failed: int
+    dry_run: bool
+    aborted: bool
+    kinds: dict[str, KindCountsOut]
+    errors: list[LineErrorOut]
+
+
+# -- MAGMA steps -------------------------------------------------------------------------------
+
+
+class SemanticSearchInput(MemoryInput):
+    """Arguments of semantic_search."""
+
+    query: Text = Field(description="What to look for, in plain language.")
+    k: int = Field(default=10, ge=1, le=100, description="Hits per node kind.")
+    min_score: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="Lowest similarity kept (default 0.5)."
+    )
+
+
+class SemanticHit(BaseModel):
+    """A node similar to the query."""
+
+    uuid: str
+    label: str
+    graph: str
+    text: str
+    score: float
+    linked_entity_ids: list[str] = Field(default_factory=list)
+
+
+class SemanticSearchOutput(BaseModel):
+    """Seed entity ids first (pass them on), then every hit."""
+
+    seed_entity_ids: list[str] = Field(
+        description="Entity uuids to pass to entity_lookup, temporal_expand, causal_expand."
+    )
+    seed_entity_count: int
+    instruction: str
+    seed_event_ids: list[str] = Field(default_factory=list)
+    seed_causal_ids: list[str] = Field(default_factory=list)
+    hits: list[SemanticHit]
+    view: ViewResult = Field(description="The semantic view, for subgraph_merge.")
+
+
+class EntityLookupInput(MemoryInput):
+    """Arguments of entity_lookup."""
+
+    entities: list[Ref] = Field(
+        min_length=1, max_length=MAX_REFS, description="Entity uuids (seed_entity_ids) or names."
+    )
+    depth: Depth = 2
+
+
+class TemporalExpandInput(MemoryInput):
+    """Arguments of temporal_expand."""
+
+    entities: list[Ref] = Field(
+        default_factory=list, max_length=MAX_REFS, description="Entity uuids or names."
+    )
+    start: TimeText | None = None
+    end: TimeText | None = None
+    depth: Depth = 2
+
+
+class CausalExpandInput(MemoryInput):
+    """Arguments of causal_expand."""
+
+    nodes: list[Ref] = Field(
+        min_length=1,
+        max_length=MAX_REFS,
+        description="Entity uuids/names (causal nodes affecting them are the start) or causal "
+        "node uuids/descriptions.",
+    )
+    direction: CausalDirection = CausalDirection.UPSTREAM
+    depth: Depth = 3
+
+
+class ViewOutput(BaseModel):
+    """What one expansion step found; pass `view` to subgraph_merge."""
+
+    next_step: str
+    seeds: list[str] = Field(description="The uuids the expansion started from.")
+    view: ViewResult
+
+
+class ViewIn(BaseModel):
+    """A view as returned by a step tool (extra keys are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    view: ViewName
+    status: ViewStatus = "ok"
+    nodes: list[ContextNode] = Field(default_factory=list)
+    edges: list[ContextEdge] = Field(default_factory=list)
+
+
+class SubgraphMergeInput(MemoryInput):
+    """Arguments of subgraph_merge."""
+
+    views: list[ViewIn] = Field(
+        min_length=1, max_length=10, description="The `view` objects of the step tools."
+    )
+    boost: float = Field(default=1.5, ge=1.0, le=5.0, description="Multi-view boost.")
+
+
+class SubgraphIn(BaseModel):
+    """A merged subgraph as subgraph_merge returned it (extra keys are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    nodes: list[ContextNode] = Field(default_factory=list)
+    edges: list[ContextEdge] = Field(default_factory=list)
+    views: dict[str, ViewStatus] = Field(default_factory=dict)
+
+
+class LinearizeContextInput(MemoryInput):
+    """Arguments of linearize_context."""
+
+    subgraph: SubgraphIn = Field(description="subgraph_merge's output.")
+    intent_type: IntentType = Field(
+        default=IntentType.EXPLORE,
+        description="WHY (causes first), WHEN (by time), WHO/WHAT (relevance), EXPLORE.",
+    )
+    max_tokens: int = Field(default=4000, ge=50, le=32_000)
