@@ -194,7 +194,7 @@ async def test_every_tool_answers_valid_input_with_output_matching_its_schema(
             await store.delete_graph(graph)
     # what a user sees from a few of them
     assert results["semantic_search"]["seed_entity_ids"]
-    assert list(results["semantic_search"])[0] == "seed_entity_ids"
+    assert next(iter(results["semantic_search"])) == "seed_entity_ids"
     assert "AUTH_SECRET" in results["explain_why"]["answer"]
     assert results["import_graph"]["failed"] == 0
     assert results["import_graph"]["merged"] > 0
