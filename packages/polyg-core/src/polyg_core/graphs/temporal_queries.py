@@ -1,0 +1,178 @@
+"""Cypher and row conversion for the temporal graph (see `polyg_core.graphs.temporal`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date, datetime
+from typing import Any
+
+from polyg_shared.nodes import Event, Fact
+from polyg_shared.timeutil import parse_timestamp
+
+from polyg_core.errors import InvalidInput
+from polyg_core.graphs.entity_refs import from_ms
+from polyg_core.storage.cypher import props
+from polyg_core.storage.schema import ENTITY, EVENT, FACT, R_BEFORE, X_INVOLVES
+
+TimeInput = str | datetime | date | int | float
+"""ISO 8601 (any offset), a date, an aware/naive datetime (naive = UTC) or epoch ms."""
+
+MAX_LIMIT = 1000
+MAX_DEPTH = 10
+
+
+def parse_time(value: TimeInput, what: str) -> datetime:
+    """Parse a timestamp argument, naming the argument when it is wrong.
+
+    Raises:
+        InvalidInput: not a timestamp.
+    """
+    try:
+        return parse_timestamp(value)
+    except ValueError as exc:
+        raise InvalidInput(f"{what}: {exc}") from exc
+
+
+def check_text(value: str, what: str, max_len: int) -> str:
+    text = value.strip()
+    if not text:
+        raise InvalidInput(f"{what} is empty; give a non-empty text")
+    if len(text) > max_len:
+        raise InvalidInput(f"{what} is longer than {max_len} characters; shorten it")
+    if "\x00" in text:
+        raise InvalidInput(f"{what} contains a NUL character")
+    return text
+
+
+def check_limit(limit: int, what: str = "limit") -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"{what} must be between 1 and {MAX_LIMIT}, got {limit}")
+    return limit
+
+
+def check_depth(depth: int, low: int = 0) -> int:
+    if not low <= depth <= MAX_DEPTH:
+        raise InvalidInput(f"depth must be between {low} and {MAX_DEPTH}, got {depth}")
+    return depth
+
+
+def event_from_row(node: dict[str, Any], entities: Iterable[Any] = ()) -> Event:
+    """An `Event` model from stored properties (plus involved entity names)."""
+    duration = node.get("duration_ms")
+    return Event(
+        uuid=str(node["uuid"]),
+        description=str(node["description"]),
+        occurred_at=from_ms(int(node["occurred_at"])),
+        duration_ms=int(duration) if duration is not None else None,
+        recorded_at=from_ms(int(node.get("recorded_at", node["occurred_at"]))),
+        entities=sorted({str(n) for n in entities if n is not None}),
+    )
+
+
+def fact_from_row(node: dict[str, Any]) -> Fact:
+    """A `Fact` model from stored properties."""
+    valid_to = node.get("valid_to")
+    by = node.get("invalidated_by")
+    return Fact(
+        uuid=str(node["uuid"]),
+        subject=str(node["subject"]),
+        predicate=str(node["predicate"]),
+        object=str(node["object"]),
+        valid_from=from_ms(int(node["valid_from"])),
+        valid_to=from_ms(int(valid_to)) if valid_to is not None else None,
+        recorded_at=from_ms(int(node.get("recorded_at", node["valid_from"]))),
+        invalidated_by=str(by) if by else None,
+    )
+
+
+# Links a new event into the T_BEFORE chain of each entity it involves: find the
+# entity's event just before and just after it, drop the edge between those two
+# and put the new event in between. Ties in time are ordered by uuid. (FalkorDB
+# cannot bind both ends of a pattern to collected nodes, hence `WHERE m = next`.)
+ADD_EVENT = f"""
+MERGE (ev:{EVENT} {{description: $desc, occurred_at: $t}})
+ON CREATE SET ev.uuid = $uuid, ev.occurred_at_iso = $t_iso, ev.duration_ms = $dur,
+    ev.recorded_at = $now, ev.recorded_at_iso = $now_iso, ev.embedding = vecf32($vec)
+WITH ev
+UNWIND $eids AS eid
+MATCH (x:{ENTITY} {{uuid: eid}})
+MERGE (ev)-[:{X_INVOLVES}]->(x)
+WITH ev, x
+OPTIONAL MATCH (p:{EVENT})-[:{X_INVOLVES}]->(x)
+WHERE p <> ev AND (p.occurred_at < ev.occurred_at
+    OR (p.occurred_at = ev.occurred_at AND p.uuid < ev.uuid))
+WITH ev, x, p ORDER BY p.occurred_at DESC, p.uuid DESC
+WITH ev, x, collect(p)[0] AS prev
+OPTIONAL MATCH (n:{EVENT})-[:{X_INVOLVES}]->(x)
+WHERE n <> ev AND (n.occurred_at > ev.occurred_at
+    OR (n.occurred_at = ev.occurred_at AND n.uuid > ev.uuid))
+WITH ev, x, prev, n ORDER BY n.occurred_at ASC, n.uuid ASC
+WITH ev, x, prev, collect(n)[0] AS next
+OPTIONAL MATCH (prev)-[old:{R_BEFORE}]->(m:{EVENT})
+WHERE m = next AND old.entity = x.uuid
+DELETE old
+FOREACH (_ IN CASE WHEN prev IS NULL THEN [] ELSE [1] END |
+    MERGE (prev)-[:{R_BEFORE} {{entity: x.uuid}}]->(ev))
+FOREACH (_ IN CASE WHEN next IS NULL THEN [] ELSE [1] END |
+    MERGE (ev)-[:{R_BEFORE} {{entity: x.uuid}}]->(next))
+RETURN count(x)
+"""
+
+# One query decides and writes, so concurrent add_fact calls cannot interleave
+# between the check and the write (FalkorDB runs writes to a graph one at a time).
+ADD_FACT = f"""
+OPTIONAL MATCH (x:{ENTITY}) WHERE x.uuid IN $eids
+WITH collect(DISTINCT x) AS xs
+OPTIONAL MATCH (f0:{FACT})
+WHERE f0.subject_key = $sk AND f0.predicate_key = $pk AND f0.valid_from <= $vf
+    AND (f0.valid_to IS NULL OR f0.valid_to > $vf)
+WITH xs, f0 ORDER BY f0.valid_from DESC, f0.recorded_at DESC LIMIT 1
+OPTIONAL MATCH (nx:{FACT})
+WHERE nx.subject_key = $sk AND nx.predicate_key = $pk AND nx.valid_from > $vf
+    AND (nx.valid_to IS NULL OR nx.valid_to > nx.valid_from)
+WITH xs, f0, nx ORDER BY nx.valid_from ASC LIMIT 1
+WITH xs, f0,
+    CASE WHEN nx IS NULL THEN $vt WHEN $vt IS NULL OR nx.valid_from < $vt
+        THEN nx.valid_from ELSE $vt END AS vend,
+    CASE WHEN nx IS NULL THEN $vt_iso WHEN $vt IS NULL OR nx.valid_from < $vt
+        THEN nx.valid_from_iso ELSE $vt_iso END AS vend_iso
+WITH xs, f0, vend, vend_iso,
+    CASE WHEN f0 IS NULL THEN 'created'
+        WHEN f0.object_key <> $ok THEN 'superseded'
+        WHEN f0.valid_to IS NULL THEN 'existing'
+        WHEN vend IS NOT NULL AND f0.valid_to >= vend THEN 'existing'
+        ELSE 'extended' END AS status
+MERGE (t:{FACT} {{uuid: CASE WHEN status IN ['created', 'superseded'] THEN $uuid ELSE f0.uuid END}})
+ON CREATE SET t.subject = $subject, t.subject_key = $sk, t.predicate = $predicate,
+    t.predicate_key = $pk, t.object = $object, t.object_key = $ok,
+    t.valid_from = $vf, t.valid_from_iso = $vf_iso, t.valid_to = vend, t.valid_to_iso = vend_iso,
+    t.recorded_at = $now, t.recorded_at_iso = $now_iso, t.embedding = vecf32($vec)
+FOREACH (_ IN CASE WHEN status = 'superseded' THEN [1] ELSE [] END |
+    SET f0.valid_to = $vf, f0.valid_to_iso = $vf_iso, f0.invalidated_by = $uuid,
+        f0.invalidated_at = $now)
+FOREACH (_ IN CASE WHEN status = 'extended' THEN [1] ELSE [] END |
+    SET t.valid_to = vend, t.valid_to_iso = vend_iso, t.invalidated_by = null)
+FOREACH (x IN xs | MERGE (t)-[:{X_INVOLVES}]->(x))
+RETURN {props("t")}, status, CASE WHEN status = 'superseded' THEN {props("f0")} ELSE null END
+"""
+
+DELETE_EVENT = f"""
+MATCH (ev:{EVENT} {{uuid: $u}})
+OPTIONAL MATCH (p:{EVENT})-[r1:{R_BEFORE}]->(ev)-[r2:{R_BEFORE}]->(n:{EVENT})
+WHERE r1.entity = r2.entity
+WITH ev, collect(CASE WHEN p IS NULL THEN null ELSE [p.uuid, n.uuid, r1.entity] END) AS pairs
+DETACH DELETE ev
+WITH pairs
+UNWIND pairs AS pair
+MATCH (a:{EVENT} {{uuid: pair[0]}}), (b:{EVENT} {{uuid: pair[1]}})
+MERGE (a)-[:{R_BEFORE} {{entity: pair[2]}}]->(b)
+"""
+
+INVALIDATE = f"""
+MATCH (f:{FACT} {{uuid: $u}})
+WITH f, $at < f.valid_from AS too_early,
+    (f.valid_to IS NULL OR f.valid_to > $at) AND $at >= f.valid_from AS change
+FOREACH (_ IN CASE WHEN change THEN [1] ELSE [] END |
+    SET f.valid_to = $at, f.valid_to_iso = $at_iso, f.invalidated_at = $now)
+RETURN {props("f")}, too_early
+"""
