@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 import anyio
+import redis.exceptions
 import typer
 from polyg_core.config import Settings
 from polyg_core.errors import (
@@ -45,6 +46,9 @@ ENV_ERRORS: tuple[type[Exception], ...] = (
     ProviderError,
     ImportError,
     OSError,
+    # The FalkorDB client connects while being constructed, outside the store's retries.
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
 )
 
 

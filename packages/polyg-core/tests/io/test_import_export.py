@@ -8,16 +8,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-
-from polyg_core.graphs.causal import CausalGraph
-from polyg_core.graphs.entity import EntityGraph
-from polyg_core.graphs.semantic import SemanticGraph
-from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.io import RecordWriter, iter_export, iter_records, write_jsonl
 from polyg_core.io.cypher import write_cypher
 from polyg_core.io.export import write_json
+from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.resolve import NameResolver
 from polyg_core.scenarios import load_scenario
 from polyg_core.storage.store import FalkorStore
 
@@ -26,31 +21,56 @@ pytestmark = pytest.mark.anyio
 RECORDS = [
     {"kind": "entity", "name": "auth-service", "type": "Service", "properties": {"tier": 1}},
     {"kind": "entity", "name": "Alice", "type": "Person", "properties": {"role": "lead"}},
-    {"kind": "relation", "source": "Alice", "target": "auth-service", "type": "owns",
-     "source_type": "Person", "target_type": "Service"},
-    {"kind": "event", "description": "Auth service crashed", "occurred_at": "2026-01-07T14:05:00Z",
-     "entities": ["auth-service"]},
-    {"kind": "fact", "subject": "Alice", "predicate": "works_on", "object": "Payments",
-     "valid_from": "2024-01-01T00:00:00Z", "valid_to": "2025-05-31T00:00:00Z"},
-    {"kind": "fact", "subject": "Alice", "predicate": "works_on", "object": "Auth Service",
-     "valid_from": "2025-06-01T00:00:00Z"},
-    {"kind": "causal_link", "cause": "missing AUTH_SECRET", "effect": "auth service crash",
-     "confidence": 0.95, "evidence": "startup log", "entities": ["auth-service"]},
+    {
+        "kind": "relation",
+        "source": "Alice",
+        "target": "auth-service",
+        "type": "owns",
+        "source_type": "Person",
+        "target_type": "Service",
+    },
+    {
+        "kind": "event",
+        "description": "Auth service crashed",
+        "occurred_at": "2026-01-07T14:05:00Z",
+        "entities": ["auth-service"],
+    },
+    {
+        "kind": "fact",
+        "subject": "Alice",
+        "predicate": "works_on",
+        "object": "Payments",
+        "valid_from": "2024-01-01T00:00:00Z",
+        "valid_to": "2025-05-31T00:00:00Z",
+    },
+    {
+        "kind": "fact",
+        "subject": "Alice",
+        "predicate": "works_on",
+        "object": "Auth Service",
+        "valid_from": "2025-06-01T00:00:00Z",
+    },
+    {
+        "kind": "causal_link",
+        "cause": "missing AUTH_SECRET",
+        "effect": "auth service crash",
+        "confidence": 0.95,
+        "evidence": "startup log",
+        "entities": ["auth-service"],
+    },
     {"kind": "concept", "name": "secrets management", "description": "how secrets reach services"},
-    {"kind": "memory", "content": "Always check env vars before a deploy.",
-     "category": "procedural", "tags": ["deploy"], "concepts": ["secrets management"]},
+    {
+        "kind": "memory",
+        "content": "Always check env vars before a deploy.",
+        "category": "procedural",
+        "tags": ["deploy"],
+        "concepts": ["secrets management"],
+    },
 ]
 
 
 def writer(store: FalkorStore, embedder: Embedder) -> RecordWriter:
-    resolver = NameResolver(store, embedder)
-    return RecordWriter(
-        store,
-        EntityGraph(store, embedder, resolver),
-        TemporalGraph(store, embedder, resolver),
-        CausalGraph(store, embedder, resolver),
-        SemanticGraph(store, embedder, resolver),
-    )
+    return RecordWriter.build(store, embedder)
 
 
 def write_file(tmp_path: Path, lines: list[str], name: str = "in.jsonl") -> Path:
@@ -175,13 +195,7 @@ async def test_json_and_cypher_dumps_import_like_jsonl(
 async def test_scenario_loads_and_reloads_without_duplicates(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    class Mem:  # the graphs a Memory would carry
-        pass
-
-    w = writer(store, embedder)
-    mem = Mem()
-    mem.store, mem.entities, mem.temporal = store, w.entities, w.temporal  # type: ignore[attr-defined]
-    mem.causal, mem.semantic, mem.namespace = w.causal, w.semantic, namespace  # type: ignore[attr-defined]
+    mem = Memory(store, embedder, namespace=namespace)
     with anyio.fail_after(120):
         first = await load_scenario(mem, "deployment-failure")
         second = await load_scenario(mem, "deployment_failure")

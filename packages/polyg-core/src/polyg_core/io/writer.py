@@ -24,6 +24,7 @@ from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph
 from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.io.embedcache import PrefetchEmbedder
 from polyg_core.io.reader import Item, LineError
 from polyg_core.io.records import (
     KINDS,
@@ -36,6 +37,8 @@ from polyg_core.io.records import (
     Record,
     RelationRecord,
 )
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.resolve import NameResolver
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT, R_CAUSES, R_RELATES
 from polyg_core.storage.store import FalkorStore
@@ -134,6 +137,24 @@ def validate(items: Iterable[Item], report: ImportReport) -> None:
             report.kind(item.kind)
 
 
+def texts_of(rec: Record) -> list[str]:
+    """The texts the graphs will embed when writing `rec` (prefetched in one batch)."""
+    if isinstance(rec, EntityRecord):
+        return [rec.name]
+    if isinstance(rec, RelationRecord):
+        return [rec.source, rec.target]
+    if isinstance(rec, EventRecord):
+        return [rec.description, *rec.entities]
+    if isinstance(rec, FactRecord):
+        return [f"{rec.subject} {rec.predicate} {rec.object}", rec.subject, *rec.entities]
+    if isinstance(rec, CausalLinkRecord):
+        return [rec.cause, rec.effect, *rec.entities]
+    if isinstance(rec, ConceptRecord):
+        shown = f"{rec.name}: {rec.description}" if rec.description else rec.name
+        return [shown, *rec.entities]
+    return [rec.content, *rec.concepts]
+
+
 @dataclass
 class RecordWriter:
     """Writes records into one namespace through the graph classes.
@@ -151,16 +172,29 @@ class RecordWriter:
     semantic: SemanticGraph
     batch_size: int = DEFAULT_BATCH
 
+    cache: PrefetchEmbedder | None = None
+
     @classmethod
     def of(cls, memory: Any, batch_size: int = DEFAULT_BATCH) -> RecordWriter:
-        """A writer over the graphs of a `polyg_core.memory.Memory`."""
+        """A writer over the store and embedder of a `polyg_core.memory.Memory`."""
+        return cls.build(memory.store, memory.embedder, batch_size=batch_size)
+
+    @classmethod
+    def build(
+        cls, store: FalkorStore, embedder: Embedder, batch_size: int = DEFAULT_BATCH
+    ) -> RecordWriter:
+        """A writer whose graphs embed each batch's texts in batched calls."""
+        cache = PrefetchEmbedder(embedder)
+        resolver = NameResolver(store, cache)
+        entities = EntityGraph(store, cache, resolver)
         return cls(
-            memory.store,
-            memory.entities,
-            memory.temporal,
-            memory.causal,
-            memory.semantic,
+            store,
+            entities,
+            TemporalGraph(store, cache, resolver),
+            CausalGraph(store, cache, resolver),
+            SemanticGraph(store, cache, resolver, entities),
             batch_size=batch_size,
+            cache=cache,
         )
 
     async def run(
@@ -227,6 +261,17 @@ class RecordWriter:
         for line, rec in batch:
             by_kind[rec.kind].append((line, rec))
         report.records += len(batch)
+        if self.cache is not None:
+            await self.cache.prefetch([t for _, rec in batch for t in texts_of(rec)])
+        try:
+            await self._write_kinds(namespace, by_kind, report)
+        finally:
+            if self.cache is not None:
+                self.cache.clear()
+
+    async def _write_kinds(
+        self, namespace: str, by_kind: dict[str, list[tuple[int, Any]]], report: ImportReport
+    ) -> None:
         await self._entities(namespace, by_kind["entity"], report)
         await self._relations(namespace, by_kind["relation"], report)
         await self._events(namespace, by_kind["event"], report)
