@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -57,7 +57,7 @@ def polyg(env: dict[str, str], *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def jsonl(tmp_path: Path, rows: list[object], name: str = "in.jsonl") -> Path:
+def jsonl(tmp_path: Path, rows: Sequence[object], name: str = "in.jsonl") -> Path:
     path = tmp_path / name
     path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
     return path
