@@ -1,0 +1,144 @@
+"""Import throughput: N entities + N relations + N events through `polyg import`'s writer.
+
+    uv run python scripts/bench_import.py --n 10000            # with the configured embedder
+    uv run python scripts/bench_import.py --n 10000 --no-embed # constant vectors: database cost only
+
+Writes a JSONL file of N entities, N relations (a ring plus random chords) and N
+events (each involving two entities), imports it into a fresh namespace and
+reports records/s per kind and overall, the process's peak RSS and FalkorDB's
+memory for the graph. `--no-embed` swaps the embedder for one that returns a
+constant unit vector (the graph classes always embed; this isolates the
+database and Python cost). Not a test: numbers go to the docs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import numpy as np
+import numpy.typing as npt
+from polyg_core.config import load_settings
+from polyg_core.io import RecordWriter, iter_records
+from polyg_core.providers.embeddings import make_embedder
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.storage.store import FalkorStore
+
+
+@dataclass
+class ConstantEmbedder:
+    """Returns the same unit vector for every text (no model runs)."""
+
+    dimension: int = 384
+    model_name: str = "bench/constant"
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        out[:, 0] = 1.0
+        return out
+
+
+def write_data(path: Path, n: int, seed: int = 7) -> dict[str, int]:
+    rng = random.Random(seed)
+    kinds = {"entity": 0, "relation": 0, "event": 0}
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(n):
+            rec = {"kind": "entity", "name": f"svc-{i}", "type": "Service", "properties": {"i": i}}
+            f.write(json.dumps(rec) + "\n")
+            kinds["entity"] += 1
+        for i in range(n):
+            j = (i + 1) % n if i % 2 == 0 else rng.randrange(n)
+            if j == i:
+                j = (i + 1) % n
+            rec = {
+                "kind": "relation",
+                "source": f"svc-{i}",
+                "target": f"svc-{j}",
+                "type": "calls",
+                "source_type": "Service",
+                "target_type": "Service",
+            }
+            f.write(json.dumps(rec) + "\n")
+            kinds["relation"] += 1
+        for i in range(n):
+            a, b = rng.randrange(n), rng.randrange(n)
+            rec = {
+                "kind": "event",
+                "description": f"deploy {i} of svc-{a} paged the owner of svc-{b}",
+                "occurred_at": 1_760_000_000_000 + i * 60_000,
+                "entities": [f"svc-{a}", f"svc-{b}"],
+            }
+            f.write(json.dumps(rec) + "\n")
+            kinds["event"] += 1
+    return kinds
+
+
+async def bench(n: int, no_embed: bool, batch: int) -> None:
+    settings = load_settings()
+    store = await FalkorStore(settings.storage).connect()
+    embedder: Embedder = ConstantEmbedder() if no_embed else make_embedder(settings.embedding_model)
+    ns = f"bench_import_{n}_{'noembed' if no_embed else 'embed'}"
+    await store.delete_graph(ns)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "data.jsonl"
+        kinds = write_data(path, n)
+        writer = RecordWriter.build(store, embedder, batch_size=batch)
+        marks: list[tuple[int, float]] = []
+        t0 = time.perf_counter()
+        report = await writer.run(
+            ns,
+            lambda: iter_records(path, "jsonl"),
+            on_progress=lambda done: marks.append((done, time.perf_counter() - t0)),
+        )
+        total_s = time.perf_counter() - t0
+
+    def elapsed_at(done: int) -> float:
+        return next((t for d, t in marks if d >= done), total_s)
+
+    e_s = elapsed_at(kinds["entity"])
+    r_s = elapsed_at(kinds["entity"] + kinds["relation"]) - e_s
+    v_s = total_s - e_s - r_s
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    graph_mb = (await store.memory_usage(ns) or 0) / 1024 / 1024
+    print(
+        json.dumps(
+            {
+                "n_per_kind": n,
+                "embeddings": "constant (none computed)" if no_embed else embedder.model_name,
+                "batch": batch,
+                "records": report.records,
+                "failed": report.failed,
+                "total_s": round(total_s, 1),
+                "records_per_s": round(report.records / total_s, 1),
+                "entities_per_s": round(kinds["entity"] / e_s, 1) if e_s else None,
+                "relations_per_s": round(kinds["relation"] / r_s, 1) if r_s > 0 else None,
+                "events_per_s": round(kinds["event"] / v_s, 1) if v_s > 0 else None,
+                "peak_rss_mb": round(peak_mb, 1),
+                "falkordb_graph_mb": round(graph_mb, 1),
+            },
+            indent=2,
+        )
+    )
+    await store.delete_graph(ns)
+    await store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Import throughput benchmark.")
+    parser.add_argument("--n", type=int, default=10_000, help="records per kind")
+    parser.add_argument("--no-embed", action="store_true", help="constant vectors, no model")
+    parser.add_argument("--batch", type=int, default=500, help="records per batch")
+    args = parser.parse_args()
+    anyio.run(bench, args.n, args.no_embed, args.batch)
+
+
+if __name__ == "__main__":
+    main()
