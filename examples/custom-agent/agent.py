@@ -20,7 +20,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import Any
 
 import anyio
@@ -129,7 +129,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def spawned_server(api_key: str | None) -> Iterator[str]:
+def spawned_server(api_key: str | None) -> Generator[str]:
     """Start `polyg-mcp --http` on a free loopback port; yield its /mcp URL."""
     port = _free_port()
     env = {**os.environ, "POLYG_PORT": str(port), "POLYG_LOG_LEVEL": "WARNING"}
@@ -155,7 +155,7 @@ def spawned_server(api_key: str | None) -> Iterator[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--url", default="http://127.0.0.1:3000/mcp")
     parser.add_argument("--graph", default="demo_deployment")
     parser.add_argument("--spawn", action="store_true", help="start polyg-mcp --http first")
