@@ -227,6 +227,7 @@ class Memory:
             vector,
             top_k=self.settings.magma_semantic_top_k,
             min_score=self.settings.magma_min_semantic_score,
+            as_of=intent.timeframe.end if intent.timeframe and intent.timeframe.end else ref,
         )
         timings["seed"] = (time.perf_counter() - t1) * 1000
 

@@ -50,6 +50,12 @@ class Seeds:
         return not (self.entities or self.events or self.facts or self.causal)
 
 
+def _valid_at(fact: dict[str, Any], at: int) -> bool:
+    start = fact.get("valid_from")
+    end = fact.get("valid_to")
+    return (start is None or int(start) <= at) and (end is None or int(end) > at)
+
+
 def _bump(target: dict[str, float], uuid: str, score: float) -> None:
     if score > target.get(uuid, -1.0):
         target[uuid] = score
@@ -64,8 +70,15 @@ async def find_seeds(
     *,
     top_k: int = 10,
     min_score: float = 0.3,
+    as_of: datetime | None = None,
 ) -> Seeds:
-    """k-NN over every embedded label, entity-name matches, and X_REPRESENTS to entities."""
+    """k-NN over every embedded label, entity-name matches, and X_REPRESENTS to entities.
+
+    Facts no longer valid at `as_of` (default: the end of the intent's timeframe, else
+    now) are left out, so a superseded fact never answers a question about the present.
+    """
+    tf = intent.timeframe
+    at = to_epoch_ms(as_of or (tf.end if tf and tf.end else utc_now()))
     seeds = Seeds()
     nodes: dict[str, ContextNode] = {}
     edges: list[ContextEdge] = []
@@ -82,6 +95,8 @@ async def find_seeds(
                 tg.start_soon(search, label)
         for label, hits in hits_by_label.items():
             for hit in hits:
+                if label == FACT and not _valid_at(hit.properties, at):
+                    continue
                 node = to_context(label, hit.properties, hit.similarity)
                 nodes[node.uuid] = node
                 if label == ENTITY and hit.similarity >= SEED_ENTITY_MIN:
