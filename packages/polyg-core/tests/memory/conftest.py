@@ -47,8 +47,8 @@ async def load_deployment(memory: Memory, ns: str) -> None:
 
 
 @pytest.fixture
-async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> AsyncIterator[Memory]:
-    yield Memory(store=store, embedder=embedder, namespace=namespace)
+async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
+    return Memory(store=store, embedder=embedder, namespace=namespace)
 
 
 def _chain_from_context(user: str) -> list[dict[str, Any]]:
@@ -150,7 +150,7 @@ async def llm_server() -> AsyncIterator[ScriptedLLMServer]:
 @pytest.fixture
 async def llm_memory(
     store: FalkorStore, embedder: Embedder, namespace: str, llm_server: ScriptedLLMServer
-) -> AsyncIterator[Memory]:
+) -> Memory:
     llm = LiteLLMProvider(
         "openai/test-model",
         api_base=llm_server.api_base,
@@ -158,7 +158,7 @@ async def llm_memory(
         timeout_s=5,
         max_retries=1,
     )
-    yield Memory(store=store, embedder=embedder, llm=llm, settings=Settings(), namespace=namespace)
+    return Memory(store=store, embedder=embedder, llm=llm, settings=Settings(), namespace=namespace)
 
 
 @pytest.fixture(params=["rules", "llm"])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from polyg_core.memory import Memory
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
 
 pytestmark = pytest.mark.anyio
@@ -40,7 +42,7 @@ async def test_what_is_alice_working_on_uses_current_facts(deployed: Memory) -> 
 async def test_temporal_query_answers_with_the_timeline(deployed: Memory) -> None:
     result = await deployed.recall("What happened on January 7th?", reference_time=REF)
     assert "Deployment" in result.answer or "deploy" in result.answer.lower()
-    temporal = [v for v in result.views if v.view == "temporal"][0]
+    temporal = next(v for v in result.views if v.view == "temporal")
     assert temporal.status == "ok"
     assert temporal.nodes >= 2
     if not _is_llm(deployed):
@@ -148,7 +150,7 @@ async def test_remember_then_recall_round_trip(any_memory: Memory) -> None:
     ids=["malformed", "http500", "http429", "timeout"],
 )
 async def test_llm_failures_degrade_to_rules_never_raise(
-    store, embedder, namespace: str, replies: list[Reply]
+    store: FalkorStore, embedder: Embedder, namespace: str, replies: list[Reply]
 ) -> None:
     from polyg_core.providers.llm.litellm import LiteLLMProvider
 
