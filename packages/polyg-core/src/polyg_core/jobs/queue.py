@@ -1,0 +1,352 @@
+"""The job queue: saq on the Redis server FalkorDB runs on, so jobs need nothing new.
+
+Jobs live in Redis next to the graphs, so with the append-only file on they
+survive restarts of polyg and of the server. Delivery is at least once: a job
+whose worker dies is put back by the sweep of any live worker, and every job
+is idempotent (remember keys its memory on the content hash, entities, events,
+facts, causal nodes and concepts are merged), so running a job twice writes
+nothing twice. The job id is derived from the graph and the content hash, so
+queuing the same content while it is pending returns the pending job.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import anyio
+from polyg_shared.jobs import (
+    FINISHED_STATUSES,
+    JOB_STATUSES,
+    JobInfo,
+    JobRef,
+    JobStats,
+    JobStatus,
+)
+from polyg_shared.timeutil import iso, parse_timestamp, utc_now
+from polyg_shared.types import MAX_CONTENT
+from redis.asyncio import Redis
+from saq.job import Job, Status
+from saq.queue.redis import RedisQueue
+
+from polyg_core.errors import InvalidInput
+from polyg_core.graphs.semantic import content_hash
+from polyg_core.jobs.info import job_status, to_info
+from polyg_core.storage.namespace import validate_namespace
+from polyg_core.storage.store import FalkorStore
+
+logger = logging.getLogger(__name__)
+
+QUEUE_NAME = "polyg"
+REMEMBER = "remember"
+CANCELLED = "cancelled by request"
+
+
+class JobNotFound(InvalidInput, LookupError):
+    """No job has this id (it never existed or its record expired)."""
+
+
+@dataclass(frozen=True)
+class JobPolicy:
+    """How jobs are retried, timed out and kept.
+
+    Attributes:
+        max_attempts: attempts before a job ends as failed.
+        retry_delay_s: wait before the first retry; doubles per retry (with jitter).
+        max_retry_delay_s: the longest wait between retries.
+        timeout_s: the longest one attempt may run (rate-limit waits included).
+        heartbeat_s: a running job whose worker has not reported for this long is
+            taken back by another worker's sweep (a killed worker loses no job).
+        keep_s: how long finished jobs stay visible to get_job / list_jobs.
+    """
+
+    max_attempts: int = 5
+    retry_delay_s: float = 1.0
+    max_retry_delay_s: float = 60.0
+    timeout_s: int = 900
+    heartbeat_s: int = 30
+    keep_s: int = 7 * 24 * 3600
+
+
+async def open_redis(store: FalkorStore) -> Redis:
+    """A Redis client on the server the store uses (the embedded one's unix socket by default).
+
+    The queue has its own connections: workers block on the queue and must not
+    hold the connections graph queries need.
+
+    Raises:
+        StorageUnavailable: the server cannot be reached.
+    """
+    s = store.settings
+    if s.url:
+        return Redis.from_url(s.url)
+    if s.host:
+        password = s.password.get_secret_value() if s.password else None
+        return Redis(host=s.host, port=s.port, password=password)
+    if store.embedded is None:
+        await store.connect()
+    assert store.embedded is not None
+    embedded = store.embedded
+    sock = await anyio.to_thread.run_sync(embedded.running_socket)
+    return Redis(unix_socket_path=sock or embedded.socket_path)
+
+
+def remember_job_id(graph: str, digest: str) -> str:
+    """The id of the remember job of some content in a graph (stable: the idempotency key)."""
+    return f"{REMEMBER}:{graph}:{digest[:32]}"
+
+
+@dataclass
+class JobQueue:
+    """Enqueue, inspect, cancel and retry polyg's background jobs.
+
+    Args:
+        queue: the saq queue (see `JobQueue.open`).
+        policy: retries, timeouts, heartbeat and retention of new jobs.
+    """
+
+    queue: RedisQueue
+    policy: JobPolicy = field(default_factory=JobPolicy)
+
+    @classmethod
+    async def open(
+        cls, store: FalkorStore, *, name: str = QUEUE_NAME, policy: JobPolicy | None = None
+    ) -> JobQueue:
+        """The queue on the store's server.
+
+        Raises:
+            StorageUnavailable: the server cannot be reached.
+        """
+        queue = RedisQueue(await open_redis(store), name=name)
+        await queue.connect()
+        return cls(queue, policy or JobPolicy())
+
+    @property
+    def redis(self) -> Redis:
+        """The queue's Redis client (shared with the rate limiter)."""
+        return self.queue.redis
+
+    async def close(self) -> None:
+        """Close the queue's connections."""
+        await self.queue.disconnect()
+
+    # -- enqueue ------------------------------------------------------------------------------
+
+    async def enqueue_remember(
+        self,
+        content: str,
+        *,
+        graph: str,
+        reference_time: datetime | str | None = None,
+        category: str | None = None,
+        tags: Sequence[str] = (),
+        source_id: str | None = None,
+    ) -> JobRef:
+        """Queue a `Memory.remember` call; answers at once with the job.
+
+        The reference time is fixed now (relative phrases in the text mean the same
+        thing on every attempt). The same content queued again for the same graph
+        while its job is pending returns that job (`deduplicated: true`).
+
+        Raises:
+            InvalidInput: empty or too long content, bad graph name or time.
+            StorageUnavailable: the server cannot be reached.
+        """
+        validate_namespace(graph)
+        if not content or not content.strip():
+            raise InvalidInput("nothing to remember: the content is empty")
+        if len(content) > MAX_CONTENT:
+            raise InvalidInput(
+                f"the content has {len(content)} characters; the limit is {MAX_CONTENT}: "
+                "split it into several remember calls"
+            )
+        try:
+            ref = parse_timestamp(reference_time) if reference_time is not None else utc_now()
+        except ValueError as exc:
+            raise InvalidInput(
+                f"reference_time {reference_time!r} is not a time: use ISO 8601 "
+                "such as 2026-01-14T12:00:00Z"
+            ) from exc
+        digest = content_hash(content)
+        p = self.policy
+        job = Job(
+            function=REMEMBER,
+            kwargs={
+                "graph": graph,
+                "content": content,
+                "content_hash": digest,
+                "reference_time": iso(ref),
+                "category": category,
+                "tags": list(tags),
+                "source_id": source_id,
+            },
+            key=remember_job_id(graph, digest),
+            timeout=p.timeout_s,
+            heartbeat=p.heartbeat_s,
+            retries=p.max_attempts,
+            ttl=p.keep_s,
+            retry_delay=p.retry_delay_s,
+            retry_backoff=p.max_retry_delay_s,
+            meta={"kind": REMEMBER},
+        )
+        queued = await self.queue.enqueue(job)
+        if queued is not None:
+            return JobRef(
+                job_id=job.key, kind=REMEMBER, graph=graph, status="queued", content_hash=digest
+            )
+        existing = await self.queue.job(job.key)
+        status: JobStatus = job_status(existing) if existing is not None else "queued"
+        return JobRef(
+            job_id=job.key,
+            kind=REMEMBER,
+            graph=graph,
+            status=status,
+            content_hash=digest,
+            deduplicated=True,
+        )
+
+    # -- inspect ------------------------------------------------------------------------------
+
+    async def _job(self, job_id: str) -> Job:
+        job = await self.queue.job(job_id)
+        if job is None:
+            raise JobNotFound(
+                f"there is no job {job_id!r}: it never existed or finished more than "
+                f"{self.policy.keep_s // 3600} hours ago; list_jobs shows the jobs kept"
+            )
+        return job
+
+    async def _retry_at(self, job: Job) -> float | None:
+        if job.status != Status.QUEUED:
+            return None
+        score = await self.redis.zscore(self.queue.namespace("incomplete"), job.id)
+        return float(score) if score else None
+
+    async def get(self, job_id: str) -> JobInfo:
+        """One job with its result or error.
+
+        Raises:
+            JobNotFound: no job has this id.
+        """
+        job = await self._job(job_id)
+        return to_info(job, retry_at=await self._retry_at(job))
+
+    async def _all(self) -> list[Job]:
+        return [job async for job in self.queue.iter_jobs()]
+
+    async def list_jobs(
+        self,
+        *,
+        graph: str | None = None,
+        statuses: Sequence[JobStatus] = (),
+        limit: int = 50,
+        include_results: bool = False,
+    ) -> tuple[list[JobInfo], bool]:
+        """Jobs (newest first) filtered by graph and status; and whether more matched.
+
+        Raises:
+            InvalidInput: an unknown status or a bad graph name.
+        """
+        if graph is not None:
+            validate_namespace(graph)
+        unknown = sorted(set(statuses) - set(JOB_STATUSES))
+        if unknown:
+            raise InvalidInput(
+                f"unknown job status(es) {', '.join(unknown)}: use {', '.join(JOB_STATUSES)}"
+            )
+        wanted = set(statuses) or set(JOB_STATUSES)
+        matched = [
+            job
+            for job in await self._all()
+            if job_status(job) in wanted
+            and (graph is None or (job.kwargs or {}).get("graph") == graph)
+        ]
+        matched.sort(key=lambda j: j.queued, reverse=True)
+        out = [
+            to_info(j, include_result=include_results, retry_at=await self._retry_at(j))
+            for j in matched[:limit]
+        ]
+        return out, len(matched) > limit
+
+    async def stats(self, graph: str | None = None) -> JobStats:
+        """Counts per status of the jobs kept (of one graph, or all), and live workers."""
+        counts: dict[str, int] = dict.fromkeys(JOB_STATUSES, 0)
+        for job in await self._all():
+            if graph is None or (job.kwargs or {}).get("graph") == graph:
+                counts[job_status(job)] += 1
+        info = await self.queue.info()
+        return JobStats(**counts, total=sum(counts.values()), workers=len(info["workers"]))
+
+    async def wait(self, job_ids: Sequence[str], *, poll_s: float = 0.1) -> list[JobInfo]:
+        """Wait until every job has finished (bound it with `anyio.fail_after`).
+
+        Raises:
+            JobNotFound: a job does not exist.
+        """
+        while True:
+            infos = [await self.get(j) for j in job_ids]
+            if all(i.status in FINISHED_STATUSES for i in infos):
+                return infos
+            await anyio.sleep(poll_s)
+
+    # -- control ------------------------------------------------------------------------------
+
+    async def cancel(self, job_id: str, *, settle_s: float = 3.0) -> JobInfo:
+        """Cancel a queued or running job (a running one stops within about a second).
+
+        Raises:
+            JobNotFound: no job has this id.
+            InvalidInput: the job has already finished.
+        """
+        job = await self._job(job_id)
+        status = job_status(job)
+        if status in FINISHED_STATUSES:
+            raise InvalidInput(
+                f"job {job_id!r} has already finished ({status}); nothing to cancel. "
+                "retry_job runs a failed or cancelled job again"
+            )
+        await self.queue.abort(job, CANCELLED)
+        with anyio.move_on_after(settle_s):
+            # The job's state is in Redis, changed by another worker: polling is the way.
+            while job_status(job := await self._job(job_id)) not in FINISHED_STATUSES:  # noqa: ASYNC110
+                await anyio.sleep(0.1)
+        return to_info(job)
+
+    async def retry(self, job_id: str) -> JobInfo:
+        """Run a failed or cancelled job again, with a fresh set of attempts.
+
+        Raises:
+            JobNotFound: no job has this id.
+            InvalidInput: the job is pending or done.
+        """
+        old = await self._job(job_id)
+        status = job_status(old)
+        if status not in ("failed", "cancelled"):
+            raise InvalidInput(
+                f"job {job_id!r} is {status}: only failed or cancelled jobs can be retried"
+                + ("; it is still pending" if status in ("queued", "running") else "")
+            )
+        p = self.policy
+        job = Job(
+            function=old.function,
+            kwargs=dict(old.kwargs or {}),
+            key=old.key,
+            timeout=p.timeout_s,
+            heartbeat=p.heartbeat_s,
+            retries=p.max_attempts,
+            ttl=p.keep_s,
+            retry_delay=p.retry_delay_s,
+            retry_backoff=p.max_retry_delay_s,
+            meta={"kind": old.meta.get("kind", old.function), "retried_from": status},
+        )
+        await self.redis.delete(old.abort_id)  # a recent cancel blocks re-enqueueing the key
+        if await self.queue.enqueue(job) is None:
+            logger.info("job %s was queued again by someone else meanwhile", job_id)
+        return await self.get(job_id)
+
+    async def raw(self, job_id: str) -> dict[str, Any]:
+        """The stored saq record of a job (for debugging and tests)."""
+        return (await self._job(job_id)).to_dict()
