@@ -27,6 +27,7 @@ from polyg_shared.timeutil import parse_timestamp, utc_now
 from polyg_core.agents.classifier import classify
 from polyg_core.agents.extractor import extract
 from polyg_core.config import Settings
+from polyg_core.errors import AmbiguousName
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.crosslinks import CrossLinker
 from polyg_core.graphs.entity import EntityGraph
@@ -35,9 +36,14 @@ from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM, Usage
-from polyg_core.resolve import NameResolver
+from polyg_core.resolve import ENTITY_NAMES, NameResolver
+from polyg_core.retrieval.decay import DecayPolicy, refresh_access
+from polyg_core.retrieval.filters import MemoryFilter, prefixed_tags
+from polyg_core.retrieval.hybrid import filtered_memory_view, rank_recall
 from polyg_core.retrieval.linearizer import linearize
 from polyg_core.retrieval.merger import merge_views
+from polyg_core.retrieval.probability import CausalProbability, causal_probability
+from polyg_core.retrieval.ranking import RankingWeights, check_mode
 from polyg_core.retrieval.synthesizer import Synthesizer
 from polyg_core.retrieval.views import ViewContext, find_seeds, run_views
 from polyg_core.storage.namespace import validate_namespace
@@ -98,6 +104,8 @@ class Memory:
     semantic: SemanticGraph = field(init=False)
     crosslinks: CrossLinker = field(init=False)
     synthesizer: Synthesizer = field(init=False)
+    decay_policy: DecayPolicy = field(default_factory=DecayPolicy)
+    ranking_weights: RankingWeights = field(default_factory=RankingWeights)
 
     def __post_init__(self) -> None:
         validate_namespace(self.namespace)
@@ -177,15 +185,39 @@ class Memory:
         reference_time: datetime | str | None = None,
         max_tokens: int | None = None,
         intent: Intent | None = None,
+        mode: str | None = None,
+        decay: bool = True,
+        ppr: bool | None = None,
+        category: str | None = None,
+        tags: list[str] | None = None,
+        project: str | None = None,
+        who: str | None = None,
     ) -> RecallResult:
         """Answer a question from memory through the MAGMA pipeline.
 
-        Classify → seed → expand (entity, temporal, causal in parallel) → merge →
-        linearize → synthesize. Without an LLM (or when it fails) rule-based steps
-        answer and the result says `degraded: true` with the reasons.
+        Classify → seed → expand (entity, temporal, causal, and PPR for multi-hop
+        questions, in parallel) → merge → filter, decay and rank → linearize →
+        synthesize. Without an LLM (or when it fails) rule-based steps answer and the
+        result says `degraded: true` with the reasons.
+
+        Args:
+            question: the question.
+            graph: the namespace (default: this memory's).
+            reference_time: what "now" is (relative times, decay).
+            max_tokens: the context budget.
+            intent: a pre-classified intent (skips the classifier).
+            mode: "execution" (5 core results), "planning" (5 + 15 extended),
+                "brainstorming" (5 + 25), or None / "auto" to read it from the question.
+            decay: False ignores memories' age (no e^(-days/30) weight).
+            ppr: force the personalized-PageRank view on or off; None runs it for
+                multi-hop questions (the classifier says so, or 2+ entities).
+            category: keep only memories of this category (procedural/episodic/semantic).
+            tags: keep only memories carrying all these tags.
+            project: keep only memories tagged `project:<project>`.
+            who: keep only memories tagged `who:<who>`.
 
         Raises:
-            InvalidInput: an empty question or a bad graph name.
+            InvalidInput: an empty question, a bad graph name, mode or filter value.
             StorageUnavailable: FalkorDB cannot be reached.
         """
         from polyg_core.errors import InvalidInput
@@ -194,6 +226,8 @@ class Memory:
             raise InvalidInput(
                 "the question is empty; ask something like 'Why did the deploy fail?'"
             )
+        query_mode = check_mode(mode, question)
+        memory_filter = MemoryFilter.of(category=category, tags=tags, project=project, who=who)
         namespace = self._ns(graph)
         ref = parse_timestamp(reference_time) if reference_time is not None else utc_now()
         timings: dict[str, float] = {}
@@ -233,13 +267,32 @@ class Memory:
 
         t2 = time.perf_counter()
         ctx = ViewContext(self.store, namespace, intent, seeds, now=ref)
-        views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s)
+        use_ppr = ppr if ppr is not None else (intent.multi_hop or len(intent.entities) >= 2)
+        views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=use_ppr)
+        if memory_filter.active:
+            views.append(await filtered_memory_view(self.store, namespace, vector, memory_filter))
         timings["expand"] = (time.perf_counter() - t2) * 1000
 
         t3 = time.perf_counter()
-        expanded = sum(len(v.nodes) for v in views if v.status == "ok")
+        expanded = sum(len(v.nodes) for v in views if v.status == "ok" and v.view != "semantic")
         fallback = "semantic_only" if expanded < SEMANTIC_ONLY_BELOW else None
         merged = merge_views([seeds.semantic, *views], boost=self.settings.magma_multi_view_boost)
+        ranked = await rank_recall(
+            self.store,
+            namespace,
+            merged,
+            vector=vector,
+            mode=query_mode,
+            now=ref,
+            causal_seeds=seeds.causal,
+            entity_seeds=seeds.entities,
+            decay=decay,
+            policy=self.decay_policy,
+            memory_filter=memory_filter,
+            weights=self.ranking_weights,
+        )
+        merged = ranked.merged
+        timings["rank"] = (time.perf_counter() - t3) * 1000
         budget = max_tokens or self.settings.magma_max_context_tokens
         context = linearize(merged, intent.type.value, max_tokens=budget)
         timings["merge_linearize"] = (time.perf_counter() - t3) * 1000
@@ -264,6 +317,7 @@ class Memory:
             for v in [seeds.semantic, *views]
         ]
         included = set(context.node_ids)
+        await refresh_access(self.store, namespace, ranked.returned_memories, ref)
         return RecallResult(
             question=question,
             graph=namespace,
@@ -282,7 +336,28 @@ class Memory:
             degraded_reasons=reasons,
             usage=_usage_report(*usages),
             timings_ms={k: round(v, 2) for k, v in timings.items()},
+            mode=query_mode,
+            core=ranked.ranked.core,
+            extended=ranked.ranked.extended,
+            ranking=ranked.report,
         )
+
+    async def causal_probability(
+        self, cause: str, effect: str, *, graph: str | None = None
+    ) -> CausalProbability:
+        """P(cause leads to effect) under noisy-OR over the causal graph's links.
+
+        `cause` and `effect` are causal nodes by uuid or description (resolved like
+        every causal name). See `polyg_core.retrieval.probability`.
+
+        Raises:
+            NodeNotFound: no causal node matches (carries the closest candidates).
+            AmbiguousName: a description matches several nodes.
+        """
+        namespace = self._ns(graph)
+        a = await self.causal.get(namespace, cause)
+        b = await self.causal.get(namespace, effect)
+        return await causal_probability(self.store, namespace, a.uuid, b.uuid)
 
     # -- remember -----------------------------------------------------------------------------
 
@@ -295,15 +370,20 @@ class Memory:
         category: str | None = None,
         tags: list[str] | None = None,
         source_id: str | None = None,
+        who: str | None = None,
+        project: str | None = None,
+        why: str | None = None,
     ) -> RememberResult:
         """Extract entities, relations, events, facts, causal links and concepts from text and
         write them with their cross-links; keep the text as an S_Memory linked to its concepts.
 
         Re-remembering the same content (same words, any spacing or case) changes nothing
-        and answers `created: false`.
+        and answers `created: false`. `who`, `project` and `why` are stored as the tags
+        `who:...`, `project:...`, `why:...`; WHEN is the memory's `created_at`, the
+        reference time (default now).
 
         Raises:
-            InvalidInput: empty content or a bad graph name.
+            InvalidInput: empty content, a bad graph name or a blank who/project/why.
             StorageUnavailable: FalkorDB cannot be reached (nothing is reported as stored).
         """
         from polyg_core.errors import InvalidInput
@@ -312,6 +392,7 @@ class Memory:
             raise InvalidInput("nothing to remember: the content is empty")
         namespace = self._ns(graph)
         ref = parse_timestamp(reference_time) if reference_time is not None else utc_now()
+        tags = prefixed_tags(tags or [], who=who, project=project, why=why)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         digest = content_hash(content)
@@ -346,8 +427,9 @@ class Memory:
             digest,
             extraction,
             category=category,
-            tags=tags or [],
+            tags=tags,
             source_id=source_id,
+            created_at=ref,
         )
         timings["write"] = (time.perf_counter() - t1) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
@@ -370,18 +452,35 @@ class Memory:
         category: str | None,
         tags: list[str],
         source_id: str | None,
+        created_at: datetime | None = None,
     ) -> RememberResult:
         # Entities first (with their types), so later writes link to them instead of
         # creating untyped ones; the S_Memory node is written last and marks completion.
+        # A name that already names an entity reuses it whatever type the extractor
+        # guessed, so remembering never splits one entity into several types.
         entities: list[WrittenNode] = []
-        if ex.entities:
-            written = await self.entities.add_many(
-                namespace, [(e.name, e.entity_type, None) for e in ex.entities]
-            )
-            entities = [
+        fresh: list[tuple[str, str, None]] = []
+        for e in ex.entities:
+            try:
+                found = await self.resolver.find(namespace, ENTITY_NAMES, e.name, fuzzy=False)
+            except AmbiguousName as exc:
+                best = exc.candidates[0]
+                entities.append(
+                    WrittenNode(uuid=best.uuid, name=best.name, label="E_Entity", created=False)
+                )
+                continue
+            if found is None:
+                fresh.append((e.name, e.entity_type, None))
+            else:
+                entities.append(
+                    WrittenNode(uuid=found.uuid, name=found.name, label="E_Entity", created=False)
+                )
+        if fresh:
+            written = await self.entities.add_many(namespace, fresh)
+            entities.extend(
                 WrittenNode(uuid=ent.uuid, name=ent.name, label="E_Entity", created=created)
                 for ent, created in written
-            ]
+            )
         relations: list[str] = []
         for rel in ex.relations:
             try:
@@ -451,7 +550,13 @@ class Memory:
             concept_names.append(concept.name)
         cat = category or (ex.category.value if ex.category else "episodic")
         memory, _ = await self.semantic.add_memory(
-            namespace, content, category=cat, tags=tags, concepts=concept_names, source_id=source_id
+            namespace,
+            content,
+            category=cat,
+            tags=tags,
+            concepts=concept_names,
+            source_id=source_id,
+            created_at=created_at,
         )
         del digest  # add_memory keys the memory on the same content hash
         return RememberResult(

@@ -187,3 +187,19 @@ async def test_llm_usage_is_reported(llm_memory: Memory) -> None:
     assert not result.degraded
     assert result.usage.llm_calls == 2
     assert result.usage.prompt_tokens > 0
+
+
+async def test_remember_reuses_an_entity_of_another_type(any_memory: Memory) -> None:
+    ns = any_memory.namespace
+    await any_memory.entities.add(ns, "AUTH_SECRET", "EnvVar")
+    result = await any_memory.remember(
+        "Deploy v2.3.1 removed AUTH_SECRET. Because AUTH_SECRET was missing, the auth-service crashed.",
+        reference_time=REF,
+    )
+    assert result.created
+    res = await any_memory.store.query(
+        ns,
+        "MATCH (e:E_Entity) WHERE e.name_key = 'authsecret' RETURN e.entity_type",
+        read_only=True,
+    )
+    assert [str(r[0]).lower() for r in res.rows] == ["envvar"]

@@ -31,19 +31,8 @@ async def nearest(
     *,
     min_similarity: float = 0.0,
 ) -> list[Neighbour]:
-    """`storage.vector.knn`, asking the index for more than `k` and keeping the best `k`.
-
-    FalkorDB's HNSW index keeps a stale entry for a node each time the node is
-    written (FalkorDB/FalkorDB#2197); stale entries take result slots without being
-    returned, so a plain k-NN can answer with fewer than `k` live nodes. Asking for
-    2k+16 (and once more for 8 times that when the answer is still short) hides them.
-    """
-    fetch = min(2 * k + 16, MAX_FETCH)
-    hits = await knn(store, namespace, label, vector, fetch, min_similarity=min_similarity)
-    if len(hits) < k and fetch < MAX_FETCH:
-        fetch = min(fetch * 8, MAX_FETCH)
-        hits = await knn(store, namespace, label, vector, fetch, min_similarity=min_similarity)
-    return hits[:k]
+    """`storage.vector.knn` (which over-fetches past the index's stale entries)."""
+    return await knn(store, namespace, label, vector, k, min_similarity=min_similarity)
 
 
 async def prepare(store: FalkorStore, namespace: str, embedder: Embedder) -> None:

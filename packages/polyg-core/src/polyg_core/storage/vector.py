@@ -10,6 +10,8 @@ from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import EMBEDDED_LABELS
 from polyg_core.storage.store import FalkorStore
 
+MAX_FETCH = 1000
+
 
 @dataclass(frozen=True)
 class Neighbour:
@@ -35,27 +37,39 @@ async def knn(
 ) -> list[Neighbour]:
     """The `k` nodes of `label` closest to `vector`, best first, at or above `min_similarity`.
 
+    FalkorDB's HNSW index keeps a stale entry for a node each time the node is
+    written (FalkorDB/FalkorDB#2197); stale entries take result slots without being
+    returned, so the index is asked for 2k+16 and the best `k` live nodes are kept
+    (once more for 8 times that when the index answered short of `k`).
     Returns an empty list when the namespace has no vector index yet.
     """
     if label not in EMBEDDED_LABELS:
         raise ValueError(f"label {label!r} has no vector index")
     if k <= 0:
         return []
+    values = [float(x) for x in vector]
+    fetch = min(2 * k + 16, MAX_FETCH)
     cypher = (
         f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) "
         f"YIELD node, score RETURN {props('node')}, score ORDER BY score ASC"
     )
     try:
-        res = await store.query(
-            namespace, cypher, {"k": int(k), "v": [float(x) for x in vector]}, read_only=True
-        )
+        res = await store.query(namespace, cypher, {"k": fetch, "v": values}, read_only=True)
+        if len(res.rows) < k and fetch < MAX_FETCH:
+            fetch = min(fetch * 8, MAX_FETCH)
+            res = await store.query(namespace, cypher, {"k": fetch, "v": values}, read_only=True)
     except Exception as exc:  # no index yet for this label: nothing to find
         if "index" in str(exc).lower():
             return []
         raise
     out: list[Neighbour] = []
+    seen: set[str] = set()
     for node, distance in res.rows:
+        uuid = str(node.get("uuid", ""))
+        if uuid in seen:
+            continue
+        seen.add(uuid)
         similarity = max(0.0, min(1.0, 1.0 - float(distance)))
         if similarity >= min_similarity:
             out.append(Neighbour(label=label, properties=clean(node), similarity=similarity))
-    return out
+    return out[:k]
