@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -190,3 +191,12 @@ async def test_server_going_away_gives_clear_error_then_reconnects(tmp_path: Pat
         assert res.rows == [["before"]]
     finally:
         await s.close()
+
+
+async def test_unreachable_external_server_is_storage_unavailable() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    store = FalkorStore(StorageSettings(host="127.0.0.1", port=port, max_retries=0))
+    with pytest.raises(StorageUnavailable, match="unreachable"):
+        await store.connect()

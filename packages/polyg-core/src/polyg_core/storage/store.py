@@ -110,8 +110,7 @@ class FalkorStore:
             StorageUnavailable: the server cannot be reached.
             EmbeddedServerError: the embedded server cannot be started.
         """
-        await self._ensure_db()
-        await self.ping()
+        await self.ping()  # opens the connection inside the retry loop
         return self
 
     async def _ensure_db(self) -> FalkorDB:
