@@ -34,7 +34,7 @@ from saq.queue.redis import RedisQueue
 
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.semantic import content_hash
-from polyg_core.jobs.info import job_status, to_info
+from polyg_core.jobs.info import SWEPT, job_status, to_info
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.store import FalkorStore
 
@@ -94,6 +94,53 @@ async def open_redis(store: FalkorStore) -> Redis:
     return Redis(unix_socket_path=sock or embedded.socket_path)
 
 
+class PolygRedisQueue(RedisQueue):
+    """saq's Redis queue with a sweep that takes back only jobs whose worker is gone.
+
+    saq's own sweep treats every job in the active list that is not marked active as
+    orphaned, from a snapshot; a job a worker has just dequeued (and not yet marked)
+    is then run twice, and each such job holds the sweep for seconds. Here a running
+    job is taken back when its heartbeat has lapsed (or it ran past its timeout), and
+    a dequeued-but-unmarked job only when it is still unmarked one sweep later.
+    """
+
+    def __init__(self, redis: Redis, name: str = QUEUE_NAME) -> None:
+        super().__init__(redis, name=name, swept_error_message=SWEPT)
+        self._suspects: set[str] = set()
+
+    async def sweep(self, lock: int = 60, abort: float = 5.0) -> list[str]:
+        """Put jobs of dead workers back in the queue (or fail them when out of attempts)."""
+        del abort  # nothing is aborted: the worker of a swept job is gone
+        if not await self.redis.set(self.namespace("sweep"), b"1", ex=max(lock, 1), nx=True):
+            return []
+        active = self.namespace("active")
+        swept: list[str] = []
+        suspects: set[str] = set()
+        for raw in await self.redis.lrange(active, 0, -1):
+            job_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+            job = await self._get_job_by_id(job_id)
+            if job is None:
+                await self.redis.lrem(active, 0, job_id)
+                await self.redis.zrem(self.namespace("incomplete"), job_id)
+                swept.append(job_id)
+                continue
+            if job.status in (Status.QUEUED, Status.NEW) and job_id not in self._suspects:
+                suspects.add(job_id)  # maybe just dequeued: look again next sweep
+                continue
+            if job.status == Status.ACTIVE and not job.stuck:
+                continue
+            if job.status not in (Status.QUEUED, Status.NEW, Status.ACTIVE):
+                continue
+            logger.warning("taking back job %s: its worker stopped responding", job.key)
+            swept.append(job_id)
+            if job.retryable:
+                await self.retry(job, error=SWEPT)
+            else:
+                await self.finish(job, Status.FAILED, error=SWEPT)
+        self._suspects = suspects
+        return swept
+
+
 def remember_job_id(graph: str, digest: str) -> str:
     """The id of the remember job of some content in a graph (stable: the idempotency key)."""
     return f"{REMEMBER}:{graph}:{digest[:32]}"
@@ -120,7 +167,7 @@ class JobQueue:
         Raises:
             StorageUnavailable: the server cannot be reached.
         """
-        queue = RedisQueue(await open_redis(store), name=name)
+        queue = PolygRedisQueue(await open_redis(store), name=name)
         await queue.connect()
         return cls(queue, policy or JobPolicy())
 

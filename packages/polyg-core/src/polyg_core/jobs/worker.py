@@ -133,7 +133,7 @@ class JobWorker:
     rate_limit_wait_s: float = 120.0
     handle_signals: bool = False
     burst: bool = False
-    shutdown_grace_s: int = 5
+    shutdown_grace_s: int = 2
     worker: Worker[Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
