@@ -132,6 +132,23 @@ class ViewSummary(BaseModel):
     error: str | None = None
 
 
+class RankingReport(BaseModel):
+    """What the hybrid ranking did: weights, filters, and what each dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    weights: dict[str, float] = Field(description="vector, graph and causal weights.")
+    threshold: float
+    candidates: int
+    below_threshold: int
+    duplicates_removed: int
+    decay: bool = Field(description="Whether memories' scores were decayed by age.")
+    filters: dict[str, Any] = Field(
+        default_factory=dict, description="category / tags / project / who filters applied."
+    )
+    memories_filtered_out: int = 0
+
+
 class RecallResult(BaseModel):
     """The answer to a question about memory, with the evidence and how it was found."""
 
@@ -156,6 +173,56 @@ class RecallResult(BaseModel):
     degraded_reasons: list[str] = Field(default_factory=list)
     usage: UsageReport = Field(default_factory=UsageReport)
     timings_ms: dict[str, float] = Field(default_factory=dict)
+    mode: str | None = Field(
+        default=None,
+        description="Query mode: execution (5 core), planning (5 + 15) or brainstorming (5 + 25).",
+    )
+    core: list[ContextNode] = Field(
+        default_factory=list,
+        description="Best nodes by hybrid score (0.4 vector + 0.4 graph + 0.2 causal).",
+    )
+    extended: list[ContextNode] = Field(
+        default_factory=list, description="Further nodes within the mode's budget."
+    )
+    ranking: RankingReport | None = Field(
+        default=None, description="How the hybrid ranking filtered the candidates."
+    )
+
+
+class CausalPathProbability(BaseModel):
+    """One chain from cause to effect and the product of its link confidences."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    nodes: list[str]
+    probability: float = Field(ge=0.0, le=1.0)
+
+
+class CausalProbabilityResult(BaseModel):
+    """P(cause leads to effect) under a noisy-OR model over the causal graph."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cause: str
+    effect: str
+    cause_uuid: str
+    effect_uuid: str
+    probability: float = Field(ge=0.0, le=1.0)
+    model: str = Field(description="The model: 'noisy-OR over independent links'.")
+    method: Literal["exact", "monte_carlo", "trivial"] = Field(
+        description="exact (all link subsets, factored), monte_carlo (sampled) or trivial."
+    )
+    exact: bool
+    relevant_links: int = Field(description="Links lying on some cause -> effect path.")
+    samples: int = Field(default=0, description="Monte Carlo draws (0 when exact).")
+    error_bound: float = Field(
+        default=0.0, description="Half-width of the 95% interval of a sampled estimate."
+    )
+    truncated: bool = Field(
+        description="True when the link search hit its cap: the value is then a lower bound."
+    )
+    paths: list[CausalPathProbability] = Field(default_factory=list)
+    explanation: str
 
 
 class WrittenNode(BaseModel):

@@ -346,6 +346,7 @@ class SemanticGraph:
             f"MERGE (m:{MEMORY} {{content_hash: $h}}) "
             "ON CREATE SET m.uuid = $uuid, m.content = $content, m.category = $cat, "
             "m.tags = $tags, m.created_at = $when, m.created_at_iso = $when_iso, "
+            "m.last_accessed = $when, "
             f"m.recorded_at = $now, m.source_id = $source{set_vec} "
             f"{on_match}"
             f"WITH m CALL {{ WITH m UNWIND $concepts AS cu MATCH (c:{CONCEPT} {{uuid: cu}}) "

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from polyg_core.errors import PolygError
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
 from polyg_core.retrieval.nodes import to_context
+from polyg_core.retrieval.ppr import PPRConfig, ppr_view
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, EVENT, FACT, MEMORY
 from polyg_core.storage.store import FalkorStore
@@ -430,18 +431,27 @@ async def causal_view(ctx: ViewContext, depth: int) -> ViewResult:
 
 
 async def run_views(
-    ctx: ViewContext, *, timeout_s: float, views: Sequence[str] = ("entity", "temporal", "causal")
+    ctx: ViewContext,
+    *,
+    timeout_s: float,
+    views: Sequence[str] = ("entity", "temporal", "causal"),
+    ppr: bool = False,
+    ppr_config: PPRConfig | None = None,
 ) -> list[ViewResult]:
     """Run the expansion views in parallel, each under its own timeout.
 
     A view that fails or times out is reported with its status; the others go on.
+    `ppr=True` adds the personalized-PageRank view (multi-hop questions).
     """
     hints = ctx.intent.depth_hints
     runners = {
         "entity": lambda: entity_view(ctx, hints.entity),
         "temporal": lambda: temporal_view(ctx, hints.temporal),
         "causal": lambda: causal_view(ctx, hints.causal),
+        "ppr": lambda: ppr_view(ctx, ppr_config),
     }
+    if ppr and "ppr" not in views:
+        views = (*views, "ppr")
     results: dict[str, ViewResult] = {}
 
     async def run(name: str) -> None:

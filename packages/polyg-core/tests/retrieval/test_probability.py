@@ -1,0 +1,128 @@
+"""Noisy-OR causal probability against brute-force enumeration of link subsets."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polyg_core.errors import InvalidInput
+from polyg_core.retrieval.probability import (
+    Link,
+    hoeffding_bound,
+    noisy_or_probability,
+    probabilities_to_targets,
+)
+
+
+def brute_force(links: list[Link], source: str, target: str) -> float:
+    """Sum over every subset of present links of its probability times reachability."""
+    total = 0.0
+    for present in itertools.product((False, True), repeat=len(links)):
+        weight = 1.0
+        adj: dict[str, list[str]] = {}
+        for (u, v, p), on in zip(links, present, strict=True):
+            weight *= p if on else 1.0 - p
+            if on:
+                adj.setdefault(u, []).append(v)
+        seen = {source}
+        stack = [source]
+        while stack:
+            for nxt in adj.get(stack.pop(), []):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        if target in seen:
+            total += weight
+    return total
+
+
+NODES = ["a", "b", "c", "d", "e", "f"]
+links_strategy = st.lists(
+    st.tuples(
+        st.sampled_from(NODES),
+        st.sampled_from(NODES),
+        st.sampled_from([0.0, 0.1, 0.35, 0.5, 0.8, 0.95, 1.0]),
+    ),
+    max_size=11,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(links=links_strategy, source=st.sampled_from(NODES), target=st.sampled_from(NODES))
+def test_noisy_or_equals_exact_enumeration_on_small_random_graphs(
+    links: list[Link], source: str, target: str
+) -> None:
+    got = noisy_or_probability(links, source, target)
+    assert got.method in ("exact", "trivial")
+    assert got.probability == pytest.approx(brute_force(links, source, target), abs=1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(links=st.lists(
+    st.tuples(st.sampled_from(NODES), st.sampled_from(NODES), st.floats(0.05, 0.95)),
+    min_size=8,
+    max_size=11,
+))
+def test_monte_carlo_estimate_is_within_its_stated_bound(links: list[Link]) -> None:
+    exact = brute_force(links, "a", "f")
+    sampled = noisy_or_probability(links, "a", "f", exact_limit=0, samples=20_000)
+    if sampled.method == "trivial":
+        assert exact == pytest.approx(sampled.probability, abs=1e-9)
+        return
+    assert sampled.method == "monte_carlo"
+    assert sampled.error_bound == pytest.approx(hoeffding_bound(20_000))
+    assert abs(sampled.probability - exact) <= sampled.error_bound
+
+
+def test_one_chain_is_the_product_of_its_confidences() -> None:
+    links = [("x", "y", 0.9), ("y", "z", 0.8)]
+    got = noisy_or_probability(links, "x", "z")
+    assert got.probability == pytest.approx(0.72)
+    assert got.method == "exact"
+    assert got.model == "noisy-OR over independent links"
+
+
+def test_two_disjoint_paths_combine_as_noisy_or() -> None:
+    links = [("x", "a", 0.5), ("a", "z", 1.0), ("x", "b", 0.6), ("b", "z", 1.0)]
+    assert noisy_or_probability(links, "x", "z").probability == pytest.approx(1 - 0.5 * 0.4)
+
+
+def test_cycles_do_not_inflate_the_probability() -> None:
+    links = [("x", "y", 0.5), ("y", "x", 0.9), ("y", "y", 1.0), ("y", "z", 0.5)]
+    assert noisy_or_probability(links, "x", "z").probability == pytest.approx(0.25)
+
+
+def test_no_path_is_zero_and_same_node_is_one() -> None:
+    assert noisy_or_probability([("x", "y", 0.9)], "y", "x").probability == 0.0
+    assert noisy_or_probability([], "x", "x").probability == 1.0
+
+
+def test_large_graphs_are_sampled_with_a_fixed_seed() -> None:
+    # A ladder with 30 links: too many for exact factoring at the default limit.
+    links: list[Link] = []
+    for i in range(10):
+        links += [(f"u{i}", f"u{i + 1}", 0.7), (f"l{i}", f"l{i + 1}", 0.7), (f"u{i}", f"l{i}", 0.5)]
+    links += [("s", "u0", 1.0), ("s", "l0", 1.0), ("u10", "t", 1.0), ("l10", "t", 1.0)]
+    first = noisy_or_probability(links, "s", "t")
+    again = noisy_or_probability(links, "s", "t")
+    exact = noisy_or_probability(links, "s", "t", exact_limit=100)
+    assert first.method == "monte_carlo" and first.relevant_links > 20
+    assert first.probability == again.probability
+    assert exact.method == "exact"
+    assert abs(first.probability - exact.probability) <= first.error_bound
+    assert math.isclose(first.error_bound, 0.0096, abs_tol=1e-4)
+
+
+def test_probability_outside_unit_interval_is_refused() -> None:
+    with pytest.raises(InvalidInput, match=r"must be in \[0, 1\]"):
+        noisy_or_probability([("x", "y", 1.5)], "x", "y")
+
+
+def test_probabilities_to_any_target_use_a_virtual_sink() -> None:
+    links = [("a", "b", 0.5), ("a", "c", 0.5)]
+    got = probabilities_to_targets(links, ["a", "b"], {"b", "c"})
+    assert got["a"] == pytest.approx(0.75)
+    assert got["b"] == 1.0
