@@ -26,9 +26,7 @@ async def graph_statistics(store: FalkorStore, namespace: str) -> GraphStatistic
         "MATCH (n) UNWIND labels(n) AS l RETURN l, count(*)",
         read_only=True,
     )
-    rels = await store.query(
-        namespace, "MATCH ()-[r]->() RETURN type(r), count(r)", read_only=True
-    )
+    rels = await store.query(namespace, "MATCH ()-[r]->() RETURN type(r), count(r)", read_only=True)
     by_label = {str(label): int(n) for label, n in labels.rows}
     by_rel = {str(rel): int(n) for rel, n in rels.rows}
     graphs: dict[str, GraphCounts] = {}

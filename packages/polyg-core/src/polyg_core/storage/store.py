@@ -357,7 +357,9 @@ class FalkorStore:
             read_only=True,
         )
         stored_model, stored_dim = res.rows[0] if res.rows else [None, None]
-        if stored_model is not None and (stored_model != model or int(stored_dim or 0) != dimension):
+        if stored_model is not None and (
+            stored_model != model or int(stored_dim or 0) != dimension
+        ):
             raise EmbeddingMismatch(
                 f"graph {namespace!r} was built with embedding model {stored_model!r} "
                 f"(dimension {stored_dim}), but polyg is configured with {model!r} "

