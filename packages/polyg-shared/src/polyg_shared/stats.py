@@ -30,4 +30,7 @@ class GraphStatistics(BaseModel):
     scratch_edges: int = 0
     total_nodes: int = 0
     total_edges: int = 0
-    memory_bytes: int | None = Field(default=None, description="FalkorDB's MEMORY USAGE of the key.")
+    memory_bytes: int | None = Field(
+        default=None,
+        description="FalkorDB's GRAPH.MEMORY USAGE of the graph (whole-MB resolution).",
+    )

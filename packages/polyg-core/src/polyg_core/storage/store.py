@@ -273,16 +273,20 @@ class FalkorStore:
         return True
 
     async def memory_usage(self, namespace: str) -> int | None:
-        """Bytes FalkorDB reports for a graph key (MEMORY USAGE), if it can tell."""
+        """Bytes FalkorDB reports for a graph (GRAPH.MEMORY USAGE, whole-MB resolution)."""
 
         async def run(db: FalkorDB) -> Any:
-            return await db.connection.execute_command("MEMORY", "USAGE", namespace)
+            return await db.connection.execute_command("GRAPH.MEMORY", "USAGE", namespace)
 
         try:
-            value = await self._with_retries(run, "MEMORY USAGE")
+            value = await self._with_retries(run, "GRAPH.MEMORY USAGE")
         except rexc.ResponseError:
             return None
-        return int(value) if value is not None else None
+        if not isinstance(value, list) or len(value) < 2:
+            return None
+        fields = {str(value[i]): value[i + 1] for i in range(0, len(value) - 1, 2)}
+        total = fields.get("total_graph_sz_mb")
+        return int(float(total) * 1024 * 1024) if isinstance(total, int | float) else None
 
     # -- schema -------------------------------------------------------------------------------
 
