@@ -18,7 +18,13 @@ from typing import Any
 
 from polyg_shared.timeutil import to_epoch_ms
 
-from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound, StorageError
+from polyg_core.errors import (
+    AmbiguousName,
+    InvalidInput,
+    NodeNotFound,
+    StorageError,
+    StorageUnavailable,
+)
 from polyg_core.graphs.base import name_key, type_key
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.entity import EntityGraph
@@ -49,7 +55,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_BATCH = 500
 _RECORD_ERRORS = (InvalidInput, NodeNotFound, AmbiguousName, StorageError)
 """Errors that concern one record; anything else (FalkorDB down, wrong embedding
-model) stops the import."""
+model) stops the import. `StorageUnavailable` is a `StorageError` but concerns every
+record, so it is re-raised before these are caught."""
 
 
 @dataclass
@@ -287,6 +294,8 @@ class RecordWriter:
         counts = report.kind(kind)
         try:
             created: bool = await write
+        except StorageUnavailable:
+            raise
         except _RECORD_ERRORS as exc:
             counts.failed += 1
             report.errors.append(LineError(line, f"{kind}: {exc}"))
@@ -307,6 +316,8 @@ class RecordWriter:
         rows = [(r.name, r.type, r.properties or None) for _, r in items]
         try:
             written = await self.entities.add_many(namespace, rows)
+        except StorageUnavailable:
+            raise
         except _RECORD_ERRORS:
             # One bad record fails the whole query; write them one by one to find it.
             for line, rec in items:
@@ -336,6 +347,8 @@ class RecordWriter:
         if typed:
             try:
                 await self.entities.add_many(namespace, [(n, t, None) for n, t in typed])
+            except StorageUnavailable:
+                raise
             except _RECORD_ERRORS as exc:
                 logger.info("typed relation endpoints written one by one: %s", exc)
         existing = await self._existing_relations(namespace, [r for _, r in items])
