@@ -61,11 +61,13 @@ def test_noisy_or_equals_exact_enumeration_on_small_random_graphs(
 
 
 @settings(max_examples=15, deadline=None)
-@given(links=st.lists(
-    st.tuples(st.sampled_from(NODES), st.sampled_from(NODES), st.floats(0.05, 0.95)),
-    min_size=8,
-    max_size=11,
-))
+@given(
+    links=st.lists(
+        st.tuples(st.sampled_from(NODES), st.sampled_from(NODES), st.floats(0.05, 0.95)),
+        min_size=8,
+        max_size=11,
+    )
+)
 def test_monte_carlo_estimate_is_within_its_stated_bound(links: list[Link]) -> None:
     exact = brute_force(links, "a", "f")
     sampled = noisy_or_probability(links, "a", "f", exact_limit=0, samples=20_000)
