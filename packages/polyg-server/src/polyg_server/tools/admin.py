@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import anyio
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.stats import graph_statistics
 from polyg_core.storage.schema import META
 from polyg_core.storage.store import FalkorStore
+from polyg_shared.engine import GraphInfoOutput
 from polyg_shared.stats import GraphCounts, GraphStatistics
 from polyg_shared.timeutil import from_epoch_ms, iso
 from pydantic import BaseModel, ConfigDict, Field
@@ -65,6 +66,9 @@ class DeleteGraphResult(BaseModel):
     message: str
 
 
+STRUCTURE_MAX_NODES: Final = 20_000
+
+
 class GraphInfo(BaseModel):
     """Counts and metadata of one graph."""
 
@@ -84,6 +88,13 @@ class GraphInfo(BaseModel):
     dimension: int | None = None
     created_at: str | None = None
     last_used_at: str | None = None
+    structure: GraphInfoOutput | None = Field(
+        default=None,
+        description=(
+            "Directed, density, connected, DAG, node and relation types; computed for graphs of "
+            f"up to {STRUCTURE_MAX_NODES:,} nodes (larger: call describe_graph)."
+        ),
+    )
 
 
 def _iso_ms(value: Any) -> str | None:
@@ -169,7 +180,16 @@ async def get_graph_info(ctx: ServerContext, inp: GraphArgs) -> GraphInfo:
         dimension=int(dim) if isinstance(dim, int | float) else None,
         created_at=_iso_ms(meta.get("created_at")),
         last_used_at=_iso_ms(meta.get("last_used_at")),
+        structure=await _structure(ctx, name)
+        if exists and stats.total_nodes <= STRUCTURE_MAX_NODES
+        else None,
     )
+
+
+async def _structure(ctx: ServerContext, name: str) -> GraphInfoOutput:
+    from polyg_server.tools.engine import engine_of
+
+    return await engine_of(ctx).analysis.graph_info(graph=name)
 
 
 TOOLS: tuple[ToolSpec[Any, Any], ...] = (
