@@ -327,16 +327,19 @@ class JobQueue:
         info = await self.queue.info()
         return JobStats(**counts, total=sum(counts.values()), workers=len(info["workers"]))
 
-    async def wait(self, job_ids: Sequence[str], *, poll_s: float = 0.1) -> list[JobInfo]:
+    async def wait(self, job_ids: Sequence[str], *, poll_s: float = 0.2) -> list[JobInfo]:
         """Wait until every job has finished (bound it with `anyio.fail_after`).
 
         Raises:
             JobNotFound: a job does not exist.
         """
         while True:
-            infos = [await self.get(j) for j in job_ids]
-            if all(i.status in FINISHED_STATUSES for i in infos):
-                return infos
+            jobs = await self.queue.jobs(job_ids)
+            for job_id, job in zip(job_ids, jobs, strict=True):
+                if job is None:
+                    raise JobNotFound(f"there is no job {job_id!r}; list_jobs shows the jobs kept")
+            if all(job is not None and job_status(job) in FINISHED_STATUSES for job in jobs):
+                return [to_info(job) for job in jobs if job is not None]
             await anyio.sleep(poll_s)
 
     # -- control ------------------------------------------------------------------------------
