@@ -87,6 +87,33 @@ class RecallInput(MemoryInput):
     max_tokens: int | None = Field(
         default=None, ge=100, le=32_000, description="Budget of the context (default 4000)."
     )
+    mode: Literal["auto", "execution", "planning", "brainstorming"] = Field(
+        default="auto",
+        description=(
+            "Result budget: execution (5 core nodes), planning (5 core + 15 extended), "
+            "brainstorming (5 + 25); auto reads it from the question's wording."
+        ),
+    )
+    decay: bool = Field(
+        default=True, description="False ignores memories' age (no e^(-days/30) weight)."
+    )
+    ppr: bool | None = Field(
+        default=None,
+        description=(
+            "Personalized-PageRank multi-hop view: true/false forces it; omitted runs it "
+            "for multi-hop questions."
+        ),
+    )
+    category: MemoryCategory | None = Field(
+        default=None, description="Only memories of this category (procedural/episodic/semantic)."
+    )
+    tags: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        default_factory=list, max_length=32, description="Only memories carrying all these tags."
+    )
+    project: Name | None = Field(
+        default=None, description="Only memories tagged project:<project>."
+    )
+    who: Name | None = Field(default=None, description="Only memories tagged who:<who>.")
 
 
 class RememberInput(MemoryInput):
@@ -104,6 +131,15 @@ class RememberInput(MemoryInput):
     )
     source_id: str | None = Field(
         default=None, max_length=256, description="Where the text came from (a document id)."
+    )
+    who: Name | None = Field(
+        default=None, description="WHO: the agent or user it came from (stored as who:<who>)."
+    )
+    project: Name | None = Field(
+        default=None, description="PROJECT it belongs to (stored as the tag project:<project>)."
+    )
+    why: Text | None = Field(
+        default=None, description="WHY it was remembered (stored as the tag why:<why>)."
     )
 
 

@@ -5,12 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from polyg_server.registry import ToolSpec
-from polyg_server.tools import admin, engine, magma, memory, reads
+from polyg_server.tools import admin, engine, magma, memory, probabilistic, reads
 
 
 def builtin_tool_specs() -> list[ToolSpec[Any, Any]]:
     """Every tool polyg ships, before profile filtering (add a module's `TOOLS` here)."""
-    return [*memory.TOOLS, *reads.TOOLS, *admin.TOOLS, *magma.TOOLS, *engine.TOOLS]
+    return [
+        *memory.TOOLS,
+        *reads.TOOLS,
+        *admin.TOOLS,
+        *magma.TOOLS,
+        *engine.TOOLS,
+        *probabilistic.TOOLS,
+    ]
 
 
 __all__ = ["builtin_tool_specs"]
