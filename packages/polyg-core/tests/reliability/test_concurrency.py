@@ -3,7 +3,8 @@ and namespaces that never see each other's writes."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import anyio
 import pytest
@@ -29,7 +30,7 @@ SPELLINGS = [
 ]
 
 
-async def run_all(n: int, call: Callable[[int], Awaitable[None]]) -> None:
+async def run_all(n: int, call: Callable[[int], Coroutine[Any, Any, None]]) -> None:
     async with anyio.create_task_group() as tg:
         for i in range(n):
             tg.start_soon(call, i)
