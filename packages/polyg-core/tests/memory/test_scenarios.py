@@ -310,3 +310,24 @@ async def test_llm_path_gives_the_model_what_the_answer_needs(
     assert _missing(result.context.text, query.expected_answer_contains) == [], result.context.text
     assert _present(_current_facts(result), query.expected_answer_not_contains) == []
     _check_retrieval(result, query)
+
+
+@pytest.mark.parametrize("name", ALL)
+async def test_every_fact_holds_in_its_window_and_superseded_ones_are_not_current(
+    scenarios: dict[str, Loaded], name: str
+) -> None:
+    # The not_contains checks above are only meaningful if the superseded values are in
+    # memory: each fact of the file answers at its valid_from, and at REF only if still valid.
+    loaded = scenarios[name]
+    memory = Memory(store=loaded.store, embedder=loaded.embedder, namespace=loaded.namespace)
+    doc: dict[str, Any] = yaml.safe_load(loaded.scenario.path.read_text(encoding="utf-8"))
+    for fact in doc.get("facts") or []:
+        subject, predicate, obj = str(fact["subject"]), str(fact["predicate"]), str(fact["object"])
+        then = await memory.temporal.facts(
+            loaded.namespace, subject, predicate, as_of=str(fact["valid_from"])
+        )
+        assert [f.object for f in then] == [obj], fact
+        now = await memory.temporal.facts(loaded.namespace, subject, predicate, as_of=REF)
+        end = fact.get("valid_to")
+        current = end is None or parse_timestamp(REF) < parse_timestamp(str(end))
+        assert (obj in [f.object for f in now]) is current, fact
