@@ -12,7 +12,7 @@ import hmac
 import json
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,6 +91,7 @@ class SecurityMiddleware:
         max_body_bytes: the largest request body accepted.
         open_paths: paths served without a token (they must not leak data).
         retry_after_s: the Retry-After value added to 503 answers.
+        session: also accepts a request this returns True for (the explorer's cookie).
     """
 
     def __init__(
@@ -102,8 +103,10 @@ class SecurityMiddleware:
         max_body_bytes: int,
         open_paths: frozenset[str] = frozenset({"/health"}),
         retry_after_s: int = 5,
+        session: Callable[[Scope], bool] | None = None,
     ) -> None:
         self.app = app
+        self.session = session
         self._key = api_key.encode() if api_key else None
         self.allowed_origins = [*_LOOPBACK_ORIGINS, *allowed_origins]
         self.max_body_bytes = max_body_bytes
@@ -133,7 +136,9 @@ class SecurityMiddleware:
                 "(comma-separated) to let that site call this server",
             )(scope, receive, send)
             return
-        authenticated = self._authenticated(headers)
+        authenticated = self._authenticated(headers) or (
+            self.session is not None and self.session(scope)
+        )
         scope[AUTH_SCOPE_KEY] = authenticated
         if (
             not authenticated
@@ -268,6 +273,11 @@ def create_http_app(
         transport_security=security,
         host=settings.host,
     )
+    from polyg_server.ui import Explorer
+
+    api_key = settings.api_key.get_secret_value() if settings.api_key else None
+    explorer = Explorer(ctx, api_key, version=server.version or "0")
+    app.router.routes.extend(explorer.routes())
     wrapped: ASGIApp = app
     if origins:
         wrapped = CORSMiddleware(
@@ -284,12 +294,12 @@ def create_http_app(
             ],
             expose_headers=["Mcp-Session-Id"],
         )
-    api_key = settings.api_key.get_secret_value() if settings.api_key else None
     return SecurityMiddleware(
         wrapped,
         api_key=api_key,
         allowed_origins=origins,
         max_body_bytes=settings.max_body_bytes,
-        open_paths=opts.open_paths,
+        open_paths=opts.open_paths | explorer.open_paths,
         retry_after_s=opts.retry_after_s,
+        session=explorer.authenticates,
     )
