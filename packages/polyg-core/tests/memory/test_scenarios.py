@@ -184,14 +184,7 @@ async def scripted_llm(anyio_backend: str) -> AsyncIterator[LiteLLMProvider]:
 VIEW_OF = {"causal": "causal", "temporal": "temporal", "entity": "entity", "semantic": "semantic"}
 """A scenario's expected intents name the views that must contribute nodes."""
 
-RULE_XFAIL = {
-    (
-        "knowledge_evolution",
-        "Which Python version does orders-service run?",
-    ): "extractive WHAT synthesis focuses on the best-scored named entity (Python) instead of "
-    "the question's subject (orders-service), so the current fact 'orders-service "
-    "python_version Python 3.12' is not in the answer (retrieval/synthesizer.py _focus_entity)",
-}
+RULE_XFAIL: dict[tuple[str, str], str] = {}
 LLM_XFAIL: dict[tuple[str, str], str] = {}
 
 

@@ -82,8 +82,15 @@ def _focus_entity(intent: Intent, sub: MergedSubgraph) -> ContextNode | None:
     if not entities:
         return None
     wanted = {normalize_name(e) for e in intent.entities}
-    named = [n for n in entities if normalize_name(n.text) in wanted]
-    return max(named or entities, key=lambda n: n.score)
+    named = [n for n in entities if normalize_name(n.text) in wanted] or entities
+    # Of several named entities, the question is about the one current facts describe
+    # ("which Python version does orders-service run": orders-service, not Python).
+    subjects: dict[str, int] = {}
+    for n in sub.nodes:
+        if n.label == "T_Fact" and n.attributes.get("valid_to") is None:
+            key = normalize_name(str(n.attributes.get("subject", "")))
+            subjects[key] = subjects.get(key, 0) + 1
+    return max(named, key=lambda n: (subjects.get(normalize_name(n.text), 0), n.score))
 
 
 def _why(sub: MergedSubgraph) -> tuple[str, float, Reasoning, list[str]]:
