@@ -1,0 +1,63 @@
+"""Latency of recall's non-LLM part (seed → expand → merge → linearize → synthesize) on a scenario.
+
+    uv run python scripts/bench_recall.py [--scenario incident_response] [--rounds 20]
+
+Classification is excluded from the reported numbers (it is measured separately), so
+the figures are the graph side of the pipeline on the rule-based path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from polyg_core.config import Settings, StorageSettings
+from polyg_core.memory import Memory
+from polyg_core.scenarios import load_scenario, read_scenario
+
+
+def _pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+async def main(scenario: str, rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(storage=StorageSettings(data_dir=Path(tmp)))
+        memory = await Memory.open(settings, namespace="bench_recall")
+        try:
+            started = time.perf_counter()
+            await load_scenario(memory, scenario, "bench_recall")
+            print(f"loaded {scenario} in {time.perf_counter() - started:.1f}s")
+            questions = [q.input for q in read_scenario(scenario).queries]
+            await memory.recall(questions[0])  # warm the model and the caches
+            graph_ms: list[float] = []
+            classify_ms: list[float] = []
+            for _ in range(rounds):
+                for q in questions:
+                    r = await memory.recall(q)
+                    classify_ms.append(r.timings_ms["classify"])
+                    graph_ms.append(r.timings_ms["total"] - r.timings_ms["classify"])
+            print(f"{len(graph_ms)} recalls over {len(questions)} questions")
+            print(
+                f"recall without classification: median {statistics.median(graph_ms):.1f} ms, "
+                f"p95 {_pct(graph_ms, 95):.1f} ms"
+            )
+            print(
+                f"rule-based classification: median {statistics.median(classify_ms):.1f} ms, "
+                f"p95 {_pct(classify_ms, 95):.1f} ms"
+            )
+        finally:
+            await memory.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", default="incident_response")
+    parser.add_argument("--rounds", type=int, default=20)
+    args = parser.parse_args()
+    anyio.run(main, args.scenario, args.rounds)
