@@ -23,7 +23,7 @@ from polyg_shared.intents import (
 from polyg_shared.nodes import MemoryCategory
 from polyg_shared.timeutil import parse_timestamp
 from polyg_shared.types import MAX_CONTENT, MAX_NAME, MAX_TEXT
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from polyg_core.agents.extract_rules import (
     CHAINED_CONFIDENCE,
@@ -476,5 +476,14 @@ async def extract(
             RuleExtractor().extract(text, matcher, ref),
             degraded=True,
             reason=f"LLM extraction failed ({exc}); used rules",
+        )
+    except ValidationError as exc:
+        # The draft passed the LLM schema but holds values the graph models refuse
+        # (e.g. a NUL in a name): the rules answer instead of the error escaping.
+        logger.warning("LLM extraction unusable, using rules: %s", exc)
+        return ExtractOutcome(
+            RuleExtractor().extract(text, matcher, ref),
+            degraded=True,
+            reason=f"LLM extraction had invalid values ({exc.error_count()} errors); used rules",
         )
     return ExtractOutcome(extraction, usage=usage)
