@@ -262,6 +262,7 @@ function showRecall(r) {
   const used = new Set([...r.context.node_ids, ...r.sources]);
   const edges = r.edges.filter((e) => used.has(e.source) && used.has(e.target)).flatMap((e) => view.edgeKeys(e.source, e.target));
   view.setHighlight([...used], edges);
+  document.body.dataset.highlighted = String(used.size);
 
   const chain = r.reasoning.causal_chain.map((s, i) =>
     el(

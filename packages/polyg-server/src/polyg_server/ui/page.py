@@ -11,7 +11,7 @@ SECURITY_HEADERS = {
         "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 
@@ -28,6 +28,7 @@ def explorer_html(default_graph: str, *, logout: bool, version: str) -> str:
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>polyg explorer</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/static/app.css?v={escape(version)}">
 </head>
 <body data-default-graph="{escape(default_graph)}">
@@ -64,6 +65,7 @@ def login_html(message: str | None = None) -> str:
     note = f'<p class="error" role="alert">{escape(message)}</p>' if message else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>polyg explorer: log in</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/ui/static/app.css">
 </head><body class="login">
 <form method="post" action="/ui/login" class="login-form">

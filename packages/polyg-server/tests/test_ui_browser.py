@@ -1,0 +1,107 @@
+"""The explorer in real headless Chromium on the deployment scenario.
+
+Needs Debian's `chromium` (/usr/bin/chromium), Node.js, and the explorer's npm packages
+(`npm ci` in packages/polyg-server/ui-src, which brings playwright-core); skipped with the
+install lines when one is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import uvicorn
+from polyg_core.scenarios import load_scenario
+from polyg_server.app import create_server
+from polyg_server.context import ServerContext
+from polyg_server.http import create_http_app
+from pydantic import SecretStr
+from starlette.types import ASGIApp
+
+pytestmark = pytest.mark.anyio
+
+UI_SRC = Path(__file__).resolve().parents[1] / "ui-src"
+SCRIPT = UI_SRC / "e2e" / "explorer.mjs"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+KEY = "browser-test-key-0123456789"
+
+
+def _missing() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"no Chromium at {CHROMIUM}: apt-get install -y chromium"
+    if shutil.which("node") is None:
+        return "no Node.js: install node (>= 18) and npm"
+    if not (UI_SRC / "node_modules" / "playwright-core").is_dir():
+        return f"playwright-core not installed: npm ci --prefix {UI_SRC}"
+    return None
+
+
+@asynccontextmanager
+async def serving(app: ASGIApp) -> AsyncGenerator[str]:
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_config=None, timeout_graceful_shutdown=2
+    )
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        with anyio.fail_after(10):
+            while not server.started:
+                await anyio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
+
+
+async def drive(base: str, screenshot: Path) -> dict[str, Any]:
+    env = {**os.environ, "POLYG_API_KEY": KEY, "CHROMIUM_PATH": CHROMIUM}
+    with anyio.fail_after(150):
+        done = await anyio.run_process(
+            ["node", str(SCRIPT), base, str(screenshot)], env=env, check=False
+        )
+    sys.stderr.write(done.stderr.decode(errors="replace"))
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    return json.loads(done.stdout.decode().strip().splitlines()[-1])
+
+
+async def test_explorer_search_select_and_recall_in_chromium(
+    memory_ctx: ServerContext, tmp_path: Path
+) -> None:
+    reason = _missing()
+    if reason:
+        pytest.skip(reason)
+    assert memory_ctx.memory is not None
+    with anyio.fail_after(60):
+        await load_scenario(memory_ctx.memory, "deployment_failure", memory_ctx.default_namespace)
+    memory_ctx.settings = memory_ctx.settings.model_copy(update={"api_key": SecretStr(KEY)})
+    app = create_http_app(create_server(memory_ctx), memory_ctx)
+    # POLYG_UI_SCREENSHOT=docs/explorer.png refreshes the picture in the docs.
+    shot = Path(os.environ.get("POLYG_UI_SCREENSHOT") or tmp_path / "explorer.png")
+    async with serving(app) as base:
+        seen = await drive(base, shot)
+
+    assert "failure" not in seen, seen.get("failure")
+    assert seen["errors"] == []
+    assert seen["loginForm"] is True and seen["url"].endswith("/ui")
+    assert seen["render"]["nodes"] >= 20
+    assert seen["searchHits"][0] == "auth-service"
+    assert seen["selected"] == "auth-service"
+    assert seen["neighbours"] >= 4
+    assert seen["answer"]
+    assert seen["chain"], "the causal chain is shown"
+    for step in seen["chain"]:
+        assert step["cause"] and step["effect"]
+        assert 0 < float(step["confidence"]) <= 1
+    assert any("AUTH_SECRET" in s["cause"] + s["effect"] for s in seen["chain"])
+    assert seen["highlighted"] > 0
+    assert seen["timelineEvents"] > 0 and seen["timelineFacts"] > 0
+    assert shot.stat().st_size > 10_000
