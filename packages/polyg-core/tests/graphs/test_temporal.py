@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,37 +19,14 @@ from polyg_core.storage.store import FalkorStore
 pytestmark = pytest.mark.anyio
 
 
-@dataclass
-class CachedEmbedder:
-    """The real embedder, each distinct text embedded once (the machine may be busy)."""
-
-    inner: Embedder
-    cache: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict)
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
-        if missing:
-            self.cache.update(zip(missing, await self.inner.embed(missing), strict=True))
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self.cache[t] for t in texts])
-
-
 @pytest.fixture(scope="module")
-def cached(embedder: Embedder) -> CachedEmbedder:
-    return CachedEmbedder(embedder)
+def cached(embedder: Embedder) -> Embedder:
+    # The local embedder caches vectors itself; each text is embedded once per session.
+    return embedder
 
 
 @pytest.fixture
-def graph(store: FalkorStore, cached: CachedEmbedder) -> TemporalGraph:
+def graph(store: FalkorStore, cached: Embedder) -> TemporalGraph:
     return TemporalGraph(store, cached, NameResolver(store, cached))
 
 
