@@ -104,4 +104,4 @@ async def test_explorer_search_select_and_recall_in_chromium(
     assert any("AUTH_SECRET" in s["cause"] + s["effect"] for s in seen["chain"])
     assert seen["highlighted"] > 0
     assert seen["timelineEvents"] > 0 and seen["timelineFacts"] > 0
-    assert shot.stat().st_size > 10_000
+    assert (await anyio.Path(shot).stat()).st_size > 10_000

@@ -16,11 +16,12 @@ from rich.console import Console
 
 from polyg_cli.admin import graphs_command, stats_command
 from polyg_cli.ask import recall_command, remember_command
+from polyg_cli.bench import bench_app
 from polyg_cli.demo import demo_command
 from polyg_cli.doctor import doctor_command
 from polyg_cli.exporter import export_command
 from polyg_cli.importer import import_command
-from polyg_cli.runtime import CliState
+from polyg_cli.runtime import CliState, state
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ app.command("recall")(recall_command)
 app.command("remember")(remember_command)
 app.command("doctor")(doctor_command)
 app.command("demo")(demo_command)
+app.add_typer(bench_app, name="bench")
 
 
 @app.command("serve")
@@ -85,6 +87,21 @@ def serve_command(
     from polyg_server.main import main as server_main
 
     server_main(["--http"] if http else [])
+
+
+@app.command("ui")
+def ui_command(
+    ctx: typer.Context,
+    port: Annotated[
+        int | None, typer.Option("--port", help="Port (default: POLYG_PORT or 3000).")
+    ] = None,
+) -> None:
+    """Serve the web explorer on 127.0.0.1 (the HTTP server) and print its address."""
+    from polyg_server.main import main as server_main
+
+    chosen = state(ctx).settings.port if port is None else port
+    typer.echo(f"polyg explorer: http://127.0.0.1:{chosen}/ui  (Ctrl+C stops it)")
+    server_main(["--http", "--host", "127.0.0.1", "--port", str(chosen)])
 
 
 def main() -> None:
