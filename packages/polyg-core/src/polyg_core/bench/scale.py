@@ -74,7 +74,7 @@ class ScaleResult:
         }
 
 
-def _when(ms: int) -> datetime:
+def when(ms: int) -> datetime:
     return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
 
 
@@ -98,7 +98,7 @@ async def measure(
 
     async def timeline(_: int) -> None:
         start = START_MS + rng.randrange(YEAR_MS - DAY_MS)
-        await memory.temporal.timeline(ns, _when(start), _when(start + DAY_MS), limit=100)
+        await memory.temporal.timeline(ns, when(start), when(start + DAY_MS), limit=100)
 
     async def chain(_: int) -> None:
         await memory.causal.upstream(ns, rng.choice(gen.causal_uuids), depth=3)
@@ -109,7 +109,7 @@ async def measure(
     async def bfs(_: int) -> None:
         await memory.entities.bfs(ns, [rng.choice(gen.entity_uuids)], depth=2)
 
-    ref = _when(START_MS + YEAR_MS)
+    ref = when(START_MS + YEAR_MS)
 
     async def recall(_: int) -> None:
         name = rng.choice(gen.entity_names)

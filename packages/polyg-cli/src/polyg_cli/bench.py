@@ -1,0 +1,410 @@
+"""`polyg bench`: scale, load, peers, retrieval and profile benchmarks.
+
+Each command prints Markdown tables (the ones in docs/benchmarks.md) and, with
+`--json PATH`, writes the raw numbers. Unless FALKORDB_HOST/FALKORDB_URL is set,
+every run uses its own embedded FalkorDB in a temporary directory, so user data is
+never touched and the server's memory can be read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from polyg_cli.runtime import CliState, run, state
+
+bench_app = typer.Typer(
+    name="bench",
+    help="Benchmarks: latency at scale, HTTP load, peers side by side, retrieval quality.",
+    no_args_is_help=True,
+)
+
+JsonOut = Annotated[Path | None, typer.Option("--json", help="Also write the raw numbers here.")]
+
+
+@dataclass
+class BenchEnv:
+    """A store for benchmarking plus what child servers need to reach the same FalkorDB."""
+
+    store: Any
+    embedder: Any
+    child_env: dict[str, str]
+    server_pid: int | None
+    probe: Any
+
+
+@asynccontextmanager
+async def bench_env(st: CliState) -> AsyncGenerator[BenchEnv]:
+    """A private embedded FalkorDB (or the configured external one) and the embedder."""
+    import redis.asyncio as aredis
+    from polyg_core.config import StorageSettings
+    from polyg_core.providers.embeddings import make_embedder
+    from polyg_core.storage.embedded import EmbeddedFalkorDB
+    from polyg_core.storage.store import FalkorStore
+
+    settings = st.settings
+    embedder = make_embedder(settings.embedding_model, api_base=settings.llm_base_url)
+    env = {k: v for k, v in os.environ.items() if k not in ("LLM_MODEL", "POLYG_API_KEY")}
+    if settings.storage.external:
+        store = await FalkorStore(settings.storage).connect()
+        try:
+            yield BenchEnv(store, embedder, env, None, None)
+        finally:
+            await store.close()
+        return
+    with tempfile.TemporaryDirectory(prefix="polyg-bench-") as tmp:
+        server = EmbeddedFalkorDB(Path(tmp))
+        sock = server.ensure_running()
+        store = await FalkorStore(
+            StorageSettings(data_dir=Path(tmp), query_timeout_ms=600_000)
+        ).connect()
+        probe = aredis.Redis(unix_socket_path=sock)
+        env["POLYG_DATA_DIR"] = tmp
+        try:
+            yield BenchEnv(store, embedder, env, server.pid, probe)
+        finally:
+            await probe.aclose()
+            await store.close()
+            server.stop()
+
+
+def machine() -> str:
+    """One line: cores, memory, CPU model, Python."""
+    mem = "?"
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {mem}, {cpu}, Python {platform.python_version()}"
+
+
+def markdown(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A Markdown table of `rows` with the given columns (missing values as '-')."""
+    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
+    body = "".join(
+        "| " + " | ".join("-" if r.get(c) is None else str(r.get(c)) for c in columns) + " |\n"
+        for r in rows
+    )
+    return head + body
+
+
+def _write_json(path: Path | None, data: Any) -> None:
+    if path is not None:
+        path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def _mb(n: int | None) -> str | None:
+    return None if n is None else f"{n / 1024 / 1024:.0f}"
+
+
+@bench_app.command("scale")
+def scale_command(
+    ctx: typer.Context,
+    sizes: Annotated[list[int], typer.Option("--size", help="Entities per namespace; repeat.")] = [  # noqa: B006
+        1000,
+        10000,
+    ],
+    iterations: Annotated[int, typer.Option(help="Timed calls per read.")] = 100,
+    recall_iterations: Annotated[int, typer.Option(help="Timed recall/remember calls.")] = 30,
+    seed: Annotated[int, typer.Option(help="Generator seed.")] = 7,
+    json_out: JsonOut = None,
+) -> None:
+    """Generate namespaces of each size and time the reads, recall and remember (no LLM)."""
+    from polyg_core.bench.scale import run_size
+    from polyg_core.memory import Memory
+
+    st = state(ctx)
+
+    async def go() -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        async with bench_env(st) as env:
+            memory = Memory(store=env.store, embedder=env.embedder, settings=st.settings)
+            for size in sizes:
+                res = await run_size(
+                    memory,
+                    size,
+                    seed=seed,
+                    iterations=iterations,
+                    recall_iterations=recall_iterations,
+                    server_pid=env.server_pid,
+                    probe=env.probe,
+                )
+                rows.append(res.row())
+                st.err.print(f"size {size} done in {res.load_seconds:.1f} s load")
+        return rows
+
+    rows = run(st, go)
+    print(f"machine: {machine()}\n")
+    print(
+        markdown(
+            [
+                {
+                    **r,
+                    "graph_mb": r["graph_mb"],
+                    "used_mb": _mb(r["used_memory_delta"]),
+                    "falkordb_rss_mb": _mb(r["server_rss"]),
+                    "process_rss_mb": _mb(r["process_rss"]),
+                }
+                for r in rows
+            ],
+            [
+                "entities",
+                "nodes",
+                "edges",
+                "load_seconds",
+                "ingest_per_s",
+                "graph_mb",
+                "used_mb",
+                "falkordb_rss_mb",
+                "process_rss_mb",
+            ],
+        )
+    )
+    timing_rows = [{"entities": r["entities"], **t} for r in rows for t in r["timings"]]
+    print(markdown(timing_rows, ["entities", "name", "n", "p50", "p95", "p99"]))
+    _write_json(json_out, {"machine": machine(), "rows": rows})
+
+
+@bench_app.command("load")
+def load_command(
+    ctx: typer.Context,
+    entities: Annotated[int, typer.Option(help="Generated namespace size.")] = 1000,
+    clients: Annotated[list[int], typer.Option("--clients", help="Concurrent clients; repeat.")] = [  # noqa: B006
+        1,
+        10,
+        50,
+        100,
+    ],
+    workloads: Annotated[list[str], typer.Option("--workload", help="direct, recall, mixed.")] = [  # noqa: B006
+        "direct",
+        "recall",
+        "mixed",
+    ],
+    max_requests: Annotated[int, typer.Option(help="Request budget per cell.")] = 2000,
+    max_seconds: Annotated[float, typer.Option(help="Time limit per cell.")] = 20.0,
+    json_out: JsonOut = None,
+) -> None:
+    """The HTTP server on 127.0.0.1 under concurrent MCP clients: QPS, p50/p99, errors."""
+    from polyg_core.bench.generate import generate
+    from polyg_core.bench.load import WORKLOADS, run_cell
+    from polyg_core.bench.server import http_server
+    from polyg_core.bench.stats import rss_bytes
+
+    st = state(ctx)
+    unknown = [w for w in workloads if w not in WORKLOADS]
+    if unknown:
+        st.err.print(f"unknown workload(s) {unknown}; use {', '.join(WORKLOADS)}")
+        raise typer.Exit(1)
+
+    async def go() -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        async with bench_env(st) as env:
+            ns = "bench_load"
+            gen = await generate(env.store, ns, entities, dimension=env.embedder.dimension)
+            async with http_server({**env.child_env, "FALKORDB_GRAPH": ns}) as server:
+                for workload in workloads:
+                    for n in clients:
+                        cell = await run_cell(
+                            server.url,
+                            workload,
+                            n,
+                            gen.entity_names,
+                            max_requests=max_requests,
+                            max_seconds=max_seconds,
+                        )
+                        rows.append({**cell.row(), "server_rss_mb": _mb(rss_bytes(server.pid))})
+                        st.err.print(f"{workload} x{n}: {rows[-1]['qps']} QPS")
+            await env.store.delete_graph(ns)
+        return rows
+
+    rows = run(st, go)
+    print(f"machine: {machine()}\n")
+    cols = ["workload", "clients", "requests", "qps", "p50", "p99", "error_rate", "wall_s"]
+    print(markdown(rows, [*cols, "server_rss_mb"]))
+    errors = [r for r in rows if r.get("first_error")]
+    for r in errors:
+        print(f"- {r['workload']} x{r['clients']}: first error: {r['first_error']}")
+    _write_json(json_out, {"machine": machine(), "rows": rows})
+
+
+@bench_app.command("peers")
+def peers_command(
+    ctx: typer.Context,
+    entities: Annotated[int, typer.Option(help="Entities (and relations) to create.")] = 1000,
+    reads: Annotated[int, typer.Option(help="Timed lookups/searches/neighbour calls.")] = 100,
+    analyses: Annotated[int, typer.Option(help="Timed calls per analysis.")] = 5,
+    peers: Annotated[list[str], typer.Option("--peer", help="Peers to run; repeat.")] = [  # noqa: B006
+        "server-memory",
+        "mcp-graph-engine",
+        "memorygraphmcp",
+    ],
+    json_out: JsonOut = None,
+) -> None:
+    """The same workload through MCP (stdio) against polyg and peer servers; ratios to polyg."""
+    import sys
+
+    from mcp.client.stdio import StdioServerParameters
+    from polyg_core.bench.peers import (
+        PEER_DRIVERS,
+        PeerRun,
+        Workload,
+        drive,
+        peer_params,
+        polyg_engine_driver,
+        polyg_memory_driver,
+        ratios,
+    )
+
+    st = state(ctx)
+    w = Workload.make(entities, reads=reads, analyses=analyses)
+
+    async def go() -> list[PeerRun]:
+        runs: list[PeerRun] = []
+        async with bench_env(st) as env:
+            await env.store.delete_graph("bench_peers")
+            polyg = StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "polyg_server.main"],
+                env={
+                    **env.child_env,
+                    "FALKORDB_GRAPH": "bench_peers",
+                    "POLYG_LOG_LEVEL": "WARNING",
+                },
+            )
+            runs += await drive(polyg, [polyg_memory_driver(w), polyg_engine_driver(w)], w)
+            await env.store.delete_graph("bench_peers")
+            with tempfile.TemporaryDirectory(prefix="polyg-peers-") as work:
+                peer_env = {k: v for k, v in env.child_env.items() if k != "VIRTUAL_ENV"}
+                for name in peers:
+                    params = peer_params(name, peer_env, work)
+                    if isinstance(params, str):
+                        runs.append(PeerRun(name, "?", unavailable=params))
+                        continue
+                    runs += await drive(params, [PEER_DRIVERS[name](w)], w)
+                    st.err.print(f"{name} done")
+        return runs
+
+    runs = run(st, go)
+    rows = ratios(runs)
+    print(f"machine: {machine()}; {entities} entities, {entities} relations\n")
+    print(markdown(rows, ["server", "kind", "op", "n", "median", "ratio", "errors"]))
+    for r in rows:
+        if r.get("unavailable"):
+            print(f"- {r['server']}: could not run: {r['unavailable']}")
+        elif r.get("first_error"):
+            print(f"- {r['server']} {r['op']}: first error: {r['first_error']}")
+    _write_json(json_out, {"machine": machine(), "rows": rows})
+
+
+@bench_app.command("retrieval")
+def retrieval_command(
+    ctx: typer.Context,
+    dataset: Annotated[Path, typer.Argument(help="A dataset in the retrieval JSON format.")],
+    json_out: JsonOut = None,
+) -> None:
+    """Evidence recall@1/5/10/20 of polyg's recall against BM25 and dense k-NN."""
+    from polyg_core.bench.retrieval import run_retrieval
+    from polyg_core.memory import Memory
+    from polyg_core.providers.llm import make_llm
+
+    st = state(ctx)
+    data = run(st, lambda: _load(dataset))
+
+    async def go() -> Any:
+        async with bench_env(st) as env:
+            memory = Memory(
+                store=env.store,
+                embedder=env.embedder,
+                llm=make_llm(st.settings),
+                settings=st.settings,
+            )
+            return await run_retrieval(memory, data)
+
+    report = run(st, go)
+    table = report.table()
+    turns = report.turns or 1
+    questions = len(report.questions) or 1
+    print(f"machine: {machine()}; dataset {dataset}: {report.turns} turns, {questions} questions\n")
+    print(markdown(table, ["system", "category", "n", "R@1", "R@5", "R@10", "R@20"]))
+    cost = [
+        {
+            "call": "remember",
+            "n": report.turns,
+            "p50_ms": round(report.remember_timing.p50, 1),
+            **{k: round(v / turns, 6) for k, v in report.remember_usage.items()},
+        },
+        {
+            "call": "recall",
+            "n": len(report.questions),
+            "p50_ms": round(report.recall_timing.p50, 1),
+            **{k: round(v / questions, 6) for k, v in report.recall_usage.items()},
+        },
+    ]
+    print("per call (means):\n")
+    print(
+        markdown(
+            cost,
+            ["call", "n", "p50_ms", "prompt_tokens", "completion_tokens", "cost_usd", "llm_calls"],
+        )
+    )
+    print(f"degraded recalls (rule-based path): {report.degraded_recalls}/{len(report.questions)}")
+    _write_json(
+        json_out,
+        {
+            "machine": machine(),
+            "table": table,
+            "cost": cost,
+            "questions": [q.__dict__ for q in report.questions],
+        },
+    )
+
+
+async def _load(path: Path) -> Any:
+    from polyg_core.bench.dataset import load_dataset
+
+    return load_dataset(path)
+
+
+@bench_app.command("profile")
+def profile_command(
+    ctx: typer.Context,
+    entities: Annotated[int, typer.Option(help="Generated namespace size.")] = 1000,
+    calls: Annotated[int, typer.Option(help="Profiled recall and remember calls each.")] = 20,
+    top: Annotated[int, typer.Option(help="Functions listed per table.")] = 25,
+) -> None:
+    """cProfile of recall and remember (rule-based path) on a generated namespace."""
+    from polyg_core.bench.generate import generate
+    from polyg_core.bench.profile import profile_operations
+    from polyg_core.memory import Memory
+
+    st = state(ctx)
+
+    async def go() -> Any:
+        async with bench_env(st) as env:
+            ns = "bench_profile"
+            gen = await generate(env.store, ns, entities, dimension=env.embedder.dimension)
+            memory = Memory(store=env.store, embedder=env.embedder, settings=st.settings)
+            try:
+                return await profile_operations(memory, gen, calls=calls, top=top)
+            finally:
+                await env.store.delete_graph(ns)
+
+    for p in run(st, go):
+        print(f"## {p.operation} x{p.calls}: by own time\n\n{p.by_tottime}")
+        print(f"## {p.operation} x{p.calls}: by cumulative time\n\n{p.by_cumtime}")
