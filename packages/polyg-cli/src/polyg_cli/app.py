@@ -17,7 +17,6 @@ from rich.console import Console
 from polyg_cli.admin import graphs_command, stats_command
 from polyg_cli.ask import recall_command, remember_command
 from polyg_cli.bench import bench_app
-from polyg_cli.bench import bench_app
 from polyg_cli.demo import demo_command
 from polyg_cli.doctor import doctor_command
 from polyg_cli.exporter import export_command
@@ -77,7 +76,6 @@ app.command("recall")(recall_command)
 app.command("remember")(remember_command)
 app.command("doctor")(doctor_command)
 app.command("demo")(demo_command)
-app.add_typer(bench_app, name="bench")
 app.add_typer(bench_app, name="bench")
 
 
