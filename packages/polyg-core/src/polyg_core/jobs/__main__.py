@@ -1,4 +1,4 @@
-"""`python -m polyg_core.jobs [--concurrency N] [--sweep S] [--burst]`: a worker process.
+"""`python -m polyg_core.jobs [--concurrency N] [--sweep S] [--queue NAME] [--burst]`: a worker process.
 
 The same as `polyg worker`, for installs without the CLI. Settings come from the
 environment (FALKORDB_*, POLYG_DATA_DIR, LLM_MODEL, EMBEDDING_MODEL, ...).
@@ -12,19 +12,25 @@ import logging
 
 from polyg_core.config import load_settings
 from polyg_core.jobs.process import run_worker_process
+from polyg_core.jobs.queue import QUEUE_NAME
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m polyg_core.jobs")
     parser.add_argument("--concurrency", type=int, default=4, help="jobs run at once")
     parser.add_argument("--sweep", type=int, default=10, help="seconds between dead-job sweeps")
+    parser.add_argument("--queue", default=QUEUE_NAME, help="queue name (default: polyg)")
     parser.add_argument("--burst", action="store_true", help="stop when the queue is empty")
     args = parser.parse_args()
     settings = load_settings()
     logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
     asyncio.run(
         run_worker_process(
-            settings, concurrency=args.concurrency, sweep_s=args.sweep, burst=args.burst
+            settings,
+            concurrency=args.concurrency,
+            sweep_s=args.sweep,
+            burst=args.burst,
+            queue_name=args.queue,
         )
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from polyg_core.config import Settings
-from polyg_core.jobs.queue import JobPolicy, JobQueue
+from polyg_core.jobs.queue import QUEUE_NAME, JobPolicy, JobQueue
 from polyg_core.jobs.worker import JobWorker
 from polyg_core.memory import Memory
 
@@ -18,6 +18,7 @@ async def run_worker_process(
     concurrency: int = 4,
     sweep_s: int = 10,
     burst: bool = False,
+    queue_name: str = QUEUE_NAME,
     policy: JobPolicy | None = None,
 ) -> None:
     """Run a worker until SIGTERM/SIGINT (or, with `burst`, until the queue is empty).
@@ -30,7 +31,7 @@ async def run_worker_process(
     """
     memory = await Memory.open(settings)
     try:
-        queue = await JobQueue.open(memory.store, policy=policy)
+        queue = await JobQueue.open(memory.store, name=queue_name, policy=policy)
         try:
             worker = JobWorker(
                 queue,

@@ -107,6 +107,9 @@ class PolygRedisQueue(RedisQueue):
     def __init__(self, redis: Redis, name: str = QUEUE_NAME) -> None:
         super().__init__(redis, name=name, swept_error_message=SWEPT)
         self._suspects: set[str] = set()
+        self.running_here: set[str] = set()
+        """Keys of jobs running in this process: never swept from here, even when a
+        blocked event loop delayed their heartbeat."""
 
     async def sweep(self, lock: int = 60, abort: float = 5.0) -> list[str]:
         """Put jobs of dead workers back in the queue (or fail them when out of attempts)."""
@@ -127,7 +130,7 @@ class PolygRedisQueue(RedisQueue):
             if job.status in (Status.QUEUED, Status.NEW) and job_id not in self._suspects:
                 suspects.add(job_id)  # maybe just dequeued: look again next sweep
                 continue
-            if job.status == Status.ACTIVE and not job.stuck:
+            if job.key in self.running_here or (job.status == Status.ACTIVE and not job.stuck):
                 continue
             if job.status not in (Status.QUEUED, Status.NEW, Status.ACTIVE):
                 continue
@@ -155,7 +158,7 @@ class JobQueue:
         policy: retries, timeouts, heartbeat and retention of new jobs.
     """
 
-    queue: RedisQueue
+    queue: PolygRedisQueue
     policy: JobPolicy = field(default_factory=JobPolicy)
 
     @classmethod

@@ -233,7 +233,7 @@ class RateLimitedLLM:
                     if exc.__cause__ is None:
                         raise
                     raise ProviderUnavailable(
-                        f"{exc} The job is retried with backoff; get_job shows each attempt."
+                        f"{exc} Queued jobs retry this with backoff; get_job shows each attempt."
                     ) from exc
                 paused = await self.limiter.pause(provider, retry_after)
                 if time.monotonic() + paused > deadline:

@@ -31,6 +31,7 @@ class JobRuntime:
 
     memory: Memory
     heartbeat_s: float
+    running_here: set[str]
 
 
 def job_memory(memory: Memory, limiter: ProviderRateLimiter, max_wait_s: float) -> Memory:
@@ -77,22 +78,27 @@ async def remember_job(
     await job.update(progress=0.1)
     result: dict[str, Any] | None = None
     failure: Exception | None = None
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_heartbeat, job, max(runtime.heartbeat_s / 3, 0.2))
-        try:
-            remembered = await runtime.memory.remember(
-                content,
-                graph=graph,
-                reference_time=reference_time,
-                category=category,
-                tags=tags,
-                source_id=source_id,
-            )
-            result = remembered.model_dump(mode="json")
-            result["content_hash"] = content_hash
-        except Exception as exc:
-            failure = exc
-        tg.cancel_scope.cancel()
+    runtime.running_here.add(job.key)
+    try:
+        async with anyio.create_task_group() as tg:
+            beat = job.heartbeat or runtime.heartbeat_s
+            tg.start_soon(_heartbeat, job, max(beat / 3, 0.2))
+            try:
+                remembered = await runtime.memory.remember(
+                    content,
+                    graph=graph,
+                    reference_time=reference_time,
+                    category=category,
+                    tags=tags,
+                    source_id=source_id,
+                )
+                result = remembered.model_dump(mode="json")
+                result["content_hash"] = content_hash
+            except Exception as exc:  # recorded on the job, then re-raised for saq's retries
+                failure = exc
+            tg.cancel_scope.cancel()
+    finally:
+        runtime.running_here.discard(job.key)
     if failure is not None:
         errors = [*list(job.meta.get("errors") or []), _describe(failure)]
         job.meta["errors"] = errors[-MAX_ERRORS_KEPT:]
@@ -158,7 +164,9 @@ class JobWorker:
             # In-process workers leave signals to the host (the MCP server).
             self.worker.SIGNALS = []
         self.worker.context["polyg"] = JobRuntime(
-            memory=memory, heartbeat_s=float(self.queue.policy.heartbeat_s)
+            memory=memory,
+            heartbeat_s=float(self.queue.policy.heartbeat_s),
+            running_here=self.queue.queue.running_here,
         )
 
     @property
