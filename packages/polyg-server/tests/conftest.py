@@ -1,10 +1,7 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 from mcp import Client
 from polyg_core.config import Settings, StorageSettings
@@ -39,39 +36,15 @@ async def client(mcp_server: PolygServer) -> AsyncIterator[Client]:
         yield c
 
 
-@dataclass
-class CachedEmbedder:
-    """The real embedder with a per-session cache: tests embed the same texts many times."""
-
-    inner: Embedder
-    cache: dict[str, npt.NDArray[np.float32]] = field(default_factory=lambda: {})
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
-        if missing:
-            vectors = await self.inner.embed(missing)
-            self.cache.update(zip(missing, vectors, strict=True))
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self.cache[t] for t in texts])
-
-
 @pytest.fixture(scope="session")
-def cached_embedder(embedder: Embedder) -> CachedEmbedder:
-    return CachedEmbedder(embedder)
+def cached_embedder(embedder: Embedder) -> Embedder:
+    # The local embedder caches vectors itself, so tests embed each text once per session.
+    return embedder
 
 
 @pytest.fixture
 def memory_ctx(
-    store: FalkorStore, server_settings: Settings, cached_embedder: CachedEmbedder
+    store: FalkorStore, server_settings: Settings, cached_embedder: Embedder
 ) -> ServerContext:
     """A context with the real local embedder, so the memory and MAGMA tools work."""
     return ServerContext(store=store, settings=server_settings, embedder=cached_embedder)
