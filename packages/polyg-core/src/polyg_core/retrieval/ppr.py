@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-WEIGHT_KEYS = ("confidence", "score")
+CHUNK = 250
 
 
 @dataclass(frozen=True)
@@ -120,8 +120,14 @@ async def fetch_neighbourhood(
     max_nodes: int,
     max_edges_per_hop: int,
     deadline: float,
+    chunk: int = CHUNK,
 ) -> Neighbourhood:
-    """Breadth-first fetch of the seeds' neighbourhood (every edge type), bounded."""
+    """Breadth-first fetch of the seeds' neighbourhood (every edge type), bounded.
+
+    Each hop expands its frontier in chunks of `chunk` nodes (one query each, edges
+    aggregated per node); the fetch stops at `max_nodes` nodes, `max_edges_per_hop`
+    edges in a hop, or the deadline, checked between chunks.
+    """
     graph = GraphData()
     for node_id in seeds:
         graph.add_node(str(node_id))
@@ -131,34 +137,41 @@ async def fetch_neighbourhood(
     truncated = False
     done = 0
     for _hop in range(hops):
-        if not frontier:
+        if not frontier or truncated:
             break
-        if time.monotonic() > deadline:
-            truncated = True
-            break
-        res = await store.query(
-            namespace,
-            "UNWIND $ids AS i MATCH (a) WHERE id(a) = i MATCH (a)-[r]-(b) "
-            "RETURN id(a), id(b), startNode(r) = a, type(r), r.confidence, r.score LIMIT $cap",
-            {"ids": frontier, "cap": max_edges_per_hop + 1},
-            read_only=True,
-        )
-        if len(res.rows) > max_edges_per_hop:
-            truncated = True
         nxt: list[int] = []
-        for a, b, outgoing, rel, confidence, score in res.rows[:max_edges_per_hop]:
-            a, b = int(a), int(b)
-            if b not in seen:
-                if len(seen) >= max_nodes:
-                    truncated = True
-                    continue
-                seen.add(b)
-                nxt.append(b)
-            src, dst = (a, b) if outgoing else (b, a)
-            key = (src, dst, str(rel))
-            if key not in edges:
-                edges.add(key)
-                graph.add_edge(str(src), str(dst), str(rel), weight=_weight(confidence, score))
+        rows_in_hop = 0
+        for i in range(0, len(frontier), chunk):
+            if time.monotonic() > deadline or len(seen) >= max_nodes:
+                truncated = True
+                break
+            res = await store.query(
+                namespace,
+                "UNWIND $ids AS i MATCH (a) WHERE id(a) = i MATCH (a)-[r]-(b) "
+                "RETURN id(a), collect([id(b), startNode(r) = a, type(r), "
+                "coalesce(r.confidence, r.score, 1.0)])",
+                {"ids": frontier[i : i + chunk]},
+                read_only=True,
+            )
+            for a, links in res.rows:
+                a = int(a)
+                for b, outgoing, rel, weight in links:
+                    b = int(b)
+                    rows_in_hop += 1
+                    if b not in seen:
+                        if len(seen) >= max_nodes:
+                            truncated = True
+                            continue
+                        seen.add(b)
+                        nxt.append(b)
+                    src, dst = (a, b) if outgoing else (b, a)
+                    key = (src, dst, str(rel))
+                    if key not in edges:
+                        edges.add(key)
+                        graph.add_edge(str(src), str(dst), str(rel), weight=_weight(weight, None))
+            if rows_in_hop > max_edges_per_hop:
+                truncated = True
+                break
         frontier = nxt
         done += 1
     return Neighbourhood(graph, {str(k): v for k, v in seeds.items()}, truncated, done)
