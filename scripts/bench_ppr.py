@@ -126,7 +126,7 @@ async def main(sizes: list[int], runs: int, n_seeds: int, config: PPRConfig) -> 
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Latency of the PPR view.")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--seeds", type=int, default=2)
