@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from polyg_server.registry import ToolSpec
-from polyg_server.tools import admin, engine, magma, memory, probabilistic, reads
+from polyg_server.tools import admin, engine, jobs, magma, memory, probabilistic, reads
 
 
 def builtin_tool_specs() -> list[ToolSpec[Any, Any]]:
@@ -17,6 +17,7 @@ def builtin_tool_specs() -> list[ToolSpec[Any, Any]]:
         *magma.TOOLS,
         *engine.TOOLS,
         *probabilistic.TOOLS,
+        *jobs.TOOLS,
     ]
 
 
