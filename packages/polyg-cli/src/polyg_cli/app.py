@@ -21,6 +21,7 @@ from polyg_cli.demo import demo_command
 from polyg_cli.doctor import doctor_command
 from polyg_cli.exporter import export_command
 from polyg_cli.importer import import_command
+from polyg_cli.jobs import jobs_app, worker_command
 from polyg_cli.runtime import CliState, state
 
 logger = logging.getLogger(__name__)
@@ -76,6 +77,8 @@ app.command("recall")(recall_command)
 app.command("remember")(remember_command)
 app.command("doctor")(doctor_command)
 app.command("demo")(demo_command)
+app.add_typer(jobs_app)
+app.command("worker")(worker_command)
 app.add_typer(bench_app, name="bench")
 
 
