@@ -22,7 +22,7 @@ from polyg_shared.retrieval import (
     ViewSummary,
     WrittenNode,
 )
-from polyg_shared.timeutil import parse_timestamp, utc_now
+from polyg_shared.timeutil import utc_now
 
 from polyg_core.agents.classifier import classify
 from polyg_core.agents.extractor import extract
@@ -33,6 +33,7 @@ from polyg_core.graphs.crosslinks import CrossLinker
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph, content_hash
 from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM, Usage
@@ -229,7 +230,11 @@ class Memory:
         query_mode = check_mode(mode, question)
         memory_filter = MemoryFilter.of(category=category, tags=tags, project=project, who=who)
         namespace = self._ns(graph)
-        ref = parse_timestamp(reference_time) if reference_time is not None else utc_now()
+        ref = (
+            parse_time(reference_time, "reference_time")
+            if reference_time is not None
+            else utc_now()
+        )
         timings: dict[str, float] = {}
         reasons: list[str] = []
         usages: list[Usage] = []
@@ -391,7 +396,11 @@ class Memory:
         if not content or not content.strip():
             raise InvalidInput("nothing to remember: the content is empty")
         namespace = self._ns(graph)
-        ref = parse_timestamp(reference_time) if reference_time is not None else utc_now()
+        ref = (
+            parse_time(reference_time, "reference_time")
+            if reference_time is not None
+            else utc_now()
+        )
         tags = prefixed_tags(tags or [], who=who, project=project, why=why)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
