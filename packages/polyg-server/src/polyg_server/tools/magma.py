@@ -37,6 +37,7 @@ from polyg_shared.tools import (
     TemporalExpandInput,
     ViewOutput,
 )
+from pydantic import ValidationError
 
 from polyg_server.context import ServerContext
 from polyg_server.registry import READ_ONLY, ToolSpec
@@ -134,11 +135,18 @@ async def temporal_expand(ctx: ServerContext, inp: TemporalExpandInput) -> ViewO
             "(start and/or end)"
         )
     ids = await _entity_ids(mem, ns, inp.entities)
-    timeframe = (
-        Timeframe.model_validate({"start": inp.start, "end": inp.end})
-        if inp.start is not None or inp.end is not None
-        else None
-    )
+    timeframe = None
+    if inp.start is not None or inp.end is not None:
+        try:
+            timeframe = Timeframe.model_validate({"start": inp.start, "end": inp.end})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+            )
+            raise InvalidInput(
+                f"the time window is not valid ({problems}); give start/end as ISO 8601 "
+                "timestamps within years 1-9999, e.g. 2026-01-07T14:00:00Z"
+            ) from exc
     view_ctx = ViewContext(mem.store, ns, Intent(timeframe=timeframe), Seeds(entities=ids))
     return _view_output(list(ids), await temporal_view(view_ctx, inp.depth))
 
