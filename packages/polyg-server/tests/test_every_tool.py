@@ -133,6 +133,7 @@ def calls(scratch: str, other: str) -> list[tuple[str, dict[str, Any] | None]]:
         ("query_timeline", {"start": "2026-01-07", "end": "2026-01-08", "entity": "auth-service"}),
         ("get_causal_chain", {"node": "auth service crash", "direction": "both"}),
         ("explain_why", {"effect": "auth service crash"}),
+        ("causal_probability", {"cause": "missing AUTH_SECRET", "effect": "auth service crash"}),
         # MAGMA steps
         ("semantic_search", {"query": "auth service crash", "k": 5}),
         ("entity_lookup", None),

@@ -256,7 +256,9 @@ class Memory:
         timings["classify"] = (time.perf_counter() - t0) * 1000
 
         t1 = time.perf_counter()
-        query_text = intent.semantic_query or question
+        # A one- or two-word search phrase ("cache") matches whole sentences poorly;
+        # the question itself carries more of what is asked.
+        query_text = intent.semantic_query if len(intent.semantic_query.split()) >= 3 else question
         vector = (await self.embedder.embed([query_text]))[0]
         seeds = await find_seeds(
             self.store,
@@ -297,10 +299,11 @@ class Memory:
             weights=self.ranking_weights,
         )
         merged = ranked.merged
-        timings["rank"] = (time.perf_counter() - t3) * 1000
+        timings["merge_rank"] = (time.perf_counter() - t3) * 1000
+        t35 = time.perf_counter()
         budget = max_tokens or self.settings.magma_max_context_tokens
         context = linearize(merged, intent.type.value, max_tokens=budget)
-        timings["merge_linearize"] = (time.perf_counter() - t3) * 1000
+        timings["linearize"] = (time.perf_counter() - t35) * 1000
 
         t4 = time.perf_counter()
         synth = await self.synthesizer.synthesize(question, intent, merged, context)

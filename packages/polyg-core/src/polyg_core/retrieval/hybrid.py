@@ -52,6 +52,9 @@ class RankedRecall:
     returned_memories: list[str] = field(default_factory=lambda: [])
 
 
+EMBEDDING_CANDIDATES = 60
+
+
 async def filtered_memory_view(
     store: FalkorStore,
     namespace: str,
@@ -131,7 +134,10 @@ async def rank_recall(
     kept = {n.uuid for n in nodes}
     edges = [e for e in merged.edges if e.source in kept and e.target in kept]
     base = MergedSubgraph(nodes=nodes, edges=edges, views=merged.views)
-    embeddings = await fetch_embeddings(store, namespace, nodes)
+    # Vectors travel as 384 floats each: fetch them only for the best-placed candidates,
+    # the only ones that can reach the core and extended lists.
+    top = sorted(nodes, key=lambda n: -n.score)[:EMBEDDING_CANDIDATES]
+    embeddings = await fetch_embeddings(store, namespace, top)
     causal = causal_scores(base, _causal_targets(base, causal_seeds, entity_seeds))
     ranked = hybrid_rank(
         nodes,

@@ -75,7 +75,17 @@ def require_confirm(ctx: ServerContext, confirm: bool, what: str) -> None:
 async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
     mem, ns = memory_and_ns(ctx, inp.graph)
     return await mem.recall(
-        inp.question, graph=ns, reference_time=inp.reference_time, max_tokens=inp.max_tokens
+        inp.question,
+        graph=ns,
+        reference_time=inp.reference_time,
+        max_tokens=inp.max_tokens,
+        mode=inp.mode,
+        decay=inp.decay,
+        ppr=inp.ppr,
+        category=inp.category.value if inp.category else None,
+        tags=list(inp.tags) or None,
+        project=inp.project,
+        who=inp.who,
     )
 
 
@@ -88,6 +98,9 @@ async def remember(ctx: ServerContext, inp: RememberInput) -> RememberResult:
         category=inp.category.value if inp.category else None,
         tags=list(inp.tags),
         source_id=inp.source_id,
+        who=inp.who,
+        project=inp.project,
+        why=inp.why,
     )
 
 

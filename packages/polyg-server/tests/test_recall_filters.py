@@ -1,0 +1,80 @@
+"""recall's filters and modes, and remember's WHO/PROJECT/WHY tags, through the MCP client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+REF = "2026-01-14T12:00:00Z"
+
+
+async def _call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def test_recall_filters_by_project_and_who_over_mcp(
+    memory_client: Client, namespace: str
+) -> None:
+    await _call(
+        memory_client,
+        "remember",
+        {
+            "graph": namespace,
+            "content": "The billing cache was flushed to fix stale invoices.",
+            "reference_time": REF,
+            "project": "billing",
+            "who": "ops-agent",
+        },
+    )
+    await _call(
+        memory_client,
+        "remember",
+        {
+            "graph": namespace,
+            "content": "The search cache was flushed to fix stale results.",
+            "reference_time": REF,
+            "project": "search",
+            "who": "dev-agent",
+        },
+    )
+    both = await _call(
+        memory_client,
+        "recall",
+        {"graph": namespace, "question": "What happened to the cache?", "reference_time": REF},
+    )
+    memories = {n["text"] for n in both["nodes"] if n["label"] == "S_Memory"}
+    assert len(memories) == 2
+    billing = await _call(
+        memory_client,
+        "recall",
+        {
+            "graph": namespace,
+            "question": "What happened to the cache?",
+            "reference_time": REF,
+            "project": "billing",
+            "mode": "execution",
+        },
+    )
+    kept = {n["text"] for n in billing["nodes"] if n["label"] == "S_Memory"}
+    assert kept == {"The billing cache was flushed to fix stale invoices."}
+    assert billing["mode"] == "execution"
+    by_who = await _call(
+        memory_client,
+        "recall",
+        {
+            "graph": namespace,
+            "question": "What happened to the cache?",
+            "reference_time": REF,
+            "who": "dev-agent",
+        },
+    )
+    assert {n["text"] for n in by_who["nodes"] if n["label"] == "S_Memory"} == {
+        "The search cache was flushed to fix stale results."
+    }
