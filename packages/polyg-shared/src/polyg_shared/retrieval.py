@@ -161,7 +161,9 @@ class RecallResult(BaseModel):
     reasoning: Reasoning
     sources: list[str]
     follow_ups: list[str] = Field(default_factory=list)
-    intent: dict[str, Any] = Field(description="The classified intent (type, entities, timeframe, depths).")
+    intent: dict[str, Any] = Field(
+        description="The classified intent (type, entities, timeframe, depths)."
+    )
     context: LinearizedContext
     nodes: list[ContextNode] = Field(description="The merged subgraph's top nodes, best first.")
     edges: list[ContextEdge] = Field(default_factory=list)
