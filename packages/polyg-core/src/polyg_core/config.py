@@ -14,7 +14,10 @@ class StorageSettings(BaseSettings):
 
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
 
-    url: str | None = Field(default=None, validation_alias=AliasChoices("FALKORDB_URL", "url"))
+    # repr=False: a URL may carry the password (redis://:password@host:port).
+    url: str | None = Field(
+        default=None, repr=False, validation_alias=AliasChoices("FALKORDB_URL", "url")
+    )
     host: str | None = Field(default=None, validation_alias=AliasChoices("FALKORDB_HOST", "host"))
     port: int = Field(default=6379, validation_alias=AliasChoices("FALKORDB_PORT", "port"))
     password: SecretStr | None = Field(
