@@ -13,6 +13,7 @@ from mcp_types import CallToolResult, TextContent
 from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
+from polyg_server.tools.jobs import job_queue
 
 pytestmark = pytest.mark.anyio
 
@@ -191,7 +192,17 @@ async def test_every_tool_answers_valid_input_with_output_matching_its_schema(
 ) -> None:
     await seed(memory_ctx, namespace)
     scratch, other = namespace + "_scratch", namespace + "_other"
-    plan = calls(scratch, other)
+    # A queued job for the job tools (no worker runs here, so it stays queued).
+    queued = await (await job_queue(memory_ctx)).enqueue_remember(
+        "A queued note about the cache flush.", graph=namespace
+    )
+    plan = [
+        *calls(scratch, other),
+        ("list_jobs", {}),
+        ("get_job", {"job_id": queued.job_id}),
+        ("cancel_job", {"job_id": queued.job_id}),
+        ("retry_job", {"job_id": queued.job_id}),
+    ]
     results: dict[str, dict[str, Any]] = {}
     try:
         async with Client(create_server(memory_ctx)) as client:
