@@ -41,7 +41,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 logger = logging.getLogger(__name__)
 
 MEMORY_OPS = ("create entity", "create relation", "lookup by name", "search", "neighbours")
-ENGINE_OPS = ("create relation", "neighbours", "shortest path", "pagerank", "components")
+ENGINE_OPS = (
+    "create entity",
+    "create relation",
+    "neighbours",
+    "shortest path",
+    "pagerank",
+    "components",
+)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 ENGINE_GRAPH = "bench_peers_engine"
 
@@ -108,6 +115,7 @@ def polyg_engine_driver(w: Workload) -> Driver:
         "polyg",
         "engine",
         {
+            "create entity": lambda i: ("add_node", {"graph": g, "label": n[i], "type": "service"}),
             "create relation": lambda i: (
                 "add_edge",
                 {
@@ -196,6 +204,7 @@ def graph_engine_driver(w: Workload) -> Driver:
         "mcp-graph-engine",
         "engine",
         {
+            "create entity": None,  # add_facts creates the nodes it names
             "create relation": lambda i: (
                 "add_facts",
                 {
@@ -240,58 +249,57 @@ def _text(result: Any) -> str:
     return "\n".join(parts)
 
 
-async def drive(
-    params: StdioServerParameters, drivers: list[Driver], w: Workload, *, startup_s: float = 600
-) -> list[PeerRun]:
+async def drive(params: StdioServerParameters, drivers: list[Driver], w: Workload) -> list[PeerRun]:
     """Run the workload through one stdio server for each of its drivers."""
     runs = [PeerRun(d.name, d.kind) for d in drivers]
+    started = False
     try:
-        with anyio.fail_after(startup_s):
-            client = Client(params)
-            await client.__aenter__()
+        async with Client(params) as client:
+            started = True
+            for d, run in zip(drivers, runs, strict=True):
+                await _drive_one(client, d, run, w)
     except Exception as exc:
+        why = f"{type(exc).__name__}: {exc}"[:300]
         for r in runs:
-            r.unavailable = f"did not start: {type(exc).__name__}: {exc}"[:300]
-        return runs
-    try:
-        for d, run in zip(drivers, runs, strict=True):
-            rng = random.Random(w.seed)
-            ops = MEMORY_OPS if d.kind == "memory" else ENGINE_OPS
-            for op in ops:
-                make = d.ops.get(op)
-                if make is None:
-                    continue
-                if op in ("create entity", "create relation"):
-                    targets = list(range(len(w.names)))
-                elif op in ("pagerank", "components", "shortest path"):
-                    targets = [rng.randrange(len(w.names)) for _ in range(w.analyses)]
-                else:
-                    targets = [rng.randrange(len(w.names)) for _ in range(w.reads)]
-                samples: list[float] = []
-                for i in targets:
-                    tool, args = make(i)
-                    t0 = time.perf_counter()
-                    try:
-                        with anyio.fail_after(120):
-                            res = await client.call_tool(tool, args)
-                        failed, why = bool(res.is_error), _text(res)[:200]
-                        if not failed and op == "create entity" and d.after_create:
-                            d.after_create(i, _text(res))
-                    except Exception as exc:  # a failed call is counted and reported
-                        failed, why = True, f"{type(exc).__name__}: {exc}"[:200]
-                    if failed:
-                        run.errors[op] = run.errors.get(op, 0) + 1
-                        run.first_errors.setdefault(op, why)
-                    else:
-                        samples.append((time.perf_counter() - t0) * 1000)
-                run.timings[op] = Timing(op, samples)
-                logger.info(
-                    "%s %s: %d ok, %d errors", d.name, op, len(samples), run.errors.get(op, 0)
-                )
-    finally:
-        with anyio.move_on_after(30, shield=True):
-            await client.__aexit__(None, None, None)
+            if not started:
+                r.unavailable = f"did not start: {why}"
+            elif not r.timings:
+                r.unavailable = f"failed: {why}"
     return runs
+
+
+async def _drive_one(client: Client, d: Driver, run: PeerRun, w: Workload) -> None:
+    rng = random.Random(w.seed)
+    ops = MEMORY_OPS if d.kind == "memory" else ENGINE_OPS
+    for op in ops:
+        make = d.ops.get(op)
+        if make is None:
+            continue
+        if op in ("create entity", "create relation"):
+            targets = list(range(len(w.names)))
+        elif op in ("pagerank", "components", "shortest path"):
+            targets = [rng.randrange(len(w.names)) for _ in range(w.analyses)]
+        else:
+            targets = [rng.randrange(len(w.names)) for _ in range(w.reads)]
+        samples: list[float] = []
+        for i in targets:
+            tool, args = make(i)
+            t0 = time.perf_counter()
+            try:
+                with anyio.fail_after(120):
+                    res = await client.call_tool(tool, args)
+                failed, why = bool(res.is_error), _text(res)[:200]
+                if not failed and op == "create entity" and d.after_create:
+                    d.after_create(i, _text(res))
+            except Exception as exc:  # a failed call is counted and reported
+                failed, why = True, f"{type(exc).__name__}: {exc}"[:200]
+            if failed:
+                run.errors[op] = run.errors.get(op, 0) + 1
+                run.first_errors.setdefault(op, why)
+            else:
+                samples.append((time.perf_counter() - t0) * 1000)
+        run.timings[op] = Timing(op, samples)
+        logger.info("%s %s: %d ok, %d errors", d.name, op, len(samples), run.errors.get(op, 0))
 
 
 def peer_params(name: str, env: Mapping[str, str], workdir: str) -> StdioServerParameters | str:
@@ -316,7 +324,7 @@ def peer_params(name: str, env: Mapping[str, str], workdir: str) -> StdioServerP
         return StdioServerParameters(
             command="uvx",
             args=["--with", "mcp<2", "--with", "httpx", "--from", "memorygraphmcp", "memorygraph"],
-            env={**env, "HOME": workdir},
+            env=dict(env),
             cwd=workdir,
         )
     return f"unknown peer {name!r}; known: server-memory, mcp-graph-engine, memorygraphmcp"
