@@ -112,13 +112,28 @@ def polyg_error_text(exc: PolygError) -> str:
     return msg
 
 
+def _polyg_leaf(exc: BaseException) -> PolygError | None:
+    """The first polyg-core error inside an exception group (task groups wrap errors)."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:  # pyright: ignore[reportUnknownVariableType]
+            found = _polyg_leaf(inner)  # pyright: ignore[reportUnknownArgumentType]
+            if found is not None:
+                return found
+    return exc if isinstance(exc, PolygError) else None
+
+
 def tool_error_text(tool: str, exc: Exception, model: type[BaseModel] | None = None) -> str:
     """The tool-error text for any exception a tool call raised.
 
-    Expected failures (bad arguments, polyg-core errors) are described to the caller;
-    anything else is logged with its traceback and answered with a generic
-    "internal error (logged)" text and a reference that appears in the log.
+    Expected failures (bad arguments, polyg-core errors, also when a task group
+    wrapped them in an exception group) are described to the caller; anything else
+    is logged with its traceback and answered with a generic "internal error
+    (logged)" text and a reference that appears in the log.
     """
+    if isinstance(exc, BaseExceptionGroup):
+        leaf = _polyg_leaf(exc)
+        if leaf is not None:
+            exc = leaf
     if isinstance(exc, ValidationError):
         fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
         logger.info("tool %s rejected arguments: %s", tool, fields)
