@@ -161,3 +161,13 @@ async def test_a_query_over_the_timeout_is_a_tool_error_naming_the_setting(
     assert text_of(slow).startswith("Query timeout:")
     assert "POLYG_QUERY_TIMEOUT_MS" in text_of(slow)
     assert not fine.is_error
+
+
+def test_storage_errors_inside_a_task_group_keep_their_meaning() -> None:
+    from polyg_core.errors import StorageUnavailable
+    from polyg_server.errors import tool_error_text
+
+    down = StorageUnavailable("FalkorDB at x is unreachable.")
+    grouped = ExceptionGroup("views", [ValueError("other view"), ExceptionGroup("knn", [down])])
+    assert tool_error_text("semantic_search", grouped).startswith("Storage unavailable:")
+    assert tool_error_text("t", ExceptionGroup("g", [ValueError("x")])).startswith("internal error")
