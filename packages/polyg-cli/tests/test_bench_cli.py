@@ -1,0 +1,96 @@
+"""`polyg bench scale` and `polyg bench retrieval` at toy sizes: the commands run end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from polyg_cli.app import app
+from polyg_core.storage.embedded import EmbeddedFalkorDB
+from typer.testing import CliRunner
+
+DATASET = {
+    "conversations": [
+        {
+            "id": "c1",
+            "speakers": ["Ana", "Ben"],
+            "sessions": [
+                {
+                    "id": "s1",
+                    "date_time": "2025-03-01T10:00:00Z",
+                    "turns": [
+                        {
+                            "id": "t1",
+                            "speaker": "Ana",
+                            "text": "I adopted a cat named Miso last week.",
+                        },
+                        {
+                            "id": "t2",
+                            "speaker": "Ben",
+                            "text": "The build broke because the cache was full.",
+                        },
+                    ],
+                }
+            ],
+        }
+    ],
+    "questions": [
+        {
+            "conversation_id": "c1",
+            "question": "What is the name of Ana's cat?",
+            "answer": "Miso",
+            "evidence": ["t1"],
+            "category": "single-hop",
+        },
+        {
+            "conversation_id": "c1",
+            "question": "Why did the build break?",
+            "answer": "cache full",
+            "evidence": ["t2"],
+            "category": "causal",
+        },
+    ],
+}
+
+
+@pytest.fixture
+def env(falkordb_server: EmbeddedFalkorDB) -> dict[str, str]:
+    return {"POLYG_DATA_DIR": str(falkordb_server.data_dir), "LLM_MODEL": "", "NO_COLOR": "1"}
+
+
+def test_bench_scale_runs_at_a_toy_size(env: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "scale.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "scale",
+            "--size",
+            "200",
+            "--iterations",
+            "3",
+            "--recall-iterations",
+            "2",
+            "--json",
+            str(out),
+        ],
+        env=env,
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    data = json.loads(out.read_text())
+    assert data["rows"][0]["entities"] == 200
+    names = {t["name"] for t in data["rows"][0]["timings"]}
+    assert names  # every measured read reports p50/p95/p99
+    assert "p50" in result.stdout
+
+
+def test_bench_retrieval_reports_recall_against_baselines(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    dataset = tmp_path / "tiny.json"
+    dataset.write_text(json.dumps(DATASET))
+    result = CliRunner().invoke(app, ["bench", "retrieval", str(dataset)], env=env)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "R@5" in result.stdout
+    assert "bm25" in result.stdout.lower()
