@@ -183,7 +183,7 @@ def calls(scratch: str, other: str) -> list[tuple[str, dict[str, Any] | None]]:
         # destructive
         ("delete_node", {"node": "billing-service", "confirm": True}),
         ("clear_graph", {"which": "semantic", "confirm": True}),
-        ("delete_graph", {"graph": other}),
+        ("delete_graph", {"graph": other, "confirm": True}),
     ]
 
 

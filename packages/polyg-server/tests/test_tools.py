@@ -114,8 +114,8 @@ async def test_delete_graph_deletes_a_named_graph(
     other = namespace + "_del"
     await seed(store, other)
     with anyio.fail_after(10):
-        result = await client.call_tool("delete_graph", {"graph": other})
-        again = await client.call_tool("delete_graph", {"graph": other})
+        result = await client.call_tool("delete_graph", {"graph": other, "confirm": True})
+        again = await client.call_tool("delete_graph", {"graph": other, "confirm": True})
     assert result.structured_content["deleted"] is True
     assert other not in await store.list_graphs()
     assert again.structured_content["deleted"] is False

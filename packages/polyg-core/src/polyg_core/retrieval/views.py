@@ -91,9 +91,13 @@ async def find_seeds(
                 store, namespace, label, vector.tolist(), top_k, min_similarity=min_score
             )
 
-        async with anyio.create_task_group() as tg:
-            for label in SEARCH_LABELS:
-                tg.start_soon(search, label)
+        try:
+            async with anyio.create_task_group() as tg:
+                for label in SEARCH_LABELS:
+                    tg.start_soon(search, label)
+        except BaseExceptionGroup as group:
+            # Callers expect polyg's own error (storage down, timeout), not a group of them.
+            raise group.exceptions[0] from group
         for label, hits in hits_by_label.items():
             for hit in hits:
                 if label == FACT and not _valid_at(hit.properties, at):

@@ -141,8 +141,13 @@ async def list_graphs(ctx: ServerContext, inp: ListGraphsArgs) -> GraphList:
 
 
 async def delete_graph(ctx: ServerContext, inp: DeleteGraphArgs) -> DeleteGraphResult:
-    """Delete a graph; the default graph only with `confirm: true`."""
+    """Delete a graph: with `confirm: true` (or POLYG_ALLOW_DESTRUCTIVE), the default graph only with `confirm: true`."""
     name = ctx.namespace(inp.graph)
+    if not (inp.confirm or ctx.settings.allow_destructive):
+        raise InvalidInput(
+            f"deleting graph {name!r} is irreversible: call again with confirm: true "
+            "(or start the server with POLYG_ALLOW_DESTRUCTIVE=true)"
+        )
     if name == ctx.default_namespace and not inp.confirm:
         raise InvalidInput(
             f"refusing to delete the default graph {name!r}: it holds the main memory. "
@@ -232,8 +237,9 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="delete_graph",
         description=(
-            "Delete a whole graph (namespace) and everything in it. Irreversible. The default "
-            "graph is only deleted with confirm: true."
+            "Delete a whole graph (namespace) and everything in it. Irreversible: needs "
+            "confirm: true (or a server started with POLYG_ALLOW_DESTRUCTIVE); the default "
+            "graph always needs confirm: true."
         ),
         input_model=DeleteGraphArgs,
         output_model=DeleteGraphResult,
