@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,48 @@ def test_bench_retrieval_reports_recall_against_baselines(
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "R@5" in result.stdout
     assert "bm25" in result.stdout.lower()
+
+
+def test_bench_load_and_profile_run_at_a_toy_size(env: dict[str, str]) -> None:
+    load = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "load",
+            "--entities",
+            "50",
+            "--clients",
+            "2",
+            "--workload",
+            "direct",
+            "--max-requests",
+            "10",
+            "--max-seconds",
+            "5",
+        ],
+        env=env,
+    )
+    assert load.exit_code == 0, load.stdout + load.stderr
+    assert "QPS" in load.stdout or "qps" in load.stdout
+    profile = CliRunner().invoke(
+        app, ["bench", "profile", "--entities", "50", "--calls", "1", "--top", "3"], env=env
+    )
+    assert profile.exit_code == 0, profile.stdout + profile.stderr
+    assert "recall" in profile.stdout
+
+
+def test_stats_and_graphs_list_as_json(env: dict[str, str]) -> None:
+    graph = f"cli_{uuid.uuid4().hex[:10]}"
+    made = CliRunner().invoke(
+        app, ["remember", "Alice owns the auth-service.", "-g", graph], env=env
+    )
+    assert made.exit_code == 0, made.stdout
+    stats = CliRunner().invoke(app, ["stats", "-g", graph, "--json"], env=env)
+    assert stats.exit_code == 0, stats.stdout + stats.stderr
+    assert "graphs" in json.loads(stats.stdout)
+    listed = CliRunner().invoke(app, ["graphs", "list", "--json"], env=env)
+    assert listed.exit_code == 0, listed.stdout + listed.stderr
+    json.loads(listed.stdout)
+    pretty = CliRunner().invoke(app, ["stats", "-g", graph], env=env)
+    assert pretty.exit_code == 0
+    CliRunner().invoke(app, ["graphs", "delete", graph, "--yes"], env=env)
