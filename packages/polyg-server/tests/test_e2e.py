@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import socket
 import sys
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -29,7 +26,7 @@ from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
-from starlette.types import ASGIApp
+from polyg_server.testing import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -239,25 +236,6 @@ async def test_llm_timeout_degrades_recall_and_the_server_keeps_serving(
     assert data["answer"]
     assert "AUTH_SECRET" in data["answer"]
     assert not after.is_error
-
-
-@asynccontextmanager
-async def serving(app: ASGIApp) -> AsyncGenerator[str]:
-    """Run the app under uvicorn on a free loopback port; yield its base URL."""
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_config=None, timeout_graceful_shutdown=2
-    )
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
 
 
 async def test_ten_concurrent_http_clients_issue_mixed_calls_without_errors(

@@ -1,15 +1,13 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import httpx
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from polyg_core.config import Settings, StorageSettings
@@ -17,6 +15,7 @@ from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import HttpOptions, create_http_app, origin_allowed
+from polyg_server.testing import serving
 from pydantic import SecretStr
 from starlette.types import ASGIApp
 
@@ -34,25 +33,6 @@ INITIALIZE = {
         "clientInfo": {"name": "test", "version": "0"},
     },
 }
-
-
-@asynccontextmanager
-async def serving(app: ASGIApp) -> AsyncGenerator[str]:
-    """Run the app under uvicorn on a free loopback port; yield its base URL."""
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_config=None, timeout_graceful_shutdown=2
-    )
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
 
 
 def make_app(store: FalkorStore, settings: Settings, options: HttpOptions | None = None) -> ASGIApp:

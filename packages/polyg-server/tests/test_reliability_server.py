@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import AsyncGenerator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ import anyio
 import httpx
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
@@ -25,28 +23,10 @@ from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
 from polyg_server.registry import READ_ONLY, ToolInput, ToolSpec, register_tool
+from polyg_server.testing import serving
 from pydantic import BaseModel
-from starlette.types import ASGIApp
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-
-@asynccontextmanager
-async def serving(app: ASGIApp) -> AsyncGenerator[str]:
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_config=None, timeout_graceful_shutdown=2
-    )
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
 
 
 def text_of(result: CallToolResult) -> str:

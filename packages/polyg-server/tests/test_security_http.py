@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import httpx
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
@@ -26,31 +23,13 @@ from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
+from polyg_server.testing import serving
 from pydantic import SecretStr
-from starlette.types import ASGIApp
 
 pytestmark = pytest.mark.anyio
 
 KEY = "polyg-key-Zx81-do-not-log-me"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-@asynccontextmanager
-async def serving(app: ASGIApp) -> AsyncGenerator[str]:
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_config=None, timeout_graceful_shutdown=2
-    )
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
 
 
 def text_of(result: CallToolResult) -> str:

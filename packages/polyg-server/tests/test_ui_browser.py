@@ -11,20 +11,17 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-import uvicorn
 from polyg_core.scenarios import load_scenario
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
+from polyg_server.testing import serving
 from pydantic import SecretStr
-from starlette.types import ASGIApp
 
 pytestmark = pytest.mark.anyio
 
@@ -42,24 +39,6 @@ def _missing() -> str | None:
     if not (UI_SRC / "node_modules" / "playwright-core").is_dir():
         return f"playwright-core not installed: npm ci --prefix {UI_SRC}"
     return None
-
-
-@asynccontextmanager
-async def serving(app: ASGIApp) -> AsyncGenerator[str]:
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_config=None, timeout_graceful_shutdown=2
-    )
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
 
 
 async def drive(base: str, screenshot: Path) -> dict[str, Any]:

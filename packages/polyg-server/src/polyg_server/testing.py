@@ -1,0 +1,29 @@
+"""Test support: serve an ASGI app on a free loopback port for the length of a block."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+
+import anyio
+import uvicorn
+from starlette.types import ASGIApp
+
+
+@asynccontextmanager
+async def serving(app: ASGIApp) -> AsyncGenerator[str]:
+    """Run the app under uvicorn on 127.0.0.1 (a free port); yield its base URL."""
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_config=None, timeout_graceful_shutdown=2
+    )
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        with anyio.fail_after(10):
+            while not server.started:  # noqa: ASYNC110 - uvicorn exposes no start event
+                await anyio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
