@@ -31,6 +31,7 @@ from typing import Any
 import anyio
 import numpy as np
 import numpy.typing as npt
+from polyg_core.bench.generate import WORDS
 from polyg_core.config import StorageSettings
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph
@@ -39,40 +40,6 @@ from polyg_core.resolve import NameResolver
 from polyg_core.storage.schema import ENTITY
 from polyg_core.storage.store import FalkorStore
 
-WORDS = [
-    "auth",
-    "billing",
-    "cache",
-    "search",
-    "gateway",
-    "ledger",
-    "queue",
-    "index",
-    "payment",
-    "report",
-    "user",
-    "session",
-    "token",
-    "audit",
-    "deploy",
-    "metrics",
-    "alert",
-    "backup",
-    "storage",
-    "router",
-    "config",
-    "profile",
-    "invoice",
-    "catalog",
-    "order",
-    "stock",
-    "shipping",
-    "email",
-    "notify",
-    "scheduler",
-    "worker",
-    "crawler",
-]
 TYPES = ("service", "team", "person", "database", "project")
 
 

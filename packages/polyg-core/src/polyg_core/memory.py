@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from polyg_shared.intents import Extraction, Intent
 from polyg_shared.retrieval import (
@@ -22,16 +22,18 @@ from polyg_shared.retrieval import (
     ViewSummary,
     WrittenNode,
 )
+from polyg_shared.stats import GraphStatistics
 from polyg_shared.timeutil import utc_now
 
 from polyg_core.agents.classifier import classify
 from polyg_core.agents.extractor import extract
 from polyg_core.config import Settings
-from polyg_core.errors import AmbiguousName
+from polyg_core.errors import AmbiguousName, InvalidInput
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.crosslinks import CrossLinker
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph, content_hash
+from polyg_core.graphs.stats import graph_statistics
 from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings import make_embedder
@@ -221,8 +223,6 @@ class Memory:
             InvalidInput: an empty question, a bad graph name, mode or filter value.
             StorageUnavailable: FalkorDB cannot be reached.
         """
-        from polyg_core.errors import InvalidInput
-
         if not question or not question.strip():
             raise InvalidInput(
                 "the question is empty; ask something like 'Why did the deploy fail?'"
@@ -394,8 +394,6 @@ class Memory:
             InvalidInput: empty content, a bad graph name or a blank who/project/why.
             StorageUnavailable: FalkorDB cannot be reached (nothing is reported as stored).
         """
-        from polyg_core.errors import InvalidInput
-
         if not content or not content.strip():
             raise InvalidInput("nothing to remember: the content is empty")
         namespace = self._ns(graph)
@@ -436,7 +434,6 @@ class Memory:
         result = await self._write_extraction(
             namespace,
             content,
-            digest,
             extraction,
             category=category,
             tags=tags,
@@ -458,7 +455,6 @@ class Memory:
         self,
         namespace: str,
         content: str,
-        digest: str,
         ex: Extraction,
         *,
         category: str | None,
@@ -570,7 +566,6 @@ class Memory:
             source_id=source_id,
             created_at=created_at,
         )
-        del digest  # add_memory keys the memory on the same content hash
         return RememberResult(
             graph=namespace,
             memory_uuid=memory.uuid,
@@ -587,8 +582,6 @@ class Memory:
 
     # -- convenience --------------------------------------------------------------------------
 
-    async def statistics(self, graph: str | None = None) -> Any:
+    async def statistics(self, graph: str | None = None) -> GraphStatistics:
         """Node and edge counts per graph and cross-link type."""
-        from polyg_core.graphs.stats import graph_statistics
-
         return await graph_statistics(self.store, self._ns(graph))
