@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -60,23 +61,37 @@ def test_noisy_or_equals_exact_enumeration_on_small_random_graphs(
     assert got.probability == pytest.approx(brute_force(links, source, target), abs=1e-9)
 
 
-@settings(max_examples=15, deadline=None)
-@given(
-    links=st.lists(
-        st.tuples(st.sampled_from(NODES), st.sampled_from(NODES), st.floats(0.05, 0.95)),
-        min_size=8,
-        max_size=11,
-    )
-)
-def test_monte_carlo_estimate_is_within_its_stated_bound(links: list[Link]) -> None:
-    exact = brute_force(links, "a", "f")
-    sampled = noisy_or_probability(links, "a", "f", exact_limit=0, samples=20_000)
-    if sampled.method == "trivial":
-        assert exact == pytest.approx(sampled.probability, abs=1e-9)
-        return
-    assert sampled.method == "monte_carlo"
-    assert sampled.error_bound == pytest.approx(hoeffding_bound(20_000))
-    assert abs(sampled.probability - exact) <= sampled.error_bound
+def random_links(rng: random.Random) -> list[Link]:
+    return [
+        (rng.choice(NODES), rng.choice(NODES), rng.uniform(0.05, 0.95))
+        for _ in range(rng.randint(8, 11))
+    ]
+
+
+def test_monte_carlo_estimate_is_within_its_stated_bound() -> None:
+    # The bound is a per-query 95% statement about a random draw. A property-based search over
+    # link probabilities against the one fixed sampling seed would hunt for the worst case of
+    # the empirical distribution (a uniform, Kolmogorov-Smirnov-type deviation), which the
+    # per-query bound does not claim; so the graphs come from their own seeded generator and
+    # each query samples with a different seed.
+    rng = random.Random(20261122)
+    checked = 0
+    outside = 0
+    for case in range(60):
+        links = random_links(rng)
+        exact = brute_force(links, "a", "f")
+        sampled = noisy_or_probability(links, "a", "f", exact_limit=0, samples=20_000, seed=case)
+        if sampled.method == "trivial":
+            assert exact == pytest.approx(sampled.probability, abs=1e-9)
+            continue
+        assert sampled.method == "monte_carlo"
+        assert sampled.error_bound == pytest.approx(hoeffding_bound(20_000))
+        checked += 1
+        outside += abs(sampled.probability - exact) > sampled.error_bound
+        # Far outside the interval would mean a biased sampler, not bad luck.
+        assert abs(sampled.probability - exact) <= 2 * sampled.error_bound
+    assert checked >= 20
+    assert outside <= 2  # the 95% bound allows about 1 in 20; Hoeffding is conservative
 
 
 def test_one_chain_is_the_product_of_its_confidences() -> None:
