@@ -130,6 +130,26 @@ class Settings(BaseSettings):
         gt=0,
         validation_alias=AliasChoices("POLYG_MAX_BODY_BYTES", "max_body_bytes"),
     )
+    job_workers: int = Field(
+        default=4,
+        ge=0,
+        le=64,
+        validation_alias=AliasChoices("POLYG_JOB_WORKERS", "job_workers"),
+        description=(
+            "Background jobs the MCP server runs at once in its own process "
+            "(0 = none: run `polyg worker` processes instead)."
+        ),
+    )
+    remember_wait_max_chars: int = Field(
+        default=2000,
+        ge=0,
+        validation_alias=AliasChoices("POLYG_REMEMBER_WAIT_MAX_CHARS", "remember_wait_max_chars"),
+        description=(
+            "remember without `wait` answers when written for content up to this many "
+            "characters and queues longer content as a background job."
+        ),
+    )
+
 
     @property
     def namespace(self) -> str:
