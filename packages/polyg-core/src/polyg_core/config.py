@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -36,11 +36,74 @@ class StorageSettings(BaseSettings):
     max_retries: int = Field(
         default=3, ge=0, le=20, validation_alias=AliasChoices("POLYG_MAX_RETRIES", "max_retries")
     )
+    # repr=False: replica URLs may carry passwords too.
+    replicas: str | None = Field(
+        default=None,
+        repr=False,
+        validation_alias=AliasChoices("FALKORDB_REPLICAS", "replicas"),
+        description="Read replicas of the primary: comma-separated host:port or redis:// URLs.",
+    )
+    cluster: str | None = Field(
+        default=None,
+        repr=False,
+        validation_alias=AliasChoices("FALKORDB_CLUSTER", "cluster"),
+        description="Redis Cluster startup nodes: comma-separated host:port or redis:// URLs.",
+    )
+    read_your_writes_ms: int = Field(
+        default=5_000,
+        ge=0,
+        validation_alias=AliasChoices("POLYG_READ_YOUR_WRITES_MS", "read_your_writes_ms"),
+        description=(
+            "After a write, the session's reads stay on the primary until a replica has "
+            "caught up with the write, for at most this long (0 = no read-your-writes)."
+        ),
+    )
+    replica_max_lag_bytes: int = Field(
+        default=1_048_576,
+        ge=0,
+        validation_alias=AliasChoices("POLYG_REPLICA_MAX_LAG_BYTES", "replica_max_lag_bytes"),
+        description="A replica further behind the primary's replication offset gets no reads.",
+    )
+    replica_check_ms: int = Field(
+        default=250,
+        ge=10,
+        validation_alias=AliasChoices("POLYG_REPLICA_CHECK_MS", "replica_check_ms"),
+        description="How often replica health and replication offsets are re-read.",
+    )
+
+    @model_validator(mode="after")
+    def _one_topology(self) -> StorageSettings:
+        if self.replicas and self.cluster:
+            raise ValueError(
+                "FALKORDB_REPLICAS and FALKORDB_CLUSTER cannot be combined: use replicas with "
+                "one primary (FALKORDB_HOST/FALKORDB_URL), or a cluster (its shards may have "
+                "their own Redis replicas)"
+            )
+        if self.replicas and not (self.url or self.host):
+            raise ValueError(
+                "FALKORDB_REPLICAS needs the primary too: set FALKORDB_HOST (and FALKORDB_PORT) "
+                "or FALKORDB_URL to the primary's address"
+            )
+        return self
 
     @property
     def external(self) -> bool:
         """True when an external FalkorDB server is configured."""
-        return bool(self.url or self.host)
+        return bool(self.url or self.host or self.cluster)
+
+    @property
+    def replica_addresses(self) -> list[str]:
+        """The configured replicas, one `host:port` or URL each (empty when none)."""
+        return _split(self.replicas)
+
+    @property
+    def cluster_addresses(self) -> list[str]:
+        """The configured cluster startup nodes (empty when no cluster is configured)."""
+        return _split(self.cluster)
+
+
+def _split(value: str | None) -> list[str]:
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
 
 
 class Settings(BaseSettings):
@@ -149,7 +212,6 @@ class Settings(BaseSettings):
             "characters and queues longer content as a background job."
         ),
     )
-
 
     @property
     def namespace(self) -> str:

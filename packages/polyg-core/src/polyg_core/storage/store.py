@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import redis.exceptions as rexc
@@ -23,8 +23,16 @@ from polyg_core.errors import (
     StorageError,
     StorageUnavailable,
 )
+from polyg_core.storage import cluster as clusterlib
 from polyg_core.storage.embedded import EmbeddedFalkorDB, default_data_dir
 from polyg_core.storage.namespace import validate_namespace
+from polyg_core.storage.replicas import (
+    CONNECTION_ERRORS,
+    Endpoint,
+    ReplicaRouter,
+    RouteStats,
+    StoreSession,
+)
 from polyg_core.storage.schema import (
     EMBEDDED_LABELS,
     FULLTEXT_INDEXES,
@@ -34,7 +42,7 @@ from polyg_core.storage.schema import (
 
 logger = logging.getLogger(__name__)
 
-_CONNECTION_ERRORS = (rexc.ConnectionError, rexc.TimeoutError, rexc.BusyLoadingError, OSError)
+_CONNECTION_ERRORS = CONNECTION_ERRORS
 
 
 @dataclass(frozen=True)
@@ -89,8 +97,12 @@ class FalkorStore:
     namespaces never share state. Connection failures are retried with backoff
     (and the embedded server restarted if it died) before `StorageUnavailable`.
 
+    With `settings.replicas`, read-only queries are spread over the replicas
+    (see `polyg_core.storage.replicas`); with `settings.cluster`, the client is
+    cluster-aware and each namespace lives on the shard of its key's hash slot.
+
     Args:
-        settings: where the server is; with no host/url the embedded server is used.
+        settings: where the server is; with no host/url/cluster the embedded server is used.
         embedded: the embedded server manager (created from settings when omitted).
     """
 
@@ -100,6 +112,14 @@ class FalkorStore:
     _bootstrapped: set[str] = field(default_factory=set, init=False, repr=False)
     _vectors: dict[str, tuple[str, int]] = field(default_factory=dict, init=False, repr=False)
     _lock: anyio.Lock = field(default_factory=anyio.Lock, init=False, repr=False)
+    _primary: Endpoint = field(init=False, repr=False)
+    _router: ReplicaRouter | None = field(default=None, init=False, repr=False)
+    _shards: dict[str, Endpoint] = field(default_factory=lambda: {}, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._primary = Endpoint(role="primary", address="")
+        if self.settings.replicas:
+            self._router = ReplicaRouter.from_settings(self.settings, self._primary)
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -124,6 +144,8 @@ class FalkorStore:
     async def _open(self) -> FalkorDB:
         s = self.settings
         timeout = 10.0
+        if s.cluster:
+            return await anyio.to_thread.run_sync(clusterlib.open_cluster, s, timeout)
         if s.url:
             return FalkorDB.from_url(s.url, socket_timeout=None, socket_connect_timeout=timeout)
         if s.host:
@@ -148,6 +170,8 @@ class FalkorStore:
     def where(self) -> str:
         """A human description of the server in use (never includes a password)."""
         s = self.settings
+        if s.cluster:
+            return "cluster " + ",".join(a.split("@")[-1] for a in s.cluster_addresses)
         if s.url:
             return s.url.split("@")[-1]
         if s.host:
@@ -157,6 +181,8 @@ class FalkorStore:
     async def close(self) -> None:
         """Close connections and stop the embedded server if this process started it."""
         await self._reset()
+        if self._router is not None:
+            await self._router.close()
         if self.embedded is not None:
             await anyio.to_thread.run_sync(self.embedded.stop)
 
@@ -176,10 +202,10 @@ class FalkorStore:
         for attempt in range(attempts):
             try:
                 db = await self._ensure_db()
-                return await op(db)
+                result = await op(db)
+                self._primary.healthy = True
+                return result
             except PolygError:
-                raise
-            except rexc.ResponseError:
                 raise
             except _CONNECTION_ERRORS as exc:
                 last = exc
@@ -190,6 +216,14 @@ class FalkorStore:
                 if attempt + 1 < attempts:
                     await anyio.sleep(delay)
                     delay = min(delay * 2, 2.0)
+        assert last is not None
+        self._primary.mark_down(last)
+        if self._router is not None:
+            raise StorageUnavailable(
+                f"the FalkorDB primary at {self.where} is unreachable ({last}); writes need "
+                "the primary (reads go on from the replicas). Restart it, or promote a replica "
+                "(REPLICAOF NO ONE) and point FALKORDB_HOST at it; polyg reconnects on the next call."
+            ) from last
         raise StorageUnavailable(
             f"FalkorDB at {self.where} is unreachable ({last}). Check that it is running "
             "(docker compose up falkordb, or unset FALKORDB_HOST to use the embedded server); "
@@ -225,8 +259,19 @@ class FalkorStore:
                 return await graph.ro_query(cypher, args, timeout=limit or None)
             return await graph.query(cypher, args, timeout=limit or None)
 
+        router = self._router
         try:
-            res = await self._with_retries(run, "query")
+            if read_only and router is not None:
+                res = await self._routed_read(run, router)
+            else:
+                res = await self._with_retries(run, "query")
+                ep = self._shard(namespace) if self.settings.cluster else self._primary
+                if read_only:
+                    ep.reads += 1
+                else:
+                    ep.writes += 1
+                    if router is not None:
+                        router.note_write()
         except rexc.ResponseError as exc:
             text = str(exc)
             if "empty key" in text:
@@ -250,13 +295,22 @@ class FalkorStore:
         )
 
     async def list_graphs(self) -> list[str]:
-        """Names of every graph key on the server."""
+        """Names of every graph key on the server (on every shard of a cluster)."""
+        return sorted(n for names in (await self.graphs_by_shard()).values() for n in names)
+
+    async def graphs_by_shard(self) -> dict[str, list[str]]:
+        """Graph names per server: one entry, or one per cluster master (`host:port`)."""
 
         async def run(db: FalkorDB) -> Any:
-            return await db.list_graphs()
+            if self.settings.cluster:
+                return await clusterlib.cluster_graphs(db)
+            return {self.where: await db.list_graphs()}
 
-        names = await self._with_retries(run, "GRAPH.LIST")
-        return sorted(n.decode() if isinstance(n, bytes) else str(n) for n in names)
+        found: dict[str, list[Any]] = await self._with_retries(run, "GRAPH.LIST")
+        return {
+            shard: sorted(n.decode() if isinstance(n, bytes) else str(n) for n in names)
+            for shard, names in found.items()
+        }
 
     async def delete_graph(self, namespace: str) -> bool:
         """Delete a namespace and everything in it; False when it did not exist."""
@@ -282,11 +336,99 @@ class FalkorStore:
             value = await self._with_retries(run, "GRAPH.MEMORY USAGE")
         except rexc.ResponseError:
             return None
-        if not isinstance(value, list) or len(value) < 2:
+        if isinstance(value, dict):  # the cluster client decodes the reply into a map
+            fields = {str(k): v for k, v in cast(dict[Any, Any], value).items()}
+        elif isinstance(value, list) and len(value) >= 2:
+            fields = {str(value[i]): value[i + 1] for i in range(0, len(value) - 1, 2)}
+        else:
             return None
-        fields = {str(value[i]): value[i + 1] for i in range(0, len(value) - 1, 2)}
         total = fields.get("total_graph_sz_mb")
         return int(float(total) * 1024 * 1024) if isinstance(total, int | float) else None
+
+    # -- routing ------------------------------------------------------------------------------
+
+    def session(self, key: str | None) -> StoreSession:
+        """Read-your-writes session for the code inside (`with` or `async with`).
+
+        Reads of a session that has just written stay on the primary until a replica has
+        applied the write (or `read_your_writes_ms` has passed). Without a session, all
+        callers share one store-wide session. Has no effect without replicas.
+        """
+        return StoreSession(key)
+
+    def routing_stats(self) -> list[RouteStats]:
+        """Per connection: role, address, reads and writes served, health, replica lag."""
+        if self.settings.cluster:
+            if self._db is not None:  # list every master, also those not used yet
+                for address in clusterlib.primaries(self._db):
+                    self._shards.setdefault(address, Endpoint(role="shard", address=address))
+            return [ep.stats() for _, ep in sorted(self._shards.items())]
+        self._primary.address = self.where
+        out = [self._primary.stats()]
+        if self._router is not None:
+            out.extend(ep.stats() for ep in self._router.replicas)
+        return out
+
+    async def refresh_replicas(self) -> None:
+        """Re-read replica health and replication offsets now (normally done every
+        `replica_check_ms` by the reads themselves). No-op without replicas."""
+        if self._router is not None:
+            await self._router.refresh(self._primary_offset)
+
+    def _shard(self, namespace: str) -> Endpoint:
+        address = clusterlib.shard_of(self._db, namespace) if self._db is not None else "?"
+        ep = self._shards.get(address)
+        if ep is None:
+            ep = self._shards[address] = Endpoint(role="shard", address=address)
+        return ep
+
+    async def _primary_offset(self) -> int | None:
+        now = time.monotonic()
+        if not self._primary.healthy and now < self._primary.retry_at:
+            return None
+        try:
+            db = await self._ensure_db()
+            info = await db.connection.info("replication")
+            self._primary.healthy = True
+            return int(info.get("master_repl_offset") or 0)
+        except _CONNECTION_ERRORS as exc:
+            self._primary.mark_down(exc)
+            await self._reset()
+            return None
+
+    async def _routed_read(self, run: Any, router: ReplicaRouter) -> Any:
+        await router.refresh_if_due(self._primary_offset)
+        order = router.plan()
+        failures: list[str] = []
+        for i, ep in enumerate(order):
+            if ep is self._primary and i == len(order) - 1:
+                try:
+                    res = await self._with_retries(run, "query")
+                except StorageUnavailable as exc:
+                    failures.append(f"primary {self.where}: {exc.__cause__}")
+                    break
+                ep.reads += 1
+                return res
+            try:
+                if ep is self._primary:
+                    res = await run(await self._ensure_db())
+                    ep.healthy = True
+                else:
+                    res = await run(await router.connect(ep))
+            except _CONNECTION_ERRORS as exc:
+                failures.append(f"{ep.role} {ep.address or self.where}: {exc}")
+                ep.mark_down(exc)
+                if ep is self._primary:
+                    await self._reset()
+                else:
+                    await router.drop(ep)
+                continue
+            ep.reads += 1
+            return res
+        raise StorageUnavailable(
+            "no FalkorDB server could answer a read (" + "; ".join(failures) + "). Check that "
+            "the primary (FALKORDB_HOST) or a replica (FALKORDB_REPLICAS) is running."
+        )
 
     # -- schema -------------------------------------------------------------------------------
 
