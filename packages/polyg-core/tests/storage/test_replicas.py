@@ -76,9 +76,7 @@ async def test_reads_are_spread_round_robin_over_the_replicas(
     await _caught_up(rstore, shared_set)
     with anyio.fail_after(20):
         for _ in range(20):
-            res = await rstore.query(
-                "rep_rr", "MATCH (n:E_Entity) RETURN count(n)", read_only=True
-            )
+            res = await rstore.query("rep_rr", "MATCH (n:E_Entity) RETURN count(n)", read_only=True)
             assert res.scalar() == 5
     stats = _by_address(rstore.routing_stats())
     primary = stats.pop(shared_set.primary.address)

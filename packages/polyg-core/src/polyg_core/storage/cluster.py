@@ -8,6 +8,7 @@ sent to every master and their answers merged.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -53,13 +54,16 @@ def open_cluster(settings: StorageSettings, connect_timeout: float = 10.0) -> Fa
     password = settings.password.get_secret_value() if settings.password else url_password
     # No `retry=` here: the client's cluster probe copies the connection kwargs, and a
     # Retry object among them breaks it.
-    db = FalkorDB(
-        host=host,
-        port=port,
-        password=password,
-        socket_connect_timeout=connect_timeout,
-        startup_nodes=[ClusterNode(h, p) for h, p, _ in nodes],
-    )
+    with warnings.catch_warnings():
+        # The falkordb client passes redis-py arguments that redis-py has deprecated.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        db = FalkorDB(
+            host=host,
+            port=port,
+            password=password,
+            socket_connect_timeout=connect_timeout,
+            startup_nodes=[ClusterNode(h, p) for h, p, _ in nodes],
+        )
     if not isinstance(db.connection, RedisCluster):
         raise ValueError(
             f"FALKORDB_CLUSTER names {host}:{port}, which is not in cluster mode; use "
