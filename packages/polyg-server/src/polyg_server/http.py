@@ -228,6 +228,8 @@ async def health_body(
             namespaces=names,
             default_graph=ctx.default_namespace,
             uptime=round(ctx.uptime_s, 3),
+            # Role (primary/replica/shard), address, reads/writes served, health, lag.
+            connections=[s.as_dict() for s in ctx.store.routing_stats()],
         )
     return (200 if reachable else 503), body
 
