@@ -104,7 +104,6 @@ async def render() -> str:
         lines += [", ".join(f"`{s['name']}`" for s in group), ""]
         for spec in group:
             output = spec["outputSchema"] or {}
-            fields = ", ".join(f"`{k}`" for k in output.get("properties", {}))
             lines += [
                 f"### `{spec['name']}`",
                 "",
@@ -114,10 +113,26 @@ async def render() -> str:
                 "",
                 *_params(spec["inputSchema"]),
                 "",
-                f"Returns: {output.get('title', 'object')} with {fields or 'no fields'}.",
+                f"Returns: {_returns(output)}.",
                 "",
             ]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _returns(output: dict[str, Any]) -> str:
+    """An output model and its fields; a union output lists each alternative."""
+
+    def one(schema: dict[str, Any]) -> str:
+        fields = ", ".join(f"`{k}`" for k in schema.get("properties", {}))
+        return f"{schema.get('title', 'object')} with {fields or 'no fields'}"
+
+    variants: list[dict[str, Any]] = []
+    for alt in output.get("anyOf", []):
+        ref = str(alt.get("$ref", ""))
+        variants.append(output.get("$defs", {}).get(ref.removeprefix("#/$defs/"), alt))
+    if variants and "properties" not in output:
+        return "one of " + "; or ".join(one(v) for v in variants)
+    return one(output)
 
 
 def main(argv: list[str] | None = None) -> int:

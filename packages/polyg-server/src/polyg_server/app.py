@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+
+from mcp.server.mcpserver import MCPServer
 
 from polyg_server.context import ServerContext
 from polyg_server.registry import PolygServer, ToolSpec, parse_profiles, register_tool
 from polyg_server.resources import register_resources
 from polyg_server.tools import builtin_tool_specs
+from polyg_server.tools.jobs import background_jobs
 
 INSTRUCTIONS = (
     "polyg is multi-graph memory: semantic, temporal, causal and entity graphs joined by "
@@ -25,6 +29,19 @@ def _version() -> str:
         return "0.0.0"
 
 
+def _lifespan(
+    ctx: ServerContext,
+) -> Callable[[MCPServer[Any]], AbstractAsyncContextManager[dict[str, Any]]]:
+    """What runs while the server serves: the in-process job worker (`ctx.jobs.workers`)."""
+
+    @asynccontextmanager
+    async def lifespan(_server: MCPServer[Any]) -> AsyncGenerator[dict[str, Any]]:
+        async with background_jobs(ctx):
+            yield {}
+
+    return lifespan
+
+
 def create_server(
     ctx: ServerContext,
     *,
@@ -32,6 +49,9 @@ def create_server(
     tools: Iterable[ToolSpec[Any, Any]] | None = None,
 ) -> PolygServer:
     """Create the MCP server for a context.
+
+    While it serves (stdio, Streamable HTTP or an in-memory client session), the
+    context's in-process job worker runs when `ctx.jobs.workers` > 0.
 
     Args:
         ctx: the core objects the tools use.
@@ -51,6 +71,7 @@ def create_server(
         version=_version(),
         instructions=INSTRUCTIONS,
         log_level=ctx.settings.log_level,
+        lifespan=_lifespan(ctx),
     )
     for spec in builtin_tool_specs() if tools is None else tools:
         register_tool(server, spec)

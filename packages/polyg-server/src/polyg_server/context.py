@@ -8,11 +8,47 @@ from typing import Any
 
 from polyg_core.config import Settings
 from polyg_core.errors import InvalidInput
+from polyg_core.jobs import QUEUE_NAME, JobPolicy
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.store import FalkorStore
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """How the server queues and runs background jobs (queued remember calls).
+
+    Args:
+        workers: jobs the server runs at once in its own process while it serves
+            (0: none, jobs wait for `polyg worker` processes). `polyg-mcp` takes
+            `POLYG_JOB_WORKERS` (default 4); a context built in code runs none unless
+            asked, so embedding the server never starts background work by surprise.
+        queue_name: the saq queue (one per deployment; tests use their own).
+        policy: retries, timeouts and retention of new jobs (default `JobPolicy()`).
+        sweep_s: how often the worker looks for jobs of dead workers.
+        shutdown_grace_s: on shutdown, how long running jobs may finish before they are
+            put back in the queue (they run again on the next start).
+        dequeue_timeout_s: how long an idle worker slot blocks before it looks again;
+            a new job wakes it at once, so this only bounds idle round trips.
+    """
+
+    workers: int = 0
+    queue_name: str = QUEUE_NAME
+    policy: JobPolicy | None = None
+    sweep_s: int = 10
+    shutdown_grace_s: int = 2
+    dequeue_timeout_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.workers < 0:
+            raise InvalidInput(f"job workers must be 0 or more, got {self.workers}")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> JobOptions:
+        """The options `polyg-mcp` runs with: `POLYG_JOB_WORKERS` concurrent jobs."""
+        return cls(workers=settings.job_workers)
 
 
 @dataclass
@@ -28,6 +64,7 @@ class ServerContext:
             (defaults to `settings.namespace`).
         memory: the memory facade the memory and MAGMA tools use; built from the
             store, embedder, LLM and settings when not given and an embedder is set.
+        jobs: the job queue and the in-process worker (see `JobOptions`).
     """
 
     store: FalkorStore
@@ -36,6 +73,7 @@ class ServerContext:
     llm: LLM | None = None
     default_namespace: str = ""
     memory: Memory | None = None
+    jobs: JobOptions = field(default_factory=JobOptions)
     started_at: float = field(default_factory=time.monotonic)
     services: dict[str, Any] = field(default_factory=lambda: {}, repr=False)
     """Objects tool modules build once per context on first use (e.g. the graph engine)."""

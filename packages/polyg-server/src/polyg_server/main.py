@@ -18,7 +18,7 @@ from polyg_core.storage.store import FalkorStore
 from pydantic import ValidationError
 
 from polyg_server.app import create_server
-from polyg_server.context import ServerContext
+from polyg_server.context import JobOptions, ServerContext
 from polyg_server.http import LOOPBACK_HOSTS, HttpOptions, create_http_app
 from polyg_server.registry import parse_profiles
 
@@ -93,7 +93,11 @@ async def serve(settings: Settings, *, http: bool) -> None:
     try:
         logger.info("FalkorDB: %s", store.where)
         ctx = ServerContext(
-            store=store, settings=settings, embedder=_embedder(settings), llm=make_llm(settings)
+            store=store,
+            settings=settings,
+            embedder=_embedder(settings),
+            llm=make_llm(settings),
+            jobs=JobOptions.from_settings(settings),
         )
         server = create_server(ctx)
         if not http:

@@ -129,6 +129,8 @@ class JobWorker:
         burst: stop once the queue is empty (benchmarks).
         shutdown_grace_s: on stop, how long running jobs may finish before they are
             cancelled and put back in the queue.
+        dequeue_timeout_s: how long each idle slot blocks waiting for a job before it
+            looks again (a queued job wakes it at once; longer = fewer idle round trips).
     """
 
     queue: JobQueue
@@ -140,6 +142,7 @@ class JobWorker:
     handle_signals: bool = False
     burst: bool = False
     shutdown_grace_s: int = 2
+    dequeue_timeout_s: float = 1.0
     worker: Worker[Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -155,7 +158,7 @@ class JobWorker:
             functions=[(REMEMBER, remember_job)],
             concurrency=self.concurrency,
             timers={"sweep": self.sweep_s, "abort": 1, "schedule": 1, "worker_info": 10},
-            dequeue_timeout=1.0,
+            dequeue_timeout=self.dequeue_timeout_s,
             burst=self.burst,
             shutdown_grace_period_s=self.shutdown_grace_s,
             metadata={"concurrency": self.concurrency},
@@ -184,8 +187,22 @@ class JobWorker:
         )
         await self.worker.start()
 
+    @property
+    def busy(self) -> int:
+        """Jobs this worker is running now."""
+        return len(self.worker.job_task_contexts)
+
     async def stop(self) -> None:
-        """Stop taking jobs; running ones get the grace period, then go back to the queue."""
+        """Stop taking jobs; running ones get the grace period, then go back to the queue.
+
+        An idle worker stops at once: its slots only wait for the next job, so they are
+        cancelled instead of waiting out their dequeue timeout. A job handed over just as
+        its wait is cancelled stays in the active list and the sweep puts it back.
+        """
+        if not self.worker.job_task_contexts:
+            self.worker.event.set()
+            for task in list(self.worker.tasks):
+                task.cancel()
         await self.worker.stop()
 
     @asynccontextmanager

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Final
 
 import anyio
-from polyg_core.errors import InvalidInput
+from polyg_core.errors import InvalidInput, PolygError
 from polyg_core.graphs.stats import graph_statistics
 from polyg_core.storage.schema import META
 from polyg_core.storage.store import FalkorStore
 from polyg_shared.engine import GraphInfoOutput
+from polyg_shared.jobs import JobStats
 from polyg_shared.stats import GraphCounts, GraphStatistics
 from polyg_shared.timeutil import from_epoch_ms, iso
 from pydantic import BaseModel, ConfigDict, Field
+from redis.exceptions import RedisError
 
 from polyg_server.context import ServerContext
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, ToolInput, ToolSpec
+from polyg_server.tools.jobs import job_queue
+
+logger = logging.getLogger(__name__)
 
 _PARALLEL_GRAPH_QUERIES = 8
+_JOB_STATS_TIMEOUT_S = 5.0
 
 
 class GraphArgs(ToolInput):
@@ -36,6 +43,20 @@ class DeleteGraphArgs(ToolInput):
     confirm: bool = Field(
         default=False,
         description="Must be true to delete the default graph (the main memory).",
+    )
+
+
+class Statistics(GraphStatistics):
+    """get_statistics: the graph's counts and its background jobs by status."""
+
+    jobs: JobStats | None = Field(
+        default=None,
+        description=(
+            "Background jobs of this graph (queued remember calls) kept by the queue, by "
+            "status: queued, running, done, failed, cancelled; finished jobs are kept for "
+            "a week. list_jobs with status failed shows the errors. null when the job "
+            "queue could not be read."
+        ),
     )
 
 
@@ -116,9 +137,22 @@ async def _summary(store: FalkorStore, name: str, default: str) -> GraphSummary:
     )
 
 
-async def get_statistics(ctx: ServerContext, inp: GraphArgs) -> GraphStatistics:
-    """Node/edge counts per graph and cross-link type of one namespace."""
-    return await graph_statistics(ctx.store, ctx.namespace(inp.graph))
+async def _job_stats(ctx: ServerContext, ns: str) -> JobStats | None:
+    with anyio.move_on_after(_JOB_STATS_TIMEOUT_S):
+        try:
+            return await (await job_queue(ctx)).stats(ns)
+        except (PolygError, RedisError, OSError) as exc:
+            logger.warning("job counts unavailable for get_statistics: %s", exc)
+            return None
+    logger.warning("job counts unavailable for get_statistics: the queue did not answer")
+    return None
+
+
+async def get_statistics(ctx: ServerContext, inp: GraphArgs) -> Statistics:
+    """Node/edge counts per graph and cross-link type of one namespace, and its jobs."""
+    ns = ctx.namespace(inp.graph)
+    stats = await graph_statistics(ctx.store, ns)
+    return Statistics(**stats.model_dump(), jobs=await _job_stats(ctx, ns))
 
 
 async def list_graphs(ctx: ServerContext, inp: ListGraphsArgs) -> GraphList:
@@ -204,10 +238,11 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
             "Node and edge counts of one graph (namespace): per memory graph (semantic, "
             "temporal, causal, entity) with counts per label and relationship type, "
             "cross-link counts (X_REPRESENTS, X_INVOLVES, X_AFFECTS, X_REFERS_TO), "
-            "scratch-graph counts and memory use."
+            "scratch-graph counts, memory use, and the graph's background jobs by status "
+            "(queued, running, done, failed, cancelled)."
         ),
         input_model=GraphArgs,
-        output_model=GraphStatistics,
+        output_model=Statistics,
         handler=get_statistics,
         annotations=READ_ONLY,
     ),

@@ -1,15 +1,22 @@
 """Job tools: follow, list, cancel and retry background jobs (queued remember calls).
 
 The queue lives in the FalkorDB server's Redis (see polyg_core.jobs); it is opened
-once per server context on first use and kept in `ctx.services`.
+once per server context on first use and kept in `ctx.services`. `background_jobs`
+runs the context's in-process worker for the server's lifespan.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from polyg_core.jobs import JobQueue
+from polyg_core.errors import PolygError
+from polyg_core.jobs import JobQueue, JobWorker
 from polyg_core.storage.namespace import validate_namespace
 from polyg_shared.jobs import JobInfo, JobList, JobStatus
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -17,8 +24,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from polyg_server.context import ServerContext
 from polyg_server.registry import READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolSpec
 
+logger = logging.getLogger(__name__)
+
 _KEY = "jobs.queue"
 _LOCK = "jobs.queue.lock"
+_RUNNER = "jobs.runner"
+_OPEN_RETRY_MAX_S = 30.0
+_STOP_MARGIN_S = 10.0
 
 JobId = Field(
     min_length=1,
@@ -64,9 +76,103 @@ async def job_queue(ctx: ServerContext) -> JobQueue:
     async with lock:
         queue = ctx.services.get(_KEY)
         if not isinstance(queue, JobQueue):
-            queue = await JobQueue.open(ctx.store)
+            queue = await JobQueue.open(ctx.store, name=ctx.jobs.queue_name, policy=ctx.jobs.policy)
             ctx.services[_KEY] = queue
     return queue
+
+
+async def close_job_queue(ctx: ServerContext) -> None:
+    """Close the context's job queue if it was opened (a later call opens it again)."""
+    queue = ctx.services.pop(_KEY, None)
+    if isinstance(queue, JobQueue):
+        await queue.close()
+
+
+@dataclass
+class _WorkerRun:
+    """The in-process worker of one context, shared by every session of its server."""
+
+    users: int = 0
+    task: asyncio.Task[None] | None = None
+    worker: JobWorker | None = None
+
+
+async def _run_worker(ctx: ServerContext, run: _WorkerRun) -> None:
+    opts = ctx.jobs
+    memory = ctx.require_memory()
+    delay = 1.0
+    while True:
+        try:
+            queue = await job_queue(ctx)
+            break
+        except (PolygError, OSError) as exc:
+            # The store may come back (a restarted FalkorDB): keep trying, quietly.
+            logger.warning("job queue unavailable (%s); retrying in %.0f s", exc, delay)
+            await anyio.sleep(delay)
+            delay = min(delay * 2, _OPEN_RETRY_MAX_S)
+    run.worker = JobWorker(
+        queue,
+        memory,
+        concurrency=opts.workers,
+        sweep_s=opts.sweep_s,
+        shutdown_grace_s=opts.shutdown_grace_s,
+        dequeue_timeout_s=opts.dequeue_timeout_s,
+    )
+    try:
+        await run.worker.run()
+    except Exception:  # a background task: nobody else would see it
+        logger.exception("the job worker stopped on an error; queued jobs wait for a worker")
+        raise
+
+
+async def _stop(ctx: ServerContext, run: _WorkerRun) -> None:
+    task, worker = run.task, run.worker
+    run.task = run.worker = None
+    if worker is not None:
+        await worker.stop()
+        logger.info("job worker %s stopped", worker.worker_id)
+    if task is not None:
+        task.cancel()
+        # Its errors were logged where they happened.
+        await asyncio.gather(task, return_exceptions=True)
+    await close_job_queue(ctx)
+
+
+@asynccontextmanager
+async def background_jobs(ctx: ServerContext) -> AsyncGenerator[None]:
+    """Run the context's in-process job worker while the block runs (the server's lifespan).
+
+    The worker starts in the background (the queue is opened there, so serving does
+    not wait for it) and takes `ctx.jobs.workers` jobs at a time; nested or
+    concurrent blocks on one context share it, and the last one to leave stops it:
+    running jobs get `ctx.jobs.shutdown_grace_s`, then go back to the queue and run
+    again on the next start. Nothing runs when `ctx.jobs.workers` is 0 or the
+    server has no memory (no embedding model).
+    """
+    if ctx.jobs.workers == 0:
+        yield
+        return
+    if ctx.memory is None:
+        logger.warning("no job worker: the server has no memory (no embedding model)")
+        yield
+        return
+    run = ctx.services.setdefault(_RUNNER, _WorkerRun())
+    assert isinstance(run, _WorkerRun)
+    run.users += 1
+    if run.task is None:
+        run.task = asyncio.create_task(_run_worker(ctx, run), name="polyg-job-worker")
+    try:
+        yield
+    finally:
+        run.users -= 1
+        if run.users == 0:
+            with (
+                anyio.CancelScope(shield=True),
+                anyio.move_on_after(ctx.jobs.shutdown_grace_s + _STOP_MARGIN_S) as scope,
+            ):
+                await _stop(ctx, run)
+            if scope.cancelled_caught:
+                logger.warning("the job worker did not stop in time; its jobs will be swept")
 
 
 async def get_job(ctx: ServerContext, inp: JobArgs) -> JobInfo:

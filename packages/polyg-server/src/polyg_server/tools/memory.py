@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from typing import Any, Final, Literal
 
+from polyg_core.config import Settings
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
 from polyg_core.memory import Memory
 from polyg_core.resolve import CAUSAL_NAMES, CONCEPT_NAMES, ENTITY_NAMES
+from polyg_core.retrieval.filters import prefixed_tags
 from polyg_core.storage.schema import EVENT
 from polyg_shared.causal import CausalLinkResult
 from polyg_shared.edges import EntityRelation
+from polyg_shared.jobs import JobRef
 from polyg_shared.nodes import Event, Fact
 from polyg_shared.retrieval import RecallResult, RememberResult
 from polyg_shared.temporal import FactWrite
@@ -44,11 +47,17 @@ from polyg_shared.tools import (
     RememberInput,
     UpdateEntityInput,
 )
+from pydantic import ConfigDict, Field, RootModel
 
 from polyg_server.context import ServerContext
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolSpec
+from polyg_server.tools.jobs import job_queue
 
 PROFILE = "memory"
+
+REMEMBER_WAIT_MAX_CHARS: Final[int] = Settings.model_fields["remember_wait_max_chars"].default
+"""remember without `wait` answers when written for content up to this many characters
+and queues longer content (the default of POLYG_REMEMBER_WAIT_MAX_CHARS)."""
 
 
 def memory_and_ns(ctx: ServerContext, graph: str | None) -> tuple[Memory, str]:
@@ -89,19 +98,78 @@ async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
     )
 
 
-async def remember(ctx: ServerContext, inp: RememberInput) -> RememberResult:
+class RememberArgs(RememberInput):
+    """Arguments of remember: RememberInput and whether to wait for the writes."""
+
+    wait: bool | None = Field(
+        default=None,
+        description=(
+            "true: answer when everything is written (the RememberResult). false: queue "
+            "the text as a background job and answer at once with its job_id; follow it "
+            "with get_job until status is done (or failed). Default: true for text up to "
+            f"{REMEMBER_WAIT_MAX_CHARS:,} characters (POLYG_REMEMBER_WAIT_MAX_CHARS), "
+            "false above."
+        ),
+    )
+
+
+class RememberQueued(JobRef):
+    """remember's answer when the text was queued: the job to follow with get_job."""
+
+    queued: Literal[True] = Field(
+        default=True, description="Always true: the text is queued, nothing is written yet."
+    )
+    next_step: str = Field(description="What to call to see the result.")
+
+
+class RememberOutput(RootModel[RememberResult | RememberQueued]):
+    """What remember wrote (wait) or the job that will write it (queued: true)."""
+
+    model_config = ConfigDict(json_schema_extra={"type": "object"})
+
+
+def _next_step(ctx: ServerContext, ref: JobRef) -> str:
+    step = (
+        f"call get_job with job_id {ref.job_id!r} until status is done (the result then "
+        "lists what was written) or failed (the error says why)"
+    )
+    if ctx.jobs.workers == 0:
+        step += (
+            "; this server runs no job worker (POLYG_JOB_WORKERS=0), so the job waits for a "
+            "`polyg worker` process"
+        )
+    return step
+
+
+async def remember(ctx: ServerContext, inp: RememberArgs) -> RememberOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
-    return await mem.remember(
+    category = inp.category.value if inp.category else None
+    wait = inp.wait
+    if wait is None:
+        wait = len(inp.content) <= ctx.settings.remember_wait_max_chars
+    if not wait:
+        tags = prefixed_tags(inp.tags, who=inp.who, project=inp.project, why=inp.why)
+        ref = await (await job_queue(ctx)).enqueue_remember(
+            inp.content,
+            graph=ns,
+            reference_time=inp.reference_time,
+            category=category,
+            tags=tags,
+            source_id=inp.source_id,
+        )
+        return RememberOutput(RememberQueued(**ref.model_dump(), next_step=_next_step(ctx, ref)))
+    result = await mem.remember(
         inp.content,
         graph=ns,
         reference_time=inp.reference_time,
-        category=inp.category.value if inp.category else None,
+        category=category,
         tags=list(inp.tags),
         source_id=inp.source_id,
         who=inp.who,
         project=inp.project,
         why=inp.why,
     )
+    return RememberOutput(result)
 
 
 # -- writes ------------------------------------------------------------------------------------
@@ -334,10 +402,13 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
             "Store free text in memory: entities, relations, events, facts, causal links and "
             "concepts are extracted and written with their cross-links, and the text is kept. "
             "Use it for notes, incident reports, decisions. Remembering the same text again "
-            "changes nothing (`created: false`). Returns everything written."
+            "changes nothing (`created: false`). Returns everything written; with wait: "
+            f"false (the default above {REMEMBER_WAIT_MAX_CHARS:,} characters) the text is "
+            "queued instead and the answer is `queued: true` with a job_id to follow with "
+            "get_job."
         ),
-        input_model=RememberInput,
-        output_model=RememberResult,
+        input_model=RememberArgs,
+        output_model=RememberOutput,
         handler=remember,
         annotations=WRITE_IDEMPOTENT,
         profile=PROFILE,
