@@ -384,23 +384,35 @@ class EntityGraph:
         """Relate many (source uuid, target uuid, relationship type, properties) in one query.
 
         For bulk writes (import, benchmarks): ends are uuids, not names; pairs whose
-        ends do not exist are skipped; self-links are refused.
+        ends do not exist are skipped; self-links are refused. Like `link`, relating a
+        pair again with the same type (compared like names) keeps the first spelling
+        and replaces the relation's properties when new ones are given.
 
         Returns:
-            How many relations were created (existing ones are left as they are).
+            How many relations were created.
 
         Raises:
             InvalidInput: a self-link, a blank relationship type or bad properties.
         """
-        rows: list[dict[str, Any]] = []
+        rows: dict[tuple[str, str, str], dict[str, Any]] = {}
         for src, dst, rel_type, rel_props in items:
             if src == dst:
                 raise InvalidInput(f"an entity cannot be related to itself (uuid {src})")
             rel = check_text(rel_type, "relationship type")
             given = check_properties(rel_props) if rel_props is not None else None
-            rows.append(
-                {"a": src, "b": dst, "rk": name_key(rel), "rt": rel, "p": dump_properties(given)}
-            )
+            key = (src, dst, name_key(rel))
+            row = rows.get(key)
+            if row is None:
+                rows[key] = {
+                    "a": src,
+                    "b": dst,
+                    "rk": key[2],
+                    "rt": rel,
+                    "p": dump_properties(given),
+                    "has": given is not None,
+                }
+            elif given is not None:
+                row["p"], row["has"] = dump_properties(given), True
         if not rows:
             return 0
         now = now_ms()
@@ -410,8 +422,9 @@ class EntityGraph:
             f"MATCH (b:{ENTITY} {{uuid: row.b}}) "
             f"MERGE (a)-[r:{R_RELATES} {{rel_key: row.rk}}]->(b) "
             "ON CREATE SET r.relationship_type = row.rt, r.properties = row.p, "
-            "r.created_at = $now, r.created_at_iso = $iso",
-            {"rows": rows, "now": now, "iso": iso_ms(now)},
+            "r.created_at = $now, r.created_at_iso = $iso "
+            "ON MATCH SET r.properties = CASE WHEN row.has THEN row.p ELSE r.properties END",
+            {"rows": list(rows.values()), "now": now, "iso": iso_ms(now)},
         )
         return res.relationships_created
 

@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from polyg_shared.timeutil import to_epoch_ms
-
 from polyg_core.errors import (
     AmbiguousName,
     InvalidInput,
@@ -25,7 +23,7 @@ from polyg_core.errors import (
     StorageError,
     StorageUnavailable,
 )
-from polyg_core.graphs.base import name_key, type_key
+from polyg_core.graphs.bulk import BulkResult, EventItem, RelationItem, add_events, add_relations
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph
@@ -46,7 +44,7 @@ from polyg_core.io.records import (
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.namespace import validate_namespace
-from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT, R_CAUSES, R_RELATES
+from polyg_core.storage.schema import CAUSAL, R_CAUSES
 from polyg_core.storage.store import FalkorStore
 from polyg_core.text import normalize_description
 
@@ -351,36 +349,30 @@ class RecordWriter:
                 raise
             except _RECORD_ERRORS as exc:
                 logger.info("typed relation endpoints written one by one: %s", exc)
-        existing = await self._existing_relations(namespace, [r for _, r in items])
-        for line, rec in items:
-            await self._one(report, "relation", line, self._relation(namespace, rec, existing))
-
-    async def _existing_relations(
-        self, namespace: str, recs: Sequence[RelationRecord]
-    ) -> set[tuple[str, str, str]]:
-        keys = [[name_key(r.source), name_key(r.target), name_key(r.type)] for r in recs]
-        res = await self.store.query(
+        written = await add_relations(
+            self.entities,
             namespace,
-            f"UNWIND $keys AS k MATCH (a:{ENTITY} {{name_key: k[0]}})-[r:{R_RELATES}]->"
-            f"(b:{ENTITY} {{name_key: k[1]}}) WHERE r.rel_key = k[2] RETURN DISTINCT k",
-            {"keys": keys},
-            read_only=True,
+            [
+                RelationItem(
+                    (r.source, r.source_type), (r.target, r.target_type), r.type, r.properties
+                )
+                for _, r in items
+            ],
         )
-        return {(str(k[0]), str(k[1]), str(k[2])) for (k,) in res.rows}
+        self._count(report, "relation", [line for line, _ in items], written)
 
-    async def _endpoint(self, namespace: str, name: str, entity_type: str | None) -> str:
-        if entity_type:
-            found = await self.entities.get(namespace, name, type_key(entity_type))
-            return found.uuid
-        return (await self.entities.ensure(namespace, [name]))[name]
-
-    async def _relation(
-        self, namespace: str, rec: RelationRecord, existing: set[tuple[str, str, str]]
-    ) -> bool:
-        src = await self._endpoint(namespace, rec.source, rec.source_type)
-        dst = await self._endpoint(namespace, rec.target, rec.target_type)
-        await self.entities.link(namespace, src, dst, rec.type, rec.properties or None)
-        return (name_key(rec.source), name_key(rec.target), name_key(rec.type)) not in existing
+    def _count(
+        self, report: ImportReport, kind: str, lines: list[int], written: BulkResult
+    ) -> None:
+        counts = report.kind(kind)
+        for line, outcome in zip(lines, written.outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                counts.failed += 1
+                report.errors.append(LineError(line, f"{kind}: {outcome}"))
+            elif outcome:
+                counts.created += 1
+            else:
+                counts.merged += 1
 
     # -- temporal -----------------------------------------------------------------------------
 
@@ -389,30 +381,15 @@ class RecordWriter:
     ) -> None:
         if not items:
             return
-        keys = [[r.description.strip(), to_epoch_ms(r.occurred_at)] for _, r in items]
-        res = await self.store.query(
+        written = await add_events(
+            self.entities,
             namespace,
-            f"UNWIND $keys AS k MATCH (ev:{EVENT} {{description: k[0], occurred_at: k[1]}}) "
-            "RETURN DISTINCT k",
-            {"keys": keys},
-            read_only=True,
+            [
+                EventItem(r.description, r.occurred_at, r.duration_ms, list(r.entities))
+                for _, r in items
+            ],
         )
-        existing = {(str(k[0]), int(k[1])) for (k,) in res.rows}
-        for line, rec in items:
-            key = (rec.description.strip(), to_epoch_ms(rec.occurred_at))
-            created = key not in existing
-            existing.add(key)
-            await self._one(report, "event", line, self._event(namespace, rec, created))
-
-    async def _event(self, namespace: str, rec: EventRecord, created: bool) -> bool:
-        await self.temporal.add_event(
-            namespace,
-            rec.description,
-            rec.occurred_at,
-            duration_ms=rec.duration_ms,
-            entities=list(rec.entities),
-        )
-        return created
+        self._count(report, "event", [line for line, _ in items], written)
 
     async def _fact(self, namespace: str, rec: FactRecord) -> bool:
         written = await self.temporal.add_fact(

@@ -1,0 +1,355 @@
+"""Batched writes for bulk loading: many relations or events in a few queries.
+
+The graph classes write one record per call and resolve every name on the way
+(uuid, exact, normalised, embedding), several queries per record. An import
+writes thousands of records whose names almost always match an entity exactly,
+so these functions resolve the names of a whole batch in one query, write the
+batch in one UNWIND query, and leave only the names that need the full resolver
+(fuzzy matches, ambiguity, new names) to it. The stored result is the same as
+writing the records one by one.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid as uuidlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from polyg_shared.timeutil import iso
+
+from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound, StorageUnavailable
+from polyg_core.graphs.base import check_properties, embed_texts, name_key, prepare, type_key
+from polyg_core.graphs.base import check_text as base_check_text
+from polyg_core.graphs.entity import EntityGraph
+from polyg_core.graphs.entity_refs import ensure_entity_uuids, epoch_ms, from_ms
+from polyg_core.graphs.temporal_queries import TimeInput, check_text, parse_time
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.resolve import NameResolver
+from polyg_core.storage.schema import ENTITY, EVENT, R_BEFORE, R_RELATES, X_INVOLVES
+from polyg_core.storage.store import FalkorStore
+
+logger = logging.getLogger(__name__)
+
+_UUID = re.compile(r"^[0-9a-f]{32}$|^[0-9a-f-]{36}$")
+
+Untyped = Literal["ensure", "refs"]
+Ref = tuple[str, str | None]
+"""An entity reference: a name (or uuid) and, optionally, its entity type."""
+
+# For each entity whose events changed, rebuild its T_BEFORE chain from the last
+# event before the earliest changed time onward: the predecessor plus every later
+# event, relinked in (occurred_at, uuid) order. Edges before the predecessor are
+# untouched, so appending to a long history costs only the tail. One query, so a
+# concurrent reader never sees a chain half rebuilt.
+REPAIR_CHAINS = f"""
+UNWIND $rows AS row
+MATCH (x:{ENTITY} {{uuid: row.x}})
+OPTIONAL MATCH (p:{EVENT})-[:{X_INVOLVES}]->(x) WHERE p.occurred_at < row.t
+WITH row, x, p ORDER BY p.occurred_at DESC, p.uuid DESC
+WITH row, x, collect(p)[0] AS prev
+MATCH (ev:{EVENT})-[:{X_INVOLVES}]->(x) WHERE ev.occurred_at >= row.t
+WITH row, prev, ev ORDER BY ev.occurred_at ASC, ev.uuid ASC
+WITH row, prev, collect(ev) AS later
+WITH row, CASE WHEN prev IS NULL THEN later ELSE [prev] + later END AS seg
+UNWIND seg AS s
+OPTIONAL MATCH (s)-[r:{R_BEFORE}]->() WHERE r.entity = row.x
+DELETE r
+WITH row, seg, count(r) AS removed
+UNWIND range(0, size(seg) - 2) AS i
+WITH row, seg[i] AS a, seg[i + 1] AS b
+CREATE (a)-[:{R_BEFORE} {{entity: row.x}}]->(b)
+RETURN count(*)
+"""
+
+WRITE_EVENTS = f"""
+UNWIND $rows AS row
+MERGE (ev:{EVENT} {{description: row.desc, occurred_at: row.t}})
+ON CREATE SET ev.uuid = row.uuid, ev.occurred_at_iso = row.t_iso, ev.duration_ms = row.dur,
+    ev.recorded_at = $now, ev.recorded_at_iso = $now_iso,
+    ev.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+WITH ev, row
+UNWIND row.eids AS eid
+MATCH (x:{ENTITY} {{uuid: eid}})
+MERGE (ev)-[:{X_INVOLVES}]->(x)
+RETURN count(*)
+"""
+
+
+@dataclass
+class BulkResult:
+    """Per input item: created (True), matched something stored (False), or an error."""
+
+    outcomes: list[bool | Exception] = field(default_factory=list[bool | Exception])
+
+    @property
+    def created(self) -> int:
+        """Items that created something new."""
+        return sum(1 for o in self.outcomes if o is True)
+
+
+async def exact_entity_uuids(
+    store: FalkorStore, namespace: str, refs: Sequence[Ref]
+) -> dict[Ref, str]:
+    """The entity uuid of each reference whose normalised name (and type) matches one entity.
+
+    References matching no entity, or several, and uuid-shaped names are left out:
+    they need the full resolver.
+    """
+    wanted: dict[Ref, list[Any]] = {}
+    for name, etype in refs:
+        text = name.strip()
+        if (name, etype) in wanted or not text or _UUID.match(text.casefold()):
+            continue
+        wanted[(name, etype)] = [name, name_key(text), type_key(etype) if etype else None]
+    if not wanted:
+        return {}
+    res = await store.query(
+        namespace,
+        f"UNWIND $refs AS r MATCH (n:{ENTITY} {{name_key: r[1]}}) "
+        "WHERE r[2] IS NULL OR n.entity_type = r[2] "
+        "RETURN r[0], r[2], collect(n.uuid)",
+        {"refs": list(wanted.values())},
+        read_only=True,
+    )
+    refs_of: dict[tuple[str, Any], list[Ref]] = {}
+    for ref, row in wanted.items():
+        refs_of.setdefault((row[0], row[2]), []).append(ref)
+    out: dict[Ref, str] = {}
+    for name, etype, uuids in res.rows:
+        if len(uuids) == 1:
+            for ref in refs_of.get((str(name), etype), []):
+                out[ref] = str(uuids[0])
+    return out
+
+
+async def _ensure_each(
+    entities: EntityGraph,
+    store: FalkorStore,
+    resolver: NameResolver,
+    embedder: Embedder,
+    namespace: str,
+    refs: Sequence[Ref],
+    untyped: Untyped,
+) -> dict[Ref, str | Exception]:
+    """Resolve (or create) references the exact match left out, one at a time."""
+    out: dict[Ref, str | Exception] = {}
+    for name, etype in dict.fromkeys(refs):
+        try:
+            if etype:
+                out[(name, etype)] = (await entities.get(namespace, name, type_key(etype))).uuid
+            elif untyped == "ensure":
+                out[(name, etype)] = (await entities.ensure(namespace, [name]))[name]
+            else:
+                got = await ensure_entity_uuids(store, resolver, embedder, namespace, [name])
+                out[(name, etype)] = got[name.strip()]
+        except StorageUnavailable:
+            raise
+        except (InvalidInput, NodeNotFound, AmbiguousName) as exc:
+            out[(name, etype)] = exc
+    return out
+
+
+async def resolve_refs(
+    entities: EntityGraph,
+    store: FalkorStore,
+    resolver: NameResolver,
+    embedder: Embedder,
+    namespace: str,
+    refs: Sequence[Ref],
+    untyped: Untyped = "refs",
+) -> dict[Ref, str | Exception]:
+    """Map every reference to an entity uuid, or to the error that resolving it raised.
+
+    Untyped names that match nothing become plain entities, the way relations
+    (`EntityGraph.ensure`, untyped="ensure") or events and facts (`ensure_entity_uuids`,
+    untyped="refs") create them; typed references must exist (`NodeNotFound` otherwise).
+    """
+    exact = await exact_entity_uuids(store, namespace, refs)
+    rest = [r for r in dict.fromkeys(refs) if r not in exact]
+    out: dict[Ref, str | Exception] = dict(exact)
+    if rest:
+        out.update(
+            await _ensure_each(entities, store, resolver, embedder, namespace, rest, untyped)
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class RelationItem:
+    """A relation to write: ends by name (and optional type), relation name, properties."""
+
+    source: Ref
+    target: Ref
+    relation: str
+    properties: Mapping[str, Any] | None = None
+
+
+async def add_relations(
+    entities: EntityGraph,
+    namespace: str,
+    items: Sequence[RelationItem],
+) -> BulkResult:
+    """Relate many entity pairs: ends resolved for the whole batch, links in one query.
+
+    A relation whose end cannot be resolved, or whose ends are one entity, fails on
+    its own; the others are written. `True` means the relation did not exist before.
+    """
+    store, resolver, embedder = entities.store, entities.resolver, entities.embedder
+    result = BulkResult([False] * len(items))
+    if not items:
+        return result
+    uuids = await resolve_refs(
+        entities,
+        store,
+        resolver,
+        embedder,
+        namespace,
+        [r for it in items for r in (it.source, it.target)],
+        "ensure",
+    )
+    rows: list[tuple[int, str, str, RelationItem]] = []
+    for i, it in enumerate(items):
+        a, b = uuids[it.source], uuids[it.target]
+        if isinstance(a, Exception) or isinstance(b, Exception):
+            result.outcomes[i] = a if isinstance(a, Exception) else b  # type: ignore[assignment]
+        elif a == b:
+            result.outcomes[i] = InvalidInput(
+                f"{it.source[0]!r} and {it.target[0]!r} are the same entity; an entity "
+                "cannot be related to itself — link two different entities"
+            )
+        else:
+            rows.append((i, a, b, it))
+    if not rows:
+        return result
+    keys = [[a, b, name_key(it.relation)] for _, a, b, it in rows]
+    res = await store.query(
+        namespace,
+        f"UNWIND $keys AS k MATCH (:{ENTITY} {{uuid: k[0]}})-[r:{R_RELATES}]->"
+        f"(:{ENTITY} {{uuid: k[1]}}) WHERE r.rel_key = k[2] RETURN DISTINCT k",
+        {"keys": keys},
+        read_only=True,
+    )
+    existing = {(str(k[0]), str(k[1]), str(k[2])) for (k,) in res.rows}
+    good: list[tuple[str, str, str, Mapping[str, Any] | None]] = []
+    for (i, a, b, it), key in zip(rows, keys, strict=True):
+        try:
+            base_check_text(it.relation, "relationship type")
+            if it.properties is not None:
+                check_properties(it.properties)
+        except InvalidInput as exc:
+            result.outcomes[i] = exc
+            continue
+        good.append((a, b, it.relation, it.properties))
+        k = (str(key[0]), str(key[1]), str(key[2]))
+        result.outcomes[i] = k not in existing
+        existing.add(k)
+    await entities.link_many(namespace, good)
+    return result
+
+
+@dataclass(frozen=True)
+class EventItem:
+    """An event to write: description, time, optional duration, entity names."""
+
+    description: str
+    occurred_at: TimeInput
+    duration_ms: int | None = None
+    entities: Sequence[str] = ()
+
+
+async def add_events(
+    entities: EntityGraph,
+    namespace: str,
+    items: Sequence[EventItem],
+) -> BulkResult:
+    """Record many events: names resolved per batch, events and links in one query each,
+    then each touched entity's `T_BEFORE` chain repaired from the earliest new event on.
+
+    The same description at the same instant is one event, as with `add_event`; an
+    event whose entity names cannot be resolved fails on its own.
+    """
+    store, resolver, embedder = entities.store, entities.resolver, entities.embedder
+    result = BulkResult([False] * len(items))
+    if not items:
+        return result
+    await prepare(store, namespace, embedder)
+    parsed: dict[int, tuple[str, int]] = {}
+    for i, it in enumerate(items):
+        try:
+            desc = check_text(it.description, "description", 4096)
+            when = epoch_ms(parse_time(it.occurred_at, "occurred_at"))
+            if it.duration_ms is not None and (
+                isinstance(it.duration_ms, bool) or it.duration_ms < 0
+            ):
+                raise InvalidInput(
+                    f"duration_ms must be a whole number >= 0, got {it.duration_ms!r}"
+                )
+        except InvalidInput as exc:
+            result.outcomes[i] = exc
+            continue
+        parsed[i] = (desc, when)
+    refs = [(n, None) for i in parsed for n in items[i].entities]
+    uuids = await resolve_refs(entities, store, resolver, embedder, namespace, refs)
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
+    slots: list[tuple[int, tuple[str, int]]] = []
+    for i, key in parsed.items():
+        eids: list[str] = []
+        for name in items[i].entities:
+            got = uuids[(name, None)]
+            if isinstance(got, Exception):
+                result.outcomes[i] = got
+                break
+            eids.append(got)
+        if isinstance(result.outcomes[i], Exception):
+            continue
+        row = rows.get(key)
+        if row is None:
+            desc, t = key
+            rows[key] = {
+                "desc": desc,
+                "t": t,
+                "t_iso": iso(from_ms(t)),
+                "dur": items[i].duration_ms,
+                "uuid": uuidlib.uuid4().hex,
+                "eids": sorted(set(eids)),
+                "vec": None,
+            }
+        else:
+            row["eids"] = sorted(set(row["eids"]) | set(eids))
+        slots.append((i, key))
+    if not rows:
+        return result
+    res = await store.query(
+        namespace,
+        f"UNWIND $keys AS k MATCH (ev:{EVENT} {{description: k[0], occurred_at: k[1]}}) "
+        "RETURN DISTINCT k",
+        {"keys": [list(k) for k in rows]},
+        read_only=True,
+    )
+    existing = {(str(k[0]), int(k[1])) for (k,) in res.rows}
+    new = [k for k in rows if k not in existing]
+    for k, vec in zip(new, await embed_texts(embedder, [k[0] for k in new]), strict=True):
+        rows[k]["vec"] = vec
+    now = datetime.now(UTC)
+    await store.query(
+        namespace,
+        WRITE_EVENTS,
+        {"rows": list(rows.values()), "now": epoch_ms(now), "now_iso": iso(now)},
+    )
+    earliest: dict[str, int] = {}
+    for row in rows.values():
+        for eid in row["eids"]:
+            earliest[eid] = min(earliest.get(eid, row["t"]), row["t"])
+    if earliest:
+        await store.query(
+            namespace, REPAIR_CHAINS, {"rows": [{"x": x, "t": t} for x, t in earliest.items()]}
+        )
+    seen: set[tuple[str, int]] = set()
+    for i, key in slots:
+        result.outcomes[i] = key not in existing and key not in seen
+        seen.add(key)
+    return result
