@@ -73,13 +73,20 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _ping(socket_path: str, timeout: float = 1.0) -> bool:
+    return _state(socket_path, timeout) == "up"
+
+
+def _state(socket_path: str, timeout: float = 1.0) -> str:
+    """ "up", "loading" (replaying its append-only file) or "down"."""
     client = redis.Redis(
         unix_socket_path=socket_path, socket_timeout=timeout, socket_connect_timeout=timeout
     )
     try:
-        return bool(client.ping())
+        return "up" if client.ping() else "down"
+    except redis.BusyLoadingError:
+        return "loading"
     except (redis.RedisError, OSError):
-        return False
+        return "down"
     finally:
         client.close()
 
@@ -91,11 +98,13 @@ class EmbeddedFalkorDB:
     Args:
         data_dir: where the append-only file, pid file and socket live.
         startup_timeout: seconds to wait for the server to answer PING.
+        load_timeout: seconds to wait while it replays a large append-only file.
         appendfsync: the AOF fsync policy: `everysec` (default) or `always`.
     """
 
     data_dir: Path
     startup_timeout: float = 30.0
+    load_timeout: float = 3600.0
     appendfsync: str = "everysec"
     owner: bool = field(default=False, init=False)
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
@@ -148,7 +157,9 @@ class EmbeddedFalkorDB:
         if sock is not None:
             return sock
         self.db_dir.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.db_dir / "falkordb.lock"), timeout=self.startup_timeout + 10):
+        with FileLock(
+            str(self.db_dir / "falkordb.lock"), timeout=self.startup_timeout + self.load_timeout
+        ):
             sock = self.running_socket()
             if sock is not None:
                 logger.info("reusing embedded FalkorDB at %s", sock)
@@ -198,20 +209,37 @@ class EmbeddedFalkorDB:
             start_new_session=True,
         )
         deadline = started + self.startup_timeout
-        while time.monotonic() < deadline:
+        loading_since: float | None = None
+        while True:
             if self._process.poll() is not None:
                 raise EmbeddedServerError(
                     f"the embedded FalkorDB exited with code {self._process.returncode} at start; "
                     f"see {self.log_file}"
                 )
-            if _ping(sock, timeout=0.5):
+            state = _state(sock, timeout=0.5)
+            if state == "up":
                 break
-            time.sleep(0.02)
-        else:
-            self._process.kill()
-            raise EmbeddedServerError(
-                f"the embedded FalkorDB did not answer within {self.startup_timeout:.0f}s; see {self.log_file}"
-            )
+            now = time.monotonic()
+            if state == "loading":
+                # Replaying a large append-only file takes as long as it takes; the server
+                # is alive and making progress, so wait (up to load_timeout) instead of
+                # killing it and losing the work done so far.
+                if loading_since is None:
+                    loading_since = now
+                    logger.info("embedded FalkorDB is loading its data (%s)", self.db_dir)
+                if now - loading_since > self.load_timeout:
+                    self._process.kill()
+                    raise EmbeddedServerError(
+                        f"the embedded FalkorDB was still loading its data after "
+                        f"{self.load_timeout:.0f}s; see {self.log_file}"
+                    )
+            elif now > deadline:
+                self._process.kill()
+                raise EmbeddedServerError(
+                    f"the embedded FalkorDB did not answer within {self.startup_timeout:.0f}s; "
+                    f"see {self.log_file}"
+                )
+            time.sleep(0.02 if now - started < 1 else 0.2)
         self.pid_file.write_text(json.dumps({"pid": self._process.pid, "socket": sock}))
         self.owner = True
         logger.info(
