@@ -83,7 +83,7 @@ def _state(socket_path: str, timeout: float = 1.0) -> str:
     )
     try:
         return "up" if client.ping() else "down"
-    except redis.BusyLoadingError:
+    except (redis.BusyLoadingError, redis.TimeoutError):
         return "loading"
     except (redis.RedisError, OSError):
         return "down"
