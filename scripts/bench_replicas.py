@@ -18,12 +18,14 @@ Rounds alternate the replica counts (`--rounds`), the median QPS is reported,
 with the ratio to 0 replicas and the reads each server answered (from
 `store.routing_stats()`). `--memory-entities N` also generates a namespace of N
 entities and prints `GRAPH.MEMORY USAGE` and the growth of `used_memory` per
-node and per edge.
+node and per edge. `--recall-queries` counts the read-only queries and writes
+of `Memory.recall` (rule-based path, local MiniLM) over a small namespace.
 
 Usage::
 
     uv run python scripts/bench_replicas.py [--entities 2000] [--tasks 8] [--rounds 3]
-    uv run python scripts/bench_replicas.py --memory-entities 30000 --dimension 8
+    uv run python scripts/bench_replicas.py --skip-throughput --memory-entities 30000 --dimension 8
+    uv run python scripts/bench_replicas.py --skip-throughput --recall-queries
 
 Every loop is bounded by a count; all servers are stopped at the end.
 """
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from falkordb import FalkorDB as SyncFalkorDB
 from polyg_core.bench.generate import generate
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.replication import ReplicaSet, replica_set
@@ -88,6 +91,22 @@ async def throughput(group: ReplicaSet, args: argparse.Namespace) -> None:
         f"generated in {gen.seconds:.1f}s; {args.tasks} tasks, {args.rounds} rounds"
     )
 
+    # FalkorDB's own execution time per query (no network, no client): the server-side cost
+    # a capacity plan divides a core's time by.
+    db = SyncFalkorDB(host="127.0.0.1", port=group.primary.port)
+    rng = random.Random(1)
+    server_ms: dict[str, float] = {}
+    for name, cypher in WORKLOADS.items():
+        times = []
+        for _ in range(300):
+            key = rng.choice(keys)
+            res = db.select_graph(NS).ro_query(
+                cypher, {"k": key[-3:] if "CONTAINS" in cypher else key}
+            )
+            times.append(res.run_time_ms)
+        server_ms[name] = statistics.median(times)
+    db.connection.close()
+
     results: dict[tuple[str, int], list[float]] = {}
     routing: dict[tuple[str, int], dict[str, int]] = {}
     for _ in range(args.rounds):
@@ -111,6 +130,11 @@ async def throughput(group: ReplicaSet, args: argparse.Namespace) -> None:
             finally:
                 await store.close()
 
+    print()
+    print("| workload | FalkorDB execution time per query (median of 300, ms) |")
+    print("|---|---|")
+    for name, ms in server_ms.items():
+        print(f"| {name} | {ms:.3f} |")
     print()
     print("| workload | replicas | median QPS | runs (QPS) | ratio to 0 replicas | reads served |")
     print("|---|---|---|---|---|---|")
@@ -163,6 +187,51 @@ async def memory(group: ReplicaSet, args: argparse.Namespace) -> None:
         await store.close()
 
 
+RECALL_TEXTS = [
+    "Deploy v2.3.1 removed AUTH_SECRET, so the auth service crashed on Monday.",
+    "Alice owns the billing service and the ledger database.",
+    "The payment gateway calls the billing service for every invoice.",
+    "On 2025-03-02 the cache cluster ran out of memory, which slowed search.",
+    "Bob restarted the queue worker after the scheduler stalled.",
+    "The audit team asked for a report about token expiry in the session service.",
+]
+RECALL_QUESTIONS = [
+    "Why did the auth service crash?",
+    "Who owns billing?",
+    "What happened to the cache?",
+    "When did the queue worker restart?",
+    "What calls the billing service?",
+    "What does the audit team want?",
+]
+
+
+async def recall_queries(group: ReplicaSet) -> None:
+    from polyg_core.config import Settings
+    from polyg_core.memory import Memory
+
+    settings = Settings(storage=group.settings(replicas=None))
+    memory = await Memory.open(settings, namespace="bench_recall")
+    try:
+        for text in RECALL_TEXTS:
+            await memory.remember(text)
+        reads: list[int] = []
+        writes: list[int] = []
+        for question in RECALL_QUESTIONS * 2:
+            before = memory.store.routing_stats()[0]
+            await memory.recall(question)
+            after = memory.store.routing_stats()[0]
+            reads.append(after.reads - before.reads)
+            writes.append(after.writes - before.writes)
+        print()
+        print(
+            f"recall: read-only queries per call median {statistics.median(reads)} "
+            f"(min {min(reads)}, max {max(reads)}), writes per call {writes}"
+        )
+        await memory.store.delete_graph("bench_recall")
+    finally:
+        await memory.close()
+
+
 async def main(args: argparse.Namespace) -> None:
     with (
         tempfile.TemporaryDirectory(prefix="polyg-bench-replicas-") as tmp,
@@ -173,6 +242,8 @@ async def main(args: argparse.Namespace) -> None:
             await throughput(group, args)
         if args.memory_entities:
             await memory(group, args)
+        if args.recall_queries:
+            await recall_queries(group)
 
 
 if __name__ == "__main__":
@@ -185,4 +256,5 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--memory-entities", type=int, default=0)
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--recall-queries", action="store_true")
     anyio.run(main, parser.parse_args())
