@@ -41,6 +41,9 @@ from polyg_core.storage.store import FalkorStore
 logger = logging.getLogger(__name__)
 
 QUEUE_NAME = "polyg"
+QUEUE_SOCKET_TIMEOUT_S = 30.0
+"""Socket timeout of the queue's Redis connections: above any worker's dequeue wait (a
+blocking BLMOVE), so an idle worker's wait never times out into a reconnect."""
 REMEMBER = "remember"
 CANCELLED = "cancelled by request"
 
@@ -81,17 +84,18 @@ async def open_redis(store: FalkorStore) -> Redis:
         StorageUnavailable: the server cannot be reached.
     """
     s = store.settings
+    timeout = QUEUE_SOCKET_TIMEOUT_S
     if s.url:
-        return Redis.from_url(s.url)
+        return Redis.from_url(s.url, socket_timeout=timeout)
     if s.host:
         password = s.password.get_secret_value() if s.password else None
-        return Redis(host=s.host, port=s.port, password=password)
+        return Redis(host=s.host, port=s.port, password=password, socket_timeout=timeout)
     if store.embedded is None:
         await store.connect()
     assert store.embedded is not None
     embedded = store.embedded
     sock = await anyio.to_thread.run_sync(embedded.running_socket)
-    return Redis(unix_socket_path=sock or embedded.socket_path)
+    return Redis(unix_socket_path=sock or embedded.socket_path, socket_timeout=timeout)
 
 
 class PolygRedisQueue(RedisQueue):

@@ -14,13 +14,15 @@ from saq.job import Job
 from saq.worker import Worker
 
 from polyg_core.errors import EmbeddingMismatch, InvalidInput
-from polyg_core.jobs.queue import REMEMBER, JobQueue
+from polyg_core.jobs.queue import QUEUE_SOCKET_TIMEOUT_S, REMEMBER, JobQueue
 from polyg_core.jobs.ratelimit import ProviderRateLimiter, RateLimitedLLM
 from polyg_core.memory import Memory
 
 logger = logging.getLogger(__name__)
 
 MAX_ERRORS_KEPT = 10
+_IDLE_STOP_ROUNDS = 20
+_IDLE_STOP_WAIT_S = 0.05
 PERMANENT_ERRORS: tuple[type[Exception], ...] = (InvalidInput, EmbeddingMismatch)
 """Errors a retry cannot fix: the job fails at once."""
 
@@ -111,6 +113,31 @@ async def remember_job(
     return result
 
 
+class _Worker(Worker[Any]):
+    """saq's worker, stopping at once when idle.
+
+    saq waits up to the grace period for every slot, and an idle slot is blocked in
+    its dequeue wait; with no job running the slots are cancelled instead. A job
+    handed over just as its wait is cancelled stays in the active list, and the
+    sweep of a live worker puts it back.
+    """
+
+    async def stop(self) -> None:
+        if not self.job_task_contexts:
+            self.event.set()
+            pending = list(self.tasks)
+            # A cancel landing inside a Redis call can be swallowed by the client (the
+            # upkeep loop then sleeps out its period): cancel again until all are done.
+            for _ in range(_IDLE_STOP_ROUNDS):
+                pending = [t for t in pending if not t.done()]
+                if not pending:
+                    break
+                for task in pending:
+                    task.cancel()
+                await asyncio.wait(pending, timeout=_IDLE_STOP_WAIT_S)
+        await super().stop()
+
+
 @dataclass
 class JobWorker:
     """Runs queued jobs with bounded concurrency.
@@ -130,7 +157,8 @@ class JobWorker:
         shutdown_grace_s: on stop, how long running jobs may finish before they are
             cancelled and put back in the queue.
         dequeue_timeout_s: how long each idle slot blocks waiting for a job before it
-            looks again (a queued job wakes it at once; longer = fewer idle round trips).
+            looks again (a queued job wakes it at once; longer = fewer idle round trips);
+            below the queue connection's socket timeout (`QUEUE_SOCKET_TIMEOUT_S`).
     """
 
     queue: JobQueue
@@ -148,12 +176,17 @@ class JobWorker:
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise InvalidInput(f"worker concurrency must be at least 1, got {self.concurrency}")
+        if not 0 < self.dequeue_timeout_s < QUEUE_SOCKET_TIMEOUT_S:
+            raise InvalidInput(
+                f"dequeue_timeout_s must be above 0 and below {QUEUE_SOCKET_TIMEOUT_S:g} s "
+                f"(the queue connection's socket timeout), got {self.dequeue_timeout_s:g}"
+            )
         if self.limiter is None:
             self.limiter = ProviderRateLimiter(
                 redis=self.queue.redis, max_concurrency=self.concurrency
             )
         memory = job_memory(self.memory, self.limiter, self.rate_limit_wait_s)
-        self.worker = Worker(
+        self.worker = _Worker(
             self.queue.queue,
             functions=[(REMEMBER, remember_job)],
             concurrency=self.concurrency,
@@ -195,14 +228,8 @@ class JobWorker:
     async def stop(self) -> None:
         """Stop taking jobs; running ones get the grace period, then go back to the queue.
 
-        An idle worker stops at once: its slots only wait for the next job, so they are
-        cancelled instead of waiting out their dequeue timeout. A job handed over just as
-        its wait is cancelled stays in the active list and the sweep puts it back.
+        An idle worker stops at once (its slots only wait for the next job).
         """
-        if not self.worker.job_task_contexts:
-            self.worker.event.set()
-            for task in list(self.worker.tasks):
-                task.cancel()
         await self.worker.stop()
 
     @asynccontextmanager

@@ -126,15 +126,17 @@ async def _run_worker(ctx: ServerContext, run: _WorkerRun) -> None:
 
 
 async def _stop(ctx: ServerContext, run: _WorkerRun) -> None:
-    task, worker = run.task, run.worker
-    run.task = run.worker = None
-    if worker is not None:
-        await worker.stop()
-        logger.info("job worker %s stopped", worker.worker_id)
+    task = run.task
+    run.task = None
     if task is not None:
+        # Cancelling the worker's run stops it: running jobs get the grace period, then
+        # go back to the queue; an idle worker stops at once.
         task.cancel()
         # Its errors were logged where they happened.
         await asyncio.gather(task, return_exceptions=True)
+    if run.worker is not None:
+        logger.info("job worker %s stopped", run.worker.worker_id)
+        run.worker = None
     await close_job_queue(ctx)
 
 
