@@ -50,3 +50,10 @@ def test_cache_returns_the_same_vectors_and_stays_bounded() -> None:
     uncached = MiniLMEmbedder(cache_size=0)
     assert np.allclose(uncached.embed_sync(["beta"]), first[[1]], atol=1e-5)
     assert len(uncached._cache) == 0
+
+
+def test_a_bulk_call_spread_over_threads_gives_the_vectors_of_one_thread() -> None:
+    texts = [f"deploy {i} of service {i % 7} paged {'the owner ' * (i % 5)}" for i in range(40)]
+    parallel = MiniLMEmbedder(batch_size=4, threads=3, cache_size=0).embed_sync(texts)
+    serial = MiniLMEmbedder(batch_size=4, threads=1, cache_size=0).embed_sync(texts)
+    assert np.allclose(parallel, serial, atol=1e-5)

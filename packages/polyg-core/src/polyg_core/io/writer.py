@@ -147,9 +147,9 @@ def texts_of(rec: Record) -> list[str]:
     if isinstance(rec, EntityRecord):
         return [rec.name]
     if isinstance(rec, RelationRecord):
-        return [rec.source, rec.target]
+        return []  # ends are found by name; only a fuzzy fallback embeds them
     if isinstance(rec, EventRecord):
-        return [rec.description, *rec.entities]
+        return [rec.description]
     if isinstance(rec, FactRecord):
         return [f"{rec.subject} {rec.predicate} {rec.object}", rec.subject, *rec.entities]
     if isinstance(rec, CausalLinkRecord):

@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,12 +186,15 @@ class MiniLMEmbedder:
         batch_size: texts per forward pass.
         cache_size: vectors of this many recent texts are kept (names and queries repeat a
             lot: every resolve, write and recall embeds them); 0 turns the cache off.
+        threads: forward passes run at once for a large call (a bulk import's batch);
+            small calls (queries, single writes) always use one.
     """
 
     model_dir: Path | None = None
     max_seq_length: int = 256
     batch_size: int = 32
     cache_size: int = 8192
+    threads: int = field(default_factory=lambda: min(4, os.cpu_count() or 1))
     _cache: OrderedDict[str, F32] = field(default_factory=OrderedDict, init=False, repr=False)
     _weights: _Weights | None = field(default=None, init=False, repr=False)
     _tokenizer: Any = field(default=None, init=False, repr=False)
@@ -252,13 +257,26 @@ class MiniLMEmbedder:
         # One BLAS thread: these matrices are small, and several embedding calls run in
         # worker threads at once; letting each spawn a BLAS thread per core made them
         # fight over the cores (ten times slower under load).
+        chunks = [
+            order[start : start + self.batch_size]
+            for start in range(0, len(order), self.batch_size)
+        ]
+
+        def run(chunk: list[int]) -> None:
+            encs = tok.encode_batch([texts[i] for i in chunk])
+            ids = np.array([e.ids for e in encs], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+            out[chunk] = _forward(weights, ids, mask)
+
         with _single_blas_thread():
-            for start in range(0, len(order), self.batch_size):
-                chunk = order[start : start + self.batch_size]
-                encs = tok.encode_batch([texts[i] for i in chunk])
-                ids = np.array([e.ids for e in encs], dtype=np.int64)
-                mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
-                out[chunk] = _forward(weights, ids, mask)
+            # A bulk call (an import batch) spreads its chunks over the cores; numpy
+            # releases the GIL in the matrix products, so threads run in parallel.
+            if self.threads > 1 and len(chunks) >= 2 * self.threads:
+                with ThreadPoolExecutor(self.threads, thread_name_prefix="minilm") as pool:
+                    list(pool.map(run, chunks))
+            else:
+                for chunk in chunks:
+                    run(chunk)
         return out
 
     async def embed(self, texts: Sequence[str]) -> F32:
