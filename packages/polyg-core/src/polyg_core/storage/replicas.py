@@ -48,6 +48,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 Role = Literal["primary", "replica", "shard"]
+PrimaryProbe = Callable[[], Awaitable[dict[str, Any] | None]]
+"""Returns the primary's `INFO replication`, or None when it cannot be reached."""
 
 current_session: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "polyg_store_session", default=None
@@ -240,7 +242,7 @@ class ReplicaRouter:
 
     # -- state --------------------------------------------------------------------------------
 
-    async def refresh_if_due(self, primary_offset: Callable[[], Awaitable[int | None]]) -> None:
+    async def refresh_if_due(self, primary_info: PrimaryProbe) -> None:
         """Re-read replica state when the last check is older than `replica_check_ms`.
 
         The first check is awaited; later ones run in whichever read finds the state stale
@@ -252,13 +254,13 @@ class ReplicaRouter:
             return
         async with self._check_lock:
             if time.monotonic() - self._checked_at >= self.settings.replica_check_ms / 1000:
-                await self.refresh(primary_offset)
+                await self.refresh(primary_info)
 
-    async def refresh(self, primary_offset: Callable[[], Awaitable[int | None]]) -> None:
-        """Read `INFO replication` on every replica and the primary's offset, now."""
+    async def refresh(self, primary_info: PrimaryProbe) -> None:
+        """Read `INFO replication` on every replica and on the primary, now."""
         started = time.monotonic()
         infos: dict[int, dict[str, Any] | None] = {}
-        offsets: list[int | None] = [None]
+        primary: list[dict[str, Any] | None] = [None]
 
         async def one(i: int, ep: Endpoint) -> None:
             try:
@@ -272,15 +274,17 @@ class ReplicaRouter:
 
         async def prim() -> None:
             with anyio.move_on_after(_PROBE_TIMEOUT_S):
-                offsets[0] = await primary_offset()
+                primary[0] = await primary_info()
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(prim)
             for i, ep in enumerate(self.replicas):
                 tg.start_soon(one, i, ep)
 
-        self._primary_offset = offsets[0]
-        self._primary_up = offsets[0] is not None
+        info0 = primary[0]
+        self._primary_up = info0 is not None
+        self._primary_offset = int(info0.get("master_repl_offset") or 0) if info0 else None
+        replid = info0.get("master_replid") if info0 else None
         for i, ep in enumerate(self.replicas):
             info = infos.get(i)
             if info is None:
@@ -288,7 +292,13 @@ class ReplicaRouter:
                 continue
             ep.healthy = True
             ep.retry_at = 0.0
-            ep.linked = info.get("role") == "slave" and info.get("master_link_status") == "up"
+            # A replica of another primary (after a failover, or misconfigured) has
+            # offsets that mean nothing here.
+            ep.linked = (
+                info.get("role") == "slave"
+                and info.get("master_link_status") == "up"
+                and (replid is None or info.get("master_replid") == replid)
+            )
             ep.offset = int(info.get("slave_repl_offset") or 0) if ep.linked else None
             if ep.offset is not None and self._primary_offset is not None:
                 ep.lag_bytes = max(0, self._primary_offset - ep.offset)

@@ -43,6 +43,7 @@ from polyg_core.storage.schema import (
 logger = logging.getLogger(__name__)
 
 _CONNECTION_ERRORS = CONNECTION_ERRORS
+_CONNECT_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -143,20 +144,32 @@ class FalkorStore:
 
     async def _open(self) -> FalkorDB:
         s = self.settings
-        timeout = 10.0
         if s.cluster:
-            return await anyio.to_thread.run_sync(clusterlib.open_cluster, s, timeout)
-        if s.url:
-            return FalkorDB.from_url(s.url, socket_timeout=None, socket_connect_timeout=timeout)
-        if s.host:
-            password = s.password.get_secret_value() if s.password else None
-            return FalkorDB(
-                host=s.host, port=s.port, password=password, socket_connect_timeout=timeout
-            )
+            return await anyio.to_thread.run_sync(clusterlib.open_cluster, s, _CONNECT_TIMEOUT_S)
+        if s.url or s.host:
+            if self._router is not None:
+                # The client probes the server while it is built: with replicas, a primary
+                # that does not answer must not block the reads the replicas serve meanwhile.
+                return await anyio.to_thread.run_sync(self._open_external)
+            return self._open_external()
         if self.embedded is None:
             self.embedded = EmbeddedFalkorDB(s.data_dir or default_data_dir())
         sock = await anyio.to_thread.run_sync(self.embedded.ensure_running)
-        return FalkorDB(unix_socket_path=sock, socket_connect_timeout=timeout)
+        return FalkorDB(unix_socket_path=sock, socket_connect_timeout=_CONNECT_TIMEOUT_S)
+
+    def _open_external(self) -> FalkorDB:
+        s = self.settings
+        if s.url:
+            return FalkorDB.from_url(
+                s.url, socket_timeout=None, socket_connect_timeout=_CONNECT_TIMEOUT_S
+            )
+        password = s.password.get_secret_value() if s.password else None
+        return FalkorDB(
+            host=s.host or "localhost",
+            port=s.port,
+            password=password,
+            socket_connect_timeout=_CONNECT_TIMEOUT_S,
+        )
 
     async def _reset(self) -> None:
         db, self._db = self._db, None
@@ -373,7 +386,7 @@ class FalkorStore:
         """Re-read replica health and replication offsets now (normally done every
         `replica_check_ms` by the reads themselves). No-op without replicas."""
         if self._router is not None:
-            await self._router.refresh(self._primary_offset)
+            await self._router.refresh(self._primary_info)
 
     def _shard(self, namespace: str) -> Endpoint:
         address = clusterlib.shard_of(self._db, namespace) if self._db is not None else "?"
@@ -382,7 +395,7 @@ class FalkorStore:
             ep = self._shards[address] = Endpoint(role="shard", address=address)
         return ep
 
-    async def _primary_offset(self) -> int | None:
+    async def _primary_info(self) -> dict[str, Any] | None:
         now = time.monotonic()
         if not self._primary.healthy and now < self._primary.retry_at:
             return None
@@ -390,14 +403,14 @@ class FalkorStore:
             db = await self._ensure_db()
             info = await db.connection.info("replication")
             self._primary.healthy = True
-            return int(info.get("master_repl_offset") or 0)
+            return dict(info)
         except _CONNECTION_ERRORS as exc:
             self._primary.mark_down(exc)
             await self._reset()
             return None
 
     async def _routed_read(self, run: Any, router: ReplicaRouter) -> Any:
-        await router.refresh_if_due(self._primary_offset)
+        await router.refresh_if_due(self._primary_info)
         order = router.plan()
         failures: list[str] = []
         for i, ep in enumerate(order):
