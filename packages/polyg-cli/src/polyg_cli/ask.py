@@ -46,9 +46,20 @@ def remember_command(
     graph: GraphOpt = None,
     at: WhenOpt = None,
     as_json: JsonOpt = False,
+    no_wait: Annotated[
+        bool,
+        typer.Option(
+            "--no-wait",
+            help="Queue it as a background job and print the job id (a polyg-mcp server "
+            "or `polyg worker` runs it; `polyg jobs show ID` follows it).",
+        ),
+    ] = False,
 ) -> None:
     """Remember a text: entities, events, facts and causal links are extracted and linked."""
     st = state(ctx)
+    if no_wait:
+        _enqueue(st, text, graph, at, as_json)
+        return
 
     async def go() -> Any:
         async with open_memory(st, graph) as memory:
@@ -59,3 +70,24 @@ def remember_command(
         print_json(result.model_dump(mode="json"))
     else:
         render.remember_result(st.out, result)
+
+
+def _enqueue(st: Any, text: str, graph: str | None, at: str | None, as_json: bool) -> None:
+    from polyg_cli.jobs import job_queue
+
+    async def go() -> Any:
+        async with job_queue(st) as queue:
+            return await queue.enqueue_remember(
+                text, graph=graph or st.settings.namespace, reference_time=at
+            )
+
+    ref = run(st, go)
+    if as_json:
+        print_json(ref.model_dump(mode="json"))
+        return
+    again = " (already queued: the same text is pending)" if ref.deduplicated else ""
+    st.out.print(f"queued as job {ref.job_id} ({ref.status}){again}")
+    st.out.print(
+        f"follow it with: polyg jobs show {ref.job_id}  (a running polyg-mcp server or "
+        "`polyg worker` runs it)"
+    )

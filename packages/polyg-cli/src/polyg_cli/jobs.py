@@ -32,7 +32,8 @@ _STYLE = {
 
 
 @asynccontextmanager
-async def _queue(st: CliState) -> AsyncGenerator[Any]:
+async def job_queue(st: CliState) -> AsyncGenerator[Any]:
+    """The job queue on the configured store, for the length of a block."""
     from polyg_core.jobs import JobQueue
     from polyg_core.storage.store import FalkorStore
 
@@ -97,7 +98,7 @@ def jobs_command(
         return jobs, await queue.stats(graph)
 
     async def go() -> tuple[list[Any], Any]:
-        async with _queue(st) as queue:
+        async with job_queue(st) as queue:
             jobs, stats = await snapshot(queue)
             if not watch:
                 return jobs, stats
@@ -125,7 +126,7 @@ def show_command(
     st = state(ctx)
 
     async def go() -> Any:
-        async with _queue(st) as queue:
+        async with job_queue(st) as queue:
             return await queue.get(job_id)
 
     print_json(run(st, go).model_dump(mode="json"))
@@ -139,7 +140,7 @@ def cancel_command(
     st = state(ctx)
 
     async def go() -> Any:
-        async with _queue(st) as queue:
+        async with job_queue(st) as queue:
             return await queue.cancel(job_id)
 
     info = run(st, go)
@@ -154,7 +155,7 @@ def retry_command(
     st = state(ctx)
 
     async def go() -> Any:
-        async with _queue(st) as queue:
+        async with job_queue(st) as queue:
             return await queue.retry(job_id)
 
     info = run(st, go)
