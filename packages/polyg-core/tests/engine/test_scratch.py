@@ -197,3 +197,26 @@ async def test_node_tools_refuse_memory_graphs(
     await store.ensure_schema(namespace)  # a memory namespace
     with pytest.raises(InvalidInput, match="memory graph"):
         await scratch.add_node("X", graph=namespace)
+
+
+async def test_labels_that_differ_only_by_number_are_different_nodes(
+    scratch: ScratchGraphs, namespace: str
+) -> None:
+    # Embeddings put "queue gateway 347" next to "queue gateway 575" (cosine ~0.87); a
+    # match by meaning must not merge them, here or in a later batch.
+    first = await scratch.add_nodes(
+        [NodeSpec(label="queue gateway 575"), NodeSpec(label="queue gateway 347")],
+        graph=namespace,
+    )
+    assert first.added == 2
+    later = await scratch.add_node("queue gateway 348", graph=namespace)
+    assert later.created
+    again = await scratch.add_node("Queue Gateway 347", graph=namespace)
+    assert not again.created and again.node.label == "queue gateway 347"
+    edge = await scratch.add_edge(
+        "queue gateway 347", "queue gateway 575", "calls", graph=namespace
+    )
+    assert (edge.source_matched, edge.target_matched) == ("queue gateway 347", "queue gateway 575")
+    assert (edge.source_match, edge.target_match) == ("exact", "exact")
+    with pytest.raises(NodeNotFound):
+        await scratch.add_edge("queue gateway 999", "queue gateway 575", "calls", graph=namespace)

@@ -6,6 +6,10 @@
 | add_edge    | use it             | use it                 | NodeNotFound      |
 | find_node   | return it          | return candidates      | empty             |
 | remove_node | remove it          | refused ("be specific")| NodeNotFound      |
+
+A match by meaning only counts when the two labels are also `lexically_compatible`
+(same numbers, negation and polarity words): "queue gateway 347" is not
+"queue gateway 575", however close their embeddings are.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from polyg_shared.engine import (
 
 from polyg_core.engine.graphs import GraphManager
 from polyg_core.errors import AmbiguousName, Candidate, NodeNotFound, PolygError
+from polyg_core.graphs.entity_refs import lexically_compatible
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import SCRATCH_NAMES, NameResolver, Resolved
 from polyg_core.storage.cypher import clean, dump_properties, load_properties, props
@@ -155,6 +160,12 @@ class ScratchGraphs:
             approx = await self.resolver.find(ns, SCRATCH_NAMES, text)
         except AmbiguousName as exc:
             raise AmbiguousName("node", name, exc.candidates) from None
+        if (
+            approx is not None
+            and approx.how == "embedding"
+            and not lexically_compatible(name, approx.name)
+        ):
+            approx = None
         if approx is not None and fuzzy:
             return approx
         candidates = await self.resolver.candidates(ns, SCRATCH_NAMES, text)
@@ -227,14 +238,14 @@ class ScratchGraphs:
             item = items[i]
             item.vector = vectors[pos] if vectors is not None else None
             if item.vector is not None:
-                match = await self._similar_existing(ns, item.vector)
+                match = await self._similar_existing(ns, item.spec.label, item.vector)
                 if match is not None:
                     row, sim = match
                     item.result = AddNodeOutput(
                         node=node_out(row), created=False, matched="embedding", similarity=sim
                     )
                     continue
-                twin = self._similar_in_batch(items, accepted, item.vector)
+                twin = self._similar_in_batch(items, accepted, item)
                 if twin is not None:
                     item.ref = twin
                     continue
@@ -255,7 +266,9 @@ class ScratchGraphs:
                 results.append(item.result)
         return AddNodesOutput(added=added, existing=len(items) - added, results=results)
 
-    async def _similar_existing(self, ns: str, vector: Any) -> tuple[dict[str, Any], float] | None:
+    async def _similar_existing(
+        self, ns: str, label: str, vector: Any
+    ) -> tuple[dict[str, Any], float] | None:
         hits = await knn(
             self.store,
             ns,
@@ -264,6 +277,7 @@ class ScratchGraphs:
             self.resolver.max_candidates,
             min_similarity=self.resolver.threshold,
         )
+        hits = [h for h in hits if lexically_compatible(label, str(h.properties.get("name", "")))]
         if not hits:
             return None
         best = hits[0]
@@ -272,14 +286,15 @@ class ScratchGraphs:
         return best.properties, round(best.similarity, 4)
 
     def _similar_in_batch(
-        self, items: list[_Pending], accepted: list[int], vector: Any
+        self, items: list[_Pending], accepted: list[int], item: _Pending
     ) -> int | None:
-        if not accepted:
+        pool = [i for i in accepted if lexically_compatible(item.spec.label, items[i].spec.label)]
+        if not pool:
             return None
-        matrix = np.stack([items[i].vector for i in accepted])
-        sims = matrix @ np.asarray(vector)
+        matrix = np.stack([items[i].vector for i in pool])
+        sims = matrix @ np.asarray(item.vector)
         best = int(np.argmax(sims))
-        return accepted[best] if float(sims[best]) >= self.resolver.threshold else None
+        return pool[best] if float(sims[best]) >= self.resolver.threshold else None
 
     async def _create(self, ns: str, items: list[_Pending]) -> None:
         if not items:
