@@ -36,6 +36,13 @@ class StorageSettings(BaseSettings):
     max_retries: int = Field(
         default=3, ge=0, le=20, validation_alias=AliasChoices("POLYG_MAX_RETRIES", "max_retries")
     )
+    max_connections: int = Field(
+        default=64,
+        ge=1,
+        le=10_000,
+        validation_alias=AliasChoices("POLYG_MAX_CONNECTIONS", "max_connections"),
+        description="Connections to FalkorDB per process; further queries wait for a free one.",
+    )
     # repr=False: replica URLs may carry passwords too.
     replicas: str | None = Field(
         default=None,

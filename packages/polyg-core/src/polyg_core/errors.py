@@ -72,6 +72,10 @@ class StorageUnavailable(StorageError, ConnectionError):
     """FalkorDB cannot be reached."""
 
 
+class StorageBusy(StorageUnavailable):
+    """Every connection to FalkorDB stayed busy for the whole wait (overload, not an outage)."""
+
+
 class QueryTimeout(StorageError, TimeoutError):
     """A query ran longer than the configured per-query timeout."""
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import cast
 
 import anyio
 import pytest
@@ -17,10 +18,12 @@ from polyg_core.errors import (
     EmbeddingMismatch,
     InvalidNamespace,
     QueryTimeout,
+    StorageBusy,
     StorageError,
     StorageUnavailable,
 )
 from polyg_core.storage import EmbeddedFalkorDB, FalkorStore, validate_namespace
+from redis.asyncio import Redis
 
 pytestmark = pytest.mark.anyio
 
@@ -200,3 +203,51 @@ async def test_unreachable_external_server_is_storage_unavailable() -> None:
     store = FalkorStore(StorageSettings(host="127.0.0.1", port=port, max_retries=0))
     with pytest.raises(StorageUnavailable, match="unreachable"):
         await store.connect()
+
+
+async def test_more_concurrent_queries_than_connections_wait_instead_of_failing(
+    falkordb_settings: StorageSettings, namespace: str
+) -> None:
+    store = await FalkorStore(falkordb_settings.model_copy(update={"max_connections": 4})).connect()
+    try:
+        await store.query(namespace, "UNWIND range(1, 500) AS i CREATE (:N {i: i})")
+        results: list[int] = []
+
+        async def count(m: int) -> None:
+            res = await store.query(
+                namespace,
+                "MATCH (n:N) WHERE n.i % 5 = $m RETURN count(n)",
+                {"m": m},
+                read_only=True,
+            )
+            results.append(int(res.scalar()))
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                for i in range(200):
+                    tg.start_soon(count, i % 5)
+        assert len(results) == 200 and set(results) == {100}
+    finally:
+        await store.close()
+
+
+async def test_a_pool_that_stays_busy_gives_a_clear_error_and_keeps_the_client(
+    falkordb_settings: StorageSettings, namespace: str
+) -> None:
+    settings = falkordb_settings.model_copy(update={"max_connections": 1, "query_timeout_ms": 300})
+    store = await FalkorStore(settings).connect()
+    try:
+        await store.query(namespace, "CREATE (:N {i: 1})")
+        db = await store._ensure_db()  # pyright: ignore[reportPrivateUsage]
+        pool = cast(Redis, db.connection).connection_pool
+        held = await pool.get_connection()  # every connection is now in use
+        with pytest.raises(StorageBusy) as info, anyio.fail_after(10):
+            await store.query(namespace, "MATCH (n:N) RETURN n.i", read_only=True)
+        assert "POLYG_MAX_CONNECTIONS" in str(info.value)
+        await pool.release(held)
+        assert (
+            await store.query(namespace, "MATCH (n:N) RETURN n.i", read_only=True)
+        ).scalar() == 1
+        assert await store._ensure_db() is db  # pyright: ignore[reportPrivateUsage]
+    finally:
+        await store.close()

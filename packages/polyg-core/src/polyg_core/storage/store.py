@@ -14,12 +14,15 @@ from falkordb import Edge as FEdge
 from falkordb import Node as FNode
 from falkordb import Path as FPath
 from falkordb.asyncio import FalkorDB
+from redis.asyncio import BlockingConnectionPool
+from redis.asyncio.connection import UnixDomainSocketConnection
 
 from polyg_core.config import StorageSettings
 from polyg_core.errors import (
     EmbeddingMismatch,
     PolygError,
     QueryTimeout,
+    StorageBusy,
     StorageError,
     StorageUnavailable,
 )
@@ -43,6 +46,13 @@ from polyg_core.storage.schema import (
 logger = logging.getLogger(__name__)
 
 _CONNECTION_ERRORS = CONNECTION_ERRORS
+
+
+def _pool_exhausted(exc: BaseException) -> bool:
+    """The bounded pool had no free connection in time (the server itself is fine)."""
+    return isinstance(exc, rexc.ConnectionError) and "No connection available" in str(exc)
+
+
 _CONNECT_TIMEOUT_S = 10.0
 
 
@@ -155,23 +165,54 @@ class FalkorStore:
         if self.embedded is None:
             self.embedded = EmbeddedFalkorDB(s.data_dir or default_data_dir())
         sock = await anyio.to_thread.run_sync(self.embedded.ensure_running)
-        return FalkorDB(unix_socket_path=sock, socket_connect_timeout=_CONNECT_TIMEOUT_S)
+        return FalkorDB(
+            connection_pool=self._pool(
+                connection_class=UnixDomainSocketConnection,
+                path=sock,
+                socket_connect_timeout=_CONNECT_TIMEOUT_S,
+            )
+        )
+
+    def _pool(self, url: str | None = None, **kwargs: Any) -> BlockingConnectionPool:
+        """A bounded pool: beyond `max_connections` concurrent queries, callers wait for a
+        free connection (up to the query timeout) instead of failing."""
+        s = self.settings
+        opts: dict[str, Any] = {
+            "max_connections": s.max_connections,
+            "timeout": (s.query_timeout_ms / 1000) if s.query_timeout_ms else None,
+            "decode_responses": True,
+            **kwargs,
+        }
+        if url is not None:
+            return BlockingConnectionPool.from_url(url, **opts)  # pyright: ignore[reportUnknownMemberType]
+        return BlockingConnectionPool(**opts)
 
     def _open_external(self) -> FalkorDB:
         s = self.settings
         if s.url:
-            return FalkorDB.from_url(
-                s.url, socket_timeout=None, socket_connect_timeout=_CONNECT_TIMEOUT_S
+            url = s.url
+            if url.startswith("falkor://"):
+                url = "redis://" + url[len("falkor://") :]
+            elif url.startswith("falkors://"):
+                url = "rediss://" + url[len("falkors://") :]
+            return FalkorDB(
+                connection_pool=self._pool(url, socket_connect_timeout=_CONNECT_TIMEOUT_S)
             )
         password = s.password.get_secret_value() if s.password else None
         return FalkorDB(
-            host=s.host or "localhost",
-            port=s.port,
-            password=password,
-            socket_connect_timeout=_CONNECT_TIMEOUT_S,
+            connection_pool=self._pool(
+                host=s.host or "localhost",
+                port=s.port,
+                password=password,
+                socket_connect_timeout=_CONNECT_TIMEOUT_S,
+            )
         )
 
-    async def _reset(self) -> None:
+    async def _reset(self, failed: FalkorDB | None = None) -> None:
+        """Drop the client; with `failed`, only if it is still the current one (concurrent
+        callers that failed on the same broken client must not close its replacement)."""
+        if failed is not None and self._db is not failed:
+            return
         db, self._db = self._db, None
         if db is not None:
             try:
@@ -213,6 +254,7 @@ class FalkorStore:
         delay = 0.1
         last: BaseException | None = None
         for attempt in range(attempts):
+            db: FalkorDB | None = None
             try:
                 db = await self._ensure_db()
                 result = await op(db)
@@ -221,11 +263,17 @@ class FalkorStore:
             except PolygError:
                 raise
             except _CONNECTION_ERRORS as exc:
+                if _pool_exhausted(exc):
+                    raise StorageBusy(
+                        f"all {self.settings.max_connections} connections to FalkorDB stayed "
+                        f"busy for {self.settings.query_timeout_ms} ms; retry later, raise "
+                        "POLYG_MAX_CONNECTIONS, or send fewer requests at once"
+                    ) from exc
                 last = exc
                 logger.warning(
                     "FalkorDB %s failed (attempt %d/%d): %s", what, attempt + 1, attempts, exc
                 )
-                await self._reset()
+                await self._reset(db)
                 if attempt + 1 < attempts:
                     await anyio.sleep(delay)
                     delay = min(delay * 2, 2.0)
