@@ -33,6 +33,7 @@ from typing import Any, Literal
 import anyio
 import redis.exceptions as rexc
 from falkordb.asyncio import FalkorDB
+from redis.asyncio import BlockingConnectionPool
 
 from polyg_core.config import StorageSettings
 from polyg_core.storage.cluster import parse_address
@@ -354,13 +355,18 @@ class ReplicaRouter:
         )
 
         def open_client() -> FalkorDB:
-            return FalkorDB(
+            # Bounded like the primary's pool: more concurrent reads wait for a connection.
+            pool = BlockingConnectionPool(
                 host=ep.host,
                 port=ep.port,
                 password=ep.password,
                 socket_connect_timeout=_PROBE_TIMEOUT_S,
                 socket_timeout=timeout,
+                max_connections=self.settings.max_connections,
+                timeout=self.settings.query_timeout_ms / 1000 or None,
+                decode_responses=True,
             )
+            return FalkorDB(connection_pool=pool)
 
         ep.db = await anyio.to_thread.run_sync(open_client)
         return ep.db

@@ -470,18 +470,20 @@ class FalkorStore:
                     break
                 ep.reads += 1
                 return res
+            db: FalkorDB | None = None
             try:
+                db = await self._ensure_db() if ep is self._primary else await router.connect(ep)
+                res = await run(db)
                 if ep is self._primary:
-                    res = await run(await self._ensure_db())
                     ep.healthy = True
-                else:
-                    res = await run(await router.connect(ep))
             except _CONNECTION_ERRORS as exc:
                 failures.append(f"{ep.role} {ep.address or self.where}: {exc}")
+                if _pool_exhausted(exc):
+                    continue  # busy, not down: try the next server
                 ep.mark_down(exc)
                 if ep is self._primary:
-                    await self._reset()
-                else:
+                    await self._reset(db)
+                elif ep.db is db:
                     await router.drop(ep)
                 continue
             ep.reads += 1
