@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +16,29 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.store import FalkorStore
+
+
+def store_session_key(headers: Mapping[str, str] | None, client_host: str | None) -> str | None:
+    """The read-your-writes session of one HTTP tool call (see `FalkorStore.session`).
+
+    Stateful HTTP: the MCP session (`Mcp-Session-Id`). Stateless HTTP: the client,
+    as the first `X-Forwarded-For` address (a load balancer's) or the peer address,
+    together with its credential, hashed so no token is kept. stdio (no headers):
+    None, the store-wide session (one client per process).
+
+    The key only decides which FalkorDB server answers a read, so a client that
+    forges a header can at most send someone else's reads to the primary.
+    """
+    if headers is None:
+        return None
+    session_id = headers.get("mcp-session-id")
+    if session_id:
+        return "mcp:" + session_id[:200]
+    forwarded = headers.get("x-forwarded-for", "").partition(",")[0].strip()
+    who = forwarded or client_host or ""
+    credential = headers.get("authorization", "")
+    digest = hashlib.blake2b(f"{who}\n{credential}".encode(), digest_size=12).hexdigest()
+    return "client:" + digest
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,12 @@ Checks, outermost first: the Origin header (403 for an origin not allowed), the
 bearer token when an API key is set (401), the request body size (413). The SDK's
 session manager caps concurrent sessions (503, to which a Retry-After header is
 added here) and closes sessions idle for longer than the idle timeout.
+
+In stateless mode (`HttpOptions(stateless=True)`, `polyg-mcp --http --stateless`)
+every request is served on its own, with no MCP session kept in the process, so
+several server processes behind a load balancer can answer one client in turn:
+everything a tool call needs lives in FalkorDB (graphs, scratch graphs, the job
+queue) and the explorer's cookie is signed with the API key, not a process secret.
 """
 
 from __future__ import annotations
@@ -47,6 +53,9 @@ class HttpOptions:
         retry_after_s: the Retry-After value sent with 503.
         health_timeout_s: how long /health waits for FalkorDB to answer.
         open_paths: paths that do not need the bearer token.
+        stateless: serve each request without an MCP session (no `Mcp-Session-Id`), so
+            consecutive requests of one client may land on different server processes;
+            `max_sessions` and `session_idle_timeout_s` then do not apply.
     """
 
     path: str = "/mcp"
@@ -55,6 +64,7 @@ class HttpOptions:
     retry_after_s: int = 5
     health_timeout_s: float = 2.0
     open_paths: frozenset[str] = frozenset({"/health"})
+    stateless: bool = False
 
 
 def parse_origins(value: str) -> list[str]:
@@ -269,6 +279,7 @@ def create_http_app(
 
     app: Starlette = server.streamable_http_app(
         streamable_http_path=opts.path,
+        stateless_http=opts.stateless,
         max_request_body_size=settings.max_body_bytes,
         session_idle_timeout=opts.session_idle_timeout_s,
         max_sessions=opts.max_sessions,

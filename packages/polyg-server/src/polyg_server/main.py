@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import FrameType
 
 import anyio
 from polyg_core.config import Settings, load_settings
-from polyg_core.errors import PolygError
+from polyg_core.errors import InvalidInput, PolygError
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm import make_llm
 from polyg_core.storage.store import FalkorStore
+from polyg_shared.types import MAX_CONTENT
 from pydantic import ValidationError
 
 from polyg_server.app import create_server
@@ -39,7 +41,55 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--host", help="HTTP bind address (default: POLYG_HOST or 127.0.0.1)")
     parser.add_argument("--port", type=int, help="HTTP port (default: POLYG_PORT or 3000)")
+    parser.add_argument(
+        "--stateless",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=(
+            "with --http: serve every request without an MCP session, so several polyg-mcp "
+            "processes behind a load balancer can answer one client (default: "
+            "POLYG_HTTP_STATELESS or off)"
+        ),
+    )
     return parser.parse_args(argv)
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+
+def stateless_from(flag: bool | None, environ: Mapping[str, str]) -> bool:
+    """Stateless HTTP: the `--stateless`/`--no-stateless` flag, else `POLYG_HTTP_STATELESS`.
+
+    Raises:
+        InvalidInput: `POLYG_HTTP_STATELESS` is not a boolean.
+    """
+    if flag is not None:
+        return flag
+    value = environ.get("POLYG_HTTP_STATELESS", "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise InvalidInput(f"POLYG_HTTP_STATELESS={value!r} is not a boolean: set it to true or false")
+
+
+def without_queue_on_cluster(settings: Settings) -> None:
+    """With `FALKORDB_CLUSTER`, run no job worker and let remember always write at once.
+
+    The job queue needs one Redis server, not a cluster (see
+    `polyg_core.jobs.open_redis`); only `remember` with `wait: false` then fails,
+    with a message that says so.
+    """
+    if not settings.storage.cluster:
+        return
+    if settings.job_workers or settings.remember_wait_max_chars < MAX_CONTENT:
+        logger.warning(
+            "FALKORDB_CLUSTER is set: the job queue needs one Redis server, so no job worker "
+            "runs and remember writes before it answers, whatever the length of the text"
+        )
+    settings.job_workers = 0
+    settings.remember_wait_max_chars = MAX_CONTENT
 
 
 def configure_logging(level: str) -> None:
@@ -86,8 +136,15 @@ async def _until_signal(run: Callable[[], Awaitable[None]]) -> None:
         tg.cancel_scope.cancel()
 
 
-async def serve(settings: Settings, *, http: bool) -> None:
-    """Connect the store, build the server and serve until the client or a signal ends it."""
+async def serve(settings: Settings, *, http: bool, stateless: bool = False) -> None:
+    """Connect the store, build the server and serve until the client or a signal ends it.
+
+    Args:
+        settings: the configuration.
+        http: serve Streamable HTTP (else stdio).
+        stateless: with `http`, keep no MCP session between requests (for replicas
+            behind a load balancer).
+    """
     store = FalkorStore(settings.storage)
     await store.connect()
     try:
@@ -112,7 +169,7 @@ async def serve(settings: Settings, *, http: bool) -> None:
                 "read and delete memory. Set POLYG_API_KEY.",
                 settings.host,
             )
-        app = create_http_app(server, ctx, HttpOptions())
+        app = create_http_app(server, ctx, HttpOptions(stateless=stateless))
         config = uvicorn.Config(
             app,
             host=settings.host,
@@ -121,7 +178,12 @@ async def serve(settings: Settings, *, http: bool) -> None:
             log_level=settings.log_level.lower(),
             timeout_graceful_shutdown=5,
         )
-        logger.info("serving MCP over HTTP at http://%s:%d/mcp", settings.host, settings.port)
+        logger.info(
+            "serving MCP over HTTP at http://%s:%d/mcp%s",
+            settings.host,
+            settings.port,
+            " (stateless)" if stateless else "",
+        )
         # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal to
         # the handler it found; a no-op one lets this function close the store afterwards.
         previous = {sig: signal.signal(sig, _ignore_signal) for sig in _SIGNALS}
@@ -147,14 +209,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     except ValidationError as exc:
         sys.stderr.write(f"polyg-mcp: invalid configuration:\n{exc}\n")
         raise SystemExit(2) from None
+    try:
+        stateless = stateless_from(args.stateless, os.environ)
+    except InvalidInput as exc:
+        sys.stderr.write(f"polyg-mcp: invalid configuration: {exc}\n")
+        raise SystemExit(2) from None
     configure_logging(settings.log_level)
+    without_queue_on_cluster(settings)
     try:
         parse_profiles(settings.tools)
     except PolygError as exc:
         logger.error("%s", exc)
         raise SystemExit(2) from None
     try:
-        anyio.run(lambda: serve(settings, http=args.http))
+        anyio.run(lambda: serve(settings, http=args.http, stateless=stateless))
     except KeyboardInterrupt:
         pass
     except PolygError as exc:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
@@ -35,7 +35,7 @@ from polyg_core.errors import InvalidInput
 from polyg_core.storage.namespace import validate_namespace
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from polyg_server.context import ServerContext
+from polyg_server.context import ServerContext, store_session_key
 from polyg_server.errors import tool_error_text
 
 if TYPE_CHECKING:
@@ -203,8 +203,17 @@ class PolygTool(Tool):
         context: Context[Any, Any],
         convert_result: bool = False,
     ) -> Any:
-        """Validate, call the handler, validate the result; never raises for a bad call."""
-        return await self.invoke(arguments)
+        """Validate, call the handler, validate the result; never raises for a bad call.
+
+        With read replicas, the call runs in the caller's read-your-writes session
+        (`store_session_key`): reads that follow the caller's own write go to the
+        primary until a replica has it.
+        """
+        ctx: ServerContext = self.server_context
+        if not ctx.store.settings.replicas:
+            return await self.invoke(arguments)
+        with ctx.store.session(_session_key(context)):
+            return await self.invoke(arguments)
 
     async def invoke(self, arguments: dict[str, Any]) -> CallToolResult:
         """Run the tool on raw arguments and answer with a `CallToolResult`."""
@@ -231,6 +240,17 @@ class PolygTool(Tool):
         return CallToolResult(
             content=[TextContent(type="text", text=text)], structured_content=data
         )
+
+
+def _session_key(context: Context[Any, Any]) -> str | None:
+    try:
+        request = context.request_context.request
+    except ValueError:  # no request: a call made outside of a client session
+        return None
+    headers: Mapping[str, str] | None = getattr(request, "headers", None)
+    client = getattr(request, "client", None)
+    host = getattr(client, "host", None)
+    return store_session_key(headers, host if isinstance(host, str) else None)
 
 
 def _error(text: str) -> CallToolResult:

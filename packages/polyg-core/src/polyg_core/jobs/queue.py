@@ -32,7 +32,7 @@ from redis.asyncio import Redis
 from saq.job import Job, Status
 from saq.queue.redis import RedisQueue
 
-from polyg_core.errors import InvalidInput
+from polyg_core.errors import InvalidInput, StorageError
 from polyg_core.graphs.semantic import content_hash
 from polyg_core.jobs.info import SWEPT, job_status, to_info
 from polyg_core.storage.namespace import validate_namespace
@@ -78,12 +78,23 @@ async def open_redis(store: FalkorStore) -> Redis:
     """A Redis client on the server the store uses (the embedded one's unix socket by default).
 
     The queue has its own connections: workers block on the queue and must not
-    hold the connections graph queries need.
+    hold the connections graph queries need. With read replicas
+    (`FALKORDB_REPLICAS`) it is the primary (`FALKORDB_HOST`/`FALKORDB_URL`): the
+    queue writes on every call, and a replica is read-only.
 
     Raises:
         StorageUnavailable: the server cannot be reached.
+        StorageError: `FALKORDB_CLUSTER` is set. saq's keys carry no hash tag, so one
+            queue's keys fall on several shards and its multi-key scripts would fail
+            there (CROSSSLOT); a queue on one cluster node would get MOVED answers.
     """
     s = store.settings
+    if s.cluster:
+        raise StorageError(
+            "the job queue needs one Redis server and FALKORDB_CLUSTER is set, so nothing "
+            "can be queued: call remember with wait: true (it writes before it answers), "
+            "or run polyg on one primary (FALKORDB_HOST, with FALKORDB_REPLICAS for reads)"
+        )
     timeout = QUEUE_SOCKET_TIMEOUT_S
     if s.url:
         return Redis.from_url(s.url, socket_timeout=timeout)
