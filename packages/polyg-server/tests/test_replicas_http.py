@@ -440,3 +440,37 @@ def test_a_cluster_runs_no_job_worker_and_remember_always_writes_at_once() -> No
     without_queue_on_cluster(settings)
     assert settings.job_workers == 0
     assert settings.remember_wait_max_chars >= 100_000
+
+
+# -- per-process caches -------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "FalkorStore caches bootstrapped namespaces per process: a graph deleted through "
+        "another server process and written again here gets no indexes (vector queries "
+        "then fail until this process restarts); the fix belongs in polyg_core.storage"
+    ),
+)
+async def test_a_scratch_graph_deleted_on_one_server_and_reused_on_another_still_works(
+    falkordb_node: LoopbackServer, embedder: Embedder
+) -> None:
+    storage = StorageSettings(host="127.0.0.1", port=falkordb_node.port, max_retries=1)
+    settings = Settings(storage=storage)
+    stores = [await FalkorStore(storage).connect() for _ in range(2)]
+    try:
+        a, b = (
+            Client(create_server(ServerContext(store=s, settings=settings, embedder=embedder)))
+            for s in stores
+        )
+        async with a, b:
+            with anyio.fail_after(60):
+                await _ok(a, "add_node", {"graph": "stale_cache", "label": "AuthService"})
+                await _ok(b, "delete_graph", {"graph": "stale_cache", "confirm": True})
+                await _ok(a, "add_node", {"graph": "stale_cache", "label": "UserStore"})
+                found = await _ok(a, "find_node", {"graph": "stale_cache", "query": "user store"})
+        assert found["matches"][0]["label"] == "UserStore"
+    finally:
+        for s in stores:
+            await s.close()
