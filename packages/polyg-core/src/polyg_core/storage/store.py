@@ -77,7 +77,19 @@ class QueryResult:
         return self.rows[0][0] if self.rows and self.rows[0] else default
 
 
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
+
 def _convert(value: Any) -> Any:
+    # Rows are mostly scalars and flat maps of scalars: those skip the checks below
+    # (this runs for every value of every row, so it shows in profiles of large replies).
+    if type(value) in _SCALARS:
+        return value
+    if type(value) is dict:
+        return {
+            k: v if type(v) in _SCALARS else _convert(v)
+            for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+        }
     if isinstance(value, FNode):
         props = dict(value.properties)
         props["_labels"] = list(value.labels or [])
@@ -344,7 +356,10 @@ class FalkorStore:
                 ) from exc
             raise StorageError(f"FalkorDB rejected a query on graph {namespace!r}: {text}") from exc
         header = [str(h[1]) if isinstance(h, list | tuple) else str(h) for h in (res.header or [])]
-        rows = [[_convert(v) for v in row] for row in (res.result_set or [])]
+        rows = [
+            [v if type(v) in _SCALARS else _convert(v) for v in row]
+            for row in (res.result_set or [])
+        ]
         return QueryResult(
             header=header,
             rows=rows,
