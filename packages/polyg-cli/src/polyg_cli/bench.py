@@ -317,8 +317,20 @@ def retrieval_command(
     ctx: typer.Context,
     dataset: Annotated[Path, typer.Argument(help="A dataset in the retrieval JSON format.")],
     json_out: JsonOut = None,
+    llm_standin: Annotated[
+        str | None,
+        typer.Option(
+            "--llm-standin",
+            metavar="MODEL",
+            help="Send the LLM requests to a local stand-in on 127.0.0.1 that answers with "
+            "polyg's rules and reports the tokens MODEL would bill (e.g. openai/gpt-4o-mini); "
+            "litellm prices them. Measures cost offline; the answers are not an LLM's.",
+        ),
+    ] = None,
 ) -> None:
     """Evidence recall@1/5/10/20 of polyg's recall against BM25 and dense k-NN."""
+    from contextlib import AsyncExitStack
+
     from polyg_core.bench.retrieval import run_retrieval
     from polyg_core.memory import Memory
     from polyg_core.providers.llm import make_llm
@@ -327,11 +339,17 @@ def retrieval_command(
     data = run(st, lambda: _load(dataset))
 
     async def go() -> Any:
-        async with bench_env(st) as env:
+        async with AsyncExitStack() as stack:
+            env = await stack.enter_async_context(bench_env(st))
+            llm = make_llm(st.settings)
+            if llm_standin:
+                from polyg_core.bench.llm_standin import standin_server
+
+                _, llm = await stack.enter_async_context(standin_server(llm_standin))
             memory = Memory(
                 store=env.store,
                 embedder=env.embedder,
-                llm=make_llm(st.settings),
+                llm=llm,
                 settings=st.settings,
             )
             return await run_retrieval(memory, data)
@@ -364,15 +382,39 @@ def retrieval_command(
         )
     )
     print(f"degraded recalls (rule-based path): {report.degraded_recalls}/{len(report.questions)}")
+    usage = report.usage_table()
+    model = llm_standin or st.settings.llm_model
+    if llm_standin:
+        model = f"{llm_standin} (local stand-in: real prompt sizes, rule-based answers)"
+    print(f"\nLLM usage per call, p50 / mean (model: {model or 'none, rule-based path'}):\n")
+    print(_usage_markdown(usage))
     _write_json(
         json_out,
         {
             "machine": machine(),
+            "model": model,
             "table": table,
             "cost": cost,
+            "usage": usage,
             "questions": [q.__dict__ for q in report.questions],
         },
     )
+
+
+_USAGE_COLUMNS = ("prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "llm_calls")
+
+
+def _usage_markdown(usage: Sequence[dict[str, Any]]) -> str:
+    """The usage table with `p50 / mean` in each cell."""
+    rows = [
+        {
+            "call": r["call"],
+            "n": r["n"],
+            **{c: f"{r[c + '_p50']} / {r[c + '_mean']}" for c in _USAGE_COLUMNS},
+        }
+        for r in usage
+    ]
+    return markdown(rows, ["call", "n", *_USAGE_COLUMNS])
 
 
 async def _load(path: Path) -> Any:

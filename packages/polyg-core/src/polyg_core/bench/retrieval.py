@@ -31,13 +31,14 @@ import numpy as np
 from polyg_shared.retrieval import ContextNode
 
 from polyg_core.bench.dataset import Dataset
-from polyg_core.bench.stats import Timing
+from polyg_core.bench.stats import Timing, percentile
 from polyg_core.memory import Memory
 
 logger = logging.getLogger(__name__)
 
 KS = (1, 5, 10, 20)
 SYSTEMS = ("polyg", "bm25", "dense")
+USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cost_usd", "llm_calls")
 _STOP = frozenset(
     [
         "a",
@@ -143,7 +144,32 @@ class RetrievalReport:
     remember_timing: Timing = field(default_factory=lambda: Timing("remember", []))
     remember_usage: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     recall_usage: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    remember_calls: list[dict[str, float]] = field(default_factory=lambda: [])
+    recall_calls: list[dict[str, float]] = field(default_factory=lambda: [])
     degraded_recalls: int = 0
+
+    def usage_table(self) -> list[dict[str, Any]]:
+        """LLM usage per call of remember and recall: p50 and mean of each usage field.
+
+        Rows are {call, n, <field>_p50, <field>_mean} for prompt_tokens,
+        completion_tokens, total_tokens, cost_usd and llm_calls (all zero on the
+        rule-based path).
+        """
+        rows: list[dict[str, Any]] = []
+        for call, samples in (("remember", self.remember_calls), ("recall", self.recall_calls)):
+            row: dict[str, Any] = {"call": call, "n": len(samples)}
+            for name in (*USAGE_FIELDS[:2], "total_tokens", *USAGE_FIELDS[2:]):
+                values = [
+                    s["prompt_tokens"] + s["completion_tokens"]
+                    if name == "total_tokens"
+                    else s[name]
+                    for s in samples
+                ]
+                digits = 8 if name == "cost_usd" else 1
+                row[f"{name}_p50"] = round(percentile(values, 0.5), digits)
+                row[f"{name}_mean"] = round(float(np.mean(values)), digits) if values else 0.0
+            rows.append(row)
+        return rows
 
     def table(self, ks: Sequence[int] = KS) -> list[dict[str, Any]]:
         """Rows of {system, category, n, recall@k...}; category `overall` last."""
@@ -160,11 +186,11 @@ class RetrievalReport:
         return rows
 
 
-def _add_usage(total: dict[str, float], usage: Any) -> None:
-    total["prompt_tokens"] += usage.prompt_tokens
-    total["completion_tokens"] += usage.completion_tokens
-    total["cost_usd"] += usage.cost_usd
-    total["llm_calls"] += usage.llm_calls
+def _add_usage(total: dict[str, float], usage: Any, calls: list[dict[str, float]]) -> None:
+    sample = {name: float(getattr(usage, name)) for name in USAGE_FIELDS}
+    calls.append(sample)
+    for name, value in sample.items():
+        total[name] += value
 
 
 async def node_turns(
@@ -257,7 +283,7 @@ async def run_retrieval(
                         source_id=turn.id,
                     )
                     report.remember_timing.samples.append((time.perf_counter() - t1) * 1000)
-                    _add_usage(report.remember_usage, res.usage)
+                    _add_usage(report.remember_usage, res.usage, report.remember_calls)
             t_ingest += time.perf_counter() - t0
             report.turns += len(turns)
             ref = conv.sessions[-1].date_time if conv.sessions else None
@@ -268,7 +294,7 @@ async def run_retrieval(
                 t1 = time.perf_counter()
                 result = await memory.recall(q.question, graph=ns, reference_time=ref)
                 report.recall_timing.samples.append((time.perf_counter() - t1) * 1000)
-                _add_usage(report.recall_usage, result.usage)
+                _add_usage(report.recall_usage, result.usage, report.recall_calls)
                 report.degraded_recalls += int(result.degraded)
                 ours = (await node_turns(memory, ns, result.nodes, turns))[:max_k]
                 qv = (await memory.embedder.embed([q.question]))[0]

@@ -15,7 +15,8 @@ Example:
     ```
 
 Chat replies come from a queue of `Reply` items (pushed with `push`); when the
-queue is empty the `responder` callable answers, given the request's messages.
+queue is empty the `responder` callable answers, given the request's messages
+(or `request_responder`, when set, given the whole request body).
 Embeddings are deterministic pseudo-random vectors derived from a hash of each
 text: they exercise the transport, not meaning.
 """
@@ -52,12 +53,15 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "The scripted LLM test server needs starlette and uvicorn: pip install starlette uvicorn"
     ) from exc
 
-__all__ = ["RecordedRequest", "Reply", "Responder", "ScriptedLLMServer"]
+__all__ = ["RecordedRequest", "Reply", "RequestResponder", "Responder", "ScriptedLLMServer"]
 
 logger = logging.getLogger(__name__)
 
 Responder = Callable[[list[dict[str, Any]]], "str | Reply"]
 """Answers a chat request from its messages with content, or a full `Reply`."""
+
+RequestResponder = Callable[[dict[str, Any]], "str | Reply"]
+"""Answers a chat request from its whole JSON body (model, messages, response_format...)."""
 
 
 @dataclass
@@ -153,6 +157,8 @@ class ScriptedLLMServer:
 
     Attributes:
         responder: Answers chat requests when the reply queue is empty.
+        request_responder: When set, answers instead of `responder`, given the whole
+            request body (for replies that depend on `response_format` or `model`).
         embedding_dimension: Length of the vectors `/v1/embeddings` returns
             (unless the request asks for `dimensions`).
         reject_response_formats: `response_format` types answered with a 400
@@ -162,6 +168,7 @@ class ScriptedLLMServer:
     """
 
     responder: Responder = _no_responder
+    request_responder: RequestResponder | None = None
     embedding_dimension: int = 8
     reject_response_formats: frozenset[str] = frozenset()
     startup_timeout_s: float = 10.0
@@ -313,6 +320,9 @@ class ScriptedLLMServer:
             )
         if self._chat_replies:
             reply = self._chat_replies.popleft()
+        elif self.request_responder is not None:
+            answered = self.request_responder(body)
+            reply = answered if isinstance(answered, Reply) else Reply(content=answered)
         else:
             answered = self.responder(list(body.get("messages", [])))
             reply = answered if isinstance(answered, Reply) else Reply(content=answered)
