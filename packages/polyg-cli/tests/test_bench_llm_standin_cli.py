@@ -69,6 +69,8 @@ def test_llm_standin_reports_priced_tokens_per_call(env: dict[str, str], tmp_pat
     assert recall["llm_calls_mean"] == 2.0
     assert remember["cost_usd_mean"] > 0 and recall["cost_usd_mean"] > 0
     assert remember["prompt_tokens_p50"] > 0 and recall["completion_tokens_p50"] > 0
+    kinds = {row["kind"]: row["calls"] for row in data["llm_requests_by_kind"]}
+    assert kinds == {"classifier": 1, "extractor": 1, "synthesizer": 1}
 
 
 def test_without_an_llm_the_usage_table_is_zero(env: dict[str, str], tmp_path: Path) -> None:

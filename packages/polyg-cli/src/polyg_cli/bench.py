@@ -342,19 +342,21 @@ def retrieval_command(
         async with AsyncExitStack() as stack:
             env = await stack.enter_async_context(bench_env(st))
             llm = make_llm(st.settings)
+            standin: Any = None
             if llm_standin:
                 from polyg_core.bench.llm_standin import standin_server
 
-                _, llm = await stack.enter_async_context(standin_server(llm_standin))
+                server, llm = await stack.enter_async_context(standin_server(llm_standin))
+                standin = server.request_responder
             memory = Memory(
                 store=env.store,
                 embedder=env.embedder,
                 llm=llm,
                 settings=st.settings,
             )
-            return await run_retrieval(memory, data)
+            return await run_retrieval(memory, data), standin
 
-    report = run(st, go)
+    report, standin = run(st, go)
     table = report.table()
     turns = report.turns or 1
     questions = len(report.questions) or 1
@@ -388,6 +390,10 @@ def retrieval_command(
         model = f"{llm_standin} (local stand-in: real prompt sizes, rule-based answers)"
     print(f"\nLLM usage per call, p50 / mean (model: {model or 'none, rule-based path'}):\n")
     print(_usage_markdown(usage))
+    by_kind = standin.by_kind() if standin is not None else []
+    if by_kind:
+        print("\nstand-in requests by kind (mean tokens per request):\n")
+        print(markdown(by_kind, ["kind", "calls", "prompt_tokens", "completion_tokens"]))
     _write_json(
         json_out,
         {
@@ -396,6 +402,7 @@ def retrieval_command(
             "table": table,
             "cost": cost,
             "usage": usage,
+            "llm_requests_by_kind": by_kind,
             "questions": [q.__dict__ for q in report.questions],
         },
     )

@@ -108,6 +108,12 @@ async def test_remember_and_recall_report_tokens_and_litellm_cost(
         recall_requests = server.chat_requests[n_remember:]
 
     assert responder.calls == {"extractor": 1, "classifier": 1, "synthesizer": 1}
+    by_kind = {row["kind"]: row for row in responder.by_kind()}
+    assert by_kind["extractor"]["prompt_tokens"] == remembered.usage.prompt_tokens
+    assert (
+        by_kind["classifier"]["prompt_tokens"] + by_kind["synthesizer"]["prompt_tokens"]
+        == recalled.usage.prompt_tokens
+    )
     assert not recalled.degraded
     for result, requests in ((remembered, remember_requests), (recalled, recall_requests)):
         tokens = [billed(r, responder) for r in requests]

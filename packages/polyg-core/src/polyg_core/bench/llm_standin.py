@@ -130,10 +130,12 @@ class StandinResponder:
     Attributes:
         model: The litellm model whose tokenizer counts the tokens (the one priced).
         calls: Requests answered, by kind (`classifier`, `extractor`, `synthesizer`).
+        tokens: Prompt and completion tokens reported, by kind.
     """
 
     model: str = DEFAULT_STANDIN_MODEL
     calls: dict[str, int] = field(default_factory=lambda: {})
+    tokens: dict[str, dict[str, int]] = field(default_factory=lambda: {})
     _litellm: ModuleType = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -181,13 +183,29 @@ class StandinResponder:
                 message="the polyg LLM stand-in answers only polyg's classifier, extractor and "
                 "synthesizer requests; point other clients at a real model",
             )
-        self.calls[kind] = self.calls.get(kind, 0) + 1
         content = json.dumps(value)
-        return Reply(
+        reply = Reply(
             content=content,
             prompt_tokens=self.count_prompt(body),
             completion_tokens=self.count_text(content),
         )
+        self.calls[kind] = self.calls.get(kind, 0) + 1
+        tally = self.tokens.setdefault(kind, {"prompt_tokens": 0, "completion_tokens": 0})
+        tally["prompt_tokens"] += reply.prompt_tokens
+        tally["completion_tokens"] += reply.completion_tokens
+        return reply
+
+    def by_kind(self) -> list[dict[str, Any]]:
+        """Mean tokens per request of each kind: {kind, calls, prompt_tokens, completion_tokens}."""
+        return [
+            {
+                "kind": kind,
+                "calls": n,
+                "prompt_tokens": round(self.tokens[kind]["prompt_tokens"] / n, 1),
+                "completion_tokens": round(self.tokens[kind]["completion_tokens"] / n, 1),
+            }
+            for kind, n in sorted(self.calls.items())
+        ]
 
     def __call__(self, body: dict[str, Any]) -> Reply:
         return self.answer(body)
