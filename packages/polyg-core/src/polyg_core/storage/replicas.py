@@ -33,9 +33,9 @@ from typing import Any, Literal
 import anyio
 import redis.exceptions as rexc
 from falkordb.asyncio import FalkorDB
-from redis.asyncio import BlockingConnectionPool
 
 from polyg_core.config import StorageSettings
+from polyg_core.storage.client import FalkorClient, bounded_pool
 from polyg_core.storage.cluster import parse_address
 
 __all__ = [
@@ -356,17 +356,16 @@ class ReplicaRouter:
 
         def open_client() -> FalkorDB:
             # Bounded like the primary's pool: more concurrent reads wait for a connection.
-            pool = BlockingConnectionPool(
+            pool = bounded_pool(
+                max_connections=self.settings.max_connections,
+                wait_s=self.settings.query_timeout_ms / 1000 or None,
                 host=ep.host,
                 port=ep.port,
                 password=ep.password,
                 socket_connect_timeout=_PROBE_TIMEOUT_S,
                 socket_timeout=timeout,
-                max_connections=self.settings.max_connections,
-                timeout=self.settings.query_timeout_ms / 1000 or None,
-                decode_responses=True,
             )
-            return FalkorDB(connection_pool=pool)
+            return FalkorClient(pool)
 
         ep.db = await anyio.to_thread.run_sync(open_client)
         return ep.db

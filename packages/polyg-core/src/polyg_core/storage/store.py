@@ -14,7 +14,6 @@ from falkordb import Edge as FEdge
 from falkordb import Node as FNode
 from falkordb import Path as FPath
 from falkordb.asyncio import FalkorDB
-from redis.asyncio import BlockingConnectionPool
 from redis.asyncio.connection import UnixDomainSocketConnection
 
 from polyg_core.config import StorageSettings
@@ -27,6 +26,7 @@ from polyg_core.errors import (
     StorageUnavailable,
 )
 from polyg_core.storage import cluster as clusterlib
+from polyg_core.storage.client import FalkorClient, bounded_pool
 from polyg_core.storage.embedded import EmbeddedFalkorDB, default_data_dir
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.replicas import (
@@ -177,47 +177,31 @@ class FalkorStore:
         if self.embedded is None:
             self.embedded = EmbeddedFalkorDB(s.data_dir or default_data_dir())
         sock = await anyio.to_thread.run_sync(self.embedded.ensure_running)
-        return FalkorDB(
-            connection_pool=self._pool(
-                connection_class=UnixDomainSocketConnection,
-                path=sock,
-                socket_connect_timeout=_CONNECT_TIMEOUT_S,
-            )
+        return self._pool(
+            connection_class=UnixDomainSocketConnection,
+            path=sock,
+            socket_connect_timeout=_CONNECT_TIMEOUT_S,
         )
 
-    def _pool(self, url: str | None = None, **kwargs: Any) -> BlockingConnectionPool:
-        """A bounded pool: beyond `max_connections` concurrent queries, callers wait for a
-        free connection (up to the query timeout) instead of failing."""
+    def _pool(self, url: str | None = None, **kwargs: Any) -> FalkorClient:
+        """A client on a bounded pool: beyond `max_connections` concurrent queries, callers
+        wait for a free connection (up to the query timeout) instead of failing."""
         s = self.settings
-        opts: dict[str, Any] = {
-            "max_connections": s.max_connections,
-            "timeout": (s.query_timeout_ms / 1000) if s.query_timeout_ms else None,
-            "decode_responses": True,
-            **kwargs,
-        }
-        if url is not None:
-            return BlockingConnectionPool.from_url(url, **opts)  # pyright: ignore[reportUnknownMemberType]
-        return BlockingConnectionPool(**opts)
+        wait = (s.query_timeout_ms / 1000) if s.query_timeout_ms else None
+        return FalkorClient(
+            bounded_pool(max_connections=s.max_connections, wait_s=wait, url=url, **kwargs)
+        )
 
     def _open_external(self) -> FalkorDB:
         s = self.settings
         if s.url:
-            url = s.url
-            if url.startswith("falkor://"):
-                url = "redis://" + url[len("falkor://") :]
-            elif url.startswith("falkors://"):
-                url = "rediss://" + url[len("falkors://") :]
-            return FalkorDB(
-                connection_pool=self._pool(url, socket_connect_timeout=_CONNECT_TIMEOUT_S)
-            )
+            return self._pool(s.url, socket_connect_timeout=_CONNECT_TIMEOUT_S)
         password = s.password.get_secret_value() if s.password else None
-        return FalkorDB(
-            connection_pool=self._pool(
-                host=s.host or "localhost",
-                port=s.port,
-                password=password,
-                socket_connect_timeout=_CONNECT_TIMEOUT_S,
-            )
+        return self._pool(
+            host=s.host or "localhost",
+            port=s.port,
+            password=password,
+            socket_connect_timeout=_CONNECT_TIMEOUT_S,
         )
 
     async def _reset(self, failed: FalkorDB | None = None) -> None:
