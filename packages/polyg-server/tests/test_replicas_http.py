@@ -445,14 +445,6 @@ def test_a_cluster_runs_no_job_worker_and_remember_always_writes_at_once() -> No
 # -- per-process caches -------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "FalkorStore caches bootstrapped namespaces per process: a graph deleted through "
-        "another server process and written again here gets no indexes (vector queries "
-        "then fail until this process restarts); the fix belongs in polyg_core.storage"
-    ),
-)
 async def test_a_scratch_graph_deleted_on_one_server_and_reused_on_another_still_works(
     falkordb_node: LoopbackServer, embedder: Embedder
 ) -> None:

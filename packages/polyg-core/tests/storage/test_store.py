@@ -23,6 +23,7 @@ from polyg_core.errors import (
     StorageUnavailable,
 )
 from polyg_core.storage import EmbeddedFalkorDB, FalkorStore, validate_namespace
+from polyg_core.storage.schema import RANGE_INDEXES
 from redis.asyncio import Redis
 
 pytestmark = pytest.mark.anyio
@@ -54,6 +55,28 @@ async def test_bootstrap_is_idempotent(store: FalkorStore, namespace: str) -> No
     assert meta["dimension"] == 384
     res = await store.query(namespace, "MATCH (m:P_Meta) RETURN count(m)", read_only=True)
     assert res.scalar() == 1
+
+
+async def test_a_namespace_deleted_by_another_store_is_bootstrapped_again(
+    store: FalkorStore, falkordb_settings: StorageSettings, namespace: str
+) -> None:
+    await store.ensure_schema(namespace)
+    await store.ensure_vectors(namespace, "local/minilm", 384)
+    other = await FalkorStore(falkordb_settings).connect()
+    try:
+        assert await other.delete_graph(namespace)
+    finally:
+        await other.close()
+    await store.query(namespace, "CREATE (:E_Entity {name: 'after'})")
+    await store.ensure_schema(namespace)
+    await store.ensure_vectors(namespace, "local/minilm", 384)
+    indexes = await store._existing_indexes(namespace)
+    assert ("E_Entity", "embedding", "VECTOR") in indexes
+    assert {(label, prop, "RANGE") for label, props in RANGE_INDEXES.items() for prop in props} <= (
+        indexes
+    )
+    meta = await store.metadata(namespace)
+    assert meta["kind"] == "memory" and meta["dimension"] == 384
 
 
 async def test_embedding_mismatch_names_the_fix(store: FalkorStore, namespace: str) -> None:

@@ -382,9 +382,13 @@ class FalkorStore:
             return await db.select_graph(namespace).delete()
 
         await self._with_retries(run, "GRAPH.DELETE")
+        self.forget(namespace)
+        return True
+
+    def forget(self, namespace: str) -> None:
+        """Drop what this process remembers of a namespace's schema (bootstrap, vectors)."""
         self._bootstrapped.discard(namespace)
         self._vectors.pop(namespace, None)
-        return True
 
     async def memory_usage(self, namespace: str) -> int | None:
         """Bytes FalkorDB reports for a graph (GRAPH.MEMORY USAGE, whole-MB resolution)."""
@@ -501,7 +505,14 @@ class FalkorStore:
         """
         validate_namespace(namespace)
         if namespace in self._bootstrapped:
-            return
+            # The graph may have been deleted (and written again) through another process
+            # since this one bootstrapped it; then its indexes and metadata node are gone.
+            res = await self.query(
+                namespace, f"MATCH (m:{META} {{key: 'meta'}}) RETURN count(m)", read_only=True
+            )
+            if res.rows and res.rows[0][0]:
+                return
+            self.forget(namespace)
         now = int(time.time() * 1000)
         await self.query(
             namespace,
