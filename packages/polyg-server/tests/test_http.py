@@ -257,3 +257,23 @@ async def test_idle_sessions_are_closed(store: FalkorStore, server_settings: Set
             )
     assert opened.status_code == 200
     assert listed.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("options", "media"),
+    [(None, "application/json"), (HttpOptions(json_response=False), "text/event-stream")],
+)
+async def test_calls_are_answered_as_json_by_default_and_as_sse_on_request(
+    store: FalkorStore, server_settings: Settings, options: HttpOptions | None, media: str
+) -> None:
+    app = make_app(store, server_settings, options)
+    async with serving(app) as url, httpx.AsyncClient() as http:
+        with anyio.fail_after(20):
+            init = await http.post(f"{url}/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+    assert init.status_code == 200
+    assert init.headers["content-type"].startswith(media)
+    body = init.json() if media == "application/json" else None
+    if body is not None:
+        assert body["result"]["serverInfo"]["name"]
+    else:
+        assert '"serverInfo"' in init.text

@@ -36,7 +36,7 @@ from polyg_core.testing.replication import (
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext, store_session_key
 from polyg_server.http import HttpOptions, create_http_app
-from polyg_server.main import stateless_from, without_queue_on_cluster
+from polyg_server.main import sse_from, stateless_from, without_queue_on_cluster
 from polyg_server.testing import serving
 from pydantic import SecretStr
 
@@ -414,6 +414,14 @@ def test_stateless_comes_from_the_flag_else_the_environment(
 def test_a_non_boolean_stateless_setting_is_refused_with_the_fix() -> None:
     with pytest.raises(ValueError, match="set it to true or false"):
         stateless_from(None, {"POLYG_HTTP_STATELESS": "maybe"})
+
+
+def test_sse_responses_come_from_the_flag_else_the_environment_and_are_off_by_default() -> None:
+    assert sse_from(None, {}) is False
+    assert sse_from(None, {"POLYG_HTTP_SSE": "on"}) is True
+    assert sse_from(False, {"POLYG_HTTP_SSE": "1"}) is False
+    with pytest.raises(ValueError, match="POLYG_HTTP_SSE"):
+        sse_from(None, {"POLYG_HTTP_SSE": "maybe"})
 
 
 async def test_the_job_queue_refuses_a_cluster_and_names_the_alternative() -> None:

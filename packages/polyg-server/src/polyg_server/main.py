@@ -51,6 +51,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             "POLYG_HTTP_STATELESS or off)"
         ),
     )
+    parser.add_argument(
+        "--sse",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=(
+            "with --http: answer tool calls as SSE streams instead of one JSON body each "
+            "(default: POLYG_HTTP_SSE or off; no tool streams anything)"
+        ),
+    )
     return parser.parse_args(argv)
 
 
@@ -64,14 +73,27 @@ def stateless_from(flag: bool | None, environ: Mapping[str, str]) -> bool:
     Raises:
         InvalidInput: `POLYG_HTTP_STATELESS` is not a boolean.
     """
+    return _switch(flag, environ, "POLYG_HTTP_STATELESS")
+
+
+def sse_from(flag: bool | None, environ: Mapping[str, str]) -> bool:
+    """SSE responses on HTTP: the `--sse`/`--no-sse` flag, else `POLYG_HTTP_SSE` (off).
+
+    Raises:
+        InvalidInput: `POLYG_HTTP_SSE` is not a boolean.
+    """
+    return _switch(flag, environ, "POLYG_HTTP_SSE")
+
+
+def _switch(flag: bool | None, environ: Mapping[str, str], name: str) -> bool:
     if flag is not None:
         return flag
-    value = environ.get("POLYG_HTTP_STATELESS", "").strip().lower()
+    value = environ.get(name, "").strip().lower()
     if value in _TRUE:
         return True
     if value in _FALSE:
         return False
-    raise InvalidInput(f"POLYG_HTTP_STATELESS={value!r} is not a boolean: set it to true or false")
+    raise InvalidInput(f"{name}={value!r} is not a boolean: set it to true or false")
 
 
 def without_queue_on_cluster(settings: Settings) -> None:
@@ -136,7 +158,9 @@ async def _until_signal(run: Callable[[], Awaitable[None]]) -> None:
         tg.cancel_scope.cancel()
 
 
-async def serve(settings: Settings, *, http: bool, stateless: bool = False) -> None:
+async def serve(
+    settings: Settings, *, http: bool, stateless: bool = False, sse: bool = False
+) -> None:
     """Connect the store, build the server and serve until the client or a signal ends it.
 
     Args:
@@ -144,6 +168,7 @@ async def serve(settings: Settings, *, http: bool, stateless: bool = False) -> N
         http: serve Streamable HTTP (else stdio).
         stateless: with `http`, keep no MCP session between requests (for replicas
             behind a load balancer).
+        sse: with `http`, answer calls as SSE streams instead of one JSON body each.
     """
     store = FalkorStore(settings.storage)
     await store.connect()
@@ -169,7 +194,7 @@ async def serve(settings: Settings, *, http: bool, stateless: bool = False) -> N
                 "read and delete memory. Set POLYG_API_KEY.",
                 settings.host,
             )
-        app = create_http_app(server, ctx, HttpOptions(stateless=stateless))
+        app = create_http_app(server, ctx, HttpOptions(stateless=stateless, json_response=not sse))
         config = uvicorn.Config(
             app,
             host=settings.host,
@@ -211,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(2) from None
     try:
         stateless = stateless_from(args.stateless, os.environ)
+        sse = sse_from(args.sse, os.environ)
     except InvalidInput as exc:
         sys.stderr.write(f"polyg-mcp: invalid configuration: {exc}\n")
         raise SystemExit(2) from None
@@ -222,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         logger.error("%s", exc)
         raise SystemExit(2) from None
     try:
-        anyio.run(lambda: serve(settings, http=args.http, stateless=stateless))
+        anyio.run(lambda: serve(settings, http=args.http, stateless=stateless, sse=sse))
     except KeyboardInterrupt:
         pass
     except PolygError as exc:
