@@ -47,6 +47,41 @@ def _memory(
     return Memory(store=store, embedder=embedder, llm=llm, namespace=namespace)
 
 
+@pytest.mark.slow
+async def test_two_hundred_queued_jobs_through_the_model_finish_with_the_right_graph(
+    kit: Any,
+    store: FalkorStore,
+    embedder: Embedder,
+    namespace: str,
+    queue: JobQueue,
+    llm_server: ScriptedLLMServer,
+) -> None:
+    n = 200
+    memory = _memory(store, embedder, namespace, llm_server)
+    refs = [await queue.enqueue_remember(kit.note(i), graph=namespace) for i in range(n)]
+    assert len({r.job_id for r in refs}) == n
+    with anyio.fail_after(20 + n * 0.5):
+        async with kit.make_worker(queue, memory).running():
+            infos = await queue.wait([r.job_id for r in refs])
+    assert {i.status for i in infos} == {"done"}
+    assert all(i.result and not i.result["degraded"] for i in infos)
+    assert all(i.usage and i.usage.llm_calls == 1 for i in infos)
+    assert (await queue.stats(namespace)).done == n
+    assert len(llm_server.chat_requests) == n
+
+    entities = await kit.names(store, namespace, "E_Entity", "name")
+    expected = {f"{p}{i}" for i in range(n) for p in ("svc", "d", "K")}
+    assert sorted(entities) == sorted(expected)  # each once, nothing else
+    events = await kit.names(store, namespace, "T_Event", "description")
+    assert sorted(events) == sorted(f"deploy d{i} of svc{i} failed" for i in range(n))
+    causes = await kit.names(store, namespace, "C_Node", "description")
+    for i in range(n):
+        assert causes.count(f"config key K{i} missing") == 1
+        assert causes.count(f"deploy d{i} failed") == 1
+    memories = await kit.names(store, namespace, "S_Memory", "content")
+    assert memories == sorted(kit.note(i) for i in range(n))
+
+
 async def test_jobs_slow_down_while_the_model_answers_429_then_all_finish(
     kit: Any,
     store: FalkorStore,
