@@ -4,8 +4,8 @@ Builds a memory graph of `--sizes` nodes in an embedded FalkorDB (a temporary da
 dir): one fifth entities with random E_RELATES links (3 per entity), the rest events
 each involving 1-2 entities (X_INVOLVES) and chained by T_BEFORE. Then runs the PPR
 view from `--seeds` random entities, `--runs` times with fresh seeds, with the view's
-default bounds (4 hops, 5,000 nodes, 2 s budget; see --hops, --max-nodes, --budget), and prints median / p95 latency and
-the neighbourhood size.
+default bounds (4 hops, 1,000 nodes, 2 s budget; see --hops, --max-nodes, --budget),
+and prints median / p95 latency and the neighbourhood size.
 
 Usage::
 
