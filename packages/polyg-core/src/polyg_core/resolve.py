@@ -114,17 +114,22 @@ class NameResolver:
         text = name.strip()
         if not text:
             return None
+        key = spec.key_fn(text)
+        # The exact step also filters on the normalised key (an exact name has that key):
+        # the key has a range index, the display name has none, so this stays an index
+        # lookup instead of a scan of the label.
+        exact = f"n.{spec.name_prop} = $v"
         for how, cond, value in (
             ("uuid", "n.uuid = $v", text),
-            ("exact", f"n.{spec.name_prop} = $v", text),
-            ("normalized", f"n.{spec.key_prop} = $v", spec.key_fn(text)),
+            ("exact", f"n.{spec.key_prop} = $k AND {exact}" if key else exact, text),
+            ("normalized", f"n.{spec.key_prop} = $k", key),
         ):
             if not value:
                 continue
             res = await self.store.query(
                 namespace,
                 f"MATCH (n:{spec.label}) WHERE {cond}{extra} RETURN {props('n')} LIMIT $lim",
-                {**args, "v": value, "lim": self.max_candidates + 1},
+                {**args, "v": value, "k": key, "lim": self.max_candidates + 1},
                 read_only=True,
             )
             rows = [clean(r[0]) for r in res.rows]

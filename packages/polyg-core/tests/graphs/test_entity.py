@@ -310,3 +310,20 @@ async def test_get_with_a_type_never_returns_another_type(
     with pytest.raises(NodeNotFound, match="No team entity named 'billing services'"):
         await graph.get(namespace, "billing services", "team")
     assert (await graph.get(namespace, "billing services", "service")).name == "billing service"
+
+
+async def test_the_exact_spelling_wins_over_other_names_with_the_same_key(
+    graph: EntityGraph, store: FalkorStore, namespace: str
+) -> None:
+    from polyg_core.resolve import ENTITY_NAMES
+
+    with anyio.fail_after(30):
+        service, _ = await graph.add(namespace, "AuthService", "service")
+        team, _ = await graph.add(namespace, "Auth-Service", "team")
+        assert name_key("AuthService") == name_key("Auth-Service")
+        exact = await graph.resolver.resolve(namespace, ENTITY_NAMES, "Auth-Service")
+        other = await graph.resolver.resolve(namespace, ENTITY_NAMES, "AuthService")
+        with pytest.raises(AmbiguousName):
+            await graph.get(namespace, "authservice")  # same key, neither spelling
+    assert (exact.uuid, exact.how) == (team.uuid, "exact")
+    assert (other.uuid, other.how) == (service.uuid, "exact")
