@@ -87,3 +87,16 @@ def test_unknown_tool_profile_exits_with_a_message(falkordb_server: EmbeddedFalk
     assert proc.returncode == 2
     assert b"unknown profile(s) everything" in proc.stderr
     assert proc.stdout == b""
+
+
+def test_the_server_loop_is_uvloop_when_it_is_installed() -> None:
+    import asyncio
+
+    from polyg_server.main import event_loop_options
+
+    async def loop_module() -> str:
+        return type(asyncio.get_running_loop()).__module__
+
+    options = event_loop_options()
+    assert options == {"use_uvloop": True}  # uvloop is a dependency of polyg-server
+    assert anyio.run(loop_module, backend_options=options).startswith("uvloop")
