@@ -21,7 +21,7 @@ from pathlib import Path
 
 import anyio
 from polyg_core.bench.generate import START_MS, YEAR_MS, generate
-from polyg_core.bench.scale import when
+from polyg_core.bench.scale import QUESTION_FORMS, when
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.scenarios import load_scenario, read_scenario
@@ -61,9 +61,9 @@ async def main(scenario: str, rounds: int, entities: int | None) -> None:
                 )
                 print(f"generated {gen.nodes} nodes, {gen.edges} edges in {gen.seconds:.1f}s")
                 rng = random.Random(11)
-                forms = ("What happened to {}?", "Why did {} fail?", "Who owns {}?")
                 questions = [
-                    rng.choice(forms).format(rng.choice(gen.entity_names)) for _ in range(10)
+                    rng.choice(QUESTION_FORMS).format(rng.choice(gen.entity_names))
+                    for _ in range(10)
                 ]
                 reference = when(START_MS + YEAR_MS)
             await memory.recall(questions[0], reference_time=reference)  # warm the caches

@@ -78,6 +78,10 @@ def when(ms: int) -> datetime:
     return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
 
 
+# The recall questions of the scale benchmark, `{}` standing for an entity name.
+QUESTION_FORMS: tuple[str, ...] = ("What happened to {}?", "Why did {} fail?", "Who owns {}?")
+
+
 async def measure(
     memory: Memory,
     gen: Generated,
@@ -113,9 +117,7 @@ async def measure(
 
     async def recall(_: int) -> None:
         name = rng.choice(gen.entity_names)
-        question = rng.choice(
-            (f"What happened to {name}?", f"Why did {name} fail?", f"Who owns {name}?")
-        )
+        question = rng.choice(QUESTION_FORMS).format(name)
         await memory.recall(question, graph=ns, reference_time=ref)
 
     async def remember(i: int) -> None:

@@ -177,13 +177,13 @@ class FalkorStore:
         if self.embedded is None:
             self.embedded = EmbeddedFalkorDB(s.data_dir or default_data_dir())
         sock = await anyio.to_thread.run_sync(self.embedded.ensure_running)
-        return self._pool(
+        return self._client(
             connection_class=UnixDomainSocketConnection,
             path=sock,
             socket_connect_timeout=_CONNECT_TIMEOUT_S,
         )
 
-    def _pool(self, url: str | None = None, **kwargs: Any) -> FalkorClient:
+    def _client(self, url: str | None = None, **kwargs: Any) -> FalkorClient:
         """A client on a bounded pool: beyond `max_connections` concurrent queries, callers
         wait for a free connection (up to the query timeout) instead of failing."""
         s = self.settings
@@ -195,9 +195,9 @@ class FalkorStore:
     def _open_external(self) -> FalkorDB:
         s = self.settings
         if s.url:
-            return self._pool(s.url, socket_connect_timeout=_CONNECT_TIMEOUT_S)
+            return self._client(s.url, socket_connect_timeout=_CONNECT_TIMEOUT_S)
         password = s.password.get_secret_value() if s.password else None
-        return self._pool(
+        return self._client(
             host=s.host or "localhost",
             port=s.port,
             password=password,
