@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
@@ -23,7 +24,7 @@ from polyg_shared.retrieval import (
     WrittenNode,
 )
 from polyg_shared.stats import GraphStatistics
-from polyg_shared.timeutil import utc_now
+from polyg_shared.timeutil import to_epoch_ms, utc_now
 
 from polyg_core.agents.classifier import classify
 from polyg_core.agents.extractor import extract
@@ -39,6 +40,13 @@ from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM, Usage
+from polyg_core.recall.catalogue import MemoryCatalogue
+from polyg_core.recall.memories import (
+    FusionWeights,
+    check_retrievers,
+    rank_memories,
+    with_memories,
+)
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
 from polyg_core.retrieval.decay import DecayPolicy, refresh_access
 from polyg_core.retrieval.filters import MemoryFilter, prefixed_tags
@@ -56,6 +64,8 @@ from polyg_core.text import normalize_name
 logger = logging.getLogger(__name__)
 
 MAX_NGRAM = 4
+MAX_MEMORY_LIMIT = 200
+CONTEXT_MEMORIES = 10
 SEMANTIC_ONLY_BELOW = 3
 
 
@@ -109,6 +119,8 @@ class Memory:
     synthesizer: Synthesizer = field(init=False)
     decay_policy: DecayPolicy = field(default_factory=DecayPolicy)
     ranking_weights: RankingWeights = field(default_factory=RankingWeights)
+    fusion_weights: FusionWeights = field(default_factory=FusionWeights)
+    catalogue: MemoryCatalogue = field(init=False)
 
     def __post_init__(self) -> None:
         validate_namespace(self.namespace)
@@ -121,6 +133,7 @@ class Memory:
         )
         self.crosslinks = CrossLinker(self.store)
         self.synthesizer = Synthesizer(self.llm, self.settings.synthesizer_max_tokens)
+        self.catalogue = MemoryCatalogue(self.store)
 
     @classmethod
     async def open(
@@ -195,6 +208,8 @@ class Memory:
         tags: list[str] | None = None,
         project: str | None = None,
         who: str | None = None,
+        retrievers: Sequence[str] | None = None,
+        memory_limit: int = 20,
     ) -> RecallResult:
         """Answer a question from memory through the MAGMA pipeline.
 
@@ -218,6 +233,11 @@ class Memory:
             tags: keep only memories carrying all these tags.
             project: keep only memories tagged `project:<project>`.
             who: keep only memories tagged `who:<who>`.
+            retrievers: the memory retrievers to fuse (default all: lexical, dense,
+                entity, time, neighbours, graph); see `polyg_core.recall.memories`.
+            memory_limit: how many ranked memories `memories` holds (1-200).
+
+        Recall reads only; `mark_accessed` records that memories were used.
 
         Raises:
             InvalidInput: an empty question, a bad graph name, mode or filter value.
@@ -228,6 +248,11 @@ class Memory:
                 "the question is empty; ask something like 'Why did the deploy fail?'"
             )
         query_mode = check_mode(mode, question)
+        chosen = check_retrievers(retrievers)
+        if not 1 <= memory_limit <= MAX_MEMORY_LIMIT:
+            raise InvalidInput(
+                f"memory_limit must be between 1 and {MAX_MEMORY_LIMIT}, got {memory_limit}"
+            )
         memory_filter = MemoryFilter.of(category=category, tags=tags, project=project, who=who)
         namespace = self._ns(graph)
         ref = (
@@ -260,11 +285,32 @@ class Memory:
         # the question itself carries more of what is asked.
         query_text = intent.semantic_query if len(intent.semantic_query.split()) >= 3 else question
         vector = (await self.embedder.embed([query_text]))[0]
+        catalogue = await self.catalogue.get(namespace)
+        speakers = catalogue.authors_in(question)
+        ranking = await rank_memories(
+            self.store,
+            namespace,
+            catalogue,
+            question,
+            intent,
+            vector,
+            now_ms=to_epoch_ms(ref),
+            retrievers=chosen,
+            weights=self.fusion_weights,
+            memory_filter=memory_filter,
+            names=speakers,
+            decay_tau_days=self.decay_policy.tau_days if decay else 1e9,
+        )
+        timings["memories"] = (time.perf_counter() - t1) * 1000
+        # A name found in most memories (a speaker, the user) says little about which
+        # ones answer: it does not seed the graph views on its own.
+        specific = [e for e in intent.entities if e not in ranking.common_names]
+        seed_intent = intent.model_copy(update={"entities": specific})
         seeds = await find_seeds(
             self.store,
             self.resolver,
             namespace,
-            intent,
+            seed_intent,
             vector,
             top_k=self.settings.magma_semantic_top_k,
             min_score=self.settings.magma_min_semantic_score,
@@ -284,6 +330,7 @@ class Memory:
         expanded = sum(len(v.nodes) for v in views if v.status == "ok" and v.view != "semantic")
         fallback = "semantic_only" if expanded < SEMANTIC_ONLY_BELOW else None
         merged = merge_views([seeds.semantic, *views], boost=self.settings.magma_multi_view_boost)
+        merged = with_memories(merged, ranking, CONTEXT_MEMORIES)
         ranked = await rank_recall(
             self.store,
             namespace,
@@ -325,7 +372,6 @@ class Memory:
             for v in [seeds.semantic, *views]
         ]
         included = set(context.node_ids)
-        await refresh_access(self.store, namespace, ranked.returned_memories, ref)
         return RecallResult(
             question=question,
             graph=namespace,
@@ -336,6 +382,7 @@ class Memory:
             follow_ups=s.follow_ups,
             intent=intent.model_dump(mode="json"),
             context=context,
+            memories=ranking.to_models(memory_limit),
             nodes=[n for n in merged.nodes if n.uuid in included][:50],
             edges=[e for e in merged.edges if e.source in included and e.target in included][:100],
             views=summaries,
@@ -349,6 +396,26 @@ class Memory:
             extended=ranked.ranked.extended,
             ranking=ranked.report,
         )
+
+    async def mark_accessed(
+        self,
+        memory_uuids: Sequence[str],
+        *,
+        graph: str | None = None,
+        at: datetime | str | None = None,
+    ) -> int:
+        """Record that memories were used (their decay restarts from `at`, default now).
+
+        Recall never writes; call this with the memories an answer was built from.
+
+        Returns:
+            How many memories were marked.
+
+        Raises:
+            InvalidInput: a bad graph name or time.
+        """
+        when = parse_time(at, "at") if at is not None else utc_now()
+        return await refresh_access(self.store, self._ns(graph), list(memory_uuids), when)
 
     async def causal_probability(
         self, cause: str, effect: str, *, graph: str | None = None

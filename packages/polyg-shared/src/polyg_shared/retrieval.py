@@ -8,6 +8,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 ViewName = Literal["semantic", "entity", "temporal", "causal", "ppr"]
 ViewStatus = Literal["ok", "failed", "timeout", "skipped"]
+RetrieverName = Literal["lexical", "dense", "entity", "time", "neighbours", "graph"]
+RETRIEVERS: tuple[RetrieverName, ...] = (
+    "lexical",
+    "dense",
+    "entity",
+    "time",
+    "neighbours",
+    "graph",
+)
 
 
 class ContextNode(BaseModel):
@@ -149,6 +158,27 @@ class RankingReport(BaseModel):
     memories_filtered_out: int = 0
 
 
+class RecalledMemory(BaseModel):
+    """A stored memory that recall ranked as evidence for the question, best first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    uuid: str
+    content: str
+    source_id: str | None = Field(
+        default=None, description="The caller's id for the text (a turn, a message, a file)."
+    )
+    created_at: str | None = Field(default=None, description="When it happened (ISO 8601, UTC).")
+    score: float = Field(ge=0.0, description="The fused score the list is ordered by.")
+    retrievers: dict[str, float] = Field(
+        default_factory=dict,
+        description=(
+            "The retrievers that found it and their normalised scores in [0, 1]: lexical, "
+            "dense, entity, time, neighbours, graph."
+        ),
+    )
+
+
 class RecallResult(BaseModel):
     """The answer to a question about memory, with the evidence and how it was found."""
 
@@ -165,6 +195,10 @@ class RecallResult(BaseModel):
         description="The classified intent (type, entities, timeframe, depths)."
     )
     context: LinearizedContext
+    memories: list[RecalledMemory] = Field(
+        default_factory=list,
+        description="The stored memories that answer the question, best first (the evidence).",
+    )
     nodes: list[ContextNode] = Field(description="The merged subgraph's top nodes, best first.")
     edges: list[ContextEdge] = Field(default_factory=list)
     views: list[ViewSummary]

@@ -100,9 +100,13 @@ class MemoryFilter:
 
     def matches(self, meta: MemoryMeta) -> bool:
         """Whether a memory with this metadata passes the filter."""
-        if self.category and (meta.category or "").lower() != self.category.lower():
+        return self.matches_entry(meta.category, meta.tags)
+
+    def matches_entry(self, category: str | None, tags: Sequence[str]) -> bool:
+        """Whether a memory of this category with these tags passes the filter."""
+        if self.category and (category or "").lower() != self.category.lower():
             return False
-        have = {t.lower() for t in meta.tags}
+        have = {t.lower() for t in tags}
         return self.required_tags() <= have
 
     def describe(self) -> dict[str, Any]:

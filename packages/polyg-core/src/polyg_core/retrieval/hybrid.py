@@ -5,8 +5,9 @@ Runs after `merge_views` and before linearizing:
 1. memories (`S_Memory`) that fail the category / tag / project / who filter leave the
    merged subgraph (with their edges);
 2. each remaining memory gets its decay weight `exp(-days since last access / 30)` and a
-   retention tier (short / mid / long) in its attributes; its merged score is scaled by
-   the weight (unless decay is off);
+   retention tier (short / mid / long) in its attributes; the weight breaks ties between
+   equally relevant memories (at most a 1% cut, unless decay is off), so age never pushes
+   a matching memory below one that does not match;
 3. the hybrid ranking (`polyg_core.retrieval.ranking`) splits the best nodes into core and
    extended by the query mode.
 """
@@ -40,6 +41,7 @@ from polyg_shared.timeutil import to_epoch_ms
 logger = logging.getLogger(__name__)
 
 FILTER_KNN = 100
+AGE_TIE_BREAK = 0.01
 
 
 @dataclass
@@ -128,7 +130,8 @@ async def rank_recall(
                 "tags": list(m.tags),
             }
             if decay:
-                multipliers[n.uuid] = weight
+                # Age breaks ties and never vetoes: at most a 1% cut for the oldest.
+                multipliers[n.uuid] = 1.0 - AGE_TIE_BREAK * (1.0 - weight)
             n = n.model_copy(update={"attributes": attrs})
         nodes.append(n)
     kept = {n.uuid for n in nodes}

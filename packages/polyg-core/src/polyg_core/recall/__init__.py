@@ -1,0 +1,1 @@
+"""Recall: the memories that answer a question, ranked by fused retrievers."""

@@ -1,0 +1,310 @@
+"""The memories that answer a question: several retrievers, fused into one ranked list.
+
+Retrievers (each gives scores in [0, 1]; any can be switched off):
+
+* lexical: BM25 over memory texts (see `catalogue`), min-max scaled over its top list;
+* dense: k-NN through the memories' HNSW vector index, min-max scaled likewise;
+* entity: memories mentioning the question's names, each name weighted by how specific
+  it is (a name in nearly every memory says almost nothing), and those its named
+  person said or did (author: a `who:` tag or a leading `Name: `);
+* time: memories inside the question's timeframe;
+* graph: spreading activation from the best hits through the concepts they are about
+  to other memories about the same, weighted by the concept's specificity;
+* neighbours: the memory just before and after a strong hit in time (the reply to a
+  question, the sentence that carries on a thought).
+
+Fusion is a weighted sum of the scaled scores: lexical and dense carry the weight, the
+graph-side signals add candidates and re-rank, and a neighbour never scores above the
+hit it hangs on. Age only breaks ties (a 1% weight), and not at all for a question
+about a stated past window, so a memory that matches is never vetoed by its age.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+from polyg_shared.intents import Intent
+from polyg_shared.retrieval import RETRIEVERS, ContextNode, MergedSubgraph, RecalledMemory
+from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms
+
+from polyg_core.errors import InvalidInput
+from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
+from polyg_core.retrieval.filters import MemoryFilter
+from polyg_core.retrieval.nodes import to_context
+from polyg_core.storage.schema import MEMORY
+from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.vector import knn
+
+LEXICAL_K = 100
+DENSE_K = 50
+SEEDS_FOR_EXPANSION = 10
+NEIGHBOUR_WINDOW_MS = 6 * 3600 * 1000
+COMMON_NAME_SHARE = 0.3
+DAY_MS = 86_400_000
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    """How much each retriever's scaled score adds to a memory's fused score.
+
+    Attributes:
+        lexical, dense: the two text retrievers (equal by default: on real conversations
+            each finds evidence the other misses).
+        entity: the question's names (specificity-weighted) and their authors.
+        time: inside the question's timeframe.
+        graph: reached through a shared concept from a strong hit.
+        neighbours: a neighbour scores this share of its hit's fused score (max, not sum).
+        age: the tie-breaking weight of recency (exp(-days/30)).
+    """
+
+    lexical: float = 0.5
+    dense: float = 0.5
+    entity: float = 0.2
+    time: float = 0.15
+    graph: float = 0.1
+    neighbours: float = 0.6
+    age: float = 0.01
+
+
+def check_retrievers(names: Iterable[str] | None) -> frozenset[str]:
+    """The retrievers to run: all when None, else exactly the given ones.
+
+    Raises:
+        InvalidInput: an unknown name (the message lists the known ones).
+    """
+    if names is None:
+        return frozenset(RETRIEVERS)
+    chosen = {n.strip().lower() for n in names if n.strip()}
+    unknown = sorted(chosen - set(RETRIEVERS))
+    if unknown:
+        raise InvalidInput(
+            f"unknown retriever(s) {', '.join(unknown)}; choose from {', '.join(RETRIEVERS)}"
+        )
+    if not chosen:
+        raise InvalidInput(f"no retriever chosen; choose from {', '.join(RETRIEVERS)}")
+    return frozenset(chosen)
+
+
+def _scaled(scores: Mapping[str, float]) -> dict[str, float]:
+    if not scores:
+        return {}
+    hi = max(scores.values())
+    lo = min(scores.values())
+    if hi - lo < 1e-9:
+        return {u: 1.0 for u in scores}
+    return {u: (s - lo) / (hi - lo) for u, s in scores.items()}
+
+
+@dataclass
+class MemoryRanking:
+    """Fused memories, best first, with each retriever's scaled scores."""
+
+    ranked: list[tuple[CatalogueEntry, float]] = field(default_factory=lambda: [])
+    signals: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
+    common_names: set[str] = field(default_factory=lambda: set())
+
+    def to_models(self, limit: int) -> list[RecalledMemory]:
+        """The first `limit` memories as result models."""
+        out: list[RecalledMemory] = []
+        for entry, score in self.ranked[:limit]:
+            found = {
+                name: round(sig[entry.uuid], 4)
+                for name, sig in self.signals.items()
+                if entry.uuid in sig
+            }
+            out.append(
+                RecalledMemory(
+                    uuid=entry.uuid,
+                    content=entry.content,
+                    source_id=entry.source_id,
+                    created_at=iso(from_epoch_ms(entry.created_at)) if entry.created_at else None,
+                    score=round(max(score, 0.0), 6),
+                    retrievers=found,
+                )
+            )
+        return out
+
+
+def _entity_signal(
+    catalogue: NamespaceCatalogue, names: Sequence[str]
+) -> tuple[dict[str, float], set[str]]:
+    scores: dict[str, float] = defaultdict(float)
+    common: set[str] = set()
+    n = max(len(catalogue), 1)
+    for name in dict.fromkeys(names):
+        found = catalogue.mentions(name)
+        if not found:
+            continue
+        if len(found) / n > COMMON_NAME_SHARE:
+            common.add(name)
+        weight = catalogue.specificity(len(found))
+        for e in found:
+            scores[e.uuid] += weight
+        # What the named one said or did is about them even when the text never
+        # names them; this holds however common the name is.
+        for e in catalogue.authored_by(name):
+            scores[e.uuid] += 1.0
+    return _scaled_by_max(scores), common
+
+
+def _scaled_by_max(scores: Mapping[str, float]) -> dict[str, float]:
+    hi = max(scores.values(), default=0.0)
+    return {u: s / hi for u, s in scores.items()} if hi > 0 else {}
+
+
+def _time_signal(
+    catalogue: NamespaceCatalogue, intent: Intent
+) -> tuple[dict[str, float], tuple[int, int] | None]:
+    tf = intent.timeframe
+    if tf is None or (tf.start is None and tf.end is None):
+        return {}, None
+    lo = to_epoch_ms(tf.start) if tf.start is not None else -(2**62)
+    hi = to_epoch_ms(tf.end) if tf.end is not None else 2**62
+    return {e.uuid: 1.0 for e in catalogue.entries if lo <= e.created_at <= hi}, (lo, hi)
+
+
+def _graph_signal(
+    catalogue: NamespaceCatalogue, seeds: Sequence[tuple[str, float]]
+) -> dict[str, float]:
+    activation: dict[str, float] = defaultdict(float)
+    by_uuid = {e.uuid: e for e in catalogue.entries if e.uuid in dict(seeds)}
+    for uuid, score in seeds:
+        entry = by_uuid.get(uuid)
+        if entry is None or not entry.concepts:
+            continue
+        share = score / len(entry.concepts)
+        for concept in entry.concepts:
+            weight = catalogue.concept_specificity(concept)
+            if weight <= 0:
+                continue
+            for other in catalogue.about(concept):
+                if other.uuid != uuid:
+                    activation[other.uuid] += share * weight
+    return _scaled_by_max(activation)
+
+
+async def rank_memories(
+    store: FalkorStore,
+    namespace: str,
+    catalogue: NamespaceCatalogue,
+    question: str,
+    intent: Intent,
+    vector: npt.NDArray[np.float32] | None,
+    *,
+    now_ms: int,
+    retrievers: Collection[str] = RETRIEVERS,
+    weights: FusionWeights | None = None,
+    memory_filter: MemoryFilter | None = None,
+    names: Sequence[str] = (),
+    decay_tau_days: float = 30.0,
+) -> MemoryRanking:
+    """Rank the namespace's memories for a question (see the module docstring).
+
+    Reads only: the catalogue and the vector index.
+    """
+    w = weights or FusionWeights()
+    out = MemoryRanking()
+    if not len(catalogue):
+        return out
+    flt = memory_filter or MemoryFilter()
+    entries = {e.uuid: e for e in catalogue.entries}
+
+    if "lexical" in retrievers:
+        query = intent.semantic_query if intent.semantic_query.strip() else question
+        hits = catalogue.bm25(f"{question} {query}" if query != question else question, LEXICAL_K)
+        out.signals["lexical"] = _scaled({e.uuid: s for e, s in hits})
+    if "dense" in retrievers and vector is not None:
+        found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K)
+        out.signals["dense"] = _scaled({h.uuid: h.similarity for h in found if h.uuid in entries})
+    all_names = [*intent.entities, *names]
+    if "entity" in retrievers and all_names:
+        out.signals["entity"], out.common_names = _entity_signal(catalogue, all_names)
+    elif all_names:
+        _, out.common_names = _entity_signal(catalogue, all_names)
+    window: tuple[int, int] | None = None
+    if "time" in retrievers:
+        out.signals["time"], window = _time_signal(catalogue, intent)
+
+    base_weights = {
+        "lexical": w.lexical,
+        "dense": w.dense,
+        "entity": w.entity,
+        "time": w.time,
+    }
+    fused: dict[str, float] = defaultdict(float)
+    candidates: set[str] = set()
+    for name in ("lexical", "dense"):
+        candidates.update(out.signals.get(name, {}))
+    if not candidates:  # neither text retriever ran or found anything
+        for name in ("entity", "time"):
+            candidates.update(out.signals.get(name, {}))
+    for uuid in candidates:
+        fused[uuid] = sum(
+            base_weights[name] * out.signals.get(name, {}).get(uuid, 0.0) for name in base_weights
+        )
+
+    seeds = sorted(fused.items(), key=lambda kv: -kv[1])[:SEEDS_FOR_EXPANSION]
+    if "graph" in retrievers and seeds:
+        top = seeds[0][1] or 1.0
+        graph = _graph_signal(catalogue, [(u, s / top) for u, s in seeds])
+        out.signals["graph"] = graph
+        for uuid, s in graph.items():
+            fused[uuid] += w.graph * s
+    if "neighbours" in retrievers and seeds:
+        nb: dict[str, float] = {}
+        for uuid, score in seeds:
+            for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
+                share = w.neighbours * score
+                if share > fused.get(other.uuid, 0.0) and share > nb.get(other.uuid, 0.0):
+                    nb[other.uuid] = share
+        top = max(nb.values(), default=0.0)
+        out.signals["neighbours"] = {u: s / top for u, s in nb.items()} if top > 0 else {}
+        for uuid, s in nb.items():
+            fused[uuid] = max(fused.get(uuid, 0.0), s)
+
+    ranked: list[tuple[CatalogueEntry, float]] = []
+    in_window = window is not None and window[1] < now_ms
+    for uuid, score in fused.items():
+        entry = entries.get(uuid)
+        if entry is None or (flt.active and not flt.matches_entry(entry.category, entry.tags)):
+            continue
+        if not in_window:
+            days = max(0.0, (now_ms - entry.created_at) / DAY_MS)
+            score += w.age * math.exp(-days / decay_tau_days)
+        ranked.append((entry, score))
+    ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
+    out.ranked = ranked
+    return out
+
+
+def with_memories(merged: MergedSubgraph, ranking: MemoryRanking, count: int) -> MergedSubgraph:
+    """The merged subgraph with the best `count` ranked memories in it, at their fused score.
+
+    The fused score is scaled so the best memory scores as high as the best graph node:
+    the answer's evidence sits beside the graph context instead of far below it.
+    """
+    top = ranking.ranked[:count]
+    if not top:
+        return merged
+    best_node = max((n.score for n in merged.nodes), default=1.0) or 1.0
+    best_memory = top[0][1] or 1.0
+    ours: dict[str, ContextNode] = {}
+    for entry, score in top:
+        props = {
+            "uuid": entry.uuid,
+            "content": entry.content,
+            "category": entry.category,
+            "created_at": entry.created_at,
+            "source_id": entry.source_id,
+        }
+        node = to_context(MEMORY, props, best_node * max(score, 0.0) / best_memory)
+        ours[entry.uuid] = node.model_copy(update={"views": ["semantic"]})
+    nodes = [n for n in merged.nodes if n.uuid not in ours]
+    nodes.extend(ours.values())
+    nodes.sort(key=lambda n: (-n.score, n.text))
+    return merged.model_copy(update={"nodes": nodes})
