@@ -24,14 +24,29 @@ def recall_command(
     question: Annotated[str, typer.Argument(help="The question, e.g. 'Why did the deploy fail?'")],
     graph: GraphOpt = None,
     at: WhenOpt = None,
+    retrievers: Annotated[
+        str | None,
+        typer.Option(
+            "--retrievers",
+            help="Memory retrievers to fuse, comma-separated (default all): lexical, dense, "
+            "entity, time, neighbours, graph.",
+        ),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=200, help="How many ranked memories to list.")
+    ] = 10,
     as_json: JsonOpt = False,
 ) -> None:
-    """Answer a question from memory: answer, causal chain, timeline and sources."""
+    """Answer a question from memory: answer, the memories that answer it, causal chain,
+    timeline and sources."""
     st = state(ctx)
+    chosen = [r for r in retrievers.split(",")] if retrievers is not None else None
 
     async def go() -> Any:
         async with open_memory(st, graph) as memory:
-            return await memory.recall(question, reference_time=at)
+            return await memory.recall(
+                question, reference_time=at, retrievers=chosen, memory_limit=limit
+            )
 
     result = run(st, go)
     if as_json:

@@ -112,6 +112,20 @@ def recall_result(console: Console, result: Any, *, show_timings: bool = True) -
             title_align="left",
         )
     )
+    memories = getattr(result, "memories", [])
+    if memories:
+        table = Table(title="memories", title_justify="left", show_header=True)
+        table.add_column("#", justify="right")
+        table.add_column("score", justify="right")
+        table.add_column("when")
+        table.add_column("memory")
+        table.add_column("found by", style="dim")
+        for i, m in enumerate(memories, start=1):
+            text = m.content if len(m.content) <= 160 else m.content[:159] + "…"
+            when = (m.created_at or "")[:16].replace("T", " ")
+            found = ", ".join(sorted(m.retrievers, key=lambda r: -m.retrievers[r]))
+            table.add_row(str(i), f"{m.score:.3f}", when, text, found)
+        console.print(table)
     chain = result.reasoning.causal_chain
     if chain:
         table = Table(title="causal chain", title_justify="left", show_header=True)

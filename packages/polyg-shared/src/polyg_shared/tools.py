@@ -20,6 +20,7 @@ from polyg_shared.results import ClearResult
 from polyg_shared.retrieval import (
     ContextEdge,
     ContextNode,
+    RetrieverName,
     ViewName,
     ViewResult,
     ViewStatus,
@@ -114,6 +115,18 @@ class RecallInput(MemoryInput):
         default=None, description="Only memories tagged project:<project>."
     )
     who: Name | None = Field(default=None, description="Only memories tagged who:<who>.")
+    retrievers: list[RetrieverName] | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "Which memory retrievers to fuse (default all): lexical (BM25), dense (vector "
+            "k-NN), entity (the question's names), time (its timeframe), neighbours "
+            "(memories next to a hit), graph (shared concepts)."
+        ),
+    )
+    memory_limit: int = Field(
+        default=20, ge=1, le=200, description="How many ranked memories `memories` holds."
+    )
 
 
 class RememberInput(MemoryInput):

@@ -95,6 +95,8 @@ async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
         tags=list(inp.tags) or None,
         project=inp.project,
         who=inp.who,
+        retrievers=inp.retrievers,
+        memory_limit=inp.memory_limit,
     )
 
 
@@ -386,7 +388,9 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
             "find seeds by meaning and name, expand the entity, temporal and causal graphs, "
             "merge, order and synthesize). Use this first for any question about what was "
             "remembered: why something happened, when, who, what. Returns `answer`, "
-            "`confidence`, `reasoning` (causal chain, timeline, entities), `sources` (uuids), "
+            "`confidence`, `memories` (the stored texts that answer it, best first, with the "
+            "retrievers that found each), `reasoning` (causal chain, timeline, entities), "
+            "`sources` (uuids), "
             "the context used and `degraded: true` with reasons when a rule-based step stood "
             "in for the LLM."
         ),
