@@ -40,8 +40,9 @@ from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM, Usage
-from polyg_core.recall.catalogue import MemoryCatalogue
+from polyg_core.recall.catalogue import MemoryCatalogue, without_names
 from polyg_core.recall.memories import (
+    COMMON_NAME_SHARE,
     FusionWeights,
     check_retrievers,
     rank_memories,
@@ -284,9 +285,10 @@ class Memory:
         # A one- or two-word search phrase ("cache") matches whole sentences poorly;
         # the question itself carries more of what is asked.
         query_text = intent.semantic_query if len(intent.semantic_query.split()) >= 3 else question
-        vector = (await self.embedder.embed([query_text]))[0]
         catalogue = await self.catalogue.get(namespace)
         speakers = catalogue.authors_in(question)
+        common = catalogue.common_names([*intent.entities, *speakers], COMMON_NAME_SHARE)
+        vector = (await self.embedder.embed([without_names(query_text, common)]))[0]
         ranking = await rank_memories(
             self.store,
             namespace,
@@ -299,6 +301,7 @@ class Memory:
             weights=self.fusion_weights,
             memory_filter=memory_filter,
             names=speakers,
+            common_names=common,
             decay_tau_days=self.decay_policy.tau_days if decay else 1e9,
         )
         timings["memories"] = (time.perf_counter() - t1) * 1000

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 _SPEAKER = re.compile(r"^\s*([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2})\s*:\s")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 WHO_PREFIX = "who:"
+# Below this many memories a share says little: every name is "common" in three.
+MIN_MEMORIES_FOR_COMMON = 20
 
 
 def author_of(content: str, tags: Sequence[str]) -> str | None:
@@ -46,6 +48,21 @@ def author_of(content: str, tags: Sequence[str]) -> str | None:
 def name_tokens(text: str) -> tuple[str, ...]:
     """Lower-case word tokens, as names are compared against memory texts."""
     return tuple(_WORD.findall(text.lower()))
+
+
+def without_names(text: str, names: Iterable[str]) -> str:
+    """`text` with the given names (and their possessive 's) taken out.
+
+    A name found in most memories pulls a question's embedding toward every memory that
+    carries it (a speaker prefixed to each turn), drowning what is asked about it.
+    Returns `text` unchanged when nothing else would be left.
+    """
+    out = text
+    for name in sorted(set(names), key=len, reverse=True):
+        if name.strip():
+            out = re.sub(rf"(?i)\b{re.escape(name.strip())}(?:'s|’s)?\b", " ", out)
+    out = re.sub(r"\s+", " ", out).strip()
+    return out if _WORD.search(out.lower()) else text
 
 
 @dataclass
@@ -147,6 +164,13 @@ class NamespaceCatalogue:
         """Authors of memories whose whole name occurs in `text` (as words)."""
         have = " " + " ".join(name_tokens(text)) + " "
         return [a for a in self._by_author if f" {a} " in have]
+
+    def common_names(self, names: Sequence[str], share: float) -> set[str]:
+        """The names found in (or authoring) more than `share` of the memories."""
+        n = len(self.entries)
+        if n < MIN_MEMORIES_FOR_COMMON:
+            return set()
+        return {name for name in names if len(self.mentions(name)) / n > share}
 
     def authored_by(self, name: str) -> list[CatalogueEntry]:
         """Memories whose author (who tag or `Name: ` prefix) is `name`."""

@@ -130,18 +130,12 @@ class MemoryRanking:
         return out
 
 
-def _entity_signal(
-    catalogue: NamespaceCatalogue, names: Sequence[str]
-) -> tuple[dict[str, float], set[str]]:
+def _entity_signal(catalogue: NamespaceCatalogue, names: Sequence[str]) -> dict[str, float]:
     scores: dict[str, float] = defaultdict(float)
-    common: set[str] = set()
-    n = max(len(catalogue), 1)
     for name in dict.fromkeys(names):
         found = catalogue.mentions(name)
         if not found:
             continue
-        if len(found) / n > COMMON_NAME_SHARE:
-            common.add(name)
         weight = catalogue.specificity(len(found))
         for e in found:
             scores[e.uuid] += weight
@@ -149,7 +143,7 @@ def _entity_signal(
         # names them; this holds however common the name is.
         for e in catalogue.authored_by(name):
             scores[e.uuid] += 1.0
-    return _scaled_by_max(scores), common
+    return _scaled_by_max(scores)
 
 
 def _scaled_by_max(scores: Mapping[str, float]) -> dict[str, float]:
@@ -201,6 +195,7 @@ async def rank_memories(
     weights: FusionWeights | None = None,
     memory_filter: MemoryFilter | None = None,
     names: Sequence[str] = (),
+    common_names: Collection[str] = (),
     decay_tau_days: float = 30.0,
 ) -> MemoryRanking:
     """Rank the namespace's memories for a question (see the module docstring).
@@ -222,10 +217,9 @@ async def rank_memories(
         found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K)
         out.signals["dense"] = _scaled({h.uuid: h.similarity for h in found if h.uuid in entries})
     all_names = [*intent.entities, *names]
+    out.common_names = set(common_names)
     if "entity" in retrievers and all_names:
-        out.signals["entity"], out.common_names = _entity_signal(catalogue, all_names)
-    elif all_names:
-        _, out.common_names = _entity_signal(catalogue, all_names)
+        out.signals["entity"] = _entity_signal(catalogue, all_names)
     window: tuple[int, int] | None = None
     if "time" in retrievers:
         out.signals["time"], window = _time_signal(catalogue, intent)
