@@ -95,6 +95,74 @@ def test_bench_retrieval_reports_recall_against_baselines(
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "R@5" in result.stdout
     assert "bm25" in result.stdout.lower()
+    assert "namespaces deleted" in result.stdout
+
+
+def test_bench_retrieval_keeps_the_data_and_prints_the_ablation(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    data = json.loads(json.dumps(DATASET))
+    turns = data["conversations"][0]["sessions"][0]["turns"]
+    turns += [
+        {"id": "t3", "speaker": "Ben", "text": " "},
+        {"id": "t4", "speaker": "Ana", "text": turns[0]["text"]},
+    ]
+    data["questions"][0]["evidence"] = ["t4", "t404"]
+    dataset = tmp_path / "tiny.json"
+    dataset.write_text(json.dumps(data))
+    kept, out = tmp_path / "kept", tmp_path / "out.json"
+
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "retrieval",
+            str(dataset),
+            "--retrievers",
+            "lexical,dense",
+            "--ablation",
+            "--keep",
+            str(kept),
+            "--json",
+            str(out),
+        ],
+        env=env,
+    )
+
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "1 empty turns skipped" in result.stdout
+    assert "1 evidence ids naming no turn ignored" in result.stdout
+    assert "| all - dense |" in result.stdout
+    assert "invariant overall:" in result.stdout
+    assert f"data kept in {kept}" in result.stdout
+    assert "questions asked:" in result.stderr
+    report = json.loads(out.read_text())
+    assert [r["configuration"] for r in report["ablation"]] == [
+        "all",
+        "lexical",
+        "dense",
+        "all - lexical",
+        "all - dense",
+    ]
+    # The repeated text is one memory that stands for both of its turns.
+    cat = report["questions"][0]
+    assert cat["ranked"]["polyg"][:2] == ["t1", "t4"]
+    assert cat["memories"][0]["turns"] == ["t1", "t4"]
+    assert set(cat["memories"][0]["retrievers"]) <= {"lexical", "dense"}
+    listed = CliRunner().invoke(
+        app, ["graphs", "list", "--json"], env={**env, "POLYG_DATA_DIR": str(kept)}
+    )
+    assert "bench_retrieval_0" in listed.stdout
+
+
+def test_bench_retrieval_refuses_an_unknown_retriever(env: dict[str, str], tmp_path: Path) -> None:
+    dataset = tmp_path / "tiny.json"
+    dataset.write_text(json.dumps(DATASET))
+    result = CliRunner().invoke(
+        app, ["bench", "retrieval", str(dataset), "--retrievers", "lexical,psychic"], env=env
+    )
+    assert result.exit_code == 1
+    assert "psychic" in result.stderr
 
 
 def test_bench_load_and_profile_run_at_a_toy_size(env: dict[str, str]) -> None:

@@ -3,12 +3,16 @@
 Each command prints Markdown tables (the ones in docs/benchmarks.md) and, with
 `--json PATH`, writes the raw numbers. Unless FALKORDB_HOST/FALKORDB_URL is set,
 every run uses its own embedded FalkorDB in a temporary directory, so user data is
-never touched and the server's memory can be read.
+never touched and the server's memory can be read. `retrieval` is the exception: its
+data can be inspected afterwards, so it uses `--keep DIR` or else POLYG_DATA_DIR when
+set (only its own `bench_retrieval_<n>` namespaces are written).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import platform
 import tempfile
@@ -43,8 +47,13 @@ class BenchEnv:
 
 
 @asynccontextmanager
-async def bench_env(st: CliState) -> AsyncGenerator[BenchEnv]:
-    """A private embedded FalkorDB (or the configured external one) and the embedder."""
+async def bench_env(st: CliState, data_dir: Path | None = None) -> AsyncGenerator[BenchEnv]:
+    """A private embedded FalkorDB (or the configured external one) and the embedder.
+
+    `data_dir` puts the embedded FalkorDB there instead of in a temporary directory (it
+    is reused if already running, and the directory stays), so the data can be opened
+    after the run.
+    """
     import redis.asyncio as aredis
     from polyg_core.config import StorageSettings
     from polyg_core.providers.embeddings import make_embedder
@@ -61,19 +70,26 @@ async def bench_env(st: CliState) -> AsyncGenerator[BenchEnv]:
         finally:
             await store.close()
         return
-    with tempfile.TemporaryDirectory(prefix="polyg-bench-") as tmp:
-        server = EmbeddedFalkorDB(Path(tmp))
+    with contextlib.ExitStack() as dirs:
+        where = (
+            data_dir
+            if data_dir is not None
+            else Path(dirs.enter_context(tempfile.TemporaryDirectory(prefix="polyg-bench-")))
+        )
+        where.mkdir(parents=True, exist_ok=True)
+        server = EmbeddedFalkorDB(where)
         sock = server.ensure_running()
         store = await FalkorStore(
-            StorageSettings(data_dir=Path(tmp), query_timeout_ms=600_000)
+            StorageSettings(data_dir=where, query_timeout_ms=600_000)
         ).connect()
         probe = aredis.Redis(unix_socket_path=sock)
-        env["POLYG_DATA_DIR"] = tmp
+        env["POLYG_DATA_DIR"] = str(where)
         try:
             yield BenchEnv(store, embedder, env, server.pid, probe)
         finally:
             await probe.aclose()
             await store.close()
+            # Stops the server only if this run started it (not a polyg server using the dir).
             server.stop()
 
 
@@ -327,8 +343,37 @@ def retrieval_command(
             "litellm prices them. Measures cost offline; the answers are not an LLM's.",
         ),
     ] = None,
+    retrievers: Annotated[
+        str | None,
+        typer.Option(
+            "--retrievers",
+            help="Comma-separated retrievers polyg's recall fuses (default all: lexical, "
+            "dense, entity, time, neighbours, graph).",
+        ),
+    ] = None,
+    ablation: Annotated[
+        bool,
+        typer.Option(
+            "--ablation",
+            help="After the full system, ask every question again with each retriever alone "
+            "and each left out (same ingested data) and print the ablation table.",
+        ),
+    ] = False,
+    keep: Annotated[
+        Path | None,
+        typer.Option(
+            "--keep",
+            metavar="DIR",
+            help="Keep the data: the benchmark's FalkorDB lives in DIR and its namespaces "
+            "are not deleted (open them with POLYG_DATA_DIR=DIR).",
+        ),
+    ] = None,
 ) -> None:
-    """Evidence recall@1/5/10/20 of polyg's recall against BM25 and dense k-NN."""
+    """Evidence recall@1/5/10/20 of polyg's recalled memories against BM25 and dense k-NN.
+
+    Without --keep the run uses POLYG_DATA_DIR when set (else a temporary directory)
+    and deletes its namespaces at the end.
+    """
     from contextlib import AsyncExitStack
 
     from polyg_core.bench.retrieval import run_retrieval
@@ -336,11 +381,14 @@ def retrieval_command(
     from polyg_core.providers.llm import make_llm
 
     st = state(ctx)
+    _quiet_bm25s()
+    names = run(st, lambda: _retrievers(retrievers))
     data = run(st, lambda: _load(dataset))
+    data_dir = keep if keep is not None else st.settings.storage.data_dir
 
     async def go() -> Any:
         async with AsyncExitStack() as stack:
-            env = await stack.enter_async_context(bench_env(st))
+            env = await stack.enter_async_context(bench_env(st, data_dir))
             llm = make_llm(st.settings)
             standin: Any = None
             if llm_standin:
@@ -354,14 +402,36 @@ def retrieval_command(
                 llm=llm,
                 settings=st.settings,
             )
-            return await run_retrieval(memory, data), standin
+            report = await run_retrieval(
+                memory,
+                data,
+                keep=keep is not None,
+                retrievers=names,
+                ablation=ablation,
+                progress=lambda line: st.err.print(line, highlight=False),
+            )
+            return report, standin
 
     report, standin = run(st, go)
     table = report.table()
     turns = report.turns or 1
     questions = len(report.questions) or 1
-    print(f"machine: {machine()}; dataset {dataset}: {report.turns} turns, {questions} questions\n")
+    print(
+        f"machine: {machine()}; dataset {dataset}: {report.turns} turns ingested "
+        f"({report.empty_turns} empty turns skipped, {report.identical_turns} identical to "
+        f"an earlier turn), {len(report.questions)} questions ({report.skipped_questions} "
+        f"skipped for lack of evidence, {report.ignored_evidence} evidence ids naming no "
+        f"turn ignored)\n"
+    )
+    print(f"polyg retrievers: {', '.join(report.retrievers)}\n")
     print(markdown(table, ["system", "category", "n", "R@1", "R@5", "R@10", "R@20"]))
+    timings = report.timings()
+    print(
+        markdown(
+            [timings],
+            ["ingest_s", "turns_per_s", "recall_p50_ms", "recall_p95_ms", "remember_p50_ms"],
+        )
+    )
     cost = [
         {
             "call": "remember",
@@ -394,18 +464,61 @@ def retrieval_command(
     if by_kind:
         print("\nstand-in requests by kind (mean tokens per request):\n")
         print(markdown(by_kind, ["kind", "calls", "prompt_tokens", "completion_tokens"]))
+    ablation_rows = report.ablation_table()
+    if ablation_rows:
+        cats = [f"R@10 {c}" for c in report.categories]
+        print("\nablation (R@k overall; R@10 per category):\n")
+        print(markdown(ablation_rows, ["configuration", "R@1", "R@5", "R@10", "R@20", *cats]))
+        print("invariant: polyg R@k >= the best single retriever's, k in 1, 5, 10, 20\n")
+        for row in report.invariant():
+            verdict = "holds" if row["holds"] else "violated: " + "; ".join(row["violations"])
+            print(f"- invariant {row['category']}: {verdict}")
+    else:
+        print("\ninvariant: not checked (needs --ablation to measure single retrievers)")
+    where = (
+        "the configured FalkorDB server"
+        if st.settings.storage.external
+        else str(data_dir or "a temporary directory")
+    )
+    if keep is not None:
+        print(
+            f"\ndata kept in {where}: namespaces {', '.join(report.namespaces)} "
+            f"(e.g. POLYG_DATA_DIR={keep} polyg stats -g {report.namespaces[0] if report.namespaces else ''})"
+        )
+    else:
+        print(f"\ndata: {where}; namespaces deleted (--keep DIR keeps them)")
     _write_json(
         json_out,
         {
             "machine": machine(),
+            "dataset": str(dataset),
             "model": model,
-            "table": table,
+            **report.data(),
             "cost": cost,
             "usage": usage,
             "llm_requests_by_kind": by_kind,
-            "questions": [q.__dict__ for q in report.questions],
         },
     )
+
+
+def _quiet_bm25s() -> None:
+    """bm25s sets its own logger to DEBUG when imported: one line per index and query."""
+    try:
+        import bm25s  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    except ImportError:  # the baseline raises with the install line when it runs
+        return
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+
+async def _retrievers(option: str | None) -> list[str] | None:
+    """The --retrievers names, checked before minutes of ingesting (None: all)."""
+    from polyg_core.recall.memories import check_retrievers
+
+    if option is None:
+        return None
+    names = option.split(",")
+    check_retrievers(names)
+    return names
 
 
 _USAGE_COLUMNS = ("prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "llm_calls")

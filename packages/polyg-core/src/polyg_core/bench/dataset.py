@@ -4,22 +4,31 @@
   "turns": [{"id", "speaker", "text"}]}]}],
  "questions": [{"conversation_id", "question", "answer", "evidence": [turn ids],
   "category"}]}
+
+Files converted from other benchmarks are not always clean, so any file in this shape
+loads: an evidence id that names no turn of the question's conversation is dropped with
+a warning, a question left without evidence is skipped (it could not be scored), and a
+turn may be empty (the benchmark does not ingest it). The dataset keeps the counts so
+the report can say what was left out.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError, model_validator
 
 from polyg_core.errors import InvalidInput
+
+logger = logging.getLogger(__name__)
 
 
 class Turn(BaseModel):
     id: str
     speaker: str
-    text: str = Field(min_length=1)
+    text: str
 
 
 class Session(BaseModel):
@@ -43,38 +52,66 @@ class Question(BaseModel):
 
 
 class Dataset(BaseModel):
-    """A dataset; evidence must name turns of the question's conversation."""
+    """A dataset whose questions cite only turns of their conversation (others are dropped)."""
 
     conversations: list[Conversation]
     questions: list[Question]
+    _ignored_evidence: list[tuple[int, str]] = PrivateAttr(default_factory=lambda: [])
+    _skipped_questions: int = PrivateAttr(default=0)
 
     @model_validator(mode="after")
-    def _check_references(self) -> Dataset:
+    def _drop_unknown_evidence(self) -> Dataset:
         turns = {c.id: {t.id for s in c.sessions for t in s.turns} for c in self.conversations}
+        kept: list[Question] = []
         for i, q in enumerate(self.questions):
-            if q.conversation_id not in turns:
-                raise ValueError(
-                    f"question {i} names conversation {q.conversation_id!r}, "
-                    f"which is not in the file; known: {sorted(turns)[:5]}"
-                )
-            missing = [e for e in q.evidence if e not in turns[q.conversation_id]]
-            if missing:
-                raise ValueError(
-                    f"question {i} cites turns {missing} that conversation "
-                    f"{q.conversation_id!r} does not have"
-                )
+            known = turns.get(q.conversation_id, set())
+            self._ignored_evidence += [(i, e) for e in q.evidence if e not in known]
+            q.evidence = [e for e in q.evidence if e in known]
+            if q.evidence:
+                kept.append(q)
+            else:
+                self._skipped_questions += 1
+        self.questions = kept
+        if self._ignored_evidence:
+            logger.warning(
+                "ignored %d evidence id(s) that name no turn of their conversation "
+                "(question index, id; first 5: %s)",
+                len(self._ignored_evidence),
+                self._ignored_evidence[:5],
+            )
+        if self._skipped_questions:
+            logger.warning("skipped %d question(s) left without evidence", self._skipped_questions)
         return self
 
+    @property
+    def ignored_evidence(self) -> list[tuple[int, str]]:
+        """(question index in the file, turn id) of every evidence id that named no turn."""
+        return list(self._ignored_evidence)
+
+    @property
+    def skipped_questions(self) -> int:
+        """Questions of the file left out because none of their evidence names a turn."""
+        return self._skipped_questions
+
     def turn_texts(self, conversation_id: str) -> dict[str, str]:
-        """Turn id to `speaker: text`, in conversation order."""
+        """Turn id to `speaker: text` of the non-empty turns, in conversation order.
+
+        Raises:
+            InvalidInput: no conversation has this id.
+        """
         for c in self.conversations:
             if c.id == conversation_id:
-                return {t.id: f"{t.speaker}: {t.text}" for s in c.sessions for t in s.turns}
+                return {
+                    t.id: f"{t.speaker}: {t.text}"
+                    for s in c.sessions
+                    for t in s.turns
+                    if t.text.strip()
+                }
         raise InvalidInput(f"no conversation {conversation_id!r} in the dataset")
 
 
 def load_dataset(path: Path) -> Dataset:
-    """Read and validate a dataset file.
+    """Read and validate a dataset file (unknown evidence is dropped, see the module doc).
 
     Raises:
         InvalidInput: the file is missing, not JSON, or not in the format (says where).

@@ -1,117 +1,55 @@
 """Retrieval quality on a conversational dataset: polyg's recall against BM25 and dense k-NN.
 
-Each conversation goes to its own namespace. Every turn is written through
+Each conversation goes to its own namespace. Every non-empty turn is written through
 `Memory.remember` (`speaker: text`, the session's time as reference time, the turn id
-as `source_id`). Each question is then asked with `Memory.recall` (reference time: the
-conversation's last session) and the returned nodes, best first, are turned into
-turn ids:
+as `source_id`, the speaker as `who`). Each question is then asked with
+`Memory.recall` (reference time: the conversation's last session) and scored on
+`RecallResult.memories`, the stored memories best first:
 
-* `S_Memory`: its `source_id`;
-* `S_Concept`: the memories about it (`S_ABOUT`), oldest first;
-* entities, events, facts, causal nodes: the turns whose words contain most of the
-  node's words (at least 60%, at most 3 turns, conversation order).
+* a memory stands for its `source_id` and for every other turn with the same text:
+  remember stores identical texts (same content hash) once, under the first turn's id,
+  so identical texts keep every turn id;
+* polyg's ranked turns are the memories' turn ids in order, without repeats. Nothing
+  else of the result (entities, events, concepts) is mapped to turns.
 
-The first k distinct turn ids are polyg's top k. The baselines rank the same turns of
-the same conversation: BM25 (bm25s, English stop words) and dense k-NN (cosine over
-the same embedder's vectors). Evidence recall@k is the fraction of a question's
-evidence turns among the top k, averaged per category and overall.
+The baselines rank the same non-empty turns of the same conversation: BM25 (bm25s as
+published: English stop words, no stemming, indexed once per conversation, its top k
+as returned) and dense k-NN (cosine over the same
+embedder's vectors of `speaker: text`). Evidence recall@k is the fraction of a
+question's evidence turns among the top k, averaged per category and overall.
+
+With `ablation`, every question is asked again on the same data with each retriever
+alone and with each left out ("all - X"); recall reads only, so the full system's
+answers do not change by being asked first.
 """
 
 from __future__ import annotations
 
 import logging
-import re
+import math
 import time
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from polyg_shared.retrieval import ContextNode
+from polyg_shared.retrieval import RETRIEVERS, RecalledMemory
 
 from polyg_core.bench.dataset import Dataset
 from polyg_core.bench.stats import Timing, percentile
+from polyg_core.graphs.semantic import content_hash
 from polyg_core.memory import Memory
+from polyg_core.recall.memories import check_retrievers
 
 logger = logging.getLogger(__name__)
 
 KS = (1, 5, 10, 20)
 SYSTEMS = ("polyg", "bm25", "dense")
+FULL = "all"
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cost_usd", "llm_calls")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "it",
-        "its",
-        "this",
-        "that",
-        "with",
-        "by",
-        "from",
-        "as",
-        "i",
-        "you",
-        "he",
-        "she",
-        "we",
-        "they",
-        "my",
-        "your",
-        "his",
-        "her",
-        "our",
-        "their",
-        "me",
-        "him",
-        "us",
-        "them",
-        "do",
-        "did",
-        "does",
-        "so",
-        "but",
-        "not",
-        "no",
-        "yes",
-    ]
-)
-_WORD = re.compile(r"[a-z0-9]+")
-MATCH_AT = 0.6
-MAX_TURNS_PER_NODE = 3
 
-
-def words(text: str) -> set[str]:
-    """Lower-case word tokens of `text` without common stop words."""
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
-
-
-def text_matches(text: str, turns: dict[str, str]) -> list[str]:
-    """Turn ids whose words cover the most of `text`'s words (>= MATCH_AT, at most 3)."""
-    want = words(text)
-    if not want:
-        return []
-    scored = [(len(want & words(t)) / len(want), tid) for tid, t in turns.items()]
-    best = max((s for s, _ in scored), default=0.0)
-    if best < MATCH_AT:
-        return []
-    return [tid for s, tid in scored if s == best][:MAX_TURNS_PER_NODE]
+Progress = Callable[[str], None]
 
 
 def recall_at(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
@@ -122,23 +60,116 @@ def recall_at(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
     return sum(1 for e in set(evidence) if e in top) / len(set(evidence))
 
 
+def turn_groups(turns: Mapping[str, str]) -> dict[str, list[str]]:
+    """Content hash of each text to the ids of the turns with that text, in order."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for tid, text in turns.items():
+        groups[content_hash(text)].append(tid)
+    return dict(groups)
+
+
+def memory_turns(
+    memory: RecalledMemory, turns: Mapping[str, str], groups: Mapping[str, list[str]]
+) -> list[str]:
+    """The turn ids a recalled memory stands for: its source, then its identical texts."""
+    source = memory.source_id
+    out = [source] if source is not None and source in turns else []
+    same = [content_hash(memory.content)]
+    if out:
+        same.append(content_hash(turns[out[0]]))
+    for digest in same:
+        out += [t for t in groups.get(digest, []) if t not in out]
+    return out
+
+
+def ranked_turns(
+    memories: Sequence[RecalledMemory],
+    turns: Mapping[str, str],
+    groups: Mapping[str, list[str]],
+    k: int,
+) -> list[str]:
+    """The first k distinct turn ids of `memories`, best memory first."""
+    out: list[str] = []
+    for m in memories:
+        out += [t for t in memory_turns(m, turns, groups) if t not in out]
+    return out[:k]
+
+
+def ablation_configs(chosen: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Each retriever alone (named by itself), then each left out (`all - X`)."""
+    configs = {name: (name,) for name in chosen}
+    if len(chosen) > 1:
+        configs |= {f"{FULL} - {name}": tuple(r for r in chosen if r != name) for name in chosen}
+    return configs
+
+
+class Bm25Baseline:
+    """BM25 over one conversation's turns, indexed once and asked per question."""
+
+    def __init__(self, ids: list[str], corpus: list[str]) -> None:
+        import bm25s
+
+        self._bm25s = bm25s
+        self._ids = ids
+        self._retriever = bm25s.BM25()
+        if corpus:  # bm25s cannot index nothing
+            self._retriever.index(  # pyright: ignore[reportUnknownMemberType]
+                bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False
+            )
+
+    def rank(self, query: str, k: int) -> list[str]:
+        """The top-k turn ids for `query`, as bm25s returns them (ties at zero included)."""
+        if not self._ids:
+            return []
+        docs, _ = self._retriever.retrieve(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            self._bm25s.tokenize([query], stopwords="en", show_progress=False),
+            k=min(k, len(self._ids)),
+            show_progress=False,
+        )
+        return [self._ids[int(i)] for i in docs[0]]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+
+
+@dataclass
+class MemoryHit:
+    """One memory recall returned for a question: its scores and the turns it stands for."""
+
+    uuid: str
+    score: float
+    retrievers: dict[str, float]
+    turns: list[str]
+
+
 @dataclass
 class QuestionResult:
-    """One question's ranked turn ids per system."""
+    """One question's ranked turn ids per system and per ablation configuration."""
 
     conversation_id: str
     question: str
     category: str
     evidence: list[str]
     ranked: dict[str, list[str]] = field(default_factory=lambda: {})
+    ablation: dict[str, list[str]] = field(default_factory=lambda: {})
+    memories: list[MemoryHit] = field(default_factory=lambda: [])
+
+
+def _mean(values: list[float]) -> float:
+    return float(np.mean(values)) if values else 0.0
 
 
 @dataclass
 class RetrievalReport:
-    """Recall per system, category and k, with costs and timings."""
+    """Recall per system, category and k, the ablation, costs and timings."""
 
+    retrievers: list[str] = field(default_factory=lambda: list(RETRIEVERS))
+    configurations: dict[str, tuple[str, ...]] = field(default_factory=lambda: {})
     questions: list[QuestionResult] = field(default_factory=lambda: [])
     turns: int = 0
+    empty_turns: int = 0
+    identical_turns: int = 0
+    ignored_evidence: int = 0
+    skipped_questions: int = 0
+    namespaces: list[str] = field(default_factory=lambda: [])
+    kept: bool = False
     ingest_seconds: float = 0.0
     recall_timing: Timing = field(default_factory=lambda: Timing("recall", []))
     remember_timing: Timing = field(default_factory=lambda: Timing("remember", []))
@@ -147,6 +178,19 @@ class RetrievalReport:
     remember_calls: list[dict[str, float]] = field(default_factory=lambda: [])
     recall_calls: list[dict[str, float]] = field(default_factory=lambda: [])
     degraded_recalls: int = 0
+
+    @property
+    def categories(self) -> list[str]:
+        return sorted({q.category for q in self.questions})
+
+    def _questions(self, category: str) -> list[QuestionResult]:
+        return [q for q in self.questions if category in ("overall", q.category)]
+
+    def recall(
+        self, ranking: Callable[[QuestionResult], list[str]], category: str, k: int
+    ) -> float:
+        """Mean recall@k of `ranking` over the questions of `category` (or `overall`)."""
+        return _mean([recall_at(ranking(q), q.evidence, k) for q in self._questions(category)])
 
     def usage_table(self) -> list[dict[str, Any]]:
         """LLM usage per call of remember and recall: p50 and mean of each usage field.
@@ -167,23 +211,103 @@ class RetrievalReport:
                 ]
                 digits = 8 if name == "cost_usd" else 1
                 row[f"{name}_p50"] = round(percentile(values, 0.5), digits)
-                row[f"{name}_mean"] = round(float(np.mean(values)), digits) if values else 0.0
+                row[f"{name}_mean"] = round(_mean(values), digits)
             rows.append(row)
         return rows
 
     def table(self, ks: Sequence[int] = KS) -> list[dict[str, Any]]:
         """Rows of {system, category, n, recall@k...}; category `overall` last."""
-        cats = sorted({q.category for q in self.questions})
         rows: list[dict[str, Any]] = []
         for system in SYSTEMS:
-            for cat in [*cats, "overall"]:
-                qs = [q for q in self.questions if cat in ("overall", q.category)]
-                row: dict[str, Any] = {"system": system, "category": cat, "n": len(qs)}
+            for cat in [*self.categories, "overall"]:
+                row: dict[str, Any] = {
+                    "system": system,
+                    "category": cat,
+                    "n": len(self._questions(cat)),
+                }
                 for k in ks:
-                    vals = [recall_at(q.ranked.get(system, []), q.evidence, k) for q in qs]
-                    row[f"R@{k}"] = round(float(np.mean(vals)), 3) if vals else 0.0
+                    row[f"R@{k}"] = round(
+                        self.recall(lambda q, s=system: q.ranked.get(s, []), cat, k), 3
+                    )
                 rows.append(row)
         return rows
+
+    def ablation_table(self, ks: Sequence[int] = KS) -> list[dict[str, Any]]:
+        """Rows of {configuration, retrievers, R@k overall..., R@10 <category>...}.
+
+        The full system (`all`) first, then each configuration of the ablation; empty
+        when no ablation ran.
+        """
+        if not self.configurations:
+            return []
+        configs = {FULL: tuple(self.retrievers), **self.configurations}
+        rows: list[dict[str, Any]] = []
+        for name, chosen in configs.items():
+
+            def ranking(q: QuestionResult, name: str = name) -> list[str]:
+                return q.ranked.get("polyg", []) if name == FULL else q.ablation.get(name, [])
+
+            row: dict[str, Any] = {"configuration": name, "retrievers": ",".join(chosen)}
+            for k in ks:
+                row[f"R@{k}"] = round(self.recall(ranking, "overall", k), 3)
+            for cat in self.categories:
+                row[f"R@10 {cat}"] = round(self.recall(ranking, cat, 10), 3)
+            rows.append(row)
+        return rows
+
+    def invariant(self, ks: Sequence[int] = KS) -> list[dict[str, Any]]:
+        """Per category: does polyg's R@k reach the best single retriever's, for every k?
+
+        Rows are {category, holds, violations: ["R@k polyg x < <retriever> y", ...]};
+        empty when no ablation ran (the single retrievers were not measured).
+        """
+        singles = [name for name, chosen in self.configurations.items() if len(chosen) == 1]
+        if not singles:
+            return []
+        rows: list[dict[str, Any]] = []
+        for cat in [*self.categories, "overall"]:
+            violations: list[str] = []
+            for k in ks:
+                ours = self.recall(lambda q: q.ranked.get("polyg", []), cat, k)
+                best, best_name = max(
+                    (self.recall(lambda q, n=n: q.ablation.get(n, []), cat, k), n) for n in singles
+                )
+                # Rounded like the tables, so a violation is one a reader can see.
+                if round(ours, 3) < round(best, 3):
+                    violations.append(f"R@{k} polyg {ours:.3f} < {best_name} {best:.3f}")
+            rows.append({"category": cat, "holds": not violations, "violations": violations})
+        return rows
+
+    def timings(self) -> dict[str, float]:
+        """Ingest time and rate, recall p50/p95 and remember p50 (ms)."""
+        return {
+            "ingest_s": round(self.ingest_seconds, 1),
+            "turns_per_s": round(self.turns / self.ingest_seconds, 2)
+            if self.ingest_seconds
+            else 0.0,
+            "recall_p50_ms": round(self.recall_timing.p50, 1),
+            "recall_p95_ms": round(self.recall_timing.p95, 1),
+            "remember_p50_ms": round(self.remember_timing.p50, 1),
+        }
+
+    def data(self) -> dict[str, Any]:
+        """Everything as plain JSON-ready data (tables, counts, every question's rankings)."""
+        return {
+            "retrievers": self.retrievers,
+            "configurations": {k: list(v) for k, v in self.configurations.items()},
+            "turns": self.turns,
+            "empty_turns": self.empty_turns,
+            "identical_turns": self.identical_turns,
+            "ignored_evidence": self.ignored_evidence,
+            "skipped_questions": self.skipped_questions,
+            "namespaces": self.namespaces,
+            "kept": self.kept,
+            "timings": self.timings(),
+            "table": self.table(),
+            "ablation": self.ablation_table(),
+            "invariant": self.invariant(),
+            "questions": [asdict(q) for q in self.questions],
+        }
 
 
 def _add_usage(total: dict[str, float], usage: Any, calls: list[dict[str, float]]) -> None:
@@ -193,63 +317,26 @@ def _add_usage(total: dict[str, float], usage: Any, calls: list[dict[str, float]
         total[name] += value
 
 
-async def node_turns(
-    memory: Memory, namespace: str, nodes: Sequence[ContextNode], turns: dict[str, str]
-) -> list[str]:
-    """Distinct turn ids behind `nodes`, in the nodes' order (see module doc)."""
-    ids = [n.uuid for n in nodes]
-    res = await memory.store.query(
-        namespace,
-        "MATCH (m:S_Memory) WHERE m.uuid IN $ids RETURN m.uuid, m.source_id",
-        {"ids": ids},
-        read_only=True,
-    )
-    memory_source = {str(u): str(s) for u, s in res.rows if s is not None}
-    res = await memory.store.query(
-        namespace,
-        "MATCH (m:S_Memory)-[:S_ABOUT]->(c:S_Concept) WHERE c.uuid IN $ids "
-        "RETURN c.uuid, m.source_id ORDER BY m.created_at",
-        {"ids": ids},
-        read_only=True,
-    )
-    concept_sources: dict[str, list[str]] = defaultdict(list)
-    for u, s in res.rows:
-        if s is not None:
-            concept_sources[str(u)].append(str(s))
-    out: list[str] = []
-    for n in nodes:
-        if n.uuid in memory_source:
-            found = [memory_source[n.uuid]]
-        elif n.uuid in concept_sources:
-            found = concept_sources[n.uuid][:MAX_TURNS_PER_NODE]
-        else:
-            found = text_matches(n.text, turns)
-        out.extend(t for t in found if t not in out)
-    return out
+class _Counter:
+    """Reports `done/total` through `progress` about every tenth of the way."""
 
+    def __init__(self, what: str, total: int, progress: Progress | None) -> None:
+        self.what, self.total, self.progress = what, total, progress
+        self.done = 0
+        self.step = max(1, math.ceil(total / 10))
+        self.started: float | None = None
 
-def bm25_rank(corpus_ids: list[str], corpus: list[str], query: str, k: int) -> list[str]:
-    """The top-k turn ids for `query` by BM25 (bm25s).
+    def begin(self) -> None:
+        """Start the clock (once: the count runs across conversations)."""
+        if self.started is None:
+            self.started = time.perf_counter()
 
-    Raises:
-        ImportError: bm25s is not installed (the message gives the install line).
-    """
-    try:
-        import bm25s
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "the BM25 baseline needs bm25s: uv sync --dev, or pip install bm25s"
-        ) from exc
-    retriever = bm25s.BM25()
-    retriever.index(
-        bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False
-    )  # pyright: ignore[reportUnknownMemberType]
-    docs, _ = retriever.retrieve(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        bm25s.tokenize([query], stopwords="en", show_progress=False),
-        k=min(k, len(corpus)),
-        show_progress=False,
-    )
-    return [corpus_ids[int(i)] for i in docs[0]]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    def tick(self) -> None:
+        self.begin()
+        self.done += 1
+        if self.progress is not None and (self.done % self.step == 0 or self.done == self.total):
+            elapsed = time.perf_counter() - (self.started or 0.0)
+            self.progress(f"{self.what}: {self.done}/{self.total} ({elapsed:.0f} s)")
 
 
 async def run_retrieval(
@@ -259,61 +346,127 @@ async def run_retrieval(
     namespace_prefix: str = "bench_retrieval",
     keep: bool = False,
     max_k: int = max(KS),
+    retrievers: Sequence[str] | None = None,
+    ablation: bool = False,
+    progress: Progress | None = None,
 ) -> RetrievalReport:
     """Ingest, ask and score every question of `dataset` (see module doc).
 
     Each conversation's namespace (`<prefix>_<index>`) is replaced before ingesting
     and deleted afterwards unless `keep`.
+
+    Args:
+        memory: the memory to ingest into and recall from.
+        dataset: the conversations and questions.
+        namespace_prefix: the namespaces' names are this plus `_<conversation index>`.
+        keep: leave the namespaces in the store for inspection.
+        max_k: how many turns each system ranks (and recall's memory limit).
+        retrievers: what polyg's recall fuses (default all).
+        ablation: also ask with each retriever alone and each left out.
+        progress: called with a line about every tenth of the turns and questions.
+
+    Raises:
+        InvalidInput: an unknown retriever name (before anything is ingested).
     """
-    report = RetrievalReport()
-    t_ingest = 0.0
+    chosen = [r for r in RETRIEVERS if r in check_retrievers(retrievers)]
+    configs = ablation_configs(chosen) if ablation else {}
+    report = RetrievalReport(
+        retrievers=chosen,
+        configurations=configs,
+        ignored_evidence=len(dataset.ignored_evidence),
+        skipped_questions=dataset.skipped_questions,
+        kept=keep,
+    )
+    all_turns = [t for c in dataset.conversations for s in c.sessions for t in s.turns]
+    report.empty_turns = sum(1 for t in all_turns if not t.text.strip())
+    ingesting = _Counter("turns ingested", len(all_turns) - report.empty_turns, progress)
+    asking = _Counter("questions asked", len(dataset.questions) * (1 + len(configs)), progress)
     for ci, conv in enumerate(dataset.conversations):
         ns = f"{namespace_prefix}_{ci}"
+        report.namespaces.append(ns)
         await memory.store.delete_graph(ns)
         turns = dataset.turn_texts(conv.id)
+        groups = turn_groups(turns)
+        report.identical_turns += sum(len(g) - 1 for g in groups.values())
         try:
+            ingesting.begin()
             t0 = time.perf_counter()
             for session in conv.sessions:
                 for turn in session.turns:
+                    if turn.id not in turns:
+                        continue  # empty: remember refuses it and no question can need it
                     t1 = time.perf_counter()
                     res = await memory.remember(
                         turns[turn.id],
                         graph=ns,
                         reference_time=session.date_time,
                         source_id=turn.id,
+                        who=turn.speaker.strip() or None,
                     )
                     report.remember_timing.samples.append((time.perf_counter() - t1) * 1000)
                     _add_usage(report.remember_usage, res.usage, report.remember_calls)
-            t_ingest += time.perf_counter() - t0
+                    ingesting.tick()
+            report.ingest_seconds += time.perf_counter() - t0
             report.turns += len(turns)
             ref = conv.sessions[-1].date_time if conv.sessions else None
             ids = list(turns)
             texts = [turns[i] for i in ids]
-            turn_vectors = await memory.embedder.embed(texts)
-            for q in (q for q in dataset.questions if q.conversation_id == conv.id):
+            bm25 = Bm25Baseline(ids, texts)
+            vectors = (
+                np.asarray(await memory.embedder.embed(texts), dtype=np.float64)
+                if texts
+                else np.zeros((0, memory.embedder.dimension))
+            )
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            asked = [q for q in dataset.questions if q.conversation_id == conv.id]
+            results: list[QuestionResult] = []
+            asking.begin()
+            for q in asked:
                 t1 = time.perf_counter()
-                result = await memory.recall(q.question, graph=ns, reference_time=ref)
+                result = await memory.recall(
+                    q.question, graph=ns, reference_time=ref, retrievers=chosen, memory_limit=max_k
+                )
                 report.recall_timing.samples.append((time.perf_counter() - t1) * 1000)
                 _add_usage(report.recall_usage, result.usage, report.recall_calls)
                 report.degraded_recalls += int(result.degraded)
-                ours = (await node_turns(memory, ns, result.nodes, turns))[:max_k]
-                qv = (await memory.embedder.embed([q.question]))[0]
-                order = np.argsort(-(turn_vectors @ qv))[:max_k]
-                report.questions.append(
+                qv = np.asarray((await memory.embedder.embed([q.question]))[0], dtype=np.float64)
+                order = np.argsort(-(vectors @ qv), kind="stable")[:max_k]
+                results.append(
                     QuestionResult(
                         conversation_id=conv.id,
                         question=q.question,
                         category=q.category,
                         evidence=list(q.evidence),
                         ranked={
-                            "polyg": ours,
-                            "bm25": bm25_rank(ids, texts, q.question, max_k),
+                            "polyg": ranked_turns(result.memories, turns, groups, max_k),
+                            "bm25": bm25.rank(q.question, max_k),
                             "dense": [ids[int(i)] for i in order],
                         },
+                        memories=[
+                            MemoryHit(
+                                uuid=m.uuid,
+                                score=m.score,
+                                retrievers=dict(m.retrievers),
+                                turns=memory_turns(m, turns, groups),
+                            )
+                            for m in result.memories
+                        ],
                     )
                 )
+                asking.tick()
+            for name, subset in configs.items():
+                for q, scored in zip(asked, results, strict=True):
+                    result = await memory.recall(
+                        q.question,
+                        graph=ns,
+                        reference_time=ref,
+                        retrievers=subset,
+                        memory_limit=max_k,
+                    )
+                    scored.ablation[name] = ranked_turns(result.memories, turns, groups, max_k)
+                    asking.tick()
+            report.questions += results
         finally:
             if not keep:
                 await memory.store.delete_graph(ns)
-    report.ingest_seconds = t_ingest
     return report
