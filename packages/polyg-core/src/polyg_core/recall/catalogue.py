@@ -191,6 +191,11 @@ class NamespaceCatalogue:
         """Memories about `concept` (by uuid)."""
         return [self.entries[i] for i in self._by_concept.get(concept, [])]
 
+    def follows(self, later: CatalogueEntry, earlier: CatalogueEntry) -> bool:
+        """Whether `later` comes right after `earlier` in time order."""
+        i = self.position.get(earlier.uuid)
+        return i is not None and i + 1 < len(self.entries) and self.entries[i + 1] is later
+
     def neighbours(self, uuid: str, window_ms: int) -> list[CatalogueEntry]:
         """The memories just before and after `uuid` in time, within `window_ms` of it."""
         i = self.position.get(uuid)

@@ -10,12 +10,13 @@ Retrievers (each gives scores in [0, 1]; any can be switched off):
 * time: memories inside the question's timeframe;
 * graph: spreading activation from the best hits through the concepts they are about
   to other memories about the same, weighted by the concept's specificity;
-* neighbours: the memory just before and after a strong hit in time (the reply to a
-  question, the sentence that carries on a thought).
+* neighbours: the memory just before and after a strong hit in time (the sentence that
+  carries on a thought); when the hit ends with a question, the memory after it is the
+  reply and ranks just above the hit.
 
 Fusion is a weighted sum of the scaled scores: lexical and dense carry the weight, the
-graph-side signals add candidates and re-rank, and a neighbour never scores above the
-hit it hangs on. Age only breaks ties (a 1% weight), and not at all for a question
+graph-side signals add candidates and re-rank, and a neighbour scores below the hit it
+hangs on (a reply to a question just above it). Age only breaks ties (a 1% weight), and not at all for a question
 about a stated past window, so a memory that matches is never vetoed by its age.
 """
 
@@ -59,6 +60,7 @@ class FusionWeights:
         time: inside the question's timeframe.
         graph: reached through a shared concept from a strong hit.
         neighbours: a neighbour scores this share of its hit's fused score (max, not sum).
+        reply: the share for the memory right after a hit that ends with a question.
         age: the tie-breaking weight of recency (exp(-days/30)).
     """
 
@@ -68,6 +70,7 @@ class FusionWeights:
     time: float = 0.15
     graph: float = 0.1
     neighbours: float = 0.6
+    reply: float = 1.05
     age: float = 0.01
 
 
@@ -252,8 +255,13 @@ async def rank_memories(
     if "neighbours" in retrievers and seeds:
         nb: dict[str, float] = {}
         for uuid, score in seeds:
+            hit = entries[uuid]
+            asks = hit.content.rstrip().endswith("?")
             for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
-                share = w.neighbours * score
+                # A memory that ends by asking is answered by the next one: the reply
+                # holds what the question was about, so it ranks just above the hit.
+                reply = asks and catalogue.follows(other, hit)
+                share = (w.reply if reply else w.neighbours) * score
                 if share > fused.get(other.uuid, 0.0) and share > nb.get(other.uuid, 0.0):
                     nb[other.uuid] = share
         top = max(nb.values(), default=0.0)
