@@ -1,15 +1,20 @@
-"""`polyg doctor`: is FalkorDB reachable, does the embedding model load, is an LLM configured."""
+"""`polyg doctor`: is FalkorDB reachable, do its vector indexes answer, does the embedding
+model load, is an LLM configured."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from polyg_cli.runtime import EXIT_ENV, CliState, print_json, run, state
+
+if TYPE_CHECKING:
+    from polyg_core.storage.embedded import EmbeddedFalkorDB
+    from polyg_core.storage.store import FalkorStore
 
 
 @dataclass
@@ -22,7 +27,7 @@ class Check:
     fix: str = ""
 
 
-async def _falkordb(st: CliState) -> Check:
+async def _falkordb(st: CliState, repair: bool) -> list[Check]:
     from polyg_core.storage.store import FalkorStore
 
     store = FalkorStore(st.settings.storage)
@@ -31,7 +36,8 @@ async def _falkordb(st: CliState) -> Check:
         await store.connect()
         graphs = await store.list_graphs()
         ms = (time.perf_counter() - t0) * 1000
-        return Check("FalkorDB", True, f"{store.where}, {len(graphs)} graphs, {ms:.0f} ms")
+        up = Check("FalkorDB", True, f"{store.where}, {len(graphs)} graphs, {ms:.0f} ms")
+        return [up, await _vector_indexes(store, repair)]
     except Exception as exc:  # report every failure: this is a diagnostic
         fix = (
             "check FALKORDB_HOST/FALKORDB_PORT/FALKORDB_PASSWORD, or unset them to use the "
@@ -40,9 +46,53 @@ async def _falkordb(st: CliState) -> Check:
             else "install the embedded server with `pip install 'polyg-core[embedded]'` "
             "(Linux x86_64/aarch64, macOS arm64) or set FALKORDB_HOST to a running FalkorDB"
         )
-        return Check("FalkorDB", False, f"{type(exc).__name__}: {exc}", fix)
+        return [Check("FalkorDB", False, f"{type(exc).__name__}: {exc}", fix)]
     finally:
         await store.close()
+
+
+async def _vector_indexes(store: FalkorStore, repair: bool) -> Check:
+    """Probe every vector index with a k-NN query of known size (rebuild with `repair`)."""
+    from polyg_core.storage.index_check import PROBE_K
+
+    t0 = time.perf_counter()
+    try:
+        checks = await store.check_vector_indexes(repair=repair)
+    except Exception as exc:  # report every failure: this is a diagnostic
+        return Check("vector indexes", False, f"{type(exc).__name__}: {exc}")
+    ms = (time.perf_counter() - t0) * 1000
+    graphs = len({c.graph for c in checks})
+    lines = [f"{len(checks)} in {graphs} graphs probed in {ms:.0f} ms (k-NN, k up to {PROBE_K})"]
+    lines += [c.describe() for c in checks if not c.healthy]
+    if store.embedded is not None:
+        lines += _last_start_check(store.embedded)
+    if all(c.ok for c in checks):
+        return Check("vector indexes", True, "\n".join(lines))
+    fix = (
+        "the rebuild did not help; see the FalkorDB log, then export and re-import the graph"
+        if repair
+        else "run `polyg doctor --repair` to rebuild them (a few seconds per 10,000 vectors)"
+    )
+    return Check("vector indexes", False, "\n".join(lines), fix)
+
+
+def _last_start_check(embedded: EmbeddedFalkorDB) -> list[str]:
+    """What the embedded server's last start found after replaying its append-only file."""
+    record = embedded.last_index_check()
+    if not record:
+        return []
+    indexes = [i for i in record.get("indexes", []) if i.get("found") != i.get("expected")]
+    when = record.get("checked_at", "?")
+    if record.get("error"):
+        return [f"check after the replay at {when} failed: {record['error']}"]
+    if not indexes:
+        return [f"after the replay at {when}: all vector indexes answered in full"]
+    rebuilt = ", ".join(
+        f"{i['label']} in {i['graph']!r} ({i['found']} of {i['expected']} -> "
+        f"{i.get('found_after')})"
+        for i in indexes
+    )
+    return [f"rebuilt after the replay at {when}: {rebuilt}"]
 
 
 async def _embeddings(st: CliState) -> Check:
@@ -83,12 +133,17 @@ def _llm(st: CliState) -> Check:
 def doctor_command(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    repair: Annotated[
+        bool,
+        typer.Option("--repair", help="Rebuild the vector indexes whose k-NN probe answers short."),
+    ] = False,
 ) -> None:
-    """Check FalkorDB, the embedding model and the LLM configuration; say what is missing."""
+    """Check FalkorDB and its vector indexes, the embedding model and the LLM configuration;
+    say what is missing."""
     st = state(ctx)
 
     async def go() -> list[Check]:
-        return [await _falkordb(st), await _embeddings(st), _llm(st)]
+        return [*await _falkordb(st, repair), await _embeddings(st), _llm(st)]
 
     checks = run(st, go)
     failed = any(c.ok is False for c in checks)

@@ -3,10 +3,17 @@
 One server per data directory, shared by every polyg process on the machine: a
 file lock serialises start-up, a pid file tells later processes where the
 server is, and only the process that started the server stops it.
+
+Persistence is an append-only file (AOF) with an RDB base. A start that replays
+commands from the AOF's incremental part can leave the vector indexes broken
+(see `polyg_core.storage.index_check`), so such a start verifies every vector
+index and rebuilds the broken ones before the server is handed out, and a clean
+stop first rewrites the AOF into its base so that the next start loads a snapshot.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -15,9 +22,12 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import redis
 from filelock import FileLock
@@ -91,6 +101,52 @@ def _state(socket_path: str, timeout: float = 1.0) -> str:
         client.close()
 
 
+def _rewrite_done(client: redis.Redis, deadline: float) -> bool:
+    """Wait until no AOF rewrite is running or scheduled; False at the deadline."""
+    while True:
+        info = client.info("persistence")
+        if not info.get("aof_rewrite_in_progress") and not info.get("aof_rewrite_scheduled"):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+
+
+def _socket_client(sock: str) -> Any:
+    from redis.asyncio.connection import UnixDomainSocketConnection
+
+    from polyg_core.storage.client import FalkorClient, bounded_pool
+
+    pool = bounded_pool(
+        max_connections=2, wait_s=None, connection_class=UnixDomainSocketConnection, path=sock
+    )
+    return FalkorClient(pool)
+
+
+def _run_in_own_loop(make: Any) -> Any:
+    """Run the coroutine `make()` to completion on a fresh event loop in a new thread.
+
+    The start runs from synchronous code that may itself sit inside an event loop
+    (a thread of anyio's pool, or a test), and the index check is async code shared
+    with the store; its own thread and loop work from either.
+    """
+    result: list[Any] = []
+    error: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(make()))
+        except BaseException as exc:  # handed to the caller's thread
+            error.append(exc)
+
+    thread = threading.Thread(target=target, name="polyg-index-check", daemon=True)
+    thread.start()
+    thread.join()
+    if error:
+        raise error[0]
+    return result[0]
+
+
 @dataclass
 class EmbeddedFalkorDB:
     """Starts, finds and stops the embedded FalkorDB for one data directory.
@@ -100,12 +156,17 @@ class EmbeddedFalkorDB:
         startup_timeout: seconds to wait for the server to answer PING.
         load_timeout: seconds to wait while it replays a large append-only file.
         appendfsync: the AOF fsync policy: `everysec` (default) or `always`.
+        verify_indexes: after a start that replayed the AOF, probe every vector index
+            and rebuild the broken ones (off only to reproduce the damage in tests).
+        compact_timeout: seconds a clean stop waits for the AOF rewrite into its base.
     """
 
     data_dir: Path
     startup_timeout: float = 30.0
     load_timeout: float = 3600.0
     appendfsync: str = "everysec"
+    verify_indexes: bool = True
+    compact_timeout: float = 120.0
     owner: bool = field(default=False, init=False)
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
 
@@ -120,6 +181,11 @@ class EmbeddedFalkorDB:
     @property
     def log_file(self) -> Path:
         return self.db_dir / "falkordb.log"
+
+    @property
+    def index_check_file(self) -> Path:
+        """What the last verification after a replay found and rebuilt (JSON)."""
+        return self.db_dir / "index-check.json"
 
     @property
     def socket_path(self) -> str:
@@ -171,9 +237,34 @@ class EmbeddedFalkorDB:
                     self.pid_file.unlink()
             return self._start()
 
+    def incremental_aof_bytes(self) -> int:
+        """Size of the AOF's incremental part: the commands a start would replay."""
+        aof_dir = self.db_dir / "appendonlydir"
+        try:
+            manifest = (aof_dir / "appendonly.aof.manifest").read_text()
+        except OSError:
+            return 0
+        total = 0
+        for line in manifest.splitlines():
+            words = line.split()
+            fields = dict(zip(words[::2], words[1::2], strict=False))
+            if fields.get("type") == "i" and "file" in fields:
+                with contextlib.suppress(OSError):
+                    total += (aof_dir / fields["file"]).stat().st_size
+        return total
+
+    def last_index_check(self) -> dict[str, Any] | None:
+        """The record of the last vector-index verification after a replay, if any."""
+        try:
+            data = json.loads(self.index_check_file.read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
     def _start(self) -> str:
         server, module = _binaries()
         sock = self.socket_path
+        replay = self.incremental_aof_bytes()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sock)
         args = [
@@ -190,6 +281,10 @@ class EmbeddedFalkorDB:
             "yes",
             "--appendfsync",
             self.appendfsync,
+            # The base is an RDB snapshot: loading it builds each index once (replaying
+            # index definitions from commands is what breaks vector indexes).
+            "--aof-use-rdb-preamble",
+            "yes",
             "--save",
             "",
             "--daemonize",
@@ -240,6 +335,10 @@ class EmbeddedFalkorDB:
                     f"see {self.log_file}"
                 )
             time.sleep(0.02 if now - started < 1 else 0.2)
+        if replay and self.verify_indexes:
+            # Before the pid file is written: other processes wait on the start lock
+            # instead of searching indexes that are still broken or being rebuilt.
+            self._verify_after_replay(sock, replay)
         self.pid_file.write_text(json.dumps({"pid": self._process.pid, "socket": sock}))
         self.owner = True
         logger.info(
@@ -250,12 +349,104 @@ class EmbeddedFalkorDB:
         )
         return sock
 
+    def _verify_after_replay(self, sock: str, replay: int) -> None:
+        from polyg_core.storage.index_check import verify
+
+        logger.info(
+            "embedded FalkorDB replayed %d bytes of its append-only file; checking vector indexes",
+            replay,
+        )
+        t0 = time.monotonic()
+
+        async def check() -> list[Any]:
+            db = _socket_client(sock)
+            try:
+                graphs = [str(g) for g in await db.list_graphs()]
+                return await verify(db, graphs, repair=True, timeout_s=self.load_timeout)
+            finally:
+                await db.connection.aclose()
+
+        record: dict[str, Any] = {
+            "checked_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "replayed_bytes": replay,
+        }
+        try:
+            checks = _run_in_own_loop(check)
+        except Exception as exc:  # the server works; the check is reported, not fatal
+            logger.warning("checking the vector indexes after the replay failed: %s", exc)
+            record["error"] = f"{type(exc).__name__}: {exc}"
+            checks = []
+        for c in checks:
+            if not c.healthy:
+                level = logging.WARNING if c.ok else logging.ERROR
+                logger.log(level, "vector index after the AOF replay: %s", c.describe())
+        record["seconds"] = round(time.monotonic() - t0, 3)
+        record["indexes"] = [c.as_dict() for c in checks]
+        with contextlib.suppress(OSError):
+            self.index_check_file.write_text(json.dumps(record, indent=1))
+        # Put the checked state into the base file, so the next start loads it.
+        self._rewrite(sock, wait_s=0.0)
+
+    def compact(self, wait_s: float | None = None) -> bool:
+        """Rewrite the AOF into its RDB base (BGREWRITEAOF) when it has replayable commands.
+
+        Waits for a rewrite already running (it covers only the writes before it began),
+        then starts one and waits up to `wait_s` (default `compact_timeout`) for it.
+        Returns True when the base holds everything written. No-op without a live server.
+        """
+        sock = self.running_socket()
+        if sock is None:
+            return False
+        return self._rewrite(sock, self.compact_timeout if wait_s is None else wait_s)
+
+    def _rewrite(self, sock: str, wait_s: float) -> bool:
+        """BGREWRITEAOF unless the incremental part is empty; with `wait_s` > 0, wait for it.
+
+        True when the base holds every write (rewritten, or nothing to rewrite); False
+        when the rewrite was only requested, timed out or failed (the next start then
+        replays, and checks the vector indexes).
+        """
+        client = redis.Redis(unix_socket_path=sock, socket_timeout=10, decode_responses=True)
+        deadline = time.monotonic() + max(wait_s, 10.0)
+        try:
+            if not _rewrite_done(client, deadline):
+                return False
+            if self.incremental_aof_bytes() == 0:
+                return True
+            client.bgrewriteaof()
+            if wait_s <= 0:
+                return False
+            deadline = time.monotonic() + wait_s
+            if not _rewrite_done(client, deadline):
+                logger.warning(
+                    "the AOF rewrite of %s did not finish in %.0f s", self.db_dir, wait_s
+                )
+                return False
+            status = client.info("persistence").get("aof_last_bgrewrite_status")
+            return status == "ok"
+        except (redis.RedisError, OSError) as exc:
+            logger.warning("could not rewrite the append-only file of %s: %s", self.db_dir, exc)
+            return False
+        finally:
+            client.close()
+
     def stop(self) -> None:
-        """Stop the server if this object started it; otherwise leave it to its owner."""
+        """Stop the server if this object started it; otherwise leave it to its owner.
+
+        The append-only file is first rewritten into its base (see `compact`), so the
+        next start loads a snapshot instead of replaying commands.
+        """
         if not self.owner or self._process is None:
             return
         proc = self._process
         if proc.poll() is None:
+            t0 = time.monotonic()
+            if self.incremental_aof_bytes() and self._rewrite(
+                self.socket_path, self.compact_timeout
+            ):
+                logger.info(
+                    "compacted the append-only file in %.0f ms", (time.monotonic() - t0) * 1000
+                )
             proc.send_signal(signal.SIGTERM)  # redis flushes the AOF on SIGTERM
             try:
                 proc.wait(timeout=15)

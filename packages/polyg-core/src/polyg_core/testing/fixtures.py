@@ -13,6 +13,7 @@ from polyg_core.config import StorageSettings
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
+from polyg_core.testing.restart import RestartableFalkorDB
 
 __all__ = [
     "anyio_backend",
@@ -20,6 +21,7 @@ __all__ = [
     "falkordb_server",
     "falkordb_settings",
     "namespace",
+    "restartable_falkordb",
     "store",
 ]
 
@@ -44,6 +46,15 @@ def falkordb_settings(falkordb_server: EmbeddedFalkorDB) -> StorageSettings:
     return StorageSettings(
         data_dir=falkordb_server.data_dir, query_timeout_ms=30_000, max_retries=3
     )
+
+
+@pytest.fixture
+def restartable_falkordb(tmp_path: Path) -> Iterator[RestartableFalkorDB]:
+    """A started embedded FalkorDB of this test alone, which it may stop, kill and restart."""
+    server = RestartableFalkorDB(tmp_path / "restartable")
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture
