@@ -1,0 +1,190 @@
+"""Recall's memory retrievers, their fusion, and that recall writes nothing."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import redis.asyncio as aredis
+from polyg_core.bench.dataset import load_dataset
+from polyg_core.bench.retrieval import run_retrieval
+from polyg_core.errors import InvalidInput
+from polyg_core.memory import Memory
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.recall.catalogue import author_of, without_names
+from polyg_core.recall.memories import check_retrievers
+from polyg_core.storage.embedded import EmbeddedFalkorDB
+from polyg_core.storage.store import FalkorStore
+
+pytestmark = pytest.mark.anyio
+
+NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
+SYNTHETIC = Path(__file__).resolve().parents[4] / "scripts" / "retrieval_dataset.json"
+
+
+@pytest.fixture
+async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
+    return Memory(store=store, embedder=embedder, namespace=namespace)
+
+
+async def _add(memory: Memory, text: str, *, days_ago: float = 1.0, **kw: object) -> str:
+    mem, _ = await memory.semantic.add_memory(
+        memory.namespace,
+        text,
+        created_at=NOW - timedelta(days=days_ago),
+        **kw,  # pyright: ignore[reportArgumentType]
+    )
+    return mem.uuid
+
+
+async def _first(memory: Memory, question: str, *retrievers: str) -> list[str]:
+    result = await memory.recall(question, reference_time=NOW, retrievers=list(retrievers))
+    return [m.uuid for m in result.memories]
+
+
+def test_unknown_or_empty_retriever_lists_are_refused() -> None:
+    assert check_retrievers(None) >= {"lexical", "dense"}
+    assert check_retrievers(["Lexical", " dense "]) == {"lexical", "dense"}
+    with pytest.raises(InvalidInput, match=r"unknown retriever.*bm25.*choose from"):
+        check_retrievers(["bm25"])
+    with pytest.raises(InvalidInput, match="no retriever"):
+        check_retrievers([" "])
+
+
+def test_author_and_name_removal() -> None:
+    assert author_of("Dana: the kiln cracked", ()) == "Dana"
+    assert author_of("the kiln cracked", ("who:Ravi",)) == "Ravi"
+    assert author_of("note: buy milk", ()) is None  # lower-case prefix is not a name
+    assert without_names("What did Dana's team bake?", ["Dana"]) == "What did team bake?"
+    assert without_names("Dana?", ["Dana"]) == "Dana?"  # nothing else left: unchanged
+
+
+async def test_lexical_finds_the_rare_word(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        target = await _add(memory, "The glazing kiln in shed four reached cone six.")
+        await _add(memory, "We talked about the weather and the garden.")
+        await _add(memory, "Lunch was soup and bread at the bakery.")
+        found = await _first(memory, "Which cone did the kiln reach?", "lexical")
+    assert found[0] == target
+    assert len(found) == 1  # BM25 returns only texts sharing a word with the question
+
+
+async def test_dense_finds_a_paraphrase_without_shared_words(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        target = await _add(memory, "My car broke down on the motorway last night.")
+        await _add(memory, "The quarterly report is due on Friday.")
+        await _add(memory, "She planted tulips along the fence.")
+        found = await _first(memory, "vehicle failure while driving", "dense")
+    assert found[0] == target
+
+
+async def test_entity_weighs_names_by_specificity_and_authorship(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        # "Noor" is in every memory; "Tamsin" in one.
+        tamsin = await _add(memory, "Noor: Tamsin lent me her sketchbook.")
+        by_noor = [
+            await _add(memory, f"Noor: note {i} about the allotment and the bees.")
+            for i in range(3)
+        ]
+        result = await memory.recall(
+            "What did Noor get from Tamsin?", reference_time=NOW, retrievers=["entity"]
+        )
+    scores = {m.uuid: m.retrievers["entity"] for m in result.memories}
+    assert result.memories[0].uuid == tamsin
+    assert all(scores[u] < scores[tamsin] for u in by_noor)
+
+
+async def test_time_keeps_to_the_questions_window(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        march = await _add(memory, "Sprint review notes.", days_ago=10)  # 2026-03-10
+        await _add(memory, "Sprint review notes from planning.", days_ago=60)  # January
+        result = await memory.recall(
+            "What did we review in March 2026?", reference_time=NOW, retrievers=["time"]
+        )
+    assert [m.uuid for m in result.memories] == [march]
+    assert result.memories[0].retrievers == {"time": 1.0}
+
+
+async def test_neighbours_bring_the_reply_to_a_matching_question(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        same_time = NOW - timedelta(days=2)
+        asked = await _add(memory, "Ravi: Where did you hide the spare greenhouse key?", days_ago=2)
+        reply, _ = await memory.semantic.add_memory(
+            memory.namespace, "Mina: Under the blue flowerpot by the door.", created_at=same_time
+        )
+        await memory.semantic.add_memory(
+            memory.namespace, "Ravi: Thanks, talk soon.", created_at=same_time
+        )
+        await _add(memory, "Mina: The tomatoes need water daily.", days_ago=30)
+        lexical_only = await _first(memory, "Where is the spare greenhouse key?", "lexical")
+        with_neighbours = await _first(
+            memory, "Where is the spare greenhouse key?", "lexical", "neighbours"
+        )
+    assert reply.uuid not in lexical_only and asked in lexical_only
+    # Same created_at: the reply was written after the question, so it follows it.
+    assert with_neighbours[:2] == [reply.uuid, asked]
+
+
+async def test_graph_reaches_memories_about_the_same_concept(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        hit = await _add(memory, "The heron returned to the pond.", concepts=["birdwatching"])
+        linked = await _add(
+            memory, "Binoculars are in the hall cupboard.", concepts=["birdwatching"]
+        )
+        for i in range(4):
+            await _add(memory, f"Grocery list number {i}.", concepts=[f"chores {i}"])
+        plain = await _first(memory, "When did the heron return?", "lexical")
+        expanded = await _first(memory, "When did the heron return?", "lexical", "graph")
+    assert plain == [hit]
+    assert expanded[:2] == [hit, linked]
+
+
+async def test_fusion_ranks_agreement_first(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        both = await _add(memory, "The backup job failed because the disk was full.")
+        await _add(memory, "The disk was replaced in May.")  # lexical only, weaker
+        await _add(memory, "Storage ran out so nightly copies stopped.")  # meaning only
+        result = await memory.recall("Why did the backup job fail?", reference_time=NOW)
+    first = result.memories[0]
+    assert first.uuid == both
+    assert {"lexical", "dense"} <= set(first.retrievers)
+    assert [m.score for m in result.memories] == sorted(
+        (m.score for m in result.memories), reverse=True
+    )
+
+
+async def test_recall_sends_no_write_to_falkordb(
+    memory: Memory, falkordb_server: EmbeddedFalkorDB
+) -> None:
+    """Counted at the server: GRAPH.QUERY calls (writes) stay the same during recalls."""
+    probe = aredis.Redis(unix_socket_path=falkordb_server.socket_path)
+    with anyio.fail_after(60):
+        for text in ("Ops: the cache was flushed at noon.", "Ops: the deploy failed at noon?"):
+            await memory.remember(text, reference_time=NOW)
+        await memory.recall("warm-up", reference_time=NOW)
+
+        async def writes() -> int:
+            stats: dict[str, Any] = await probe.info("commandstats")  # pyright: ignore[reportUnknownMemberType]
+            return int(stats.get("cmdstat_graph.QUERY", {}).get("calls", 0))
+
+        before = await writes()
+        for q in ("Why did the deploy fail?", "When was the cache flushed?", "Who is Ops?"):
+            result = await memory.recall(q, reference_time=NOW)
+            assert result.memories
+        after = await writes()
+        await probe.aclose()
+    assert after == before
+
+
+async def test_invariant_on_the_synthetic_set(memory: Memory) -> None:
+    """polyg's R@k is at least the best single retriever's in every category."""
+    dataset = load_dataset(SYNTHETIC)
+    with anyio.fail_after(600):
+        report = await run_retrieval(
+            memory, dataset, namespace_prefix=f"{memory.namespace}_inv", ablation=True
+        )
+    rows = report.invariant()
+    assert rows and all(r["holds"] for r in rows), [r for r in rows if not r["holds"]]
