@@ -19,14 +19,11 @@ from polyg_shared.intents import Extraction, Intent
 from polyg_shared.retrieval import (
     RecallResult,
     RememberResult,
-    UsageReport,
-    ViewSummary,
     WrittenNode,
 )
 from polyg_shared.stats import GraphStatistics
-from polyg_shared.timeutil import to_epoch_ms, utc_now
+from polyg_shared.timeutil import utc_now
 
-from polyg_core.agents.classifier import classify
 from polyg_core.agents.extractor import extract
 from polyg_core.config import Settings
 from polyg_core.errors import AmbiguousName, InvalidInput
@@ -39,58 +36,25 @@ from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.base import LLM, Usage
-from polyg_core.recall.catalogue import MemoryCatalogue, without_names
+from polyg_core.providers.llm.base import LLM
 from polyg_core.recall.memories import (
-    COMMON_NAME_SHARE,
     FusionWeights,
-    check_retrievers,
-    rank_memories,
-    with_memories,
+)
+from polyg_core.recall.pipeline import (
+    RecallOptions,
+    RecallPipeline,
+    mentioned_entities,
+    usage_report,
 )
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
 from polyg_core.retrieval.decay import DecayPolicy, refresh_access
-from polyg_core.retrieval.filters import MemoryFilter, prefixed_tags
-from polyg_core.retrieval.hybrid import filtered_memory_view, rank_recall
-from polyg_core.retrieval.linearizer import linearize
-from polyg_core.retrieval.merger import merge_views
+from polyg_core.retrieval.filters import prefixed_tags
 from polyg_core.retrieval.probability import CausalProbability, causal_probability
-from polyg_core.retrieval.ranking import RankingWeights, check_mode
-from polyg_core.retrieval.synthesizer import Synthesizer
-from polyg_core.retrieval.views import ViewContext, find_seeds, run_views
+from polyg_core.retrieval.ranking import RankingWeights
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.store import FalkorStore
-from polyg_core.text import normalize_name
 
 logger = logging.getLogger(__name__)
-
-MAX_NGRAM = 4
-MAX_MEMORY_LIMIT = 200
-CONTEXT_MEMORIES = 10
-SEMANTIC_ONLY_BELOW = 3
-
-
-def _usage_report(*usages: Usage) -> UsageReport:
-    total = Usage()
-    for u in usages:
-        total.add(u)
-    return UsageReport(
-        prompt_tokens=total.prompt_tokens,
-        completion_tokens=total.completion_tokens,
-        cost_usd=round(total.cost_usd, 6),
-        llm_calls=total.calls,
-    )
-
-
-def _ngram_keys(text: str) -> list[str]:
-    words = [w for w in text.replace("?", " ").replace(",", " ").split() if w]
-    keys: set[str] = set()
-    for n in range(1, MAX_NGRAM + 1):
-        for i in range(len(words) - n + 1):
-            key = normalize_name(" ".join(words[i : i + n]))
-            if len(key) >= 2:
-                keys.add(key)
-    return sorted(keys)
 
 
 @dataclass
@@ -117,11 +81,10 @@ class Memory:
     causal: CausalGraph = field(init=False)
     semantic: SemanticGraph = field(init=False)
     crosslinks: CrossLinker = field(init=False)
-    synthesizer: Synthesizer = field(init=False)
     decay_policy: DecayPolicy = field(default_factory=DecayPolicy)
     ranking_weights: RankingWeights = field(default_factory=RankingWeights)
     fusion_weights: FusionWeights = field(default_factory=FusionWeights)
-    catalogue: MemoryCatalogue = field(init=False)
+    pipeline: RecallPipeline = field(init=False)
 
     def __post_init__(self) -> None:
         validate_namespace(self.namespace)
@@ -133,8 +96,16 @@ class Memory:
             self.store, self.embedder, self.resolver, entities=self.entities
         )
         self.crosslinks = CrossLinker(self.store)
-        self.synthesizer = Synthesizer(self.llm, self.settings.synthesizer_max_tokens)
-        self.catalogue = MemoryCatalogue(self.store)
+        self.pipeline = RecallPipeline(
+            self.store,
+            self.embedder,
+            self.resolver,
+            llm=self.llm,
+            settings=self.settings,
+            decay_policy=self.decay_policy,
+            ranking_weights=self.ranking_weights,
+            fusion_weights=self.fusion_weights,
+        )
 
     @classmethod
     async def open(
@@ -178,19 +149,6 @@ class Memory:
 
     def _ns(self, graph: str | None) -> str:
         return validate_namespace(graph or self.namespace)
-
-    async def _mentioned_entities(self, namespace: str, text: str) -> list[tuple[str, str]]:
-        """Known entities whose normalised name equals a word n-gram of `text` (index lookups)."""
-        keys = _ngram_keys(text)
-        if not keys:
-            return []
-        res = await self.store.query(
-            namespace,
-            "MATCH (e:E_Entity) WHERE e.name_key IN $keys RETURN e.name, e.name_key LIMIT 200",
-            {"keys": keys},
-            read_only=True,
-        )
-        return [(str(n), str(k)) for n, k in res.rows]
 
     # -- recall -------------------------------------------------------------------------------
 
@@ -244,160 +202,27 @@ class Memory:
             InvalidInput: an empty question, a bad graph name, mode or filter value.
             StorageUnavailable: FalkorDB cannot be reached.
         """
-        if not question or not question.strip():
-            raise InvalidInput(
-                "the question is empty; ask something like 'Why did the deploy fail?'"
-            )
-        query_mode = check_mode(mode, question)
-        chosen = check_retrievers(retrievers)
-        if not 1 <= memory_limit <= MAX_MEMORY_LIMIT:
-            raise InvalidInput(
-                f"memory_limit must be between 1 and {MAX_MEMORY_LIMIT}, got {memory_limit}"
-            )
-        memory_filter = MemoryFilter.of(category=category, tags=tags, project=project, who=who)
-        namespace = self._ns(graph)
-        ref = (
-            parse_time(reference_time, "reference_time")
-            if reference_time is not None
-            else utc_now()
-        )
-        timings: dict[str, float] = {}
-        reasons: list[str] = []
-        usages: list[Usage] = []
-        t0 = time.perf_counter()
-
-        if intent is None:
-            known = await self._mentioned_entities(namespace, question)
-            outcome = await classify(
-                question,
-                known,
-                ref,
-                llm=self.llm,
-                max_tokens=self.settings.classifier_max_tokens,
-            )
-            intent = outcome.intent
-            usages.append(outcome.usage)
-            if outcome.degraded:
-                reasons.append(f"classifier: {outcome.reason}")
-        timings["classify"] = (time.perf_counter() - t0) * 1000
-
-        t1 = time.perf_counter()
-        # A one- or two-word search phrase ("cache") matches whole sentences poorly;
-        # the question itself carries more of what is asked.
-        query_text = intent.semantic_query if len(intent.semantic_query.split()) >= 3 else question
-        catalogue = await self.catalogue.get(namespace)
-        speakers = catalogue.authors_in(question)
-        common = catalogue.common_names([*intent.entities, *speakers], COMMON_NAME_SHARE)
-        vector = (await self.embedder.embed([without_names(query_text, common)]))[0]
-        ranking = await rank_memories(
-            self.store,
-            namespace,
-            catalogue,
+        # Tuning set on this Memory after construction applies to the next recall.
+        self.pipeline.decay_policy = self.decay_policy
+        self.pipeline.ranking_weights = self.ranking_weights
+        self.pipeline.fusion_weights = self.fusion_weights
+        return await self.pipeline.run(
             question,
-            intent,
-            vector,
-            now_ms=to_epoch_ms(ref),
-            retrievers=chosen,
-            weights=self.fusion_weights,
-            memory_filter=memory_filter,
-            names=speakers,
-            common_names=common,
-            decay_tau_days=self.decay_policy.tau_days if decay else 1e9,
-        )
-        timings["memories"] = (time.perf_counter() - t1) * 1000
-        # A name found in most memories (a speaker, the user) says little about which
-        # ones answer: it does not seed the graph views on its own.
-        specific = [e for e in intent.entities if e not in ranking.common_names]
-        seed_intent = intent.model_copy(update={"entities": specific})
-        seeds = await find_seeds(
-            self.store,
-            self.resolver,
-            namespace,
-            seed_intent,
-            vector,
-            top_k=self.settings.magma_semantic_top_k,
-            min_score=self.settings.magma_min_semantic_score,
-            as_of=intent.timeframe.end if intent.timeframe and intent.timeframe.end else ref,
-        )
-        timings["seed"] = (time.perf_counter() - t1) * 1000
-
-        t2 = time.perf_counter()
-        ctx = ViewContext(self.store, namespace, intent, seeds, now=ref)
-        use_ppr = ppr if ppr is not None else (intent.multi_hop or len(intent.entities) >= 2)
-        views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=use_ppr)
-        if memory_filter.active:
-            views.append(await filtered_memory_view(self.store, namespace, vector, memory_filter))
-        timings["expand"] = (time.perf_counter() - t2) * 1000
-
-        t3 = time.perf_counter()
-        expanded = sum(len(v.nodes) for v in views if v.status == "ok" and v.view != "semantic")
-        fallback = "semantic_only" if expanded < SEMANTIC_ONLY_BELOW else None
-        merged = merge_views([seeds.semantic, *views], boost=self.settings.magma_multi_view_boost)
-        merged = with_memories(merged, ranking, CONTEXT_MEMORIES)
-        ranked = await rank_recall(
-            self.store,
-            namespace,
-            merged,
-            vector=vector,
-            mode=query_mode,
-            now=ref,
-            causal_seeds=seeds.causal,
-            entity_seeds=seeds.entities,
-            decay=decay,
-            policy=self.decay_policy,
-            memory_filter=memory_filter,
-            weights=self.ranking_weights,
-        )
-        merged = ranked.merged
-        timings["merge_rank"] = (time.perf_counter() - t3) * 1000
-        t35 = time.perf_counter()
-        budget = max_tokens or self.settings.magma_max_context_tokens
-        context = linearize(merged, intent.type.value, max_tokens=budget)
-        timings["linearize"] = (time.perf_counter() - t35) * 1000
-
-        t4 = time.perf_counter()
-        synth = await self.synthesizer.synthesize(question, intent, merged, context)
-        usages.append(synth.usage)
-        if synth.degraded and synth.reason:
-            reasons.append(f"synthesizer: {synth.reason}")
-        timings["synthesize"] = (time.perf_counter() - t4) * 1000
-        timings["total"] = (time.perf_counter() - t0) * 1000
-
-        s = synth.synthesis
-        summaries = [
-            ViewSummary(
-                view=v.view,
-                status=v.status,
-                nodes=len(v.nodes),
-                elapsed_ms=v.elapsed_ms,
-                error=v.error,
-            )
-            for v in [seeds.semantic, *views]
-        ]
-        included = set(context.node_ids)
-        return RecallResult(
-            question=question,
-            graph=namespace,
-            answer=s.answer,
-            confidence=s.confidence,
-            reasoning=s.reasoning,
-            sources=s.sources,
-            follow_ups=s.follow_ups,
-            intent=intent.model_dump(mode="json"),
-            context=context,
-            memories=ranking.to_models(memory_limit),
-            nodes=[n for n in merged.nodes if n.uuid in included][:50],
-            edges=[e for e in merged.edges if e.source in included and e.target in included][:100],
-            views=summaries,
-            fallback=fallback,
-            degraded=bool(reasons),
-            degraded_reasons=reasons,
-            usage=_usage_report(*usages),
-            timings_ms={k: round(v, 2) for k, v in timings.items()},
-            mode=query_mode,
-            core=ranked.ranked.core,
-            extended=ranked.ranked.extended,
-            ranking=ranked.report,
+            self._ns(graph),
+            RecallOptions(
+                reference_time=reference_time,
+                max_tokens=max_tokens,
+                intent=intent,
+                mode=mode,
+                decay=decay,
+                ppr=ppr,
+                category=category,
+                tags=tags,
+                project=project,
+                who=who,
+                retrievers=retrievers,
+                memory_limit=memory_limit,
+            ),
         )
 
     async def mark_accessed(
@@ -492,7 +317,7 @@ class Memory:
                 category=str(cat or "episodic"),
             )
 
-        known = await self._mentioned_entities(namespace, content)
+        known = await mentioned_entities(self.store, namespace, content)
         outcome = await extract(
             content, known, ref, llm=self.llm, max_tokens=self.settings.classifier_max_tokens * 4
         )
@@ -516,7 +341,7 @@ class Memory:
             update={
                 "degraded": bool(reasons),
                 "degraded_reasons": reasons,
-                "usage": _usage_report(outcome.usage),
+                "usage": usage_report(outcome.usage),
                 "timings_ms": {k: round(v, 2) for k, v in timings.items()},
             }
         )

@@ -1,5 +1,6 @@
 """MAGMA-step tools (profile "magma"): the recall pipeline one step at a time, for agents
-that want to drive retrieval themselves (seed 004).
+that want to drive retrieval themselves (seed 004). Each step is the recall pipeline's
+own (`polyg_core.recall.pipeline`), the one `recall` runs.
 
 semantic_search → entity_lookup / temporal_expand / causal_expand → subgraph_merge →
 linearize_context. semantic_search puts the seed entity ids first, with the tools
@@ -13,16 +14,7 @@ from typing import Any
 from polyg_core.errors import InvalidInput
 from polyg_core.memory import Memory
 from polyg_core.resolve import ENTITY_NAMES
-from polyg_core.retrieval.linearizer import linearize
-from polyg_core.retrieval.merger import merge_views
-from polyg_core.retrieval.views import (
-    Seeds,
-    ViewContext,
-    causal_view,
-    entity_view,
-    find_seeds,
-    temporal_view,
-)
+from polyg_core.retrieval.views import Seeds
 from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT
 from polyg_shared.intents import Intent, Timeframe
 from polyg_shared.retrieval import LinearizedContext, MergedSubgraph, ViewResult
@@ -64,10 +56,8 @@ async def semantic_search(ctx: ServerContext, inp: SemanticSearchInput) -> Seman
     min_score = (
         inp.min_score if inp.min_score is not None else ctx.settings.magma_min_semantic_score
     )
-    vector = (await mem.embedder.embed([inp.query]))[0]
-    seeds = await find_seeds(
-        mem.store, mem.resolver, ns, Intent(), vector, top_k=inp.k, min_score=min_score
-    )
+    vector = await mem.pipeline.embed(inp.query)
+    seeds = await mem.pipeline.seeds(ns, Intent(), vector, top_k=inp.k, min_score=min_score)
     linked: dict[str, list[str]] = {}
     for edge in seeds.semantic.edges:
         linked.setdefault(edge.source, []).append(edge.target)
@@ -123,8 +113,8 @@ def _view_output(seeds: list[str], view: ViewResult) -> ViewOutput:
 async def entity_lookup(ctx: ServerContext, inp: EntityLookupInput) -> ViewOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
     ids = await _entity_ids(mem, ns, inp.entities)
-    view_ctx = ViewContext(mem.store, ns, Intent(), Seeds(entities=ids))
-    return _view_output(list(ids), await entity_view(view_ctx, inp.depth))
+    view = await mem.pipeline.expand("entity", ns, Intent(), Seeds(entities=ids), inp.depth)
+    return _view_output(list(ids), view)
 
 
 async def temporal_expand(ctx: ServerContext, inp: TemporalExpandInput) -> ViewOutput:
@@ -147,8 +137,10 @@ async def temporal_expand(ctx: ServerContext, inp: TemporalExpandInput) -> ViewO
                 f"the time window is not valid ({problems}); give start/end as ISO 8601 "
                 "timestamps within years 1-9999, e.g. 2026-01-07T14:00:00Z"
             ) from exc
-    view_ctx = ViewContext(mem.store, ns, Intent(timeframe=timeframe), Seeds(entities=ids))
-    return _view_output(list(ids), await temporal_view(view_ctx, inp.depth))
+    view = await mem.pipeline.expand(
+        "temporal", ns, Intent(timeframe=timeframe), Seeds(entities=ids), inp.depth
+    )
+    return _view_output(list(ids), view)
 
 
 async def causal_expand(ctx: ServerContext, inp: CausalExpandInput) -> ViewOutput:
@@ -173,23 +165,27 @@ async def causal_expand(ctx: ServerContext, inp: CausalExpandInput) -> ViewOutpu
                 seeds.entities[entity.uuid] = 1.0
             else:
                 seeds.causal[(await mem.causal.get(ns, ref)).uuid] = 1.0
-    view_ctx = ViewContext(mem.store, ns, Intent(causal_direction=inp.direction), seeds)
     started = [*seeds.entities, *seeds.events, *seeds.causal]
-    return _view_output(started, await causal_view(view_ctx, inp.depth))
+    view = await mem.pipeline.expand(
+        "causal", ns, Intent(causal_direction=inp.direction), seeds, inp.depth
+    )
+    return _view_output(started, view)
 
 
 async def subgraph_merge(ctx: ServerContext, inp: SubgraphMergeInput) -> MergedSubgraph:
+    mem = ctx.require_memory()
     views = [
         ViewResult(view=v.view, status=v.status, nodes=v.nodes, edges=v.edges) for v in inp.views
     ]
-    return merge_views(views, boost=inp.boost)
+    return mem.pipeline.merge(views, boost=inp.boost)
 
 
 async def linearize_context(ctx: ServerContext, inp: LinearizeContextInput) -> LinearizedContext:
+    mem = ctx.require_memory()
     sub = MergedSubgraph(
         nodes=inp.subgraph.nodes, edges=inp.subgraph.edges, views=inp.subgraph.views
     )
-    return linearize(sub, inp.intent_type.value, max_tokens=inp.max_tokens)
+    return mem.pipeline.linearize(sub, inp.intent_type.value, max_tokens=inp.max_tokens)
 
 
 TOOLS: tuple[ToolSpec[Any, Any], ...] = (

@@ -1,0 +1,389 @@
+"""The recall pipeline, once: classify → seeds and memories → expand → merge and rank →
+linearize → synthesize.
+
+`Memory.recall`, the MAGMA step tools (semantic_search, entity_lookup, temporal_expand,
+causal_expand, subgraph_merge, linearize_context) and the explorer all go through a
+`RecallPipeline`, so a step behaves the same whichever door it is called from. Every
+step reads; nothing here writes to FalkorDB (`Memory.mark_accessed` records use).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+import anyio
+import numpy as np
+import numpy.typing as npt
+from polyg_shared.intents import Intent
+from polyg_shared.retrieval import (
+    LinearizedContext,
+    MergedSubgraph,
+    RecallResult,
+    UsageReport,
+    ViewResult,
+    ViewSummary,
+)
+from polyg_shared.timeutil import to_epoch_ms, utc_now
+
+from polyg_core.agents.classifier import classify
+from polyg_core.config import Settings
+from polyg_core.errors import InvalidInput
+from polyg_core.graphs.temporal_queries import parse_time
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.providers.llm.base import LLM, Usage
+from polyg_core.recall.catalogue import MemoryCatalogue, without_names
+from polyg_core.recall.memories import (
+    COMMON_NAME_SHARE,
+    FusionWeights,
+    MemoryRanking,
+    check_retrievers,
+    rank_memories,
+    with_memories,
+)
+from polyg_core.resolve import NameResolver
+from polyg_core.retrieval.decay import DecayPolicy
+from polyg_core.retrieval.filters import MemoryFilter
+from polyg_core.retrieval.hybrid import filtered_memory_view, rank_recall
+from polyg_core.retrieval.linearizer import linearize
+from polyg_core.retrieval.merger import merge_views
+from polyg_core.retrieval.ranking import RankingWeights, check_mode
+from polyg_core.retrieval.synthesizer import Synthesizer
+from polyg_core.retrieval.views import (
+    Seeds,
+    ViewContext,
+    causal_view,
+    entity_view,
+    find_seeds,
+    run_views,
+    temporal_view,
+)
+from polyg_core.storage.store import FalkorStore
+from polyg_core.text import normalize_name
+
+logger = logging.getLogger(__name__)
+
+MAX_NGRAM = 4
+MAX_MEMORY_LIMIT = 200
+CONTEXT_MEMORIES = 10
+SEMANTIC_ONLY_BELOW = 3
+
+Vector = npt.NDArray[np.float32]
+ViewKind = Literal["entity", "temporal", "causal"]
+
+
+def usage_report(*usages: Usage) -> UsageReport:
+    """The sum of several LLM calls' usage, as reported to callers."""
+    total = Usage()
+    for u in usages:
+        total.add(u)
+    return UsageReport(
+        prompt_tokens=total.prompt_tokens,
+        completion_tokens=total.completion_tokens,
+        cost_usd=round(total.cost_usd, 6),
+        llm_calls=total.calls,
+    )
+
+
+def ngram_keys(text: str) -> list[str]:
+    """Normalised keys of every word n-gram (n ≤ 4) of `text`."""
+    words = [w for w in text.replace("?", " ").replace(",", " ").split() if w]
+    keys: set[str] = set()
+    for n in range(1, MAX_NGRAM + 1):
+        for i in range(len(words) - n + 1):
+            key = normalize_name(" ".join(words[i : i + n]))
+            if len(key) >= 2:
+                keys.add(key)
+    return sorted(keys)
+
+
+async def mentioned_entities(
+    store: FalkorStore, namespace: str, text: str
+) -> list[tuple[str, str]]:
+    """Known entities whose normalised name equals a word n-gram of `text` (index lookups)."""
+    keys = ngram_keys(text)
+    if not keys:
+        return []
+    res = await store.query(
+        namespace,
+        "MATCH (e:E_Entity) WHERE e.name_key IN $keys RETURN e.name, e.name_key LIMIT 200",
+        {"keys": keys},
+        read_only=True,
+    )
+    return [(str(n), str(k)) for n, k in res.rows]
+
+
+@dataclass(frozen=True)
+class RecallOptions:
+    """How one recall runs; see `Memory.recall` for each field."""
+
+    reference_time: datetime | str | None = None
+    max_tokens: int | None = None
+    intent: Intent | None = None
+    mode: str | None = None
+    decay: bool = True
+    ppr: bool | None = None
+    category: str | None = None
+    tags: list[str] | None = None
+    project: str | None = None
+    who: str | None = None
+    retrievers: Sequence[str] | None = None
+    memory_limit: int = 20
+
+
+@dataclass
+class RecallPipeline:
+    """The steps of recall over one store, with the collaborators each step needs."""
+
+    store: FalkorStore
+    embedder: Embedder
+    resolver: NameResolver
+    llm: LLM | None = None
+    settings: Settings = field(default_factory=Settings)
+    decay_policy: DecayPolicy = field(default_factory=DecayPolicy)
+    ranking_weights: RankingWeights = field(default_factory=RankingWeights)
+    fusion_weights: FusionWeights = field(default_factory=FusionWeights)
+    catalogue: MemoryCatalogue = field(init=False)
+    synthesizer: Synthesizer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.catalogue = MemoryCatalogue(self.store)
+        self.synthesizer = Synthesizer(self.llm, self.settings.synthesizer_max_tokens)
+
+    # -- single steps (the MAGMA tools) -------------------------------------------------------
+
+    async def embed(self, text: str) -> Vector:
+        """The query vector of `text`."""
+        return np.asarray((await self.embedder.embed([text]))[0], dtype=np.float32)
+
+    async def seeds(
+        self,
+        namespace: str,
+        intent: Intent,
+        vector: Vector | None,
+        *,
+        top_k: int | None = None,
+        min_score: float | None = None,
+        as_of: datetime | None = None,
+    ) -> Seeds:
+        """Step 2: k-NN over every embedded label plus the intent's names."""
+        return await find_seeds(
+            self.store,
+            self.resolver,
+            namespace,
+            intent,
+            vector,
+            top_k=top_k if top_k is not None else self.settings.magma_semantic_top_k,
+            min_score=min_score
+            if min_score is not None
+            else self.settings.magma_min_semantic_score,
+            as_of=as_of,
+        )
+
+    async def expand(
+        self, kind: ViewKind, namespace: str, intent: Intent, seeds: Seeds, depth: int
+    ) -> ViewResult:
+        """Step 3, one view: entity BFS, temporal, or causal expansion from `seeds`."""
+        ctx = ViewContext(self.store, namespace, intent, seeds)
+        if kind == "entity":
+            return await entity_view(ctx, depth)
+        if kind == "temporal":
+            return await temporal_view(ctx, depth)
+        return await causal_view(ctx, depth)
+
+    def merge(self, views: Sequence[ViewResult], boost: float | None = None) -> MergedSubgraph:
+        """Step 4: one node per uuid with the multi-view boost."""
+        return merge_views(
+            views, boost=boost if boost is not None else self.settings.magma_multi_view_boost
+        )
+
+    def linearize(
+        self, merged: MergedSubgraph, intent_type: str, max_tokens: int | None = None
+    ) -> LinearizedContext:
+        """Step 5: the subgraph as text, ordered for the question type, within a budget."""
+        return linearize(
+            merged, intent_type, max_tokens=max_tokens or self.settings.magma_max_context_tokens
+        )
+
+    # -- the whole pipeline -------------------------------------------------------------------
+
+    async def run(self, question: str, namespace: str, opts: RecallOptions) -> RecallResult:
+        """Answer `question` from `namespace` (see `Memory.recall`).
+
+        Raises:
+            InvalidInput: an empty question, a bad mode, filter, retriever or limit.
+            StorageUnavailable: FalkorDB cannot be reached.
+        """
+        if not question or not question.strip():
+            raise InvalidInput(
+                "the question is empty; ask something like 'Why did the deploy fail?'"
+            )
+        query_mode = check_mode(opts.mode, question)
+        chosen = check_retrievers(opts.retrievers)
+        if not 1 <= opts.memory_limit <= MAX_MEMORY_LIMIT:
+            raise InvalidInput(
+                f"memory_limit must be between 1 and {MAX_MEMORY_LIMIT}, got {opts.memory_limit}"
+            )
+        memory_filter = MemoryFilter.of(
+            category=opts.category, tags=opts.tags, project=opts.project, who=opts.who
+        )
+        ref = (
+            parse_time(opts.reference_time, "reference_time")
+            if opts.reference_time is not None
+            else utc_now()
+        )
+        timings: dict[str, float] = {}
+        reasons: list[str] = []
+        usages: list[Usage] = []
+        t0 = time.perf_counter()
+
+        intent = opts.intent
+        if intent is None:
+            known = await mentioned_entities(self.store, namespace, question)
+            outcome = await classify(
+                question,
+                known,
+                ref,
+                llm=self.llm,
+                max_tokens=self.settings.classifier_max_tokens,
+            )
+            intent = outcome.intent
+            usages.append(outcome.usage)
+            if outcome.degraded:
+                reasons.append(f"classifier: {outcome.reason}")
+        timings["classify"] = (time.perf_counter() - t0) * 1000
+
+        t1 = time.perf_counter()
+        # A one- or two-word search phrase ("cache") matches whole sentences poorly;
+        # the question itself carries more of what is asked.
+        query_text = intent.semantic_query if len(intent.semantic_query.split()) >= 3 else question
+        catalogue = await self.catalogue.get(namespace)
+        speakers = catalogue.authors_in(question)
+        common = catalogue.common_names([*intent.entities, *speakers], COMMON_NAME_SHARE)
+        vector = await self.embed(without_names(query_text, common))
+        # A name found in most memories (a speaker, the user) says little about which
+        # ones answer: it does not seed the graph views on its own.
+        seed_intent = intent.model_copy(
+            update={"entities": [e for e in intent.entities if e not in common]}
+        )
+        ranking = MemoryRanking()
+        seeds = Seeds()
+
+        async def memories() -> None:
+            nonlocal ranking
+            ranking = await rank_memories(
+                self.store,
+                namespace,
+                catalogue,
+                question,
+                intent,
+                vector,
+                now_ms=to_epoch_ms(ref),
+                retrievers=chosen,
+                weights=self.fusion_weights,
+                memory_filter=memory_filter,
+                names=speakers,
+                common_names=common,
+                decay_tau_days=self.decay_policy.tau_days if opts.decay else 1e9,
+            )
+
+        async def graph_seeds() -> None:
+            nonlocal seeds
+            seeds = await self.seeds(
+                namespace,
+                seed_intent,
+                vector,
+                as_of=intent.timeframe.end if intent.timeframe and intent.timeframe.end else ref,
+            )
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(memories)
+                tg.start_soon(graph_seeds)
+        except BaseExceptionGroup as group:
+            # Callers expect polyg's own error (storage down, timeout), not a group of them.
+            raise group.exceptions[0] from group
+        timings["seed"] = (time.perf_counter() - t1) * 1000
+
+        t2 = time.perf_counter()
+        ctx = ViewContext(self.store, namespace, seed_intent, seeds, now=ref)
+        use_ppr = (
+            opts.ppr if opts.ppr is not None else (intent.multi_hop or len(intent.entities) >= 2)
+        )
+        views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=use_ppr)
+        if memory_filter.active:
+            views.append(await filtered_memory_view(self.store, namespace, vector, memory_filter))
+        timings["expand"] = (time.perf_counter() - t2) * 1000
+
+        t3 = time.perf_counter()
+        expanded = sum(len(v.nodes) for v in views if v.status == "ok" and v.view != "semantic")
+        fallback = "semantic_only" if expanded < SEMANTIC_ONLY_BELOW else None
+        merged = with_memories(self.merge([seeds.semantic, *views]), ranking, CONTEXT_MEMORIES)
+        ranked = await rank_recall(
+            self.store,
+            namespace,
+            merged,
+            vector=vector,
+            mode=query_mode,
+            now=ref,
+            causal_seeds=seeds.causal,
+            entity_seeds=seeds.entities,
+            decay=opts.decay,
+            policy=self.decay_policy,
+            memory_filter=memory_filter,
+            weights=self.ranking_weights,
+        )
+        merged = ranked.merged
+        timings["merge_rank"] = (time.perf_counter() - t3) * 1000
+        t35 = time.perf_counter()
+        context = self.linearize(merged, intent.type.value, opts.max_tokens)
+        timings["linearize"] = (time.perf_counter() - t35) * 1000
+
+        t4 = time.perf_counter()
+        synth = await self.synthesizer.synthesize(question, intent, merged, context)
+        usages.append(synth.usage)
+        if synth.degraded and synth.reason:
+            reasons.append(f"synthesizer: {synth.reason}")
+        timings["synthesize"] = (time.perf_counter() - t4) * 1000
+        timings["total"] = (time.perf_counter() - t0) * 1000
+
+        s = synth.synthesis
+        summaries = [
+            ViewSummary(
+                view=v.view,
+                status=v.status,
+                nodes=len(v.nodes),
+                elapsed_ms=v.elapsed_ms,
+                error=v.error,
+            )
+            for v in [seeds.semantic, *views]
+        ]
+        included = set(context.node_ids)
+        return RecallResult(
+            question=question,
+            graph=namespace,
+            answer=s.answer,
+            confidence=s.confidence,
+            reasoning=s.reasoning,
+            sources=s.sources,
+            follow_ups=s.follow_ups,
+            intent=intent.model_dump(mode="json"),
+            context=context,
+            memories=ranking.to_models(opts.memory_limit),
+            nodes=[n for n in merged.nodes if n.uuid in included][:50],
+            edges=[e for e in merged.edges if e.source in included and e.target in included][:100],
+            views=summaries,
+            fallback=fallback,
+            degraded=bool(reasons),
+            degraded_reasons=reasons,
+            usage=usage_report(*usages),
+            timings_ms={k: round(v, 2) for k, v in timings.items()},
+            mode=query_mode,
+            core=ranked.ranked.core,
+            extended=ranked.ranked.extended,
+            ranking=ranked.report,
+        )
