@@ -52,11 +52,20 @@ def test_remember_then_recall_pretty_and_json(env: dict[str, str], graph: str) -
     assert code == 0, out
     assert "DATABASE_URL" in out
     assert "degraded" in out  # the rule-based path says so
+    assert "memories" in out and "lexical" in out  # the ranked memories and their retrievers
     code, out = polyg(env, "recall", "Why did the deploy fail?", "-g", graph, "--at", REF, "--json")
     assert code == 0, out
     data = json.loads(out)
     assert data["degraded"] is True
     assert any("DATABASE_URL" in s["cause"] for s in data["reasoning"]["causal_chain"])
+    assert "DATABASE_URL" in data["memories"][0]["content"]
+    code, out = polyg(
+        env, "recall", "deploy", "-g", graph, "--at", REF, "--retrievers", "dense", "--json"
+    )
+    assert code == 0, out
+    assert set(json.loads(out)["memories"][0]["retrievers"]) == {"dense"}
+    code, out = polyg(env, "recall", "deploy", "-g", graph, "--retrievers", "bm25")
+    assert code != 0
     code, out = polyg(env, "remember", "   ", "-g", graph)
     assert code == 1
 

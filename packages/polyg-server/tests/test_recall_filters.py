@@ -51,6 +51,29 @@ async def test_recall_filters_by_project_and_who_over_mcp(
     )
     memories = {n["text"] for n in both["nodes"] if n["label"] == "S_Memory"}
     assert len(memories) == 2
+    ranked = both["memories"]
+    assert {m["content"] for m in ranked} == memories
+    assert all(m["retrievers"] and m["created_at"].startswith("2026-01-14") for m in ranked)
+    assert [m["score"] for m in ranked] == sorted((m["score"] for m in ranked), reverse=True)
+    lexical = await _call(
+        memory_client,
+        "recall",
+        {
+            "graph": namespace,
+            "question": "Which invoices were stale?",
+            "reference_time": REF,
+            "retrievers": ["lexical"],
+            "memory_limit": 1,
+        },
+    )
+    assert [m["content"] for m in lexical["memories"]] == [
+        "The billing cache was flushed to fix stale invoices."
+    ]
+    assert set(lexical["memories"][0]["retrievers"]) == {"lexical"}
+    refused = await memory_client.call_tool(
+        "recall", {"graph": namespace, "question": "cache?", "retrievers": ["bm25"]}
+    )
+    assert refused.is_error
     billing = await _call(
         memory_client,
         "recall",
