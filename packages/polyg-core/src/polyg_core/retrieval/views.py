@@ -22,7 +22,7 @@ from polyg_core.resolve import ENTITY_NAMES, NameResolver
 from polyg_core.retrieval.nodes import to_context
 from polyg_core.retrieval.ppr import PPRConfig, ppr_view
 from polyg_core.storage.cypher import clean, props
-from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, EVENT, FACT, MEMORY
+from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, EVENT, FACT, MEMORY, check_label
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
 from polyg_shared.intents import CausalDirection, Intent
@@ -120,14 +120,19 @@ async def find_seeds(
         if found is not None:
             _bump(seeds.entities, found.uuid, 1.0)
             nodes[found.uuid] = to_context(ENTITY, found.properties, 1.0)
-    concept_ids = [u for u, n in nodes.items() if n.label in (CONCEPT, MEMORY)]
-    if concept_ids:
+    concept_ids = [u for u, n in nodes.items() if n.label == CONCEPT]
+    memory_ids = [u for u, n in nodes.items() if n.label == MEMORY]
+    if concept_ids or memory_ids:
+        # Anchored on the indexed uuids first (WITH): otherwise FalkorDB scans every concept.
         res = await store.query(
             namespace,
-            "MATCH (s)-[:S_ABOUT*0..1]->(c:S_Concept)-[:X_REPRESENTS]->(e:E_Entity) "
-            "WHERE s.uuid IN $ids AND (s:S_Concept OR s:S_Memory) "
-            f"RETURN s.uuid, c.uuid, {props('e')} LIMIT 200",
-            {"ids": concept_ids},
+            "CALL { MATCH (s:S_Concept) WHERE s.uuid IN $cids WITH s "
+            "MATCH (s)-[:X_REPRESENTS]->(e:E_Entity) RETURN s.uuid AS src, s.uuid AS cu, e "
+            "UNION MATCH (s:S_Memory) WHERE s.uuid IN $mids WITH s "
+            "MATCH (s)-[:S_ABOUT]->(c:S_Concept)-[:X_REPRESENTS]->(e:E_Entity) "
+            "RETURN s.uuid AS src, c.uuid AS cu, e } "
+            f"RETURN src, cu, {props('e')} LIMIT 200",
+            {"cids": concept_ids, "mids": memory_ids},
             read_only=True,
         )
         for src, concept, entity in res.rows:
@@ -253,7 +258,8 @@ async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
     if seeds.entities:
         res = await ctx.store.query(
             ctx.namespace,
-            f"MATCH (e:T_Event)-[:X_INVOLVES]->(n:E_Entity) WHERE n.uuid IN $ents AND {window} "
+            "MATCH (n:E_Entity) WHERE n.uuid IN $ents WITH n "
+            f"MATCH (e:T_Event)-[:X_INVOLVES]->(n) WHERE {window} "
             f"RETURN {props('e')}, n.uuid ORDER BY e.occurred_at DESC LIMIT $cap",
             params,
             read_only=True,
@@ -289,8 +295,9 @@ async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
             break
         res = await ctx.store.query(
             ctx.namespace,
-            "MATCH (a:T_Event)-[:T_BEFORE]-(e:T_Event) WHERE a.uuid IN $ids AND "
-            f"{window} RETURN a.uuid, {props('e')} LIMIT $cap",
+            "MATCH (a:T_Event) WHERE a.uuid IN $ids WITH a "
+            f"MATCH (a)-[:T_BEFORE]-(e:T_Event) WHERE {window} RETURN a.uuid, {props('e')} "
+            "LIMIT $cap",
             {**params, "ids": list(frontier)},
             read_only=True,
         )
@@ -307,7 +314,8 @@ async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
     if seeds.entities:
         res = await ctx.store.query(
             ctx.namespace,
-            f"MATCH (f:T_Fact)-[:X_INVOLVES]->(n:E_Entity) WHERE n.uuid IN $ents AND {valid} "
+            "MATCH (n:E_Entity) WHERE n.uuid IN $ents WITH n "
+            f"MATCH (f:T_Fact)-[:X_INVOLVES]->(n) WHERE {valid} "
             f"RETURN {props('f')}, n.uuid LIMIT $cap",
             fact_params,
             read_only=True,
@@ -329,17 +337,20 @@ async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
 
 async def _carry_entities(ctx: ViewContext, col: _Collector, link: str) -> None:
     """Add the entities the view's nodes are cross-linked to, with those links as edges."""
-    ids = [u for u, n in col.nodes.items() if n.label != ENTITY]
-    if not ids:
-        return
     rel = {"X_INVOLVES": "X_INVOLVES", "X_AFFECTS": "X_AFFECTS"}[link]
-    res = await ctx.store.query(
-        ctx.namespace,
-        f"MATCH (x)-[:{rel}]->(n:E_Entity) WHERE x.uuid IN $ids RETURN x.uuid, {props('n')} LIMIT $cap",
-        {"ids": ids, "cap": ctx.max_nodes * 2},
-        read_only=True,
-    )
-    for src, raw in res.rows:
+    rows: list[Any] = []
+    for label in sorted({n.label for n in col.nodes.values() if n.label != ENTITY}):
+        ids = [u for u, n in col.nodes.items() if n.label == label]
+        # Labelled and anchored (WITH): an unlabelled `x.uuid IN $ids` scans every node.
+        res = await ctx.store.query(
+            ctx.namespace,
+            f"MATCH (x:{check_label(label)}) WHERE x.uuid IN $ids WITH x "
+            f"MATCH (x)-[:{rel}]->(n:E_Entity) RETURN x.uuid, {props('n')} LIMIT $cap",
+            {"ids": ids, "cap": ctx.max_nodes * 2},
+            read_only=True,
+        )
+        rows.extend(res.rows)
+    for src, raw in rows:
         base = col.nodes[src].score
         seed = ctx.seeds.entities.get(raw["uuid"])
         col.add(ENTITY, raw, max(base * 0.9, seed or 0.0))
@@ -365,9 +376,12 @@ async def causal_view(ctx: ViewContext, depth: int) -> ViewResult:
     if seeds.entities or seeds.events:
         res = await ctx.store.query(
             ctx.namespace,
-            "MATCH (c:C_Node)-[:X_AFFECTS|X_REFERS_TO]->(t) WHERE t.uuid IN $ids "
-            f"RETURN {props('c')}, t.uuid LIMIT $cap",
-            {"ids": [*seeds.entities, *seeds.events], "cap": ctx.max_nodes},
+            "CALL { MATCH (t:E_Entity) WHERE t.uuid IN $ents WITH t "
+            "MATCH (c:C_Node)-[:X_AFFECTS]->(t) RETURN c, t.uuid AS tu "
+            "UNION MATCH (t:T_Event) WHERE t.uuid IN $evs WITH t "
+            "MATCH (c:C_Node)-[:X_REFERS_TO]->(t) RETURN c, t.uuid AS tu } "
+            f"RETURN {props('c')}, tu LIMIT $cap",
+            {"ents": list(seeds.entities), "evs": list(seeds.events), "cap": ctx.max_nodes},
             read_only=True,
         )
         for raw, target in res.rows:
