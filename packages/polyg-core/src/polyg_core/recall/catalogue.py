@@ -121,6 +121,11 @@ class NamespaceCatalogue:
             retriever.index(tokens, show_progress=False)  # pyright: ignore[reportUnknownMemberType]
             self._bm25 = retriever
 
+    def get(self, uuid: str) -> CatalogueEntry | None:
+        """The entry of a memory, if the catalogue has it."""
+        i = self.position.get(uuid)
+        return None if i is None else self.entries[i]
+
     def __len__(self) -> int:
         return len(self.entries)
 

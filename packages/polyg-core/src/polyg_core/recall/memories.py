@@ -169,9 +169,8 @@ def _graph_signal(
     catalogue: NamespaceCatalogue, seeds: Sequence[tuple[str, float]]
 ) -> dict[str, float]:
     activation: dict[str, float] = defaultdict(float)
-    by_uuid = {e.uuid: e for e in catalogue.entries if e.uuid in dict(seeds)}
     for uuid, score in seeds:
-        entry = by_uuid.get(uuid)
+        entry = catalogue.get(uuid)
         if entry is None or not entry.concepts:
             continue
         share = score / len(entry.concepts)
@@ -210,7 +209,6 @@ async def rank_memories(
     if not len(catalogue):
         return out
     flt = memory_filter or MemoryFilter()
-    entries = {e.uuid: e for e in catalogue.entries}
 
     if "lexical" in retrievers:
         query = intent.semantic_query if intent.semantic_query.strip() else question
@@ -218,7 +216,9 @@ async def rank_memories(
         out.signals["lexical"] = _scaled({e.uuid: s for e, s in hits})
     if "dense" in retrievers and vector is not None:
         found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K)
-        out.signals["dense"] = _scaled({h.uuid: h.similarity for h in found if h.uuid in entries})
+        out.signals["dense"] = _scaled(
+            {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)}
+        )
     all_names = [*intent.entities, *names]
     out.common_names = set(common_names)
     if "entity" in retrievers and all_names:
@@ -255,7 +255,7 @@ async def rank_memories(
     if "neighbours" in retrievers and seeds:
         nb: dict[str, float] = {}
         for uuid, score in seeds:
-            hit = entries[uuid]
+            hit = catalogue.entries[catalogue.position[uuid]]
             asks = hit.content.rstrip().endswith("?")
             for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
                 # A memory that ends by asking is answered by the next one: the reply
@@ -272,7 +272,7 @@ async def rank_memories(
     ranked: list[tuple[CatalogueEntry, float]] = []
     in_window = window is not None and window[1] < now_ms
     for uuid, score in fused.items():
-        entry = entries.get(uuid)
+        entry = catalogue.get(uuid)
         if entry is None or (flt.active and not flt.matches_entry(entry.category, entry.tags)):
             continue
         if not in_window:
