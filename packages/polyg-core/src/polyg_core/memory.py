@@ -186,8 +186,9 @@ class Memory:
             mode: "execution" (5 core results), "planning" (5 + 15 extended),
                 "brainstorming" (5 + 25), or None / "auto" to read it from the question.
             decay: False ignores memories' age (no e^(-days/30) weight).
-            ppr: force the personalized-PageRank view on or off; None runs it for
-                multi-hop questions (the classifier says so, or 2+ entities).
+            ppr: force the personalized-PageRank view (and the graph memory retriever) on
+                or off; None runs them for multi-hop questions (the classifier says so, or
+                2+ entities).
             category: keep only memories of this category (procedural/episodic/semantic).
             tags: keep only memories carrying all these tags.
             project: keep only memories tagged `project:<project>`.

@@ -8,8 +8,9 @@ Retrievers (each gives scores in [0, 1]; any can be switched off):
   it is (a name in nearly every memory says almost nothing), and those its named
   person said or did (author: a `who:` tag or a leading `Name: `);
 * time: memories inside the question's timeframe;
-* graph: spreading activation from the best hits through the concepts they are about
-  to other memories about the same, weighted by the concept's specificity;
+* graph: for multi-hop questions, spreading activation from the best hits through the
+  concepts they are about to other memories about the same, weighted by the concept's
+  specificity;
 * neighbours: the memory just before and after a strong hit in time (the sentence that
   carries on a thought); when the hit ends with a question, the memory after it is the
   reply and ranks just above the hit.
@@ -199,6 +200,7 @@ async def rank_memories(
     names: Sequence[str] = (),
     common_names: Collection[str] = (),
     decay_tau_days: float = 30.0,
+    multi_hop: bool = False,
 ) -> MemoryRanking:
     """Rank the namespace's memories for a question (see the module docstring).
 
@@ -246,7 +248,9 @@ async def rank_memories(
         )
 
     seeds = sorted(fused.items(), key=lambda kv: -kv[1])[:SEEDS_FOR_EXPANSION]
-    if "graph" in retrievers and seeds:
+    # Spreading through shared concepts joins memories a multi-hop question needs together;
+    # on other questions it only adds noise (measured: R@1 0.375 vs 0.365 when always on).
+    if "graph" in retrievers and seeds and multi_hop:
         top = seeds[0][1] or 1.0
         graph = _graph_signal(catalogue, [(u, s / top) for u, s in seeds])
         out.signals["graph"] = graph

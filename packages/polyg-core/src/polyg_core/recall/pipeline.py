@@ -272,6 +272,9 @@ class RecallPipeline:
         )
         ranking = MemoryRanking()
         seeds = Seeds()
+        use_ppr = (
+            opts.ppr if opts.ppr is not None else (intent.multi_hop or len(intent.entities) >= 2)
+        )
 
         async def memories() -> None:
             nonlocal ranking
@@ -289,6 +292,7 @@ class RecallPipeline:
                 names=speakers,
                 common_names=common,
                 decay_tau_days=self.decay_policy.tau_days if opts.decay else 1e9,
+                multi_hop=use_ppr,
             )
 
         async def graph_seeds() -> None:
@@ -311,9 +315,6 @@ class RecallPipeline:
 
         t2 = time.perf_counter()
         ctx = ViewContext(self.store, namespace, seed_intent, seeds, now=ref)
-        use_ppr = (
-            opts.ppr if opts.ppr is not None else (intent.multi_hop or len(intent.entities) >= 2)
-        )
         views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=use_ppr)
         if memory_filter.active:
             views.append(await filtered_memory_view(self.store, namespace, vector, memory_filter))
