@@ -1,9 +1,12 @@
 """Name resolution shared by every graph and tool.
 
-uuid → exact name → normalised name → embedding similarity (≥ 0.75). When the
+Reads: uuid → exact name → normalised name → embedding similarity (≥ 0.75). When the
 best candidates are within 0.05 of each other the resolver answers with the
 candidates (`AmbiguousName`) instead of guessing; with no match it raises
 `NodeNotFound` carrying the closest names.
+
+Writes call `find(..., fuzzy=False)`: uuid, exact or normalised name, else a new
+node; `similar_existing` lists the near-duplicates a write may report.
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ class NameResolver:
         threshold: minimum similarity for an embedding match.
         margin: candidates within this of the best make the name ambiguous.
         max_candidates: how many candidates an error or ambiguity lists.
+        near_duplicate: minimum similarity for `similar_existing` (lower than
+            `threshold`: "auth servce" is 0.73 from "auth service" with MiniLM).
     """
 
     store: FalkorStore
@@ -72,6 +77,7 @@ class NameResolver:
     threshold: float = 0.75
     margin: float = 0.05
     max_candidates: int = 5
+    near_duplicate: float = 0.7
 
     async def resolve(
         self,
@@ -177,6 +183,22 @@ class NameResolver:
                 seen.add(c.uuid)
         scored.sort(key=lambda c: c.similarity, reverse=True)
         return scored[:limit]
+
+    async def similar_existing(
+        self, namespace: str, spec: NameSpec, name: str, *, exclude: str | None = None
+    ) -> list[Candidate]:
+        """Stored nodes close in meaning to `name` (other than `exclude`), best first.
+
+        Writes never decide identity by meaning; they report these near-duplicates
+        so the caller can merge on purpose. Empty without an embedder.
+        """
+        if self.embedder is None or not name.strip():
+            return []
+        return [
+            c
+            for c in await self._similar(namespace, spec, name.strip())
+            if c.uuid != exclude and c.similarity >= self.near_duplicate
+        ][: self.max_candidates]
 
     async def _similar(self, namespace: str, spec: NameSpec, name: str) -> list[Candidate]:
         assert self.embedder is not None

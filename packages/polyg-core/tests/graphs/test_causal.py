@@ -59,6 +59,8 @@ DIFFERENT = [
     ("step one", "step two"),
     ("strong middle", "weak middle"),
     ("service A crashed", "service B crashed"),
+    ("romeo service latency spike", "juliet service latency spike"),
+    ("romeo database outage", "juliet database outage"),
 ]
 
 

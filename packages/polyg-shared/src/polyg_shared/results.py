@@ -48,6 +48,21 @@ class SearchHit(BaseModel):
     )
 
 
+class SimilarNode(BaseModel):
+    """A stored node whose name is close in meaning to a newly written one.
+
+    A write never merges by meaning; it reports these so a caller who meant the
+    same thing can merge on purpose (`merge_entities`).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    uuid: str
+    name: str
+    label: str
+    similarity: float = Field(ge=0.0, le=1.0)
+
+
 class CreateResult(BaseModel):
     """What a write did: the node's uuid and whether it was new (False: it already existed)."""
 

@@ -16,7 +16,7 @@ from polyg_shared.causal import CausalChain
 from polyg_shared.edges import EntityRelation
 from polyg_shared.intents import CausalDirection, IntentType
 from polyg_shared.nodes import CausalNode, Concept, Entity, Event, Fact, MemoryCategory
-from polyg_shared.results import ClearResult
+from polyg_shared.results import ClearResult, SimilarNode
 from polyg_shared.retrieval import (
     ContextEdge,
     ContextNode,
@@ -172,6 +172,11 @@ class EntityWriteOutput(BaseModel):
 
     entity: Entity
     created: bool = Field(description="False when an entity of that name and type existed.")
+    similar_existing: list[SimilarNode] = Field(
+        default_factory=list[SimilarNode],
+        description="For a new entity: stored entities whose names are close in meaning "
+        "(a typo or a duplicate?). Nothing was merged; merge_entities merges on purpose.",
+    )
 
 
 class UpdateEntityInput(MemoryInput):

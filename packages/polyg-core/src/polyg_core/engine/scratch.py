@@ -7,9 +7,11 @@
 | find_node   | return it          | return candidates      | empty             |
 | remove_node | remove it          | refused ("be specific")| NodeNotFound      |
 
-A match by meaning only counts when the two labels are also `lexically_compatible`
-(same numbers, negation and polarity words): "queue gateway 347" is not
-"queue gateway 575", however close their embeddings are.
+A match by meaning on `add_node` needs similarity >= 0.85 (seed 002's
+threshold, stricter than the 0.75 reads use) and labels that are also
+`lexically_compatible` (same numbers, negation and polarity words, no word put
+in place of another): "queue gateway 347" is not "queue gateway 575", nor
+"AuthService" "AuthController", however close their embeddings are.
 """
 
 from __future__ import annotations
@@ -57,6 +59,10 @@ from polyg_core.storage.vector import knn
 from polyg_core.text import normalize_name
 
 logger = logging.getLogger(__name__)
+
+# Seed 002's similarity for add_node to return an existing node by meaning; reads
+# (find_node, candidates) keep the resolver's lower threshold.
+ADD_MATCH_THRESHOLD = 0.85
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[_\-./]+")
@@ -204,8 +210,9 @@ class ScratchGraphs:
         """Add nodes in one write; labels matching existing nodes (or earlier ones) are not added.
 
         A label matches an existing node by exact name, normalised name, or by
-        meaning (embedding similarity at or above the resolver threshold, with no
-        other node within the ambiguity margin; an ambiguous label is added as new).
+        meaning (embedding similarity at or above `ADD_MATCH_THRESHOLD`, lexically
+        compatible labels, no other node within the ambiguity margin; an ambiguous
+        label is added as new).
         """
         ns = await self.manager.use_scratch(graph)
         items = [_Pending(spec, normalize_name(spec.label) or spec.label.strip()) for spec in nodes]
@@ -275,7 +282,7 @@ class ScratchGraphs:
             SCRATCH,
             [float(x) for x in vector],
             self.resolver.max_candidates,
-            min_similarity=self.resolver.threshold,
+            min_similarity=ADD_MATCH_THRESHOLD,
         )
         hits = [h for h in hits if lexically_compatible(label, str(h.properties.get("name", "")))]
         if not hits:
@@ -294,7 +301,7 @@ class ScratchGraphs:
         matrix = np.stack([items[i].vector for i in pool])
         sims = matrix @ np.asarray(item.vector)
         best = int(np.argmax(sims))
-        return pool[best] if float(sims[best]) >= self.resolver.threshold else None
+        return pool[best] if float(sims[best]) >= ADD_MATCH_THRESHOLD else None
 
     async def _create(self, ns: str, items: list[_Pending]) -> None:
         if not items:

@@ -345,8 +345,10 @@ class EntityGraph:
         """
         rel = check_text(relationship_type, "relationship type")
         given = check_properties(properties) if properties is not None else None
-        a = await self._resolve(namespace, source)
-        b = await self._resolve(namespace, target)
+        # The ends of a new relation are named exactly: a typo is refused with the
+        # closest names rather than linked to whichever entity it resembles.
+        a = await self._resolve(namespace, source, exact=True)
+        b = await self._resolve(namespace, target, exact=True)
         if a.uuid == b.uuid:
             raise InvalidInput(
                 f"{source!r} and {target!r} are the same entity ({a.name!r}); an entity "
@@ -443,15 +445,12 @@ class EntityGraph:
         )
         return res.relationships_deleted
 
-    async def ensure(
-        self, namespace: str, names: Iterable[str], *, fuzzy: bool = True
-    ) -> dict[str, str]:
+    async def ensure(self, namespace: str, names: Iterable[str]) -> dict[str, str]:
         """Map each name to an existing entity's uuid, creating entities for unknown names.
 
-        Names resolve like everywhere else (uuid, exact, normalised, then embedding
-        similarity when `fuzzy`). A name shared by entities of several types maps to
-        the first of them; a name only fuzzily close to several entities gets a new
-        entity. New entities have type "entity" and are created in one query.
+        Names resolve as on every write: uuid, exact or normalised name, never by
+        meaning. A name shared by entities of several types maps to the first of them.
+        New entities have type "entity" and are created in one query.
 
         Raises:
             InvalidInput: a blank or too long name.
@@ -461,7 +460,7 @@ class EntityGraph:
         for raw in dict.fromkeys(names):
             name = check_text(raw, "entity name")
             try:
-                found = await self.resolver.find(namespace, ENTITY_NAMES, name, fuzzy=fuzzy)
+                found = await self.resolver.find(namespace, ENTITY_NAMES, name, fuzzy=False)
             except AmbiguousName as exc:
                 best = exc.candidates[0] if exc.candidates else None
                 found = None
@@ -483,11 +482,16 @@ class EntityGraph:
     # -- reads --------------------------------------------------------------------------------
 
     async def _resolve(
-        self, namespace: str, name_or_uuid: str, entity_type: str | None = None
+        self,
+        namespace: str,
+        name_or_uuid: str,
+        entity_type: str | None = None,
+        *,
+        exact: bool = False,
     ) -> Resolved:
         text = check_text(name_or_uuid, "entity name")
         if entity_type is None:
-            return await self.resolver.resolve(namespace, ENTITY_NAMES, text)
+            return await self.resolver.resolve(namespace, ENTITY_NAMES, text, fuzzy=not exact)
         etype = type_key(entity_type)
         found = await self.resolver.resolve(
             namespace, ENTITY_NAMES, text, where="n.entity_type = $etype", params={"etype": etype}

@@ -4,8 +4,9 @@
 uuids, creating plain entities for names nothing matches, so the cross-links
 (`X_INVOLVES`, `X_AFFECTS`) always have an endpoint.
 
-`lexically_compatible` is the guard applied to every embedding match made on a
-write: sentence embeddings put "latency increased" next to "latency
+`lexically_compatible` is the guard applied to every match by meaning made on a
+write (causal descriptions, events, scratch labels; entity names on a write match
+exactly or not at all): sentence embeddings put "latency increased" next to "latency
 decreased" and "deploy v2.3.1" next to "deploy v2.3.2" (cosine 0.95-0.96 with
 all-MiniLM-L6-v2), so an embedding match only counts when the two texts carry
 the same numbers, the same negation and no opposite polarity words.
@@ -79,6 +80,48 @@ _POLARITY: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     )
 )
 _CONTRACTION = re.compile(r"n['’]t\b")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# Words that carry no subject: a text adding or dropping them still says the same thing.
+_FILLER = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "has",
+        "have",
+        "had",
+        "its",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "as",
+        "into",
+        "onto",
+        "via",
+        "due",
+        "because",
+        "after",
+    ]
+)
 _NUMBER_WORDS = frozenset(
     [
         "zero",
@@ -143,7 +186,18 @@ def from_ms(ms: int) -> datetime:
 
 
 def _words(text: str) -> list[str]:
-    return normalize_description(_CONTRACTION.sub(" not", text.casefold())).split()
+    split = _CAMEL.sub(" ", text)
+    return normalize_description(_CONTRACTION.sub(" not", split.casefold())).split()
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """ "crash"/"crashed", "deploy"/"deployment": one word extends the other."""
+    short, long = sorted((a, b), key=len)
+    return len(short) >= 3 and long.startswith(short[: max(3, len(short) - 1)])
+
+
+def _uncovered(words: set[str], other: set[str]) -> set[str]:
+    return {w for w in words - _FILLER if not any(_same_stem(w, v) for v in other)}
 
 
 def lexically_compatible(a: str, b: str) -> bool:
@@ -152,13 +206,18 @@ def lexically_compatible(a: str, b: str) -> bool:
     They must contain the same numbers (versions, ids, number words, one-letter
     names like "service B"), agree on negation and on
     "fixed"-like state words, and not differ by opposite words (increased /
-    decreased, missing / added, ...).
+    decreased, missing / added, ...). Nor may each side have a word the other
+    lacks: that is one subject put in place of another ("romeo cluster down" /
+    "juliet cluster down", "AuthService" / "AuthController"), while a text that
+    only adds words to the other ("AUTH_SECRET missing from config") refines it.
     """
     wa, wb = _words(a), _words(b)
     sa, sb = set(wa), set(wb)
     if {w for w in wa if _is_label(w)} != {w for w in wb if _is_label(w)}:
         return False
     only_a, only_b = sa - sb, sb - sa
+    if _uncovered(only_a, sb) and _uncovered(only_b, sa):
+        return False
     if (only_a | only_b) & _FLIPPERS:
         return False
     for left, right in _POLARITY:
@@ -191,9 +250,8 @@ async def ensure_entity_uuids(
 ) -> dict[str, str]:
     """Map each entity name (or uuid) to an entity uuid, creating plain entities when missing.
 
-    Each name is resolved with the resolver (uuid, exact, normalised, then embedding
-    similarity; an embedding match must also be `lexically_compatible`). Names that
-    match nothing become `E_Entity {entity_type: "entity"}` nodes, MERGEd on
+    Each name is resolved by uuid, exact or normalised name, never by meaning. Names
+    that match nothing become `E_Entity {entity_type: "entity"}` nodes, MERGEd on
     (name_key, entity_type) in one query, so retries and concurrent calls do not
     duplicate them.
 
@@ -207,10 +265,10 @@ async def ensure_entity_uuids(
     out: dict[str, str] = {}
     missing: list[str] = []
     for name in wanted:
-        found = await resolver.find(namespace, ENTITY_NAMES, name)
-        if found is not None and (
-            found.how != "embedding" or lexically_compatible(name, found.name)
-        ):
+        # Exact steps only: a name close in meaning to a stored one is still another
+        # entity ("payments-db-secondary" is not "payments-db-primary").
+        found = await resolver.find(namespace, ENTITY_NAMES, name, fuzzy=False)
+        if found is not None:
             out[name] = found.uuid
         else:
             if not normalize_name(name):

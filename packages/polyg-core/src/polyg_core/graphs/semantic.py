@@ -277,7 +277,8 @@ class SemanticGraph:
         for raw in dict.fromkeys(names):
             name = check_text(raw, "concept name")
             try:
-                found = await self.resolver.find(namespace, CONCEPT_NAMES, name)
+                # A write names concepts exactly; one close in meaning is another concept.
+                found = await self.resolver.find(namespace, CONCEPT_NAMES, name, fuzzy=False)
             except AmbiguousName as exc:
                 best = exc.candidates[0] if exc.candidates else None
                 found = None

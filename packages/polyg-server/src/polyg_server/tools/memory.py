@@ -21,6 +21,7 @@ from polyg_shared.causal import CausalLinkResult
 from polyg_shared.edges import EntityRelation
 from polyg_shared.jobs import JobRef
 from polyg_shared.nodes import Event, Fact
+from polyg_shared.results import SimilarNode
 from polyg_shared.retrieval import RecallResult, RememberResult
 from polyg_shared.temporal import FactWrite
 from polyg_shared.tools import (
@@ -180,7 +181,19 @@ async def remember(ctx: ServerContext, inp: RememberArgs) -> RememberOutput:
 async def add_entity(ctx: ServerContext, inp: AddEntityInput) -> EntityWriteOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
     entity, created = await mem.entities.add(ns, inp.name, inp.entity_type, inp.properties or None)
-    return EntityWriteOutput(entity=entity, created=created)
+    similar = (
+        await mem.resolver.similar_existing(ns, ENTITY_NAMES, entity.name, exclude=entity.uuid)
+        if created
+        else []
+    )
+    return EntityWriteOutput(
+        entity=entity,
+        created=created,
+        similar_existing=[
+            SimilarNode(uuid=c.uuid, name=c.name, label=c.label, similarity=c.similarity)
+            for c in similar
+        ],
+    )
 
 
 async def update_entity(ctx: ServerContext, inp: UpdateEntityInput) -> EntityOutput:
