@@ -37,9 +37,6 @@ from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM
-from polyg_core.recall.memories import (
-    FusionWeights,
-)
 from polyg_core.recall.pipeline import (
     RecallOptions,
     RecallPipeline,
@@ -47,10 +44,9 @@ from polyg_core.recall.pipeline import (
     usage_report,
 )
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
-from polyg_core.retrieval.decay import DecayPolicy, refresh_access
+from polyg_core.retrieval.decay import refresh_access
 from polyg_core.retrieval.filters import prefixed_tags
 from polyg_core.retrieval.probability import CausalProbability, causal_probability
-from polyg_core.retrieval.ranking import RankingWeights
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.store import FalkorStore
 
@@ -67,6 +63,8 @@ class Memory:
         llm: the LLM, or None for the rule-based path.
         settings: tuning (depths, budgets, timeouts); environment is not read here.
         namespace: the default graph name (`FALKORDB_GRAPH`, default `polyg`).
+
+    Recall's tuning (decay policy, ranking and fusion weights) lives on `pipeline`.
     """
 
     store: FalkorStore
@@ -81,9 +79,6 @@ class Memory:
     causal: CausalGraph = field(init=False)
     semantic: SemanticGraph = field(init=False)
     crosslinks: CrossLinker = field(init=False)
-    decay_policy: DecayPolicy = field(default_factory=DecayPolicy)
-    ranking_weights: RankingWeights = field(default_factory=RankingWeights)
-    fusion_weights: FusionWeights = field(default_factory=FusionWeights)
     pipeline: RecallPipeline = field(init=False)
 
     def __post_init__(self) -> None:
@@ -102,9 +97,6 @@ class Memory:
             self.resolver,
             llm=self.llm,
             settings=self.settings,
-            decay_policy=self.decay_policy,
-            ranking_weights=self.ranking_weights,
-            fusion_weights=self.fusion_weights,
         )
 
     @classmethod
@@ -203,10 +195,6 @@ class Memory:
             InvalidInput: an empty question, a bad graph name, mode or filter value.
             StorageUnavailable: FalkorDB cannot be reached.
         """
-        # Tuning set on this Memory after construction applies to the next recall.
-        self.pipeline.decay_policy = self.decay_policy
-        self.pipeline.ranking_weights = self.ranking_weights
-        self.pipeline.fusion_weights = self.fusion_weights
         return await self.pipeline.run(
             question,
             self._ns(graph),
