@@ -120,7 +120,7 @@ def test_bad_records_are_listed_with_line_numbers(
         ],
     )
     code, out, _ = polyg(env, "import", str(path), "--graph", graph)
-    assert code == 0
+    assert code == 1
     assert "failed records" in out
     for line in ("2", "3", "4", "5"):
         assert f"│ {line} │" in out or f"┃ {line} ┃" in out or f" {line} " in out
@@ -138,6 +138,15 @@ def test_strict_leaves_the_graph_untouched(env: dict[str, str], graph: str, tmp_
     assert report["aborted"] and report["errors"][0]["line"] == 2
     code, _, err = polyg(env, "stats", "--graph", graph)
     assert code == 1 and "no graph" in err
+
+
+def test_import_exits_non_zero_when_every_record_failed(
+    env: dict[str, str], graph: str, tmp_path: Path
+) -> None:
+    path = jsonl(tmp_path, ['{"kind": "relation", "source": "a", "target": "A", "type": "x"}'])
+    code, out, _ = polyg(env, "import", str(path), "--graph", graph, "--json")
+    assert code == 1
+    assert json.loads(out)["failed"] == 1 and json.loads(out)["created"] == 0
 
 
 def test_dry_run_validates_without_writing(env: dict[str, str], graph: str, tmp_path: Path) -> None:
@@ -167,7 +176,7 @@ def test_yaml_scenario_imports(env: dict[str, str], graph: str, tmp_path: Path) 
     )
     code, out, _ = polyg(env, "import", str(path), "--graph", graph, "--json")
     report = json.loads(out)
-    assert code == 0 and report["created"] == 3
+    assert code == 1 and report["created"] == 3
     assert report["errors"][0]["line"] == 12 and "confidence" in report["errors"][0]["message"]
 
 

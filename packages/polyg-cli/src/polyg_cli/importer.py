@@ -169,7 +169,9 @@ def import_command(
             print_json(report.to_dict())
         else:
             render.import_report(st.out, report, file.name)
-        if report.aborted or (report.errors and strict):
+        # Any failed record is a failed import for a script checking the exit code,
+        # even when the other records were written.
+        if report.aborted or report.errors:
             raise typer.Exit(EXIT_USER)
         return
     if graph is None:

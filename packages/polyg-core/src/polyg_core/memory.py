@@ -441,7 +441,9 @@ class Memory:
             )
             concept_names.append(concept.name)
         cat = category or (ex.category.value if ex.category else "episodic")
-        memory, _ = await self.semantic.add_memory(
+        # The S_Memory MERGE decides: of concurrent identical calls that all passed the
+        # content-hash check above, only the one that created the node says created.
+        memory, created = await self.semantic.add_memory(
             namespace,
             content,
             category=cat,
@@ -453,7 +455,7 @@ class Memory:
         return RememberResult(
             graph=namespace,
             memory_uuid=memory.uuid,
-            created=True,
+            created=created,
             category=cat,
             entities=entities,
             relations=relations,

@@ -160,6 +160,42 @@ async def test_strict_writes_nothing_when_a_record_is_bad(
     assert namespace not in await store.list_graphs()
 
 
+async def test_strict_writes_nothing_when_a_record_fails_on_write(
+    store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
+) -> None:
+    # Both records parse; the relation fails only when written (its ends are one entity).
+    self_link = {"kind": "relation", "source": "db", "target": "DB", "type": "x"}
+    path = write_file(tmp_path, [json.dumps(RECORDS[0]), json.dumps(self_link)])
+    with anyio.fail_after(60):
+        report = await writer(store, embedder).run(
+            namespace, lambda: iter_records(path, "jsonl"), strict=True
+        )
+    assert report.aborted and [e.line for e in report.errors] == [2]
+    assert namespace not in await store.list_graphs()
+    assert not [g for g in await store.list_graphs() if ".strict-" in g]
+
+
+async def test_strict_rehearses_on_a_copy_and_keeps_existing_data(
+    store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
+) -> None:
+    ok = write_file(tmp_path, [json.dumps(RECORDS[0])])
+    self_link = {"kind": "relation", "source": "db", "target": "DB", "type": "x"}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(RECORDS[1]) + "\n" + json.dumps(self_link) + "\n")
+    with anyio.fail_after(90):
+        await writer(store, embedder).run(namespace, lambda: iter_records(ok, "jsonl"))
+        report = await writer(store, embedder).run(
+            namespace, lambda: iter_records(bad, "jsonl"), strict=True
+        )
+        good = await writer(store, embedder).run(
+            namespace, lambda: iter_records(ok, "jsonl"), strict=True
+        )
+    assert report.aborted
+    names = await store.query(namespace, "MATCH (e:E_Entity) RETURN e.name")
+    assert [r[0] for r in names.rows] == ["auth-service"]
+    assert not good.aborted and good.merged == 1
+
+
 async def test_a_ten_megabyte_line_is_skipped(
     store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
 ) -> None:

@@ -91,6 +91,28 @@ async def test_concurrent_remember_calls_naming_one_new_entity_make_one_entity(
     assert memories.scalar() == 20
 
 
+async def test_of_ten_identical_concurrent_remember_calls_exactly_one_says_created(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    mem = Memory(store=store, embedder=embedder, namespace=namespace)
+    created: list[bool] = []
+    uuids: set[str] = set()
+
+    async def remember(i: int) -> None:
+        result = await mem.remember(
+            "The billing-worker crashed after the queue filled up.", reference_time=REF
+        )
+        created.append(result.created)
+        uuids.add(result.memory_uuid)
+
+    with anyio.fail_after(90):
+        await run_all(10, remember)
+    memories = await store.query(namespace, "MATCH (m:S_Memory) RETURN count(m)", read_only=True)
+    assert memories.scalar() == 1
+    assert len(uuids) == 1
+    assert created.count(True) == 1
+
+
 async def test_concurrent_causal_links_sharing_a_cause_make_one_cause_node(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid as uuidlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +45,7 @@ from polyg_core.io.records import (
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.namespace import validate_namespace
-from polyg_core.storage.schema import CAUSAL, R_CAUSES
+from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT, R_CAUSES
 from polyg_core.storage.store import FalkorStore
 from polyg_core.text import normalize_description
 
@@ -216,7 +217,9 @@ class RecordWriter:
         Args:
             namespace: the memory graph written to.
             items: opens the record stream (called twice with `strict`: validate, then write).
-            strict: validate the whole stream first; any bad record aborts before writing.
+            strict: validate the whole stream, then rehearse the import on a staging
+                namespace seeded with the target's entities and events; any record
+                failing either way aborts before writing.
             dry_run: validate only; nothing is written.
             on_progress: called with the number of records handled so far.
 
@@ -229,6 +232,12 @@ class RecordWriter:
         started = time.perf_counter()
         if dry_run or strict:
             validate(items(), report)
+            if not dry_run and not report.errors:
+                # A record can also fail when written (a self-relation, a missing typed
+                # end, an ambiguous name): rehearse the whole import on a copy of the
+                # namespace, so a strict import that would fail writes nothing.
+                rehearsal = await self._rehearse(namespace, items)
+                report.errors = rehearsal.errors
             if dry_run or report.errors:
                 report.aborted = strict and bool(report.errors) and not dry_run
                 report.skipped = report.records
@@ -238,6 +247,59 @@ class RecordWriter:
                 return report
             report.records = 0
             report.kinds.clear()
+        return await self._write_all(namespace, items, report, started, on_progress)
+
+    async def _rehearse(self, namespace: str, items: Callable[[], Iterator[Item]]) -> ImportReport:
+        """Import into a throwaway namespace seeded from `namespace`; what failed there.
+
+        The staging namespace holds the target's entities and events (without
+        embeddings): the names and event references a record can fail on resolve by
+        uuid, exact or normalised name, which need no vectors. GRAPH.COPY would be
+        exact but forks the server, and fails while an AOF rewrite is running.
+        """
+        staging = f"{namespace[:40]}.strict-{uuidlib.uuid4().hex[:12]}"
+        try:
+            if namespace in await self.store.list_graphs():
+                await self._seed(namespace, staging)
+            report = ImportReport(namespace=staging)
+            return await self._write_all(staging, items, report, time.perf_counter(), None)
+        finally:
+            await self.store.delete_graph(staging)
+
+    async def _seed(self, namespace: str, staging: str) -> None:
+        ents = await self.store.query(
+            namespace,
+            f"MATCH (e:{ENTITY}) RETURN e.uuid, e.name, e.name_key, e.entity_type, e.properties",
+            read_only=True,
+        )
+        evs = await self.store.query(
+            namespace,
+            f"MATCH (ev:{EVENT}) RETURN ev.uuid, ev.description, ev.occurred_at, "
+            "ev.occurred_at_iso",
+            read_only=True,
+        )
+        await self.store.ensure_schema(staging)
+        await self.store.query(
+            staging,
+            f"UNWIND $rows AS r CREATE (:{ENTITY} {{uuid: r[0], name: r[1], name_key: r[2], "
+            "entity_type: r[3], properties: r[4]})",
+            {"rows": [list(r) for r in ents.rows]},
+        )
+        await self.store.query(
+            staging,
+            f"UNWIND $rows AS r CREATE (:{EVENT} {{uuid: r[0], description: r[1], "
+            "occurred_at: r[2], occurred_at_iso: r[3]})",
+            {"rows": [list(r) for r in evs.rows]},
+        )
+
+    async def _write_all(
+        self,
+        namespace: str,
+        items: Callable[[], Iterator[Item]],
+        report: ImportReport,
+        started: float,
+        on_progress: ProgressFn | None,
+    ) -> ImportReport:
         batch: list[tuple[int, Record]] = []
         seen = 0
         for line, item in items():
