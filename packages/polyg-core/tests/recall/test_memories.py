@@ -195,3 +195,20 @@ async def test_invariant_on_the_synthetic_set(memory: Memory) -> None:
         )
     rows = report.invariant()
     assert rows and all(r["holds"] for r in rows), [r for r in rows if not r["holds"]]
+
+
+async def test_catalogue_follows_writes_and_deletes_from_elsewhere(
+    memory: Memory, store: FalkorStore, embedder: Embedder
+) -> None:
+    ns = memory.namespace
+    other = Memory(store=store, embedder=embedder, namespace=ns)  # another process's view
+    with anyio.fail_after(60):
+        first = await _add(memory, "The greenhouse thermometer reads twelve degrees.")
+        assert await _first(memory, "greenhouse thermometer", "lexical") == [first]
+        second, _ = await other.semantic.add_memory(
+            ns, "The greenhouse heater was switched on.", created_at=NOW
+        )
+        found = await _first(memory, "greenhouse heater", "lexical")
+        assert found[0] == second.uuid and first in found
+        await store.query(ns, "MATCH (m:S_Memory {uuid: $u}) DETACH DELETE m", {"u": second.uuid})
+        assert await _first(memory, "greenhouse heater", "lexical") == [first]

@@ -1,19 +1,20 @@
 """What recall knows about a namespace's memories without asking FalkorDB per question.
 
 A `MemoryCatalogue` keeps, per namespace, each memory's text, source id, times, tags
-and concepts, with a BM25 index over the texts (bm25s with the Snowball English
-stemmer). FalkorDB stays the source of truth: every lookup first reads a cheap stamp
-(count of memories, newest record time) and reloads what changed, so a memory written
-by another process is searchable by the next recall.
+and concepts, with a BM25 index over the texts (`recall.lexical`). FalkorDB stays the
+source of truth: every lookup first reads a cheap stamp (count of memories, newest record
+time) and fetches what was added since, so a memory written by another process is
+searchable by the next recall; a deletion reloads the namespace.
 
 Why an in-process BM25 and not FalkorDB's full-text index: the full-text index scores
 an OR query without usable term weighting (on the dev conversation it finds the
-evidence in the top 10 for 9% of the questions, bm25s for 54%), and it has no BM25
+evidence in the top 10 for 9% of the questions, BM25 for 54%), and it has no BM25
 scorer to select. The full-text index still serves exact lookups elsewhere.
 """
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 import re
@@ -22,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import numpy as np
 
+from polyg_core.recall.lexical import LexicalIndex
 from polyg_core.storage.schema import CONCEPT, MEMORY, R_ABOUT
 from polyg_core.storage.store import FalkorStore
 
@@ -78,48 +79,46 @@ class CatalogueEntry:
     tags: tuple[str, ...]
     concepts: tuple[str, ...]
     author: str | None
-    words: frozenset[str]
+
+    @property
+    def time_key(self) -> tuple[int, int, str]:
+        """Where the memory sits in time: created, then recorded (write order), then uuid."""
+        return (self.created_at, self.recorded_at, self.uuid)
 
 
 @dataclass
 class NamespaceCatalogue:
-    """The memories of one namespace, in time order, with their BM25 index."""
+    """The memories of one namespace with their BM25 index and lookups, grown in place.
+
+    Entries are numbered in the order they were added; a separate list keeps them in
+    time order for neighbours. Adding memories touches only the new ones.
+    """
 
     entries: list[CatalogueEntry] = field(default_factory=lambda: [])
     stamp: tuple[int, int] = (0, 0)
     position: dict[str, int] = field(default_factory=lambda: {})
-    _bm25: Any = None
+    lexical: LexicalIndex = field(default_factory=LexicalIndex)
+    _time_keys: list[tuple[int, int, str]] = field(default_factory=lambda: [])
     _by_word: dict[str, list[int]] = field(default_factory=lambda: {})
     _by_author: dict[str, list[int]] = field(default_factory=lambda: {})
     _by_concept: dict[str, list[int]] = field(default_factory=lambda: {})
 
-    def rebuild(self) -> None:
-        """Re-sort by time and re-index after entries changed."""
-        self.entries.sort(key=lambda e: (e.created_at, e.recorded_at, e.uuid))
-        self.position = {e.uuid: i for i, e in enumerate(self.entries)}
-        self._by_word = {}
-        self._by_author = {}
-        self._by_concept = {}
-        for i, e in enumerate(self.entries):
-            for w in e.words:
+    def add(self, entries: Iterable[CatalogueEntry]) -> None:
+        """Index more memories (each uuid once)."""
+        for e in entries:
+            if e.uuid in self.position:
+                continue
+            i = len(self.entries)
+            self.entries.append(e)
+            self.position[e.uuid] = i
+            self.lexical.add(e.content)
+            bisect.insort(self._time_keys, e.time_key)
+            for w in set(_WORD.findall(e.content.lower())):
                 self._by_word.setdefault(w, []).append(i)
             if e.author is not None:
                 self._by_author.setdefault(" ".join(name_tokens(e.author)), []).append(i)
             for c in e.concepts:
                 self._by_concept.setdefault(c, []).append(i)
-        self._bm25 = None
-        if self.entries:
-            import bm25s
-
-            retriever = bm25s.BM25()
-            tokens = bm25s.tokenize(
-                [e.content for e in self.entries],
-                stopwords="en",
-                stemmer=_stemmer(),
-                show_progress=False,
-            )
-            retriever.index(tokens, show_progress=False)  # pyright: ignore[reportUnknownMemberType]
-            self._bm25 = retriever
 
     def get(self, uuid: str) -> CatalogueEntry | None:
         """The entry of a memory, if the catalogue has it."""
@@ -131,28 +130,7 @@ class NamespaceCatalogue:
 
     def bm25(self, query: str, k: int) -> list[tuple[CatalogueEntry, float]]:
         """The best `k` memories for `query` by BM25, with their (positive) scores."""
-        if self._bm25 is None or not query.strip():
-            return []
-        import bm25s
-
-        tokens = bm25s.tokenize([query], stopwords="en", stemmer=_stemmer(), show_progress=False)
-        if not getattr(tokens, "vocab", None):
-            return []
-        try:
-            docs, scores = self._bm25.retrieve(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-                tokens, k=min(k, len(self.entries)), show_progress=False
-            )
-        except (ValueError, KeyError):  # a query of words the corpus never saw
-            return []
-        out: list[tuple[CatalogueEntry, float]] = []
-        for i, s in zip(
-            np.asarray(docs[0]).tolist(),  # pyright: ignore[reportUnknownArgumentType]
-            np.asarray(scores[0]).tolist(),  # pyright: ignore[reportUnknownArgumentType]
-            strict=True,
-        ):
-            if float(s) > 0:
-                out.append((self.entries[int(i)], float(s)))
-        return out
+        return [(self.entries[d], s) for d, s in self.lexical.search(query, k)]
 
     def mentions(self, name: str) -> list[CatalogueEntry]:
         """Memories whose words contain every word of `name`, or whose author it is."""
@@ -196,30 +174,27 @@ class NamespaceCatalogue:
         """Memories about `concept` (by uuid)."""
         return [self.entries[i] for i in self._by_concept.get(concept, [])]
 
+    def _around(self, entry: CatalogueEntry, step: int) -> CatalogueEntry | None:
+        i = bisect.bisect_left(self._time_keys, entry.time_key) + step
+        if 0 <= i < len(self._time_keys):
+            return self.get(self._time_keys[i][2])
+        return None
+
     def follows(self, later: CatalogueEntry, earlier: CatalogueEntry) -> bool:
         """Whether `later` comes right after `earlier` in time order."""
-        i = self.position.get(earlier.uuid)
-        return i is not None and i + 1 < len(self.entries) and self.entries[i + 1] is later
+        return self._around(earlier, 1) is later
 
     def neighbours(self, uuid: str, window_ms: int) -> list[CatalogueEntry]:
         """The memories just before and after `uuid` in time, within `window_ms` of it."""
-        i = self.position.get(uuid)
-        if i is None:
+        me = self.get(uuid)
+        if me is None:
             return []
-        me = self.entries[i]
         out: list[CatalogueEntry] = []
-        for j in (i - 1, i + 1):
-            if 0 <= j < len(self.entries):
-                other = self.entries[j]
-                if abs(other.created_at - me.created_at) <= window_ms:
-                    out.append(other)
+        for step in (-1, 1):
+            other = self._around(me, step)
+            if other is not None and abs(other.created_at - me.created_at) <= window_ms:
+                out.append(other)
         return out
-
-
-def _stemmer() -> Any:
-    import Stemmer  # PyStemmer
-
-    return Stemmer.Stemmer("english")  # pyright: ignore[reportUnknownMemberType]
 
 
 def _entry(row: Sequence[Any]) -> CatalogueEntry:
@@ -236,7 +211,6 @@ def _entry(row: Sequence[Any]) -> CatalogueEntry:
         tags=tag_list,
         concepts=tuple(str(c) for c in (concepts or [])),
         author=author_of(text, tag_list),
-        words=frozenset(_WORD.findall(text.lower())),
     )
 
 
@@ -276,18 +250,16 @@ class MemoryCatalogue:
                     {"after": cat.stamp[1]},
                     read_only=True,
                 )
-                known = set(cat.position)
-                added = [_entry(r) for r in res.rows if str(r[0]) not in known]
+                added = [_entry(r) for r in res.rows if str(r[0]) not in cat.position]
                 if len(cat.entries) + len(added) == stamp[0]:
-                    cat.entries.extend(added)
+                    cat.add(added)
                     cat.stamp = stamp
-                    cat.rebuild()
                     return cat
             res = await self.store.query(
                 namespace, f"MATCH (m:{MEMORY}) RETURN {_FIELDS}", read_only=True
             )
-            cat = NamespaceCatalogue(entries=[_entry(r) for r in res.rows], stamp=stamp)
-            cat.rebuild()
+            cat = NamespaceCatalogue(stamp=stamp)
+            cat.add(sorted((_entry(r) for r in res.rows), key=lambda e: e.time_key))
             self._namespaces[namespace] = cat
             logger.debug("memory catalogue of %s loaded: %d memories", namespace, len(cat))
             return cat
