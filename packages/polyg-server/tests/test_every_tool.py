@@ -181,6 +181,19 @@ def calls(scratch: str, other: str) -> list[tuple[str, dict[str, Any] | None]]:
         ("remove_edge", {"graph": scratch, "source": "AuthService", "target": "TokenStore"}),
         ("remove_node", {"graph": scratch, "label": "Config"}),
         # destructive
+        (
+            "delete_relation",
+            {
+                "source": "Alice",
+                "target": "auth-service",
+                "relationship_type": "owns",
+                "confirm": True,
+            },
+        ),
+        (
+            "delete_causal_link",
+            {"cause": "missing AUTH_SECRET", "effect": "auth service crash", "confirm": True},
+        ),
         ("delete_node", {"node": "billing-service", "confirm": True}),
         ("clear_graph", {"which": "semantic", "confirm": True}),
         ("delete_graph", {"graph": other, "confirm": True}),
@@ -232,6 +245,8 @@ async def test_every_tool_answers_valid_input_with_output_matching_its_schema(
     assert results["import_graph"]["failed"] == 0
     assert results["import_graph"]["merged"] > 0
     assert results["delete_node"]["deleted"] is True
+    assert results["delete_relation"]["deleted"] == 1
+    assert results["delete_causal_link"]["deleted"] is True
     assert results["linearize_context"]["text"].startswith("Nodes:")
 
 

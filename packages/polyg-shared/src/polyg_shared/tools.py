@@ -293,6 +293,42 @@ class DeleteNodeInput(MemoryInput):
         "concept or event."
     )
     confirm: bool = Field(default=False, description="Must be true (deleting is irreversible).")
+    delete_facts: bool = Field(
+        default=False,
+        description="For an entity: delete the facts involving it instead of ending their "
+        "validity (by default they stay in history, no longer current).",
+    )
+
+
+class DeleteRelationInput(MemoryInput):
+    """Arguments of delete_relation."""
+
+    source: Ref = Field(description="uuid or exact name of the entity the relation starts at.")
+    target: Ref = Field(description="uuid or exact name of the entity the relation points to.")
+    relationship_type: Name | None = Field(
+        default=None, description="Only relations of this type; omitted: every relation."
+    )
+    confirm: bool = Field(default=False, description="Must be true (deleting is irreversible).")
+
+
+class DeleteRelationOutput(BaseModel):
+    """What delete_relation removed."""
+
+    deleted: int = Field(description="How many relations were removed (0: none existed).")
+
+
+class DeleteCausalLinkInput(MemoryInput):
+    """Arguments of delete_causal_link."""
+
+    cause: Ref = Field(description="uuid or exact description of the cause.")
+    effect: Ref = Field(description="uuid or exact description of the effect.")
+    confirm: bool = Field(default=False, description="Must be true (deleting is irreversible).")
+
+
+class DeleteCausalLinkOutput(BaseModel):
+    """What delete_causal_link removed."""
+
+    deleted: bool = Field(description="False when the two nodes were not linked.")
 
 
 class DeleteNodeOutput(BaseModel):

@@ -393,6 +393,30 @@ class CausalGraph:
         found = await self.resolver.resolve(namespace, CAUSAL_NAMES, _text(node, "node"))
         return node_from_row(found.properties)
 
+    async def remove_link(self, namespace: str, cause: str, effect: str) -> bool:
+        """Delete the `C_CAUSES` link from `cause` to `effect`; the nodes stay.
+
+        Both ends are named exactly (uuid, description or normalised description): a
+        delete never guesses by meaning.
+
+        Returns:
+            True when a link was deleted, False when the two nodes were not linked.
+
+        Raises:
+            NodeNotFound: an end matches no node (with the closest descriptions).
+            AmbiguousName: an end matches several nodes.
+        """
+        c = await self.resolver.resolve(namespace, CAUSAL_NAMES, _text(cause, "cause"), fuzzy=False)
+        e = await self.resolver.resolve(
+            namespace, CAUSAL_NAMES, _text(effect, "effect"), fuzzy=False
+        )
+        res = await self.store.query(
+            namespace,
+            f"MATCH (:{CAUSAL} {{uuid: $c}})-[r:{R_CAUSES}]->(:{CAUSAL} {{uuid: $e}}) DELETE r",
+            {"c": c.uuid, "e": e.uuid},
+        )
+        return res.relationships_deleted > 0
+
     async def upstream(
         self, namespace: str, node: str, depth: int = 3, max_paths: int | None = None
     ) -> CausalChain:

@@ -23,6 +23,8 @@ from polyg_shared import ClearResult, CrossLink, CrossLinkType, GraphKind, NodeR
 
 from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.base import iso_ms, now_ms
+from polyg_core.graphs.entity import delete_entity
+from polyg_core.graphs.orphans import remove_orphans
 from polyg_core.graphs.semantic import hit_text
 from polyg_core.storage.schema import (
     CAUSAL,
@@ -48,9 +50,6 @@ ALLOWED: Final[Mapping[CrossLinkType, tuple[tuple[str, ...], str]]] = {
     CrossLinkType.REFERS_TO: ((CAUSAL,), EVENT),
 }
 """Which labels each cross-link joins: (allowed source labels, target label)."""
-
-ORIGIN_LABELS: Final = ((ENTITY, "ensure"), (CONCEPT, "implicit"))
-"""Labels whose nodes `cleanup_orphans` may remove, and the `origin` that marks them."""
 
 
 def _ref(label: str, node: Mapping[str, Any]) -> NodeRef:
@@ -211,15 +210,7 @@ class CrossLinker:
         Returns:
             How many nodes were removed.
         """
-        removed = 0
-        for label, origin in ORIGIN_LABELS:
-            res = await self.store.query(
-                namespace,
-                f"MATCH (n:{label}) WHERE n.origin = $o AND NOT (n)--() DELETE n",
-                {"o": origin},
-            )
-            removed += res.nodes_deleted
-        return removed
+        return await remove_orphans(self.store, namespace)
 
     async def clear(self, namespace: str, which: GraphName) -> ClearResult:
         """Remove every node of one graph (or of all four) with its edges and cross-links.
@@ -247,11 +238,17 @@ class CrossLinker:
         counts = dict.fromkeys(labels, 0)
         counts.update({str(label): int(n) for label, n in res.rows})
         rels = res.relationships_deleted
+        # Clearing one graph can leave implicit entities or concepts without links.
+        await remove_orphans(self.store, namespace)
         logger.info("cleared %s of graph %s: %s", which, namespace, counts)
         return ClearResult(graph=which, nodes_deleted=counts, relationships_deleted=rels)
 
-    async def delete_node(self, namespace: str, uuid: str) -> bool:
+    async def delete_node(self, namespace: str, uuid: str, *, delete_facts: bool = False) -> bool:
         """Delete any memory-graph node by uuid, with its edges and cross-links.
+
+        An entity is deleted by `delete_entity`'s rules (its facts stop being current,
+        or go with `delete_facts`); after any delete, implicit nodes left without
+        links are removed.
 
         Returns:
             True when a node was deleted, False when none has this uuid.
@@ -259,7 +256,11 @@ class CrossLinker:
         label = await self.label_of(namespace, uuid)
         if label is None:
             return False
+        if label == ENTITY:
+            deleted, _ = await delete_entity(self.store, namespace, uuid, delete_facts=delete_facts)
+            return deleted
         res = await self.store.query(
             namespace, f"MATCH (n:{label} {{uuid: $u}}) DETACH DELETE n", {"u": uuid}
         )
+        await remove_orphans(self.store, namespace)
         return res.nodes_deleted > 0

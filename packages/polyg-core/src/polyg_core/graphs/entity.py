@@ -29,13 +29,57 @@ from polyg_core.graphs.base import (
     prepare,
     type_key,
 )
+from polyg_core.graphs.orphans import remove_orphans
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver, Resolved
 from polyg_core.storage.cypher import clean, dump_properties, load_properties, props
-from polyg_core.storage.schema import ENTITY, R_RELATES
+from polyg_core.storage.schema import ENTITY, EVENT, FACT, R_BEFORE, R_RELATES, X_INVOLVES
 from polyg_core.storage.store import FalkorStore
 
 logger = logging.getLogger(__name__)
+
+# Deleting an entity leaves nothing that still speaks of it as present: its
+# T_BEFORE chain (edges carry the entity's uuid) goes, and the facts involving it
+# stop being current (valid_to = now; a fact valid only from a later time gets an
+# empty interval) or, when asked, are deleted. One query, so nothing is half done.
+_DELETE_ENTITY = f"""
+MATCH (x:{ENTITY} {{uuid: $u}})
+OPTIONAL MATCH (x)<-[:{X_INVOLVES}]-(:{EVENT})-[b:{R_BEFORE}]->() WHERE b.entity = $u
+DELETE b
+WITH DISTINCT x
+OPTIONAL MATCH (f:{FACT})-[:{X_INVOLVES}]->(x)
+WITH x, collect(DISTINCT f) AS facts
+WITH x, facts, [g IN facts WHERE g.valid_to IS NULL OR g.valid_to > $now] AS current
+{{facts}}
+DETACH DELETE x
+RETURN size(current)
+"""
+_END_FACTS = """FOREACH (f IN current |
+    SET f.valid_to = CASE WHEN f.valid_from > $now THEN f.valid_from ELSE $now END,
+        f.valid_to_iso = CASE WHEN f.valid_from > $now THEN f.valid_from_iso ELSE $iso END,
+        f.invalidated_at = $now)"""
+_DROP_FACTS = "FOREACH (f IN facts | DETACH DELETE f)"
+
+
+async def delete_entity(
+    store: FalkorStore, namespace: str, uuid: str, *, delete_facts: bool = False
+) -> tuple[bool, int]:
+    """Delete the entity with this uuid (the rules above), then the orphans it leaves.
+
+    Returns:
+        Whether an entity was deleted, and how many current facts were ended or deleted.
+    """
+    now = now_ms()
+    res = await store.query(
+        namespace,
+        _DELETE_ENTITY.replace("{facts}", _DROP_FACTS if delete_facts else _END_FACTS),
+        {"u": uuid, "now": now, "iso": iso_ms(now)},
+    )
+    deleted = res.nodes_deleted > 0
+    if deleted:
+        await remove_orphans(store, namespace)
+    return deleted, int(res.rows[0][0]) if res.rows else 0
+
 
 Mode = Literal["merge", "replace"]
 Direction = Literal["out", "in", "both"]
@@ -306,10 +350,14 @@ class EntityGraph:
             )
         raise NodeNotFound("entity", name_or_uuid)
 
-    async def delete(self, namespace: str, name_or_uuid: str) -> bool:
-        """Delete an entity with its relations and cross-links.
+    async def delete(
+        self, namespace: str, name_or_uuid: str, *, delete_facts: bool = False
+    ) -> bool:
+        """Delete an entity with its relations, cross-links and `T_BEFORE` chain.
 
-        Only exact, normalised or uuid matches are deleted (never a fuzzy guess).
+        Only exact, normalised or uuid matches are deleted (never a fuzzy guess). The
+        facts involving it stop being current, or are deleted with `delete_facts`;
+        implicit nodes left without links are removed.
 
         Returns:
             True when an entity was deleted, False when none matched.
@@ -320,10 +368,10 @@ class EntityGraph:
         found = await self.resolver.find(namespace, ENTITY_NAMES, name_or_uuid, fuzzy=False)
         if found is None:
             return False
-        res = await self.store.query(
-            namespace, f"MATCH (n:{ENTITY} {{uuid: $u}}) DETACH DELETE n", {"u": found.uuid}
+        deleted, _ = await delete_entity(
+            self.store, namespace, found.uuid, delete_facts=delete_facts
         )
-        return res.nodes_deleted > 0
+        return deleted
 
     async def link(
         self,
@@ -433,9 +481,16 @@ class EntityGraph:
     async def unlink(
         self, namespace: str, source: str, target: str, relationship_type: str | None = None
     ) -> int:
-        """Remove relations from `source` to `target` (of one type, or all); the count removed."""
-        a = await self._resolve(namespace, source)
-        b = await self._resolve(namespace, target)
+        """Remove relations from `source` to `target` (of one type, or all); the count removed.
+
+        Ends are named exactly (uuid, exact or normalised name): a delete never guesses.
+
+        Raises:
+            NodeNotFound: an end does not exist (with the closest names).
+            AmbiguousName: an end's name matches several entities.
+        """
+        a = await self._resolve(namespace, source, exact=True)
+        b = await self._resolve(namespace, target, exact=True)
         cond = " WHERE r.rel_key = $rk" if relationship_type else ""
         res = await self.store.query(
             namespace,

@@ -33,8 +33,12 @@ from polyg_shared.tools import (
     ClearGraphInput,
     ClearGraphOutput,
     ConceptWriteOutput,
+    DeleteCausalLinkInput,
+    DeleteCausalLinkOutput,
     DeleteNodeInput,
     DeleteNodeOutput,
+    DeleteRelationInput,
+    DeleteRelationOutput,
     EntityOutput,
     EntityWriteOutput,
     ExportGraphInput,
@@ -310,7 +314,7 @@ async def delete_node(ctx: ServerContext, inp: DeleteNodeInput) -> DeleteNodeOut
         if len(matches) > 1:
             raise AmbiguousName("memory", inp.node, matches)
         target = matches[0]
-    deleted = await mem.crosslinks.delete_node(ns, target.uuid)
+    deleted = await mem.crosslinks.delete_node(ns, target.uuid, delete_facts=inp.delete_facts)
     message = (
         f"deleted {target.label} {target.name!r} with its edges and cross-links"
         if deleted
@@ -319,6 +323,21 @@ async def delete_node(ctx: ServerContext, inp: DeleteNodeInput) -> DeleteNodeOut
     return DeleteNodeOutput(
         deleted=deleted, uuid=target.uuid, label=target.label, name=target.name, message=message
     )
+
+
+async def delete_relation(ctx: ServerContext, inp: DeleteRelationInput) -> DeleteRelationOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    require_confirm(ctx, inp.confirm, "deleting a relation")
+    removed = await mem.entities.unlink(ns, inp.source, inp.target, inp.relationship_type)
+    return DeleteRelationOutput(deleted=removed)
+
+
+async def delete_causal_link(
+    ctx: ServerContext, inp: DeleteCausalLinkInput
+) -> DeleteCausalLinkOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    require_confirm(ctx, inp.confirm, "deleting a causal link")
+    return DeleteCausalLinkOutput(deleted=await mem.causal.remove_link(ns, inp.cause, inp.effect))
 
 
 # -- admin -------------------------------------------------------------------------------------
@@ -537,11 +556,37 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         description=(
             "Delete one memory node (entity, event, fact, causal node, concept, memory) with "
             "its edges and cross-links. Irreversible: needs confirm: true. Takes a uuid or an "
-            "exact name; ambiguous names answer with the candidates."
+            "exact name; ambiguous names answer with the candidates. An entity's facts stop "
+            "being current (delete_facts: true deletes them)."
         ),
         input_model=DeleteNodeInput,
         output_model=DeleteNodeOutput,
         handler=delete_node,
+        annotations=DESTRUCTIVE,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="delete_relation",
+        description=(
+            "Delete the relations from one entity to another (of one relationship type, or "
+            "all); the entities stay. Irreversible: needs confirm: true. Ends are uuids or "
+            "exact names; a name that matches nothing answers with the closest names."
+        ),
+        input_model=DeleteRelationInput,
+        output_model=DeleteRelationOutput,
+        handler=delete_relation,
+        annotations=DESTRUCTIVE,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="delete_causal_link",
+        description=(
+            "Delete one cause -> effect link; both causal nodes stay. Irreversible: needs "
+            "confirm: true. Cause and effect are uuids or exact descriptions."
+        ),
+        input_model=DeleteCausalLinkInput,
+        output_model=DeleteCausalLinkOutput,
+        handler=delete_causal_link,
         annotations=DESTRUCTIVE,
         profile=PROFILE,
     ),

@@ -1,0 +1,133 @@
+"""Deletes that leave nothing wrong: facts of a deleted entity stop being current,
+its links go, and implicit nodes left without links are removed on every delete."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from polyg_core.errors import NodeNotFound
+from polyg_core.graphs.causal import CausalGraph
+from polyg_core.graphs.crosslinks import CrossLinker
+from polyg_core.graphs.entity import EntityGraph
+from polyg_core.graphs.semantic import SemanticGraph
+from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.resolve import NameResolver
+from polyg_core.storage.store import FalkorStore
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def resolver(store: FalkorStore, embedder: Embedder) -> NameResolver:
+    return NameResolver(store, embedder)
+
+
+@pytest.fixture
+def entities(store: FalkorStore, embedder: Embedder, resolver: NameResolver) -> EntityGraph:
+    return EntityGraph(store, embedder, resolver)
+
+
+@pytest.fixture
+def temporal(store: FalkorStore, embedder: Embedder, resolver: NameResolver) -> TemporalGraph:
+    return TemporalGraph(store, embedder, resolver)
+
+
+async def count(store: FalkorStore, ns: str, cypher: str) -> int:
+    return int((await store.query(ns, cypher)).scalar(0))
+
+
+async def test_deleting_an_entity_ends_its_current_facts_and_keeps_their_history(
+    entities: EntityGraph, temporal: TemporalGraph, namespace: str
+) -> None:
+    with anyio.fail_after(60):
+        await temporal.add_fact(namespace, "Alice", "works_on", "Payments", valid_from="2025-01-01")
+        assert len(await temporal.facts(namespace, subject="Alice")) == 1
+        assert await entities.delete(namespace, "Alice")
+        current = await temporal.facts(namespace, subject="Alice")
+        history = await temporal.facts(namespace, subject="Alice", history=True)
+    assert current == []
+    assert len(history) == 1 and history[0].valid_to is not None
+
+
+async def test_deleting_an_entity_can_delete_its_facts(
+    store: FalkorStore, entities: EntityGraph, temporal: TemporalGraph, namespace: str
+) -> None:
+    with anyio.fail_after(60):
+        await temporal.add_fact(namespace, "Bob", "owns", "billing", valid_from="2025-01-01")
+        assert await entities.delete(namespace, "Bob", delete_facts=True)
+    assert await count(store, namespace, "MATCH (f:T_Fact) RETURN count(f)") == 0
+
+
+async def test_deleting_an_entity_removes_its_event_chain_and_keeps_the_events(
+    store: FalkorStore,
+    entities: EntityGraph,
+    temporal: TemporalGraph,
+    namespace: str,
+) -> None:
+    with anyio.fail_after(60):
+        for day in (1, 2, 3):
+            await temporal.add_event(
+                namespace, f"deploy {day}", f"2026-01-0{day}", entities=["api", "web"]
+            )
+        assert await entities.delete(namespace, "api")
+    edges = await store.query(namespace, "MATCH ()-[b:T_BEFORE]->() RETURN DISTINCT b.entity")
+    web = await entities.get(namespace, "web")
+    assert [r[0] for r in edges.rows] == [web.uuid]
+    assert await count(store, namespace, "MATCH (e:T_Event) RETURN count(e)") == 3
+
+
+async def test_every_delete_removes_implicit_nodes_left_without_links(
+    store: FalkorStore,
+    embedder: Embedder,
+    resolver: NameResolver,
+    entities: EntityGraph,
+    namespace: str,
+) -> None:
+    semantic = SemanticGraph(store, embedder, resolver, entities=entities)
+    links = CrossLinker(store)
+    with anyio.fail_after(60):
+        concept, _ = await semantic.add_concept(namespace, "caching", entities=["implicit-cache"])
+        await entities.add(namespace, "explicit-db")
+        assert await links.delete_node(namespace, concept.uuid)
+    names = await store.query(namespace, "MATCH (e:E_Entity) RETURN e.name")
+    assert [r[0] for r in names.rows] == ["explicit-db"]
+
+
+async def test_clearing_a_graph_removes_implicit_nodes_left_without_links(
+    store: FalkorStore,
+    embedder: Embedder,
+    resolver: NameResolver,
+    entities: EntityGraph,
+    namespace: str,
+) -> None:
+    semantic = SemanticGraph(store, embedder, resolver, entities=entities)
+    with anyio.fail_after(60):
+        await semantic.add_concept(namespace, "caching", entities=["implicit-cache"])
+        await CrossLinker(store).clear(namespace, "semantic")
+    assert await count(store, namespace, "MATCH (e:E_Entity) RETURN count(e)") == 0
+
+
+async def test_unlinking_names_the_ends_exactly(entities: EntityGraph, namespace: str) -> None:
+    with anyio.fail_after(60):
+        await entities.add(namespace, "auth service")
+        await entities.add(namespace, "user db")
+        await entities.link(namespace, "auth service", "user db", "reads")
+        with pytest.raises(NodeNotFound):
+            await entities.unlink(namespace, "auth servce", "user db", "reads")
+        assert await entities.unlink(namespace, "AuthService", "user db", "reads") == 1
+
+
+async def test_one_causal_link_can_be_deleted_and_its_nodes_stay(
+    store: FalkorStore, embedder: Embedder, resolver: NameResolver, namespace: str
+) -> None:
+    causal = CausalGraph(store, embedder, resolver)
+    with anyio.fail_after(60):
+        await causal.add_link(namespace, "cache cold", "slow pages", 0.6)
+        await causal.add_link(namespace, "slow pages", "users leave", 0.5)
+        with pytest.raises(NodeNotFound):
+            await causal.remove_link(namespace, "cache cld", "slow pages")
+        assert await causal.remove_link(namespace, "Cache cold.", "slow pages")
+        assert not await causal.remove_link(namespace, "cache cold", "slow pages")
+    assert await count(store, namespace, "MATCH ()-[r:C_CAUSES]->() RETURN count(r)") == 1
+    assert await count(store, namespace, "MATCH (c:C_Node) RETURN count(c)") == 3
