@@ -182,6 +182,10 @@ def calls(scratch: str, other: str) -> list[tuple[str, dict[str, Any] | None]]:
         ("remove_node", {"graph": scratch, "label": "Config"}),
         # destructive
         (
+            "update_event",
+            {"event": "Auth service crashed on startup", "duration_ms": 60000},
+        ),
+        (
             "delete_relation",
             {
                 "source": "Alice",

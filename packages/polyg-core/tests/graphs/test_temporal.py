@@ -105,6 +105,31 @@ async def test_deleting_an_event_joins_the_chain_around_it(
         await graph.delete_event(namespace, "A")
 
 
+async def test_updating_an_event_moves_it_in_time_and_rebuilds_the_chains(
+    graph: TemporalGraph, namespace: str, store: FalkorStore
+) -> None:
+    for hour, name in ((10, "A"), (11, "B"), (12, "C")):
+        await graph.add_event(namespace, name, f"2026-01-07T{hour}:00:00Z", entities=["svc"])
+    await graph.add_event(namespace, "X", "2026-01-07T09:00:00Z", entities=["db"])
+
+    moved = await graph.update_event(namespace, "A", occurred_at="2026-01-07T13:00:00Z")
+    assert moved.occurred_at.hour == 13
+    assert await chain_of(store, namespace, "svc") == [("B", "C"), ("C", "A")]
+
+    renamed = await graph.update_event(
+        namespace, moved.uuid, description="A2", duration_ms=5, entities=["db"]
+    )
+    assert (renamed.description, renamed.duration_ms, renamed.entities) == ("A2", 5, ["db"])
+    assert await chain_of(store, namespace, "svc") == [("B", "C")]
+    assert await chain_of(store, namespace, "db") == [("X", "A2")]
+    with pytest.raises(NodeNotFound):
+        await graph.update_event(namespace, "A", description="again")
+    with pytest.raises(InvalidInput):
+        await graph.update_event(
+            namespace, "B", description="C", occurred_at="2026-01-07T12:00:00Z"
+        )
+
+
 async def test_timeline_range_is_inclusive_and_ordered(
     graph: TemporalGraph, namespace: str
 ) -> None:

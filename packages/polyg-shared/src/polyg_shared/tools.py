@@ -219,6 +219,20 @@ class AddEventInput(MemoryInput):
     )
 
 
+class UpdateEventInput(MemoryInput):
+    """Arguments of update_event (omitted fields stay as they are)."""
+
+    event: Ref = Field(description="The event's uuid or exact description.")
+    description: Text | None = None
+    occurred_at: TimeText | None = None
+    duration_ms: int | None = Field(default=None, ge=0)
+    entities: list[Ref] | None = Field(
+        default=None,
+        max_length=MAX_REFS,
+        description="Replaces the entities the event involves (created if unknown).",
+    )
+
+
 class AddFactInput(MemoryInput):
     """Arguments of add_fact."""
 

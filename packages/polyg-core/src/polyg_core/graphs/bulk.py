@@ -26,10 +26,10 @@ from polyg_core.graphs.base import check_properties, embed_texts, name_key, prep
 from polyg_core.graphs.base import check_text as base_check_text
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import ensure_entity_uuids, epoch_ms, from_ms
-from polyg_core.graphs.temporal_queries import TimeInput, check_text, parse_time
+from polyg_core.graphs.temporal_queries import REPAIR_CHAINS, TimeInput, check_text, parse_time
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
-from polyg_core.storage.schema import ENTITY, EVENT, R_BEFORE, R_RELATES, X_INVOLVES
+from polyg_core.storage.schema import ENTITY, EVENT, R_RELATES, X_INVOLVES
 from polyg_core.storage.store import FalkorStore
 
 logger = logging.getLogger(__name__)
@@ -39,31 +39,6 @@ _UUID = re.compile(r"^[0-9a-f]{32}$|^[0-9a-f-]{36}$")
 Untyped = Literal["ensure", "refs"]
 Ref = tuple[str, str | None]
 """An entity reference: a name (or uuid) and, optionally, its entity type."""
-
-# For each entity whose events changed, rebuild its T_BEFORE chain from the last
-# event before the earliest changed time onward: the predecessor plus every later
-# event, relinked in (occurred_at, uuid) order. Edges before the predecessor are
-# untouched, so appending to a long history costs only the tail. One query, so a
-# concurrent reader never sees a chain half rebuilt.
-REPAIR_CHAINS = f"""
-UNWIND $rows AS row
-MATCH (x:{ENTITY} {{uuid: row.x}})
-OPTIONAL MATCH (p:{EVENT})-[:{X_INVOLVES}]->(x) WHERE p.occurred_at < row.t
-WITH row, x, p ORDER BY p.occurred_at DESC, p.uuid DESC
-WITH row, x, collect(p)[0] AS prev
-MATCH (ev:{EVENT})-[:{X_INVOLVES}]->(x) WHERE ev.occurred_at >= row.t
-WITH row, prev, ev ORDER BY ev.occurred_at ASC, ev.uuid ASC
-WITH row, prev, collect(ev) AS later
-WITH row, CASE WHEN prev IS NULL THEN later ELSE [prev] + later END AS seg
-UNWIND seg AS s
-OPTIONAL MATCH (s)-[r:{R_BEFORE}]->() WHERE r.entity = row.x
-DELETE r
-WITH row, seg, count(r) AS removed
-UNWIND range(0, size(seg) - 2) AS i
-WITH row, seg[i] AS a, seg[i + 1] AS b
-CREATE (a)-[:{R_BEFORE} {{entity: row.x}}]->(b)
-RETURN count(*)
-"""
 
 WRITE_EVENTS = f"""
 UNWIND $rows AS row

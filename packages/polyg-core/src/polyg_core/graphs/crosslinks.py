@@ -26,6 +26,7 @@ from polyg_core.graphs.base import iso_ms, now_ms
 from polyg_core.graphs.entity import delete_entity
 from polyg_core.graphs.orphans import remove_orphans
 from polyg_core.graphs.semantic import hit_text
+from polyg_core.graphs.temporal_queries import DELETE_EVENT
 from polyg_core.storage.schema import (
     CAUSAL,
     CONCEPT,
@@ -259,8 +260,10 @@ class CrossLinker:
         if label == ENTITY:
             deleted, _ = await delete_entity(self.store, namespace, uuid, delete_facts=delete_facts)
             return deleted
-        res = await self.store.query(
-            namespace, f"MATCH (n:{label} {{uuid: $u}}) DETACH DELETE n", {"u": uuid}
+        # An event leaves a gap in its entities' T_BEFORE chains; DELETE_EVENT joins them.
+        query = (
+            DELETE_EVENT if label == EVENT else f"MATCH (n:{label} {{uuid: $u}}) DETACH DELETE n"
         )
+        res = await self.store.query(namespace, query, {"u": uuid})
         await remove_orphans(self.store, namespace)
         return res.nodes_deleted > 0

@@ -49,6 +49,7 @@ from polyg_core.graphs.temporal_queries import (
     INVALIDATE,
     MAX_DEPTH,
     MAX_LIMIT,
+    REPAIR_CHAINS,
     TimeInput,
     check_depth,
     check_limit,
@@ -176,6 +177,123 @@ class TemporalGraph:
         event = await self.resolve_event(namespace, ref)
         await self.store.query(namespace, DELETE_EVENT, {"u": event.uuid})
         return event
+
+    async def update_event(
+        self,
+        namespace: str,
+        ref: str,
+        *,
+        description: str | None = None,
+        occurred_at: TimeInput | None = None,
+        duration_ms: int | None = None,
+        entities: Sequence[str] | None = None,
+    ) -> Event:
+        """Change an event's description, time, duration or entities (None: unchanged).
+
+        `ref` is the event's uuid or exact description: an update never guesses. New
+        `entities` replace the old ones (names resolved as on `add_event`). The
+        `T_BEFORE` chains of every entity involved before or after are rebuilt from
+        the earlier of the old and new times.
+
+        Raises:
+            NodeNotFound: no event has this uuid or description.
+            AmbiguousName: several events have this description; pass the uuid.
+            InvalidInput: an empty description, a bad time or a negative duration, or
+                another event already has the new description at the new time.
+        """
+        event = await self._exact_event(namespace, check_text(ref, "event", 4096))
+        desc = check_text(description, "description", 4096) if description is not None else None
+        t_new = (
+            epoch_ms(parse_time(occurred_at, "occurred_at")) if occurred_at is not None else None
+        )
+        if duration_ms is not None and (isinstance(duration_ms, bool) or duration_ms < 0):
+            raise InvalidInput(f"duration_ms must be a whole number >= 0, got {duration_ms!r}")
+        await self._prepare(namespace)
+        eids = (
+            sorted(
+                set(
+                    (
+                        await ensure_entity_uuids(
+                            self.store, self.resolver, self.embedder, namespace, list(entities)
+                        )
+                    ).values()
+                )
+            )
+            if entities is not None
+            else None
+        )
+        t_old = epoch_ms(event.occurred_at)
+        final_desc = desc if desc is not None else event.description
+        final_t = t_new if t_new is not None else t_old
+        if (final_desc, final_t) != (event.description, t_old):
+            # The same description at the same instant is one event (add_event's rule).
+            clash = await self.store.query(
+                namespace,
+                f"MATCH (ev:{EVENT} {{description: $d, occurred_at: $t}}) "
+                "WHERE ev.uuid <> $u RETURN ev.uuid LIMIT 1",
+                {"d": final_desc, "t": final_t, "u": event.uuid},
+                read_only=True,
+            )
+            if clash.rows:
+                raise InvalidInput(
+                    f"event {clash.rows[0][0]} already has this description at this time; "
+                    "update or delete that one instead"
+                )
+        old = await self.store.query(
+            namespace,
+            f"MATCH (:{EVENT} {{uuid: $u}})-[:{X_INVOLVES}]->(x:{ENTITY}) RETURN x.uuid",
+            {"u": event.uuid},
+            read_only=True,
+        )
+        touched = {str(r[0]) for r in old.rows} | set(eids or [])
+        params: dict[str, Any] = {
+            "u": event.uuid,
+            "desc": final_desc,
+            "t": final_t,
+            "t_iso": iso(from_ms(final_t)),
+            "dur": duration_ms if duration_ms is not None else event.duration_ms,
+            "vec": await self._embed(final_desc) if desc is not None else None,
+            "eids": eids,
+        }
+        await self.store.query(
+            namespace,
+            f"MATCH (ev:{EVENT} {{uuid: $u}}) "
+            "SET ev.description = $desc, ev.occurred_at = $t, ev.occurred_at_iso = $t_iso, "
+            "ev.duration_ms = $dur "
+            "FOREACH (_ IN CASE WHEN $vec IS NULL THEN [] ELSE [1] END | "
+            "SET ev.embedding = vecf32($vec)) "
+            "WITH ev "
+            f"OPTIONAL MATCH (ev)-[b:{R_BEFORE}]-() DELETE b "
+            "WITH DISTINCT ev "
+            f"OPTIONAL MATCH (ev)-[i:{X_INVOLVES}]->(x:{ENTITY}) "
+            "WHERE $eids IS NOT NULL AND NOT x.uuid IN $eids DELETE i "
+            "WITH DISTINCT ev "
+            f"UNWIND coalesce($eids, []) AS eid MATCH (x:{ENTITY} {{uuid: eid}}) "
+            f"MERGE (ev)-[:{X_INVOLVES}]->(x)",
+            params,
+        )
+        if touched:
+            since = min(t_old, final_t)
+            await self.store.query(
+                namespace, REPAIR_CHAINS, {"rows": [{"x": x, "t": since} for x in sorted(touched)]}
+            )
+        return (await self._events(namespace, [event.uuid]))[event.uuid]
+
+    async def _exact_event(self, namespace: str, text: str) -> Event:
+        res = await self.store.query(
+            namespace,
+            f"MATCH (ev:{EVENT}) WHERE ev.uuid = $v OR ev.description = $v "
+            "RETURN ev.uuid, ev.description, ev.occurred_at_iso LIMIT 6",
+            {"v": text},
+            read_only=True,
+        )
+        if not res.rows:
+            raise NodeNotFound("event", text)
+        if len(res.rows) > 1:
+            cands = [Candidate(str(u), f"{d} ({t})", EVENT, 1.0) for u, d, t in res.rows]
+            raise AmbiguousName("event", text, cands)
+        uid = str(res.rows[0][0])
+        return (await self._events(namespace, [uid]))[uid]
 
     async def _events(self, namespace: str, uuids: Sequence[str]) -> dict[str, Event]:
         if not uuids:

@@ -176,3 +176,28 @@ FOREACH (_ IN CASE WHEN change THEN [1] ELSE [] END |
     SET f.valid_to = $at, f.valid_to_iso = $at_iso, f.invalidated_at = $now)
 RETURN {props("f")}, too_early
 """
+
+# For each entity whose events changed, rebuild its T_BEFORE chain from the last
+# event before the earliest changed time onward: the predecessor plus every later
+# event, relinked in (occurred_at, uuid) order. Edges before the predecessor are
+# untouched, so appending to a long history costs only the tail. One query, so a
+# concurrent reader never sees a chain half rebuilt.
+REPAIR_CHAINS = f"""
+UNWIND $rows AS row
+MATCH (x:{ENTITY} {{uuid: row.x}})
+OPTIONAL MATCH (p:{EVENT})-[:{X_INVOLVES}]->(x) WHERE p.occurred_at < row.t
+WITH row, x, p ORDER BY p.occurred_at DESC, p.uuid DESC
+WITH row, x, collect(p)[0] AS prev
+MATCH (ev:{EVENT})-[:{X_INVOLVES}]->(x) WHERE ev.occurred_at >= row.t
+WITH row, prev, ev ORDER BY ev.occurred_at ASC, ev.uuid ASC
+WITH row, prev, collect(ev) AS later
+WITH row, CASE WHEN prev IS NULL THEN later ELSE [prev] + later END AS seg
+UNWIND seg AS s
+OPTIONAL MATCH (s)-[r:{R_BEFORE}]->() WHERE r.entity = row.x
+DELETE r
+WITH row, seg, count(r) AS removed
+UNWIND range(0, size(seg) - 2) AS i
+WITH row, seg[i] AS a, seg[i + 1] AS b
+CREATE (a)-[:{R_BEFORE} {{entity: row.x}}]->(b)
+RETURN count(*)
+"""

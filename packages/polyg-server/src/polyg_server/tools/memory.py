@@ -51,6 +51,7 @@ from polyg_shared.tools import (
     RecallInput,
     RememberInput,
     UpdateEntityInput,
+    UpdateEventInput,
 )
 from pydantic import ConfigDict, Field, RootModel
 
@@ -228,6 +229,27 @@ async def add_event(ctx: ServerContext, inp: AddEventInput) -> Event:
     mem, ns = memory_and_ns(ctx, inp.graph)
     return await mem.temporal.add_event(
         ns, inp.description, inp.occurred_at, duration_ms=inp.duration_ms, entities=inp.entities
+    )
+
+
+async def update_event(ctx: ServerContext, inp: UpdateEventInput) -> Event:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    if (
+        inp.description is None
+        and inp.occurred_at is None
+        and inp.duration_ms is None
+        and inp.entities is None
+    ):
+        raise InvalidInput(
+            "nothing to update: give description, occurred_at, duration_ms or entities"
+        )
+    return await mem.temporal.update_event(
+        ns,
+        inp.event,
+        description=inp.description,
+        occurred_at=inp.occurred_at,
+        duration_ms=inp.duration_ms,
+        entities=inp.entities,
     )
 
 
@@ -495,6 +517,19 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         input_model=AddEventInput,
         output_model=Event,
         handler=add_event,
+        annotations=WRITE_IDEMPOTENT,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="update_event",
+        description=(
+            "Change an event's description, time, duration or entities (omitted: unchanged; "
+            "entities replace the old ones). The event is named by uuid or exact description; "
+            "the entities' timelines are re-ordered. Returns the event."
+        ),
+        input_model=UpdateEventInput,
+        output_model=Event,
+        handler=update_event,
         annotations=WRITE_IDEMPOTENT,
         profile=PROFILE,
     ),
