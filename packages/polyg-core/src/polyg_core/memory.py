@@ -43,6 +43,7 @@ from polyg_core.recall.pipeline import (
     mentioned_entities,
     usage_report,
 )
+from polyg_core.remember.links import referred_events, represented_entities
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
 from polyg_core.retrieval.decay import refresh_access
 from polyg_core.retrieval.filters import prefixed_tags
@@ -418,6 +419,7 @@ class Memory:
                 for o in fw.invalidated
             )
         causal: list[str] = []
+        event_texts = [(e.uuid, e.name) for e in events]
         for link in ex.causal_links:
             cr = await self.causal.add_link(
                 namespace,
@@ -426,14 +428,19 @@ class Memory:
                 link.confidence,
                 evidence=link.evidence,
                 entities=list(link.entities),
+                events=referred_events(link.cause, link.effect, link.evidence, event_texts),
             )
             causal.append(
                 f"{cr.cause.description} -> {cr.effect.description} ({cr.link.confidence:.2f})"
             )
         concepts: list[WrittenNode] = []
         concept_names: list[str] = []
+        entity_uuid = {e.name: e.uuid for e in entities}
         for c in ex.concepts:
-            concept, created = await self.semantic.add_concept(namespace, c.name, c.description)
+            named = represented_entities(c.name, c.description, entity_uuid)
+            concept, created = await self.semantic.add_concept(
+                namespace, c.name, c.description, [entity_uuid[n] for n in named]
+            )
             concepts.append(
                 WrittenNode(
                     uuid=concept.uuid, name=concept.name, label="S_Concept", created=created

@@ -1,0 +1,1 @@
+"""What `Memory.remember` derives from an extraction besides the extractor's own output."""
