@@ -131,3 +131,18 @@ async def test_one_causal_link_can_be_deleted_and_its_nodes_stay(
         assert not await causal.remove_link(namespace, "cache cold", "slow pages")
     assert await count(store, namespace, "MATCH ()-[r:C_CAUSES]->() RETURN count(r)") == 1
     assert await count(store, namespace, "MATCH (c:C_Node) RETURN count(c)") == 3
+
+
+async def test_deleting_an_event_by_uuid_joins_its_entities_chain(
+    store: FalkorStore, temporal: TemporalGraph, namespace: str
+) -> None:
+    with anyio.fail_after(60):
+        events = [
+            await temporal.add_event(namespace, name, f"2026-01-0{day}", entities=["svc"])
+            for day, name in ((1, "A"), (2, "B"), (3, "C"))
+        ]
+        assert await CrossLinker(store).delete_node(namespace, events[1].uuid)
+    chain = await store.query(
+        namespace, "MATCH (a:T_Event)-[:T_BEFORE]->(b:T_Event) RETURN a.description, b.description"
+    )
+    assert [tuple(r) for r in chain.rows] == [("A", "C")]
