@@ -185,6 +185,11 @@ def calls(scratch: str, other: str) -> list[tuple[str, dict[str, Any] | None]]:
             "update_event",
             {"event": "Auth service crashed on startup", "duration_ms": 60000},
         ),
+        ("add_entity", {"name": "auth svc", "entity_type": "Service"}),
+        (
+            "merge_entities",
+            {"source": "auth svc", "target": "auth-service", "confirm": True},
+        ),
         (
             "delete_relation",
             {

@@ -58,3 +58,19 @@ async def test_deleting_an_entity_over_mcp_ends_its_current_facts(
     temporal = memory_ctx.require_memory().temporal
     assert await temporal.facts(namespace, subject="Alice") == []
     assert len(await temporal.facts(namespace, subject="Alice", history=True)) == 1
+
+
+async def test_a_reported_near_duplicate_can_be_merged_on_purpose(memory_client: Client) -> None:
+    await call(memory_client, "add_entity", {"name": "auth service"})
+    typo = await call(memory_client, "add_entity", {"name": "auth servce"})
+    similar = typo["similar_existing"][0]
+    merged = await call(
+        memory_client,
+        "merge_entities",
+        {"source": typo["entity"]["uuid"], "target": similar["uuid"], "confirm": True},
+    )
+    assert merged["entity"]["name"] == "auth service"
+    assert merged["merged_from"] == ["auth servce"]
+    with anyio.fail_after(30):
+        gone = await memory_client.call_tool("get_entity", {"entity": typo["entity"]["uuid"]})
+    assert gone.is_error

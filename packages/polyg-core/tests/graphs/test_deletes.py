@@ -146,3 +146,37 @@ async def test_deleting_an_event_by_uuid_joins_its_entities_chain(
         namespace, "MATCH (a:T_Event)-[:T_BEFORE]->(b:T_Event) RETURN a.description, b.description"
     )
     assert [tuple(r) for r in chain.rows] == [("A", "C")]
+
+
+async def test_merging_moves_every_link_and_keeps_the_merged_name(
+    store: FalkorStore,
+    embedder: Embedder,
+    resolver: NameResolver,
+    entities: EntityGraph,
+    temporal: TemporalGraph,
+    namespace: str,
+) -> None:
+    causal = CausalGraph(store, embedder, resolver)
+    with anyio.fail_after(60):
+        await entities.add(namespace, "auth service")
+        await entities.add(namespace, "user db")
+        await temporal.add_event(namespace, "A", "2026-01-01", entities=["auth service"])
+        await temporal.add_event(namespace, "B", "2026-01-02", entities=["auth servce"])
+        await entities.link(namespace, "auth servce", "user db", "reads")
+        await entities.link(namespace, "auth servce", "auth service", "same as")
+        await causal.add_link(namespace, "bad config", "crash", 0.9, entities=["auth servce"])
+        merged, names = await entities.merge(namespace, "auth servce", "auth service")
+        rels = await entities.relationships(namespace, "auth service")
+    assert merged.name == "auth service" and names == ["auth servce"]
+    assert [(r.source_name, r.relationship_type, r.target_name) for r in rels] == [
+        ("auth service", "reads", "user db")
+    ]
+    chain = await store.query(
+        namespace, "MATCH (a:T_Event)-[b:T_BEFORE]->(c:T_Event) RETURN a.description, c.description"
+    )
+    assert [tuple(r) for r in chain.rows] == [("A", "B")]
+    affected = await store.query(
+        namespace, "MATCH (:C_Node)-[:X_AFFECTS]->(e:E_Entity) RETURN DISTINCT e.name"
+    )
+    assert [r[0] for r in affected.rows] == ["auth service"]
+    assert await count(store, namespace, "MATCH (e:E_Entity) RETURN count(e)") == 2

@@ -331,6 +331,21 @@ class DeleteRelationOutput(BaseModel):
     deleted: int = Field(description="How many relations were removed (0: none existed).")
 
 
+class MergeEntitiesInput(MemoryInput):
+    """Arguments of merge_entities."""
+
+    source: Ref = Field(description="uuid or exact name of the entity merged away.")
+    target: Ref = Field(description="uuid or exact name of the entity that stays.")
+    confirm: bool = Field(default=False, description="Must be true (the source is deleted).")
+
+
+class MergeEntitiesOutput(BaseModel):
+    """The entity that stayed after merge_entities."""
+
+    entity: Entity
+    merged_from: list[str] = Field(description="Names of every entity merged into this one.")
+
+
 class DeleteCausalLinkInput(MemoryInput):
     """Arguments of delete_causal_link."""
 

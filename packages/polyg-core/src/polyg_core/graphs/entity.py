@@ -29,6 +29,7 @@ from polyg_core.graphs.base import (
     prepare,
     type_key,
 )
+from polyg_core.graphs.merge import merge_entities
 from polyg_core.graphs.orphans import remove_orphans
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver, Resolved
@@ -372,6 +373,33 @@ class EntityGraph:
             self.store, namespace, found.uuid, delete_facts=delete_facts
         )
         return deleted
+
+    async def merge(self, namespace: str, source: str, target: str) -> tuple[Entity, list[str]]:
+        """Merge entity `source` into `target` on purpose (see `graphs/merge.py`).
+
+        Both are named exactly (uuid, exact or normalised name): a merge never guesses.
+
+        Returns:
+            The target entity, and the names it now keeps in `merged_from`.
+
+        Raises:
+            NodeNotFound: an entity does not exist (with the closest names).
+            AmbiguousName: a name matches several entities; pass the uuid.
+            InvalidInput: both name the same entity.
+        """
+        a = await self._resolve(namespace, source, exact=True)
+        b = await self._resolve(namespace, target, exact=True)
+        await merge_entities(self.store, namespace, a.uuid, b.uuid)
+        res = await self.store.query(
+            namespace,
+            f"MATCH (n:{ENTITY} {{uuid: $u}}) RETURN {props('n')}, n.merged_from",
+            {"u": b.uuid},
+            read_only=True,
+        )
+        if not res.rows:  # the target was deleted while merging
+            raise NodeNotFound("entity", target)
+        node, merged_from = res.rows[0]
+        return to_entity(clean(node)), [str(n) for n in merged_from or []]
 
     async def link(
         self,

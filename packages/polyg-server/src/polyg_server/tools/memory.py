@@ -48,6 +48,8 @@ from polyg_shared.tools import (
     InvalidateFactInput,
     InvalidateFactOutput,
     LinkEntitiesInput,
+    MergeEntitiesInput,
+    MergeEntitiesOutput,
     RecallInput,
     RememberInput,
     UpdateEntityInput,
@@ -354,6 +356,13 @@ async def delete_relation(ctx: ServerContext, inp: DeleteRelationInput) -> Delet
     return DeleteRelationOutput(deleted=removed)
 
 
+async def merge_entities(ctx: ServerContext, inp: MergeEntitiesInput) -> MergeEntitiesOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    require_confirm(ctx, inp.confirm, "merging entities")
+    entity, merged_from = await mem.entities.merge(ns, inp.source, inp.target)
+    return MergeEntitiesOutput(entity=entity, merged_from=merged_from)
+
+
 async def delete_causal_link(
     ctx: ServerContext, inp: DeleteCausalLinkInput
 ) -> DeleteCausalLinkOutput:
@@ -610,6 +619,20 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         input_model=DeleteRelationInput,
         output_model=DeleteRelationOutput,
         handler=delete_relation,
+        annotations=DESTRUCTIVE,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="merge_entities",
+        description=(
+            "Merge one entity into another on purpose (a typo, a duplicate that add_entity "
+            "reported in similar_existing): its relations, events, facts, concepts and causal "
+            "links move to the target, which keeps the source's name in merged_from; the "
+            "source is deleted. Irreversible: needs confirm: true. Names must be exact."
+        ),
+        input_model=MergeEntitiesInput,
+        output_model=MergeEntitiesOutput,
+        handler=merge_entities,
         annotations=DESTRUCTIVE,
         profile=PROFILE,
     ),
