@@ -167,3 +167,18 @@ async def test_scratch_labels_differing_by_a_word_stay_two_nodes(
         controller = await scratch.add_node("AuthController", graph=namespace)
     assert other.created and controller.created
     assert len((await scratch.list_nodes(graph=namespace)).nodes) == 4
+
+
+async def test_a_typed_bulk_relation_end_must_match_exactly(
+    entities: EntityGraph, namespace: str
+) -> None:
+    with anyio.fail_after(60):
+        await entities.add(namespace, "ghost-source", "host")
+        await entities.add(namespace, "ghost-target-y", "host")
+        out = await add_relations(
+            entities,
+            namespace,
+            [RelationItem(("ghost-source", "host"), ("ghost-target-z", "host"), "x")],
+        )
+    assert isinstance(out.outcomes[0], NodeNotFound)
+    assert await entities.relationships(namespace, "ghost-source") == []

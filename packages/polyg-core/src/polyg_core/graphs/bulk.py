@@ -1,11 +1,11 @@
 """Batched writes for bulk loading: many relations or events in a few queries.
 
 The graph classes write one record per call and resolve every name on the way
-(uuid, exact, normalised, embedding), several queries per record. An import
+(uuid, exact, normalised name), several queries per record. An import
 writes thousands of records whose names almost always match an entity exactly,
 so these functions resolve the names of a whole batch in one query, write the
 batch in one UNWIND query, and leave only the names that need the full resolver
-(fuzzy matches, ambiguity, new names) to it. The stored result is the same as
+(uuids, ambiguity, new names) to it. The stored result is the same as
 writing the records one by one.
 """
 
@@ -115,7 +115,8 @@ async def _ensure_each(
     for name, etype in dict.fromkeys(refs):
         try:
             if etype:
-                out[(name, etype)] = (await entities.get(namespace, name, type_key(etype))).uuid
+                typed = await entities.get(namespace, name, type_key(etype), exact=True)
+                out[(name, etype)] = typed.uuid
             elif untyped == "ensure":
                 out[(name, etype)] = (await entities.ensure(namespace, [name]))[name]
             else:

@@ -577,7 +577,12 @@ class EntityGraph:
             return await self.resolver.resolve(namespace, ENTITY_NAMES, text, fuzzy=not exact)
         etype = type_key(entity_type)
         found = await self.resolver.resolve(
-            namespace, ENTITY_NAMES, text, where="n.entity_type = $etype", params={"etype": etype}
+            namespace,
+            ENTITY_NAMES,
+            text,
+            fuzzy=not exact,
+            where="n.entity_type = $etype",
+            params={"etype": etype},
         )
         # The resolver's embedding step does not apply `where`; a match of another type
         # is not the entity asked for.
@@ -590,15 +595,23 @@ class EntityGraph:
         return found
 
     async def get(
-        self, namespace: str, name_or_uuid: str, entity_type: str | None = None
+        self,
+        namespace: str,
+        name_or_uuid: str,
+        entity_type: str | None = None,
+        *,
+        exact: bool = False,
     ) -> Entity:
         """The entity with this uuid or name (exact, normalised, then embedding similarity).
+
+        With `exact` (writes), no similarity step: a name close in meaning is not it.
 
         Raises:
             NodeNotFound: no such entity; carries the closest names.
             AmbiguousName: several entities match; carries the candidates.
         """
-        return to_entity((await self._resolve(namespace, name_or_uuid, entity_type)).properties)
+        found = await self._resolve(namespace, name_or_uuid, entity_type, exact=exact)
+        return to_entity(found.properties)
 
     async def list_entities(
         self,

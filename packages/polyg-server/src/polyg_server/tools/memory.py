@@ -1,8 +1,9 @@
 """Memory tools (profile "memory"): recall, remember, the write tools, delete and admin.
 
-Each handler resolves names the way the core does (uuid → exact → normalised →
-embedding similarity) and raises polyg-core errors, which the registry turns into
-tool errors that say what to do.
+Each handler resolves names the way the core does (writes: uuid → exact →
+normalised, else a new node, with near-duplicates reported; reads add embedding
+similarity) and raises polyg-core errors, which the registry turns into tool
+errors that say what to do.
 """
 
 from __future__ import annotations
