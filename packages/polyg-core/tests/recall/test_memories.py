@@ -11,7 +11,7 @@ import pytest
 import redis.asyncio as aredis
 from polyg_core.bench.dataset import load_dataset
 from polyg_core.bench.retrieval import run_retrieval
-from polyg_core.errors import InvalidInput
+from polyg_core.errors import EmbeddingMismatch, InvalidInput
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.catalogue import author_of, without_names
@@ -212,3 +212,9 @@ async def test_catalogue_follows_writes_and_deletes_from_elsewhere(
         assert found[0] == second.uuid and first in found
         await store.query(ns, "MATCH (m:S_Memory {uuid: $u}) DETACH DELETE m", {"u": second.uuid})
         assert await _first(memory, "greenhouse heater", "lexical") == [first]
+
+
+async def test_recall_in_a_namespace_of_another_model_says_so(memory: Memory) -> None:
+    await memory.store.ensure_vectors(memory.namespace, "other/embedding-model", 384)
+    with pytest.raises(EmbeddingMismatch, match=r"other/embedding-model.*EMBEDDING_MODEL"):
+        await memory.recall("anything about the cache?", reference_time=NOW)

@@ -33,6 +33,7 @@ from polyg_shared.timeutil import to_epoch_ms, utc_now
 from polyg_core.agents.classifier import classify
 from polyg_core.config import Settings
 from polyg_core.errors import InvalidInput
+from polyg_core.graphs.base import check_readable
 from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM, Usage
@@ -160,6 +161,16 @@ class RecallPipeline:
         """The query vector of `text`."""
         return np.asarray((await self.embedder.embed([text]))[0], dtype=np.float32)
 
+    async def embed_for(self, namespace: str, text: str) -> Vector:
+        """The query vector of `text`, once the namespace is known to hold this model's vectors.
+
+        Raises:
+            EmbeddingMismatch: the namespace was built with another model or dimension (the
+                same clear error writes give, instead of FalkorDB's or silently nothing).
+        """
+        await check_readable(self.store, namespace, self.embedder)
+        return await self.embed(text)
+
     async def seeds(
         self,
         namespace: str,
@@ -216,6 +227,7 @@ class RecallPipeline:
 
         Raises:
             InvalidInput: an empty question, a bad mode, filter, retriever or limit.
+            EmbeddingMismatch: the namespace was built with another embedding model.
             StorageUnavailable: FalkorDB cannot be reached.
         """
         if not question or not question.strip():
@@ -264,7 +276,7 @@ class RecallPipeline:
         catalogue = await self.catalogue.get(namespace)
         speakers = catalogue.authors_in(question)
         common = catalogue.common_names([*intent.entities, *speakers], COMMON_NAME_SHARE)
-        vector = await self.embed(without_names(query_text, common))
+        vector = await self.embed_for(namespace, without_names(query_text, common))
         # A name found in most memories (a speaker, the user) says little about which
         # ones answer: it does not seed the graph views on its own.
         seed_intent = intent.model_copy(

@@ -56,7 +56,7 @@ async def semantic_search(ctx: ServerContext, inp: SemanticSearchInput) -> Seman
     min_score = (
         inp.min_score if inp.min_score is not None else ctx.settings.magma_min_semantic_score
     )
-    vector = await mem.pipeline.embed(inp.query)
+    vector = await mem.pipeline.embed_for(ns, inp.query)
     seeds = await mem.pipeline.seeds(ns, Intent(), vector, top_k=inp.k, min_score=min_score)
     linked: dict[str, list[str]] = {}
     for edge in seeds.semantic.edges:
