@@ -18,21 +18,6 @@ from polyg_core.storage.store import FalkorStore
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def resolver(store: FalkorStore, embedder: Embedder) -> NameResolver:
-    return NameResolver(store, embedder)
-
-
-@pytest.fixture
-def entities(store: FalkorStore, embedder: Embedder, resolver: NameResolver) -> EntityGraph:
-    return EntityGraph(store, embedder, resolver)
-
-
-@pytest.fixture
-def temporal(store: FalkorStore, embedder: Embedder, resolver: NameResolver) -> TemporalGraph:
-    return TemporalGraph(store, embedder, resolver)
-
-
 async def count(store: FalkorStore, ns: str, cypher: str) -> int:
     return int((await store.query(ns, cypher)).scalar(0))
 

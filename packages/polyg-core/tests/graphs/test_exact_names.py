@@ -22,16 +22,6 @@ from polyg_core.storage.store import FalkorStore
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def resolver(store: FalkorStore, embedder: Embedder) -> NameResolver:
-    return NameResolver(store, embedder)
-
-
-@pytest.fixture
-def entities(store: FalkorStore, embedder: Embedder, resolver: NameResolver) -> EntityGraph:
-    return EntityGraph(store, embedder, resolver)
-
-
 async def names(store: FalkorStore, namespace: str) -> list[str]:
     res = await store.query(namespace, "MATCH (e:E_Entity) RETURN e.name ORDER BY e.name")
     return [str(r[0]) for r in res.rows]
