@@ -407,7 +407,10 @@ class EmbeddedFalkorDB:
         replays, and checks the vector indexes).
         """
         client = redis.Redis(unix_socket_path=sock, socket_timeout=10, decode_responses=True)
-        deadline = time.monotonic() + max(wait_s, 10.0)
+        # A caller that does not wait (a new namespace's indexes) does not queue behind a
+        # rewrite already running either: with many namespaces each would wait for a rewrite
+        # of the whole database. What that rewrite misses is checked at the next start.
+        deadline = time.monotonic() + (max(wait_s, 10.0) if wait_s > 0 else 0.0)
         try:
             if not _rewrite_done(client, deadline):
                 return False
