@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -51,7 +51,6 @@ class RankedRecall:
     merged: MergedSubgraph
     ranked: Ranked
     report: RankingReport
-    returned_memories: list[str] = field(default_factory=lambda: [])
 
 
 EMBEDDING_CANDIDATES = 60
@@ -165,10 +164,8 @@ async def rank_recall(
         filters=flt.describe(),
         memories_filtered_out=len(dropped),
     )
-    returned = [n.uuid for n in [*ranked.core, *ranked.extended] if n.label == MEMORY]
     return RankedRecall(
         merged=MergedSubgraph(nodes=decayed, edges=edges, views=merged.views),
         ranked=ranked,
         report=report,
-        returned_memories=returned,
     )
