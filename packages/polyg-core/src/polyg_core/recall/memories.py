@@ -110,7 +110,6 @@ class MemoryRanking:
 
     ranked: list[tuple[CatalogueEntry, float]] = field(default_factory=lambda: [])
     signals: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
-    common_names: set[str] = field(default_factory=lambda: set())
 
     def to_models(self, limit: int) -> list[RecalledMemory]:
         """The first `limit` memories as result models."""
@@ -198,7 +197,6 @@ async def rank_memories(
     weights: FusionWeights | None = None,
     memory_filter: MemoryFilter | None = None,
     names: Sequence[str] = (),
-    common_names: Collection[str] = (),
     decay_tau_days: float = 30.0,
     multi_hop: bool = False,
 ) -> MemoryRanking:
@@ -222,7 +220,6 @@ async def rank_memories(
             {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)}
         )
     all_names = [*intent.entities, *names]
-    out.common_names = set(common_names)
     if "entity" in retrievers and all_names:
         out.signals["entity"] = _entity_signal(catalogue, all_names)
     window: tuple[int, int] | None = None

@@ -302,7 +302,6 @@ class RecallPipeline:
                 weights=self.fusion_weights,
                 memory_filter=memory_filter,
                 names=speakers,
-                common_names=common,
                 decay_tau_days=self.decay_policy.tau_days if opts.decay else 1e9,
                 multi_hop=use_ppr,
             )
