@@ -128,6 +128,23 @@ async def test_neighbours_bring_the_reply_to_a_matching_question(memory: Memory)
     assert with_neighbours[:2] == [reply.uuid, asked]
 
 
+async def test_a_hit_that_asks_back_keeps_its_place_above_the_reply(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        same_time = NOW - timedelta(days=2)
+        told = await _add(
+            memory,
+            "Ravi: I hid the spare greenhouse key under the blue flowerpot. How was your week?",
+            days_ago=2,
+        )
+        reply, _ = await memory.semantic.add_memory(
+            memory.namespace, "Mina: Busy, lots of marking.", created_at=same_time
+        )
+        await _add(memory, "Mina: The tomatoes need water daily.", days_ago=30)
+        ranked = await _first(memory, "Where is the spare greenhouse key?", "lexical", "neighbours")
+    # The closing question asks about something else: the reply is only a neighbour.
+    assert ranked[:2] == [told, reply.uuid]
+
+
 async def test_graph_reaches_memories_about_the_same_concept(memory: Memory) -> None:
     with anyio.fail_after(60):
         hit = await _add(memory, "The heron returned to the pond.", concepts=["birdwatching"])

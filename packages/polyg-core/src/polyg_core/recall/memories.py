@@ -12,8 +12,10 @@ Retrievers (each gives scores in [0, 1]; any can be switched off):
   concepts they are about to other memories about the same, weighted by the concept's
   specificity;
 * neighbours: the memory just before and after a strong hit in time (the sentence that
-  carries on a thought); when the hit ends with a question, the memory after it is the
-  reply and ranks just above the hit.
+  carries on a thought); when the hit ends with a question and that question is what
+  matched (it holds at least as many of the asked words as the rest of the hit), the
+  memory after it is the reply and ranks just above the hit. A hit that states something
+  and then asks back ("... I ran a charity race. How about you?") keeps its place.
 
 Fusion is a weighted sum of the scaled scores: lexical and dense carry the weight, the
 graph-side signals add candidates and re-rank, and a neighbour scores below the hit it
@@ -24,6 +26,7 @@ about a stated past window, so a memory that matches is never vetoed by its age.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +51,7 @@ SEEDS_FOR_EXPANSION = 10
 NEIGHBOUR_WINDOW_MS = 6 * 3600 * 1000
 COMMON_NAME_SHARE = 0.3
 DAY_MS = 86_400_000
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,7 @@ class FusionWeights:
         time: inside the question's timeframe.
         graph: reached through a shared concept from a strong hit.
         neighbours: a neighbour scores this share of its hit's fused score (max, not sum).
-        reply: the share for the memory right after a hit that ends with a question.
+        reply: the share for the memory right after a hit whose final question matched.
         age: the tie-breaking weight of recency (exp(-days/30)).
     """
 
@@ -131,6 +135,25 @@ class MemoryRanking:
                 )
             )
         return out
+
+
+def _asks_what_was_asked(catalogue: NamespaceCatalogue, hit: str, asked: set[str]) -> bool:
+    """Whether `hit` ends with a question that holds what was asked.
+
+    True for a memory that is only a question; for one that says something and then asks,
+    only when its last sentence holds at least as many of the asked words (`asked`: the
+    question's lexical terms) as the sentences before it.
+    """
+    text = hit.rstrip()
+    if not text.endswith("?"):
+        return False
+    parts = _SENTENCE_END.split(text)
+    if len(parts) <= 1:
+        return True
+    tokens = catalogue.lexical.tokens
+    last = asked.intersection(tokens(parts[-1]))
+    before = asked.intersection(tokens(" ".join(parts[:-1])))
+    return len(last) >= len(before)
 
 
 def _entity_signal(catalogue: NamespaceCatalogue, names: Sequence[str]) -> dict[str, float]:
@@ -255,12 +278,13 @@ async def rank_memories(
             fused[uuid] += w.graph * s
     if "neighbours" in retrievers and seeds:
         nb: dict[str, float] = {}
+        asked = set(catalogue.lexical.tokens(question))
         for uuid, score in seeds:
             hit = catalogue.entries[catalogue.position[uuid]]
-            asks = hit.content.rstrip().endswith("?")
+            asks = _asks_what_was_asked(catalogue, hit.content, asked)
             for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
-                # A memory that ends by asking is answered by the next one: the reply
-                # holds what the question was about, so it ranks just above the hit.
+                # A memory whose closing question matched is answered by the next one: the
+                # reply holds what the question was about, so it ranks just above the hit.
                 reply = asks and catalogue.follows(other, hit)
                 share = (w.reply if reply else w.neighbours) * score
                 if share > fused.get(other.uuid, 0.0) and share > nb.get(other.uuid, 0.0):
