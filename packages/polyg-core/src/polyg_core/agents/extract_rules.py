@@ -219,8 +219,22 @@ _NOT_CONCEPT = words(
     because since therefore thus hence consequently caused causes cause led leads lead result
     resulted results due owing then when while after before until works work working owns own
     uses use used run runs check set get need needs needed want wants wanted
+    better best worse worst instead great good nice bad pretty little big sure think
+    thought feel felt feeling know knew maybe probably actually definitely awesome amazing
+    cool love loved loves glad happy excited fun kind stuff hey hello wow yeah yep thank
+    congrats congratulations sorry haha lol omg okay super totally much many always never
+    sometimes often usually ever even though almost quite rather enough else other another
+    same different whole able going gonna wanna tried try trying look looking looks seem
+    seems seemed gets getting lets doing done being having say saying tell told ask asked
+    talk talked went goes gone come came take took give gave keep kept put find found see
+    saw seen hear heard mean meant hope wish guess bit sort true right sounds sound one two
+    three four five six seven eight nine ten first second third last next ago soon since
+    mine yours hers ours theirs myself yourself himself herself ourselves themselves
+    ran lives living lived stay stayed mon tue tues wed thu thur thurs fri sat sun jan feb
+    mar apr jun jul aug sep sept oct nov dec
     """
 )
+_VERB_FORM = re.compile(r"[a-z]{3,}(?<!e)ed")  # "returned", "rolled": verbs, not ideas
 
 
 def concepts_of(
@@ -256,6 +270,7 @@ def concepts_of(
             or word in STOP_WORDS
             or word in _NOT_CONCEPT
             or _EVENT_VERBS.fullmatch(word)
+            or _VERB_FORM.fullmatch(word)
             or word.endswith("ly")
             or any(s < m.end() and m.start() < e for s, e in blocked)
         ):

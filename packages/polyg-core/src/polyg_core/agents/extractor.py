@@ -36,6 +36,7 @@ from polyg_core.agents.extract_rules import (
     sentence_spans,
     strip_times,
 )
+from polyg_core.agents.membership import membership_spans
 from polyg_core.agents.names import (
     EntityMatcher,
     KnownEntities,
@@ -44,7 +45,7 @@ from polyg_core.agents.names import (
     guess_entity_type,
 )
 from polyg_core.agents.prompts import EXTRACTOR_SYSTEM, extractor_user
-from polyg_core.agents.timeparse import match_times, parse_timeframe
+from polyg_core.agents.timeparse import TimeMatch, match_times, parse_timeframe
 from polyg_core.errors import ProviderError
 from polyg_core.providers.llm.base import LLM, Usage
 from polyg_core.text import normalize_name
@@ -62,6 +63,8 @@ __all__ = [
 ]
 
 DEFAULT_EXTRACTOR_MAX_TOKENS = 2000
+UNKNOWN_START = datetime(1970, 1, 1, tzinfo=UTC)
+"""The start of a fact whose start the text does not give ("moved from X" ends one)."""
 _MAX_LLM_TEXT = 24_000  # characters of a note sent to the LLM
 
 
@@ -110,8 +113,12 @@ class RuleExtractor:
         matcher = _matcher(known_entities)
         ref = (reference or datetime.now(UTC)).astimezone(UTC)
         text = text[:MAX_CONTENT]
-        mentions = find_names(text, matcher)
         times = match_times(text, ref)
+        mentions = [m for m in find_names(text, matcher) if _is_name(m, times)]
+        speaker = next(
+            (m.name for m in mentions if m.span[0] == 0 and text[m.span[1] :].startswith(":")),
+            None,
+        )
         entities: dict[str, ExtractedEntity] = {}
         for m in mentions:
             name = _clip(m.name, MAX_NAME)
@@ -159,6 +166,24 @@ class RuleExtractor:
                         source=_clip(fact.subject, MAX_NAME),
                         target=_clip(fact.target, MAX_NAME),
                         relationship_type=fact.predicate,
+                    )
+            for ms in membership_spans(sentence, local, speaker):
+                subject, obj = _clip(ms.subject, MAX_NAME), _clip(ms.object, MAX_NAME)
+                if normalize_name(subject) == normalize_name(obj):
+                    continue
+                at = next((t.start for t in own_times if t.span[0] - start >= ms.at), when)
+                facts.append(
+                    ExtractedFact(
+                        subject=subject,
+                        predicate=ms.predicate,
+                        object=obj,
+                        valid_from=UNKNOWN_START if ms.ends else at,
+                        valid_to=at if ms.ends and at > UNKNOWN_START else None,
+                    )
+                )
+                if not ms.ends:
+                    relations[(subject, obj, ms.predicate)] = ExtractedRelation(
+                        source=subject, target=obj, relationship_type=ms.predicate
                     )
             for span in causal_spans(sentence, previous[0] if previous else None):
                 cause = _clip(strip_times(span.cause, own_times), MAX_TEXT)
@@ -208,6 +233,7 @@ class RuleExtractor:
                     )
                 )
             previous = (sentence, local, event_like)
+        facts = _settled(facts)
         concepts = [
             ExtractedConcept(name=_clip(name, MAX_NAME), description=_clip(desc, MAX_TEXT) or None)
             for name, desc in concepts_of(text, mentions, times, self.max_concepts)
@@ -221,6 +247,27 @@ class RuleExtractor:
             concepts=concepts,
             category=category_of(text, [text[s:e] for s, e in spans], bool(events)),
         )
+
+
+def _is_name(mention: NameMention, times: list[TimeMatch]) -> bool:
+    """False for a number or a date found where a name was looked for ("14", "June 14")."""
+    if not any(c.isalpha() for c in mention.name):
+        return False
+    if mention.known:
+        return True
+    return not any(t.span[0] <= mention.span[0] and mention.span[1] <= t.span[1] for t in times)
+
+
+def _settled(facts: list[ExtractedFact]) -> list[ExtractedFact]:
+    """Facts without repeats; an ended fact first, so the one that replaces it follows it."""
+    seen: set[tuple[str, str, str, datetime | None]] = set()
+    out: list[ExtractedFact] = []
+    for f in facts:
+        key = (normalize_name(f.subject), f.predicate, normalize_name(f.object), f.valid_to)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return sorted(out, key=lambda f: f.valid_to is None)
 
 
 # --- the LLM's answer, before checking ----------------------------------------------------------

@@ -8,6 +8,13 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
+from polyg_core.agents.gazetteer import (
+    FIRST_NAMES,
+    GREETINGS,
+    KINSHIP,
+    ORG_SUFFIXES,
+    PLACE_NAMES,
+)
 from polyg_core.text import normalize_name
 
 __all__ = [
@@ -60,15 +67,18 @@ _GENERIC_HEADS = words(
 _KIND_WORDS = words(
     """
     service svc api server gateway team project app db database worker system cluster
-    module library lib repo pipeline
+    module library lib repo pipeline squad
     """
 )
+_OTHER_KINDS = words("team squad project db database repo library lib")
 _PERSON_VERBS = words(
     """
     said says told tells asked asks wrote writes thinks thought reported reports noticed
     found deployed fixed merged approved reviewed owns owned leads led manages managed
     joined left works worked working suggested proposed decided agreed mentioned
-    explained called emailed pinged shipped built wrote
+    explained called emailed pinged shipped built wrote moved transferred switched
+    visited loves loved likes liked enjoys enjoyed bought met married adopted graduated
+    painted plays played lives lived feels felt wants wanted
     """
 )
 _PERSON_BEFORE = words(
@@ -76,9 +86,20 @@ _PERSON_BEFORE = words(
     asked told ping pinged thanks thank cc ask tell with
     """
 )
-
-_NOT_NAMES = words(
+_PLACE_BEFORE = words(
     """
+    in to from visited visit visiting near around across
+    """
+)
+_ORG_BEFORE = words(
+    """
+    at for joined join joining
+    """
+)
+
+_NOT_NAMES = (
+    words(
+        """
     The This That These Those It Its We I They He She You Our My Your Their His Her
     Because But And So Then When Why Who Whom Whose What Which Where How After Before
     Since If Yes No Also However Therefore Please Tell Show Describe List Find Give
@@ -88,7 +109,11 @@ _NOT_NAMES = words(
     November December Last Next Every Each All Some Any On In At For From To Of With By
     Not Then Thus Hence Meanwhile Later Earlier First Second Finally Once While Although
     Though Until Due Run Use Set Add Make Check Open Click Install Note Let Ok OK
+    Mon Tue Tues Wed Thu Thur Thurs Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept
+    Oct Nov Dec Am Pm AM PM
     """
+    )
+    | GREETINGS
 )
 
 _TECH_PARTS = words(
@@ -104,6 +129,17 @@ _DEPLOY = re.compile(r"\b(?:[Dd]eploy(?:ment)?|[Rr]elease|[Bb]uild)\s+v?\d+(?:\.
 _IDENT = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+")
 _CAMEL = re.compile(r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z][A-Za-z0-9]*)\b")
 _CAPS = re.compile(r"\b[A-Z][a-zA-Z]+(?:[ \t]+(?:[A-Z][a-zA-Z0-9]*|\d+))*\b")
+# "the payments team", "our billing service": a lower-case name made by its kind word.
+_LOWER_KIND = re.compile(
+    r"\b(?:the|our|my|their|his|her|your|a|an|new|old)\s+"
+    r"(?P<name>(?P<mod>[a-z][a-z0-9]*(?:-[a-z0-9]+)*)\s+(?:team|squad|service|project))\b"
+)
+_NOT_MODIFIERS = words(
+    """
+    new old same other whole entire same next last first second best main whole own
+    core big small local one two this that every each data web backend frontend
+    """
+)
 
 
 @dataclass(frozen=True)
@@ -152,10 +188,24 @@ def guess_entity_type(name: str, following: str = "", preceding: str = "") -> st
     next_word = following.split()[0].lower().strip(".,;:!?") if following.split() else ""
     prev_word = preceding.split()[-1].lower().strip(".,;:!?") if preceding.split() else ""
     capitalised_words = re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", name) is not None
+    first = words[0] if words else ""
     if capitalised_words and (next_word in _PERSON_VERBS or prev_word in _PERSON_BEFORE):
         return "person"
     if capitalised_words and following.lower().lstrip().startswith(("is working", "was working")):
         return "person"
+    if capitalised_words and (prev_word in KINSHIP or following.startswith(":")):
+        return "person"  # "my sister Jane", a speaker's "Jane: ..."
+    if len(words) >= 2 and words[-1] in ORG_SUFFIXES:
+        return "organization"
+    if key in PLACE_NAMES:
+        return "place"
+    if capitalised_words and first in FIRST_NAMES:
+        return "person"
+    if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}", name):
+        if prev_word in _PLACE_BEFORE:
+            return "place"
+        if prev_word in _ORG_BEFORE:
+            return "organization"
     return "entity"
 
 
@@ -228,7 +278,9 @@ class EntityMatcher:
                         break
             if best is None:
                 word = _POSSESSIVE.sub("", tokens[i][2]).lower()
-                if word in self.heads:
+                following = tokens[i + 1][2].lower() if i + 1 < len(tokens) else ""
+                # "auth" stands for "auth-service", but "auth team" names another thing.
+                if word in self.heads and following not in _OTHER_KINDS:
                     best = (1, self.heads[word], 0.8)
             if best is None:
                 i += 1
@@ -257,6 +309,11 @@ class EntityMatcher:
         return grams
 
 
+def _not_name(word: str) -> bool:
+    """A word that cannot start or end a name: a greeting, a stop word, a bare number."""
+    return word in _NOT_NAMES or word.lower() in STOP_WORDS or word.isdigit()
+
+
 def _sentence_initial(text: str, start: int) -> bool:
     before = text[:start].rstrip(" \t\"'“‘(")
     return not before or before[-1] in ".!?\n:;"
@@ -280,14 +337,17 @@ def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
             found.append((m.start(), m.end(), name, False))
     for m in _CAMEL.finditer(text):
         found.append((m.start(), m.end(), m.group(0), False))
+    for m in _LOWER_KIND.finditer(text):
+        if m.group("mod") not in _NOT_MODIFIERS:
+            found.append((m.start("name"), m.end("name"), m.group("name"), False))
     for m in _CAPS.finditer(text):
         words = [
             (m.start() + w.start(), m.start() + w.end(), w.group(0))
             for w in re.finditer(r"\S+", m.group(0))
         ]
-        while words and (words[0][2] in _NOT_NAMES or words[0][2].lower() in STOP_WORDS):
+        while words and _not_name(words[0][2]):
             words.pop(0)
-        while words and (words[-1][2] in _NOT_NAMES or words[-1][2].lower() in STOP_WORDS):
+        while words and _not_name(words[-1][2]):
             words.pop()
         if not words:
             continue
