@@ -36,7 +36,7 @@ _LEAVE = re.compile(
 )
 _STATE = re.compile(
     _LEAD + r"(?:(?:is|am|are)\s+)?(?:still\s+)?(?P<verb>works?\s+(?:at|for)|working\s+(?:at|for)"
-    r"|lives?\s+in|living\s+in|(?:is|am|are)\s+based\s+in)\b",
+    r"|lives?\s+in|living\s+in|(?:has|have)\s+lived\s+in|(?:is|am|are)\s+based\s+in)\b",
     re.IGNORECASE,
 )
 _DET = r"(?:(?:the|our|his|her|their|my)\s+)?"

@@ -71,6 +71,8 @@ _KIND_WORDS = words(
     """
 )
 _OTHER_KINDS = words("team squad project db database repo library lib")
+# A sentence's first word counts as a name when its type is this clear from the word itself.
+_STRONG_TYPES = frozenset({"person", "database", "place", "organization", "team", "project"})
 _PERSON_VERBS = words(
     """
     said says told tells asked asks wrote writes thinks thought reported reports noticed
@@ -111,10 +113,13 @@ _NOT_NAMES = (
     Though Until Due Run Use Set Add Make Check Open Click Install Note Let Ok OK
     Mon Tue Tues Wed Thu Thur Thurs Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept
     Oct Nov Dec Am Pm AM PM
+    API APIs CPU GPU RAM DNS TLS SSL OOM HTTP HTTPS URL URLs SQL VPN SLA SLO CI CD PR PRs
+    QA UI UX ETA FAQ IP TTL ID IDs OS PDF CSV JSON YAML
     """
     )
     | GREETINGS
 )
+_QUARTER = re.compile(r"[QH][1-4]|FY\d{2,4}")
 
 _TECH_PARTS = words(
     """
@@ -126,18 +131,21 @@ _FILE = re.compile(
     r"\b[\w\-/]+\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|yaml|yml|json|toml|md|sql|sh|cfg|ini|env|txt)\b"
 )
 _DEPLOY = re.compile(r"\b(?:[Dd]eploy(?:ment)?|[Rr]elease|[Bb]uild)\s+v?\d+(?:\.\d+)+\b")
+_DOMAIN = re.compile(
+    r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|internal|local|cloud)\b"
+)
 _IDENT = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+")
 _CAMEL = re.compile(r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z][A-Za-z0-9]*)\b")
 _CAPS = re.compile(r"\b[A-Z][a-zA-Z]+(?:[ \t]+(?:[A-Z][a-zA-Z0-9]*|\d+))*\b")
 # "the payments team", "our billing service": a lower-case name made by its kind word.
 _LOWER_KIND = re.compile(
-    r"\b(?:the|our|my|their|his|her|your|a|an|new|old)\s+"
-    r"(?P<name>(?P<mod>[a-z][a-z0-9]*(?:-[a-z0-9]+)*)\s+(?:team|squad|service|project))\b"
+    r"\b(?:[Tt]he|[Oo]ur|[Mm]y|[Tt]heir|[Hh]is|[Hh]er|[Yy]our|a|an)\s+"
+    r"(?P<name>(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*\s+){1,2}(?:team|squad|service|project))\b"
 )
 _NOT_MODIFIERS = words(
     """
-    new old same other whole entire same next last first second best main whole own
-    core big small local one two this that every each data web backend frontend
+    new old same other whole entire next last first second best main own big small
+    local one two this that every each whole entire
     """
 )
 
@@ -177,16 +185,21 @@ def guess_entity_type(name: str, following: str = "", preceding: str = "") -> st
         return "deployment"
     if re.fullmatch(r"v?\d+(?:\.\d+)+\S*", name, re.IGNORECASE):
         return "version"
+    next_kind = following.split()[0].lower().strip(".,;:!?") if following.split() else ""
     if words and words[-1] in {"service", "svc", "api", "gateway", "server", "worker", "daemon"}:
+        return "service"
+    if (words and words[-1] == "proxy") or next_kind in {"service", "api", "app", "server"}:
         return "service"
     if key.endswith(("db", "database", "sql")) or key in {"redis", "postgres", "mongo", "falkor"}:
         return "database"
-    if words and (words[0] == "project" or words[-1] == "project"):
+    if (words and (words[0] == "project" or words[-1] == "project")) or next_kind == "project":
         return "project"
-    if words and (words[0] == "team" or words[-1] == "team"):
+    if (words and (words[0] == "team" or words[-1] in ("team", "squad"))) or next_kind == "team":
         return "team"
     next_word = following.split()[0].lower().strip(".,;:!?") if following.split() else ""
     prev_word = preceding.split()[-1].lower().strip(".,;:!?") if preceding.split() else ""
+    before_article = preceding.split()[:-1][-1:] if prev_word == "the" else []
+    place_word = before_article[0].lower() if before_article else prev_word
     capitalised_words = re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", name) is not None
     first = words[0] if words else ""
     if capitalised_words and (next_word in _PERSON_VERBS or prev_word in _PERSON_BEFORE):
@@ -202,7 +215,7 @@ def guess_entity_type(name: str, following: str = "", preceding: str = "") -> st
     if capitalised_words and first in FIRST_NAMES:
         return "person"
     if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}", name):
-        if prev_word in _PLACE_BEFORE:
+        if place_word in _PLACE_BEFORE:
             return "place"
         if prev_word in _ORG_BEFORE:
             return "organization"
@@ -311,7 +324,12 @@ class EntityMatcher:
 
 def _not_name(word: str) -> bool:
     """A word that cannot start or end a name: a greeting, a stop word, a bare number."""
-    return word in _NOT_NAMES or word.lower() in STOP_WORDS or word.isdigit()
+    return (
+        word in _NOT_NAMES
+        or word.lower() in STOP_WORDS
+        or word.isdigit()
+        or _QUARTER.fullmatch(word) is not None
+    )
 
 
 def _sentence_initial(text: str, start: int) -> bool:
@@ -338,14 +356,29 @@ def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
     for m in _CAMEL.finditer(text):
         found.append((m.start(), m.end(), m.group(0), False))
     for m in _LOWER_KIND.finditer(text):
-        if m.group("mod") not in _NOT_MODIFIERS:
-            found.append((m.start("name"), m.end("name"), m.group("name"), False))
+        parts = list(re.finditer(r"\S+", m.group("name")))
+        while len(parts) > 1 and (
+            parts[0].group(0) in _NOT_MODIFIERS or parts[0].group(0) in STOP_WORDS
+        ):
+            parts.pop(0)
+        if len(parts) > 1:
+            start = m.start("name") + parts[0].start()
+            found.append((start, m.end("name"), text[start : m.end("name")], False))
+    for m in _DOMAIN.finditer(text):
+        found.append((m.start(), m.end(), m.group(0), False))
     for m in _CAPS.finditer(text):
         words = [
             (m.start() + w.start(), m.start() + w.end(), w.group(0))
             for w in re.finditer(r"\S+", m.group(0))
         ]
-        while words and _not_name(words[0][2]):
+        # "a band called The Night Owls": a capital "The" inside a sentence belongs to the name.
+        titled = (
+            len(words) >= 2
+            and words[0][2] == "The"
+            and not _sentence_initial(text, words[0][0])
+            and not _not_name(words[-1][2])
+        )
+        while words and not titled and _not_name(words[0][2]):
             words.pop(0)
         while words and _not_name(words[-1][2]):
             words.pop()
@@ -358,7 +391,7 @@ def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
         weak = (
             _sentence_initial(text, start)
             and len(words) == 1
-            and guess_entity_type(name, text[end:][:30]) != "person"
+            and guess_entity_type(name, text[end:][:30]) not in _STRONG_TYPES
         )
         found.append((start, end, name, weak))
     return found
