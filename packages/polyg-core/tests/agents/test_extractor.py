@@ -288,3 +288,25 @@ def test_a_speaker_prefix_is_a_person_and_i_is_the_speaker() -> None:
 def test_a_known_team_is_not_mistaken_for_a_known_service_with_the_same_first_word() -> None:
     x = RuleExtractor().extract("Bob joined the auth team.", ["auth-service"], REF)
     assert {e.name for e in x.entities} == {"Bob", "auth team"}
+
+
+def test_an_llm_fact_with_an_end_and_no_start_keeps_its_end() -> None:
+    from polyg_core.agents.extractor import UNKNOWN_START, ExtractionDraft, check_extraction
+    from polyg_core.agents.names import EntityMatcher
+
+    draft = ExtractionDraft.model_validate(
+        {
+            "facts": [
+                {"subject": "Alice", "predicate": "member_of", "object": "payments team",
+                 "valid_to": "2025-06-01T00:00:00Z"},
+                {"subject": "Alice", "predicate": "member_of", "object": "auth team",
+                 "valid_from": "2025-06-01T00:00:00Z"},
+            ]
+        }
+    )  # fmt: skip
+    x = check_extraction(draft, "", EntityMatcher(), REF)
+    june_1 = datetime(2025, 6, 1, tzinfo=UTC)
+    assert [(f.object, f.valid_from, f.valid_to) for f in x.facts] == [
+        ("payments team", UNKNOWN_START, june_1),
+        ("auth team", june_1, None),
+    ]

@@ -344,7 +344,8 @@ def check_extraction(
 
     Items missing a required part are dropped; names are mapped to known names
     (any spelling); times are parsed (ISO, else read as a phrase against the
-    reference, else the reference); confidences are clamped to 0..1 (0.7 when
+    reference, else the reference; a fact with an end and no start starts at
+    `UNKNOWN_START`); confidences are clamped to 0..1 (0.7 when
     missing); every entity a relation, event or causal link names is listed;
     an unknown category is replaced by the rule extractor's.
     """
@@ -391,9 +392,12 @@ def check_extraction(
         obj = _clip(f.object or "", MAX_TEXT)
         if not (subject and predicate and obj):
             continue
-        valid_from = _when(f.valid_from, ref) or ref
         valid_to = _when(f.valid_to, ref)
-        if valid_to is not None and valid_to < valid_from:
+        # A fact the note says ended, without saying since when ("moved from the payments
+        # team"), has an unknown start, as on the rules path.
+        default_from = UNKNOWN_START if valid_to is not None and not f.valid_from else ref
+        valid_from = _when(f.valid_from, ref) or default_from
+        if valid_to is not None and valid_to <= valid_from:
             valid_to = None
         facts.append(
             ExtractedFact(
