@@ -560,7 +560,7 @@ def extraction_command(
             print(f"{note_id}:")
             for line in lines:
                 print(f"  - {line}")
-    _write_json(json_out, {"notes": str(notes), **report.data(), "splits": by_split})
+    _write_json(json_out, {"labelled_set": str(notes), **report.data(), "splits": by_split})
 
 
 async def _labelled(path: Path, load: Any) -> Any:

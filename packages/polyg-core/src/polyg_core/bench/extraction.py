@@ -206,7 +206,7 @@ class ExtractionReport:
                 "metric": "Entity resolution (to existing)",
                 "target": ">80%",
                 "actual": f"{self.resolution:.1%}",
-                "of": f"{self.resolvable} known entities written another way",
+                "of": f"{self.resolvable} labelled entities already known (mostly spelt otherwise)",
             },
         ]
 
