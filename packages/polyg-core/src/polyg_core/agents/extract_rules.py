@@ -6,7 +6,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
+from polyg_shared.intents import ExtractedFact
 from polyg_shared.nodes import MemoryCategory
 
 from polyg_core.agents.names import STOP_WORDS, NameMention, words
@@ -21,7 +23,9 @@ __all__ = [
     "concepts_of",
     "fact_spans",
     "is_event_sentence",
+    "is_name",
     "sentence_spans",
+    "settled_facts",
     "strip_times",
 ]
 
@@ -186,6 +190,27 @@ def fact_spans(sentence: str, mentions: Sequence[NameMention]) -> list[FactSpan]
             continue
         out.append(FactSpan(who, predicate, target or obj, target))
     return out
+
+
+def is_name(mention: NameMention, times: Sequence[TimeMatch]) -> bool:
+    """False for a number or a date found where a name was looked for ("14", "June 14")."""
+    if not any(c.isalpha() for c in mention.name):
+        return False
+    if mention.known:
+        return True
+    return not any(t.span[0] <= mention.span[0] and mention.span[1] <= t.span[1] for t in times)
+
+
+def settled_facts(facts: list[ExtractedFact]) -> list[ExtractedFact]:
+    """Facts without repeats; an ended fact first, so the one that replaces it follows it."""
+    seen: set[tuple[str, str, str, datetime | None]] = set()
+    out: list[ExtractedFact] = []
+    for f in facts:
+        key = (normalize_name(f.subject), f.predicate, normalize_name(f.object), f.valid_to)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return sorted(out, key=lambda f: f.valid_to is None)
 
 
 # --- causal links -------------------------------------------------------------------------------

@@ -33,7 +33,9 @@ from polyg_core.agents.extract_rules import (
     concepts_of,
     fact_spans,
     is_event_sentence,
+    is_name,
     sentence_spans,
+    settled_facts,
     strip_times,
 )
 from polyg_core.agents.membership import membership_spans
@@ -45,7 +47,7 @@ from polyg_core.agents.names import (
     guess_entity_type,
 )
 from polyg_core.agents.prompts import EXTRACTOR_SYSTEM, extractor_user
-from polyg_core.agents.timeparse import TimeMatch, match_times, parse_timeframe
+from polyg_core.agents.timeparse import match_times, parse_timeframe
 from polyg_core.errors import ProviderError
 from polyg_core.providers.llm.base import LLM, Usage
 from polyg_core.text import normalize_name
@@ -95,7 +97,10 @@ class RuleExtractor:
     Entities are known names (any spelling) and name-like words. Every sentence
     with a time or an event verb becomes an event, at its own time, else at the
     last time named before it, else at the reference time. "X works on / owns /
-    is Y" gives facts (and relations when Y is an entity). because / caused /
+    is Y" gives facts (and relations when Y is an entity); moves, joins,
+    departures, work and home ("moved from A to B", "joined", "left", "works at",
+    "lives in") give member_of / works_at / works_on / lives_in facts that start
+    or end at the clause's time (see `membership`). because / caused /
     led to / due to / resulted in / so / therefore give causal links (0.7; "so"
     0.6); a "because" cause that the previous sentence's event seems to explain
     (they share an entity) is chained to it at 0.5.
@@ -114,7 +119,7 @@ class RuleExtractor:
         ref = (reference or datetime.now(UTC)).astimezone(UTC)
         text = text[:MAX_CONTENT]
         times = match_times(text, ref)
-        mentions = [m for m in find_names(text, matcher) if _is_name(m, times)]
+        mentions = [m for m in find_names(text, matcher) if is_name(m, times)]
         speaker = next(
             (m.name for m in mentions if m.span[0] == 0 and text[m.span[1] :].startswith(":")),
             None,
@@ -233,7 +238,7 @@ class RuleExtractor:
                     )
                 )
             previous = (sentence, local, event_like)
-        facts = _settled(facts)
+        facts = settled_facts(facts)
         concepts = [
             ExtractedConcept(name=_clip(name, MAX_NAME), description=_clip(desc, MAX_TEXT) or None)
             for name, desc in concepts_of(text, mentions, times, self.max_concepts)
@@ -247,27 +252,6 @@ class RuleExtractor:
             concepts=concepts,
             category=category_of(text, [text[s:e] for s, e in spans], bool(events)),
         )
-
-
-def _is_name(mention: NameMention, times: list[TimeMatch]) -> bool:
-    """False for a number or a date found where a name was looked for ("14", "June 14")."""
-    if not any(c.isalpha() for c in mention.name):
-        return False
-    if mention.known:
-        return True
-    return not any(t.span[0] <= mention.span[0] and mention.span[1] <= t.span[1] for t in times)
-
-
-def _settled(facts: list[ExtractedFact]) -> list[ExtractedFact]:
-    """Facts without repeats; an ended fact first, so the one that replaces it follows it."""
-    seen: set[tuple[str, str, str, datetime | None]] = set()
-    out: list[ExtractedFact] = []
-    for f in facts:
-        key = (normalize_name(f.subject), f.predicate, normalize_name(f.object), f.valid_to)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return sorted(out, key=lambda f: f.valid_to is None)
 
 
 # --- the LLM's answer, before checking ----------------------------------------------------------
