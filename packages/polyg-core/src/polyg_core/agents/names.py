@@ -14,6 +14,7 @@ from polyg_core.agents.gazetteer import (
     KINSHIP,
     ORG_SUFFIXES,
     PLACE_NAMES,
+    words,
 )
 from polyg_core.text import normalize_name
 
@@ -38,11 +39,6 @@ _MIN_FUZZY_KEY = 6
 _TOKEN = re.compile(r"[\w](?:[\w.\-/@#'’]*[\w])?")
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _CAMEL_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[\W_]+")
-
-
-def words(text: str) -> frozenset[str]:
-    """The whitespace-separated words of text, as a set (for word lists written as prose)."""
-    return frozenset(text.split())
 
 
 STOP_WORDS = words(
