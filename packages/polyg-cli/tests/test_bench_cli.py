@@ -208,3 +208,36 @@ def test_stats_and_graphs_list_as_json(env: dict[str, str]) -> None:
     pretty = CliRunner().invoke(app, ["stats", "-g", graph], env=env)
     assert pretty.exit_code == 0
     CliRunner().invoke(app, ["graphs", "delete", graph, "--yes"], env=env)
+
+
+def test_bench_extraction_prints_precision_recall_and_the_seed_table(tmp_path: Path) -> None:
+    notes = {
+        "reference": "2026-01-07T16:00:00Z",
+        "notes": [
+            {
+                "id": "n1",
+                "kind": "move",
+                "text": "Alice moved from the payments team to the auth team on June 1st.",
+                "entities": [["Alice", "person"], ["payments team", "team"], ["auth team", "team"]],
+                "relations": [["Alice", "member_of", "auth team"]],
+                "facts": [["Alice", "member_of", "auth team", "2025-06-01", None]],
+            },
+            {"id": "n2", "kind": "negative", "text": "ok, 14 is better", "forbidden": ["14"]},
+        ],
+    }
+    path = tmp_path / "notes.json"
+    path.write_text(json.dumps(notes))
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(app, ["bench", "extraction", str(path), "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "| entities | 3 | 3 | 1.0 | 1.0 | 1.0 |" in result.stdout
+    assert "| Entity mention detection | >90% | 100.0% |" in result.stdout
+    assert "left empty: 1/1" in result.stdout
+    data = json.loads(out.read_text())
+    assert data["labelled_set"] == str(path) and data["notes"] == 2 and data["forbidden"] == []
+
+
+def test_bench_extraction_names_a_missing_set(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["bench", "extraction", str(tmp_path / "none.json")])
+    assert result.exit_code == 1
+    assert "no labelled set" in result.output

@@ -1,4 +1,4 @@
-"""`polyg bench`: scale, load, peers, retrieval and profile benchmarks.
+"""`polyg bench`: scale, load, peers, retrieval, extraction and profile benchmarks.
 
 Each command prints Markdown tables (the ones in docs/benchmarks.md) and, with
 `--json PATH`, writes the raw numbers. Unless FALKORDB_HOST/FALKORDB_URL is set,
@@ -28,7 +28,8 @@ from polyg_cli.runtime import CliState, run, state
 
 bench_app = typer.Typer(
     name="bench",
-    help="Benchmarks: latency at scale, HTTP load, peers side by side, retrieval quality.",
+    help="Benchmarks: latency at scale, HTTP load, peers side by side, retrieval and "
+    "extraction quality.",
     no_args_is_help=True,
 )
 
@@ -499,6 +500,71 @@ def retrieval_command(
             "llm_requests_by_kind": by_kind,
         },
     )
+
+
+DEFAULT_EXTRACTION_SET = Path("packages/polyg-core/tests/agents/data/extraction_notes.json")
+
+
+@bench_app.command("extraction")
+def extraction_command(
+    ctx: typer.Context,
+    notes: Annotated[
+        Path,
+        typer.Argument(help="A labelled set of notes (default: the repository's, from its root)."),
+    ] = DEFAULT_EXTRACTION_SET,
+    json_out: JsonOut = None,
+    mistakes: Annotated[
+        bool, typer.Option("--mistakes", help="Also list what was missed or wrong, per note.")
+    ] = False,
+) -> None:
+    """Precision and recall of the rule-based extractor on labelled notes, plus seed 000's table.
+
+    Needs no database and no model: the extractor reads each note against the set's
+    reference time and the names the note lists as already known.
+    """
+    from polyg_core.bench.extraction import LabelledSet, evaluate_extraction, load_labelled_set
+
+    st = state(ctx)
+    labelled = run(st, lambda: _labelled(notes, load_labelled_set))
+    splits = sorted({n.split for n in labelled.notes})
+    report = evaluate_extraction(labelled)
+    print(f"labelled set {notes}: {report.notes} notes ({', '.join(splits)})\n")
+    print("all notes:\n")
+    print(markdown(report.table(), ["kind", "labelled", "extracted", "precision", "recall", "f1"]))
+    by_split: dict[str, Any] = {}
+    for split in splits if len(splits) > 1 else []:
+        part = evaluate_extraction(
+            LabelledSet(
+                reference=labelled.reference, notes=[n for n in labelled.notes if n.split == split]
+            )
+        )
+        by_split[split] = part.data()
+        print(f"{split} notes only ({part.notes}):\n")
+        print(
+            markdown(part.table(), ["kind", "labelled", "extracted", "precision", "recall", "f1"])
+        )
+        print(markdown(part.seed_table(), ["metric", "target", "actual", "of"]))
+    print("entities per kind of note:\n")
+    print(markdown(report.note_kind_table(), ["notes", "entities", "precision", "recall"]))
+    print("seed 000, entity extraction accuracy (all notes):\n")
+    print(markdown(report.seed_table(), ["metric", "target", "actual", "of"]))
+    print(
+        f"notes with nothing to extract left empty: {report.empty_kept_empty}/{report.empty_notes}"
+        f"; forbidden words found as entities or concepts: {len(report.forbidden)}"
+    )
+    for note_id, word, where in report.forbidden:
+        print(f"- {note_id}: {word!r} as {where}")
+    if mistakes:
+        print("\nmistakes per note:\n")
+        for note_id, lines in report.mistakes.items():
+            print(f"{note_id}:")
+            for line in lines:
+                print(f"  - {line}")
+    _write_json(json_out, {"labelled_set": str(notes), **report.data(), "splits": by_split})
+
+
+async def _labelled(path: Path, load: Any) -> Any:
+    return load(path)
 
 
 def _quiet_bm25s() -> None:

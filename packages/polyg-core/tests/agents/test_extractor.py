@@ -166,3 +166,147 @@ def test_any_text_gives_a_valid_extraction(text: str) -> None:
 def test_narrative_soup_gives_a_valid_extraction(text: str) -> None:
     extraction = RuleExtractor().extract(text, KNOWN, REF)
     assert Extraction.model_validate(extraction.model_dump()) == extraction
+
+
+# --- people, moves, and what must not become an entity or a concept ------------------------
+
+
+def test_a_move_between_teams_gives_people_teams_and_facts() -> None:
+    x = RuleExtractor().extract(
+        "Alice moved from the payments team to the auth team on June 1st.", [], REF
+    )
+    june_1 = datetime(2025, 6, 1, tzinfo=UTC)
+    assert {(e.name, e.entity_type) for e in x.entities} == {
+        ("Alice", "person"),
+        ("payments team", "team"),
+        ("auth team", "team"),
+    }
+    facts = {(f.subject, f.predicate, f.object): f for f in x.facts}
+    assert set(facts) == {
+        ("Alice", "member_of", "payments team"),
+        ("Alice", "member_of", "auth team"),
+    }
+    assert facts["Alice", "member_of", "auth team"].valid_from == june_1
+    assert facts["Alice", "member_of", "auth team"].valid_to is None
+    assert facts["Alice", "member_of", "payments team"].valid_to == june_1
+    # The ended fact comes first, so the one replacing it is written after it.
+    assert x.facts[-1].object == "auth team"
+    assert [(r.source, r.relationship_type, r.target) for r in x.relations] == [
+        ("Alice", "member_of", "auth team")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("Omar joined the platform team on Monday.", ("Omar", "member_of", "platform team")),
+        ("Dmitri joined Northwind Bank in 2024.", ("Dmitri", "works_at", "Northwind Bank")),
+        ("Kevin moved from Boston to Denver.", ("Kevin", "lives_in", "Denver")),
+        ("Rachel works at Lumen Labs.", ("Rachel", "works_at", "Lumen Labs")),
+        ("Maya: I moved to Lisbon last year.", ("Maya", "lives_in", "Lisbon")),
+        ("The growth team owns the notification-service.", ("growth team", "owns", "notification-service")),
+        ("The notification-service is owned by the growth team.", ("growth team", "owns", "notification-service")),
+        ("Felix joined the billing squad and reports to Marta.", ("Felix", "reports_to", "Marta")),
+    ],
+)  # fmt: skip
+def test_memberships_and_their_predicates(text: str, fact: tuple[str, str, str]) -> None:
+    x = RuleExtractor().extract(text, [], REF)
+    assert fact in {(f.subject, f.predicate, f.object) for f in x.facts}
+
+
+def test_leaving_ends_a_membership_at_the_sentence_time() -> None:
+    x = RuleExtractor().extract("Sam left the infra team yesterday.", [], REF)
+    [fact] = x.facts
+    assert (fact.subject, fact.predicate, fact.object) == ("Sam", "member_of", "infra team")
+    assert fact.valid_to == datetime(2026, 1, 6, tzinfo=UTC)
+    assert x.relations == []  # a membership that ended is no current relation
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We ran 14 miles on Fri.",
+        "We need 14 of them instead of 12.",
+        "On June 14 the pool was exhausted.",
+        "The Q4 freeze starts on 15 December and lasts 2 weeks.",
+    ],
+)
+def test_numbers_and_dates_are_not_entities(text: str) -> None:
+    x = RuleExtractor().extract(text, [], REF)
+    assert x.entities == []
+    assert not any(ch.isdigit() for c in x.concepts for ch in c.name)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I think running is better than swimming instead.",
+        "That is so much better than last time, honestly.",
+        "Honestly I'd rather stay home instead of going out tonight.",
+    ],
+)
+def test_stop_words_are_not_concepts(text: str) -> None:
+    x = RuleExtractor().extract(text, [], REF)
+    words = {w for c in x.concepts for w in c.name.split()}
+    assert not words & {"better", "instead", "honestly", "think"}
+    assert x.entities == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Hey Caroline! I went to the support group yesterday.", "Caroline"),
+        ("Hi Maya, congrats on the new job!", "Maya"),
+        ("Thanks Priya, the class was amazing.", "Priya"),
+        ("Good morning Oliver! Did you finish the plan?", "Oliver"),
+        ("Congratulations Arjun!", "Arjun"),
+    ],
+)
+def test_a_greeting_names_the_person_not_the_greeting(text: str, name: str) -> None:
+    x = RuleExtractor().extract(text, [], REF)
+    assert [(e.name, e.entity_type) for e in x.entities] == [(name, "person")]
+    assert not {c.name for c in x.concepts} & {"hey", "hi", "thanks", "good", "congratulations"}
+
+
+@pytest.mark.parametrize(
+    "text", ["Hey!", "Hi there, good morning!", "ok sounds good", "Wow, thanks!"]
+)
+def test_small_talk_gives_no_entities(text: str) -> None:
+    assert RuleExtractor().extract(text, [], REF).entities == []
+
+
+def test_a_speaker_prefix_is_a_person_and_i_is_the_speaker() -> None:
+    x = RuleExtractor().extract("Tom: I live in Lisbon with my sister Jane.", [], REF)
+    assert {(e.name, e.entity_type) for e in x.entities} == {
+        ("Tom", "person"),
+        ("Lisbon", "place"),
+        ("Jane", "person"),
+    }
+    assert [(f.subject, f.predicate, f.object) for f in x.facts] == [("Tom", "lives_in", "Lisbon")]
+
+
+def test_a_known_team_is_not_mistaken_for_a_known_service_with_the_same_first_word() -> None:
+    x = RuleExtractor().extract("Bob joined the auth team.", ["auth-service"], REF)
+    assert {e.name for e in x.entities} == {"Bob", "auth team"}
+
+
+def test_an_llm_fact_with_an_end_and_no_start_keeps_its_end() -> None:
+    from polyg_core.agents.extractor import UNKNOWN_START, ExtractionDraft, check_extraction
+    from polyg_core.agents.names import EntityMatcher
+
+    draft = ExtractionDraft.model_validate(
+        {
+            "facts": [
+                {"subject": "Alice", "predicate": "member_of", "object": "payments team",
+                 "valid_to": "2025-06-01T00:00:00Z"},
+                {"subject": "Alice", "predicate": "member_of", "object": "auth team",
+                 "valid_from": "2025-06-01T00:00:00Z"},
+            ]
+        }
+    )  # fmt: skip
+    x = check_extraction(draft, "", EntityMatcher(), REF)
+    june_1 = datetime(2025, 6, 1, tzinfo=UTC)
+    assert [(f.object, f.valid_from, f.valid_to) for f in x.facts] == [
+        ("payments team", UNKNOWN_START, june_1),
+        ("auth team", june_1, None),
+    ]

@@ -192,7 +192,7 @@ async def test_llm_extraction_is_checked() -> None:
     x = outcome.extraction
     assert [(e.name, e.entity_type) for e in x.entities] == [
         ("auth-service", "service"),
-        ("Alice", "entity"),  # listed because a relation names it; type from its shape
+        ("Alice", "person"),  # listed because a relation names it; typed as a first name
         ("AUTH_SECRET", "config"),
     ]
     assert [(r.source, r.target) for r in x.relations] == [("Alice", "auth-service")]

@@ -6,7 +6,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
+from polyg_shared.intents import ExtractedFact
 from polyg_shared.nodes import MemoryCategory
 
 from polyg_core.agents.names import STOP_WORDS, NameMention, words
@@ -21,7 +23,9 @@ __all__ = [
     "concepts_of",
     "fact_spans",
     "is_event_sentence",
+    "is_name",
     "sentence_spans",
+    "settled_facts",
     "strip_times",
 ]
 
@@ -82,8 +86,9 @@ def is_event_sentence(sentence: str) -> bool:
 
 # --- facts --------------------------------------------------------------------------------------
 
+_NOW = r"(?:currently\s+|now\s+|still\s+|also\s+)?"
 _FACT_VERBS: list[tuple[str, str]] = [
-    (r"(?:is|are)\s+(?:currently\s+|now\s+|still\s+)?working\s+on", "works_on"),
+    (r"(?:is|are)\s+" + _NOW + r"working\s+on", "works_on"),
     (r"works?\s+on", "works_on"),
     (r"owns?", "owns"),
     (r"maintains?", "maintains"),
@@ -93,20 +98,39 @@ _FACT_VERBS: list[tuple[str, str]] = [
     (r"depends?\s+on", "depends_on"),
     (r"requires?", "requires"),
     (r"runs?\s+on", "runs_on"),
-    (r"(?:is|are)\s+part\s+of", "part_of"),
+    (r"(?:is|are)\s+" + _NOW + r"part\s+of", "part_of"),
     (r"belongs?\s+to", "belongs_to"),
     (r"reports?\s+to", "reports_to"),
-    (r"(?:is|are)\s+(?:an?\s+)?members?\s+of", "member_of"),
-    (r"(?:is|are)\s+responsible\s+for", "responsible_for"),
+    (r"(?:is|are)\s+" + _NOW + r"(?:an?\s+)?members?\s+of", "member_of"),
+    (r"(?:is|are)\s+" + _NOW + r"responsible\s+for", "responsible_for"),
+    (r"(?:is|are)\s+" + _NOW + r"(?:owned|maintained|managed|led|used)\s+by", "by"),
     (r"(?:is|are)\s+(?:an?|the)", "is"),
 ]
+# "X is owned by Y" is "Y owns X".
+_PASSIVE = {
+    "owned": "owns",
+    "maintained": "maintains",
+    "managed": "manages",
+    "led": "leads",
+    "used": "uses",
+}
 _FACT = re.compile(
-    r"^\s+(?:" + "|".join(f"(?P<p{i}>{v})" for i, (v, _) in enumerate(_FACT_VERBS)) + r")\s+"
-    r"(?P<obj>.+?)(?=\s*(?:[,;:!?]|\.(?:\s|$)|$|\s(?:because|but|so|since|when|while|and then"
-    r"|after|before|until)\b))",
+    r"^\s+(?:(?:project|team|squad|service)\s+)?(?:"
+    + "|".join(f"(?P<p{i}>{v})" for i, (v, _) in enumerate(_FACT_VERBS))
+    + r")\s+"
+    r"(?P<obj>.+?)(?=\s*(?:[,;:!?]|\.(?:\s|$)|$|\s(?:because|but|so|since|when|while|and"
+    r"|which|who|after|before|until)\b))",
     re.IGNORECASE,
 )
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_AND = re.compile(r",?\s+and\b")
+_SUBJECT_LEAD = re.compile(r"\W*(?:the\s+)?", re.IGNORECASE)
+# What may follow an entity that starts a fact's object: its kind, or a prepositional phrase.
+_OBJECT_TAIL = re.compile(
+    r"(?:\s+(?:cluster|repo|repository|service|database|db|api|team|project|library|app))?"
+    r"(?:\s+(?:for|in|with|on|at|from|via|during|to)\b.*)?",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 @dataclass(frozen=True)
@@ -120,22 +144,73 @@ class FactSpan:
 
 
 def fact_spans(sentence: str, mentions: Sequence[NameMention]) -> list[FactSpan]:
-    """Facts "X <verb> Y" whose subject X is a named entity (spans relative to the sentence)."""
+    """Facts "X <verb> Y" whose subject X is a named entity (spans relative to the sentence).
+
+    "X uses Y and runs on Z" gives two facts about X; an object that starts with an
+    entity's name is that entity ("k8s-prod cluster" is k8s-prod).
+    """
     out: list[FactSpan] = []
-    for m in mentions:
-        match = _FACT.match(sentence[m.span[1] :])
+    anchors: list[tuple[int, str | None]] = [(m.span[1], m.name) for m in mentions]
+    anchors += [(a.end(), None) for a in _AND.finditer(sentence)]
+    # "Felix joined the squad and reports to Marta": "and" continues the sentence's subject.
+    subject = next(
+        (m.name for m in mentions[:1] if _SUBJECT_LEAD.fullmatch(sentence[: m.span[0]])), None
+    )
+    for end, name in sorted(anchors, key=lambda a: a[0]):
+        match = _FACT.match(sentence[end:])
         if match is None:
             continue
+        who = name if name is not None else subject
+        if who is None:
+            continue
+        subject = who
         index = next(i for i in range(len(_FACT_VERBS)) if match.group(f"p{i}") is not None)
         predicate = _FACT_VERBS[index][1]
+        obj_start = end + match.start("obj")
         obj = _ARTICLE.sub("", match.group("obj").strip())
         if not obj or len(obj.split()) > 12:
             continue
+        lead = _ARTICLE.match(sentence[obj_start:])
+        at = obj_start + (lead.end() if lead else 0)
         target = next(
             (o.name for o in mentions if normalize_name(o.name) == normalize_name(obj)), None
+        ) or next(
+            (
+                o.name
+                for o in mentions
+                if o.span[0] == at
+                and _OBJECT_TAIL.fullmatch(sentence[o.span[1] : end + match.end()])
+            ),
+            None,
         )
-        out.append(FactSpan(m.name, predicate, target or obj, target))
+        if predicate == "by":
+            verb = match.group(f"p{index}").split()[-2].lower()
+            if target is not None:
+                out.append(FactSpan(target, _PASSIVE[verb], who, who))
+            continue
+        out.append(FactSpan(who, predicate, target or obj, target))
     return out
+
+
+def is_name(mention: NameMention, times: Sequence[TimeMatch]) -> bool:
+    """False for a number or a date found where a name was looked for ("14", "June 14")."""
+    if not any(c.isalpha() for c in mention.name):
+        return False
+    if mention.known:
+        return True
+    return not any(t.span[0] <= mention.span[0] and mention.span[1] <= t.span[1] for t in times)
+
+
+def settled_facts(facts: list[ExtractedFact]) -> list[ExtractedFact]:
+    """Facts without repeats; an ended fact first, so the one that replaces it follows it."""
+    seen: set[tuple[str, str, str, datetime | None]] = set()
+    out: list[ExtractedFact] = []
+    for f in facts:
+        key = (normalize_name(f.subject), f.predicate, normalize_name(f.object), f.valid_to)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return sorted(out, key=lambda f: f.valid_to is None)
 
 
 # --- causal links -------------------------------------------------------------------------------
@@ -194,6 +269,7 @@ def causal_spans(sentence: str, previous: str | None) -> list[CausalSpan]:
 
 
 def _clean(span: str) -> str:
+    span = re.sub(r",?\s+(?:which|that)\s*$", "", span.strip(), flags=re.IGNORECASE)
     span = span.strip().strip(",;:").strip()
     span = re.sub(r"[.!?]+$", "", span).strip()
     return _ARTICLE.sub("", span)
@@ -219,8 +295,23 @@ _NOT_CONCEPT = words(
     because since therefore thus hence consequently caused causes cause led leads lead result
     resulted results due owing then when while after before until works work working owns own
     uses use used run runs check set get need needs needed want wants wanted
+    better best worse worst instead great good nice bad pretty little big sure think
+    thought feel felt feeling know knew maybe probably actually definitely awesome amazing
+    cool love loved loves glad happy excited fun kind stuff hey hello wow yeah yep thank
+    congrats congratulations sorry haha lol omg okay super totally much many always never
+    sometimes often usually ever even though almost quite rather enough else other another
+    same different whole able going gonna wanna tried try trying look looking looks seem
+    seems seemed gets getting lets doing done being having say saying tell told ask asked
+    talk talked went goes gone come came take took give gave keep kept put find found see
+    saw seen hear heard mean meant hope wish guess bit sort true right sounds sound one two
+    three four five six seven eight nine ten first second third last next ago soon since
+    mine yours hers ours theirs myself yourself himself herself ourselves themselves
+    ran lives living lived stay stayed mon tue tues wed thu thur thurs fri sat sun jan feb
+    mar apr jun jul aug sep sept oct nov dec hmm aww anyway honestly
     """
 )
+_VERB_FORM = re.compile(r"[a-z]{3,}(?<!e)ed")  # "returned", "rolled": verbs, not ideas
+_QUALITY = re.compile(r"[a-z]{3,}(?:ful|ous)")  # "powerful", "nervous": how, not what
 
 
 def concepts_of(
@@ -256,6 +347,8 @@ def concepts_of(
             or word in STOP_WORDS
             or word in _NOT_CONCEPT
             or _EVENT_VERBS.fullmatch(word)
+            or _VERB_FORM.fullmatch(word)
+            or _QUALITY.fullmatch(word)
             or word.endswith("ly")
             or any(s < m.end() and m.start() < e for s, e in blocked)
         ):

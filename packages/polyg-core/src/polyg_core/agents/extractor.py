@@ -33,9 +33,12 @@ from polyg_core.agents.extract_rules import (
     concepts_of,
     fact_spans,
     is_event_sentence,
+    is_name,
     sentence_spans,
+    settled_facts,
     strip_times,
 )
+from polyg_core.agents.membership import membership_spans
 from polyg_core.agents.names import (
     EntityMatcher,
     KnownEntities,
@@ -62,6 +65,8 @@ __all__ = [
 ]
 
 DEFAULT_EXTRACTOR_MAX_TOKENS = 2000
+UNKNOWN_START = datetime(1970, 1, 1, tzinfo=UTC)
+"""The start of a fact whose start the text does not give ("moved from X" ends one)."""
 _MAX_LLM_TEXT = 24_000  # characters of a note sent to the LLM
 
 
@@ -92,7 +97,10 @@ class RuleExtractor:
     Entities are known names (any spelling) and name-like words. Every sentence
     with a time or an event verb becomes an event, at its own time, else at the
     last time named before it, else at the reference time. "X works on / owns /
-    is Y" gives facts (and relations when Y is an entity). because / caused /
+    is Y" gives facts (and relations when Y is an entity); moves, joins,
+    departures, work and home ("moved from A to B", "joined", "left", "works at",
+    "lives in") give member_of / works_at / works_on / lives_in facts that start
+    or end at the clause's time (see `membership`). because / caused /
     led to / due to / resulted in / so / therefore give causal links (0.7; "so"
     0.6); a "because" cause that the previous sentence's event seems to explain
     (they share an entity) is chained to it at 0.5.
@@ -110,8 +118,12 @@ class RuleExtractor:
         matcher = _matcher(known_entities)
         ref = (reference or datetime.now(UTC)).astimezone(UTC)
         text = text[:MAX_CONTENT]
-        mentions = find_names(text, matcher)
         times = match_times(text, ref)
+        mentions = [m for m in find_names(text, matcher) if is_name(m, times)]
+        speaker = next(
+            (m.name for m in mentions if m.span[0] == 0 and text[m.span[1] :].startswith(":")),
+            None,
+        )
         entities: dict[str, ExtractedEntity] = {}
         for m in mentions:
             name = _clip(m.name, MAX_NAME)
@@ -159,6 +171,24 @@ class RuleExtractor:
                         source=_clip(fact.subject, MAX_NAME),
                         target=_clip(fact.target, MAX_NAME),
                         relationship_type=fact.predicate,
+                    )
+            for ms in membership_spans(sentence, local, speaker):
+                subject, obj = _clip(ms.subject, MAX_NAME), _clip(ms.object, MAX_NAME)
+                if normalize_name(subject) == normalize_name(obj):
+                    continue
+                at = next((t.start for t in own_times if t.span[0] - start >= ms.at), when)
+                facts.append(
+                    ExtractedFact(
+                        subject=subject,
+                        predicate=ms.predicate,
+                        object=obj,
+                        valid_from=UNKNOWN_START if ms.ends else at,
+                        valid_to=at if ms.ends and at > UNKNOWN_START else None,
+                    )
+                )
+                if not ms.ends:
+                    relations[(subject, obj, ms.predicate)] = ExtractedRelation(
+                        source=subject, target=obj, relationship_type=ms.predicate
                     )
             for span in causal_spans(sentence, previous[0] if previous else None):
                 cause = _clip(strip_times(span.cause, own_times), MAX_TEXT)
@@ -208,6 +238,7 @@ class RuleExtractor:
                     )
                 )
             previous = (sentence, local, event_like)
+        facts = settled_facts(facts)
         concepts = [
             ExtractedConcept(name=_clip(name, MAX_NAME), description=_clip(desc, MAX_TEXT) or None)
             for name, desc in concepts_of(text, mentions, times, self.max_concepts)
@@ -297,7 +328,8 @@ def check_extraction(
 
     Items missing a required part are dropped; names are mapped to known names
     (any spelling); times are parsed (ISO, else read as a phrase against the
-    reference, else the reference); confidences are clamped to 0..1 (0.7 when
+    reference, else the reference; a fact with an end and no start starts at
+    `UNKNOWN_START`); confidences are clamped to 0..1 (0.7 when
     missing); every entity a relation, event or causal link names is listed;
     an unknown category is replaced by the rule extractor's.
     """
@@ -344,9 +376,12 @@ def check_extraction(
         obj = _clip(f.object or "", MAX_TEXT)
         if not (subject and predicate and obj):
             continue
-        valid_from = _when(f.valid_from, ref) or ref
         valid_to = _when(f.valid_to, ref)
-        if valid_to is not None and valid_to < valid_from:
+        # A fact the note says ended, without saying since when ("moved from the payments
+        # team"), has an unknown start, as on the rules path.
+        default_from = UNKNOWN_START if valid_to is not None and not f.valid_from else ref
+        valid_from = _when(f.valid_from, ref) or default_from
+        if valid_to is not None and valid_to <= valid_from:
             valid_to = None
         facts.append(
             ExtractedFact(

@@ -8,6 +8,14 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
+from polyg_core.agents.gazetteer import (
+    FIRST_NAMES,
+    GREETINGS,
+    KINSHIP,
+    ORG_SUFFIXES,
+    PLACE_NAMES,
+    words,
+)
 from polyg_core.text import normalize_name
 
 __all__ = [
@@ -33,11 +41,6 @@ _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _CAMEL_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[\W_]+")
 
 
-def words(text: str) -> frozenset[str]:
-    """The whitespace-separated words of text, as a set (for word lists written as prose)."""
-    return frozenset(text.split())
-
-
 STOP_WORDS = words(
     """
     a an the and or but if then so of to in on at by for with from about into onto over
@@ -60,15 +63,20 @@ _GENERIC_HEADS = words(
 _KIND_WORDS = words(
     """
     service svc api server gateway team project app db database worker system cluster
-    module library lib repo pipeline
+    module library lib repo pipeline squad
     """
 )
+_OTHER_KINDS = words("team squad project db database repo library lib")
+# A sentence's first word counts as a name when its type is this clear from the word itself.
+_STRONG_TYPES = frozenset({"person", "database", "place", "organization", "team", "project"})
 _PERSON_VERBS = words(
     """
     said says told tells asked asks wrote writes thinks thought reported reports noticed
     found deployed fixed merged approved reviewed owns owned leads led manages managed
     joined left works worked working suggested proposed decided agreed mentioned
-    explained called emailed pinged shipped built wrote
+    explained called emailed pinged shipped built wrote moved transferred switched
+    visited loves loved likes liked enjoys enjoyed bought met married adopted graduated
+    painted plays played lives lived feels felt wants wanted
     """
 )
 _PERSON_BEFORE = words(
@@ -76,9 +84,20 @@ _PERSON_BEFORE = words(
     asked told ping pinged thanks thank cc ask tell with
     """
 )
-
-_NOT_NAMES = words(
+_PLACE_BEFORE = words(
     """
+    in to from visited visit visiting near around across
+    """
+)
+_ORG_BEFORE = words(
+    """
+    at for joined join joining
+    """
+)
+
+_NOT_NAMES = (
+    words(
+        """
     The This That These Those It Its We I They He She You Our My Your Their His Her
     Because But And So Then When Why Who Whom Whose What Which Where How After Before
     Since If Yes No Also However Therefore Please Tell Show Describe List Find Give
@@ -88,8 +107,15 @@ _NOT_NAMES = words(
     November December Last Next Every Each All Some Any On In At For From To Of With By
     Not Then Thus Hence Meanwhile Later Earlier First Second Finally Once While Although
     Though Until Due Run Use Set Add Make Check Open Click Install Note Let Ok OK
+    Mon Tue Tues Wed Thu Thur Thurs Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept
+    Oct Nov Dec Am Pm AM PM
+    API APIs CPU GPU RAM DNS TLS SSL OOM HTTP HTTPS URL URLs SQL VPN SLA SLO CI CD PR PRs
+    QA UI UX ETA FAQ IP TTL ID IDs OS PDF CSV JSON YAML
     """
+    )
+    | GREETINGS
 )
+_QUARTER = re.compile(r"[QH][1-4]|FY\d{2,4}")
 
 _TECH_PARTS = words(
     """
@@ -101,9 +127,23 @@ _FILE = re.compile(
     r"\b[\w\-/]+\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|yaml|yml|json|toml|md|sql|sh|cfg|ini|env|txt)\b"
 )
 _DEPLOY = re.compile(r"\b(?:[Dd]eploy(?:ment)?|[Rr]elease|[Bb]uild)\s+v?\d+(?:\.\d+)+\b")
+_DOMAIN = re.compile(
+    r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|internal|local|cloud)\b"
+)
 _IDENT = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+")
 _CAMEL = re.compile(r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z][A-Za-z0-9]*)\b")
 _CAPS = re.compile(r"\b[A-Z][a-zA-Z]+(?:[ \t]+(?:[A-Z][a-zA-Z0-9]*|\d+))*\b")
+# "the payments team", "our billing service": a lower-case name made by its kind word.
+_LOWER_KIND = re.compile(
+    r"\b(?:[Tt]he|[Oo]ur|[Mm]y|[Tt]heir|[Hh]is|[Hh]er|[Yy]our|a|an)\s+"
+    r"(?P<name>(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*\s+){1,2}(?:team|squad|service|project))\b"
+)
+_NOT_MODIFIERS = words(
+    """
+    new old same other whole entire next last first second best main own big small
+    local one two this that every each whole entire
+    """
+)
 
 
 @dataclass(frozen=True)
@@ -141,21 +181,40 @@ def guess_entity_type(name: str, following: str = "", preceding: str = "") -> st
         return "deployment"
     if re.fullmatch(r"v?\d+(?:\.\d+)+\S*", name, re.IGNORECASE):
         return "version"
+    next_kind = following.split()[0].lower().strip(".,;:!?") if following.split() else ""
     if words and words[-1] in {"service", "svc", "api", "gateway", "server", "worker", "daemon"}:
+        return "service"
+    if (words and words[-1] == "proxy") or next_kind in {"service", "api", "app", "server"}:
         return "service"
     if key.endswith(("db", "database", "sql")) or key in {"redis", "postgres", "mongo", "falkor"}:
         return "database"
-    if words and (words[0] == "project" or words[-1] == "project"):
+    if (words and (words[0] == "project" or words[-1] == "project")) or next_kind == "project":
         return "project"
-    if words and (words[0] == "team" or words[-1] == "team"):
+    if (words and (words[0] == "team" or words[-1] in ("team", "squad"))) or next_kind == "team":
         return "team"
     next_word = following.split()[0].lower().strip(".,;:!?") if following.split() else ""
     prev_word = preceding.split()[-1].lower().strip(".,;:!?") if preceding.split() else ""
+    before_article = preceding.split()[:-1][-1:] if prev_word == "the" else []
+    place_word = before_article[0].lower() if before_article else prev_word
     capitalised_words = re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", name) is not None
+    first = words[0] if words else ""
     if capitalised_words and (next_word in _PERSON_VERBS or prev_word in _PERSON_BEFORE):
         return "person"
     if capitalised_words and following.lower().lstrip().startswith(("is working", "was working")):
         return "person"
+    if capitalised_words and (prev_word in KINSHIP or following.startswith(":")):
+        return "person"  # "my sister Jane", a speaker's "Jane: ..."
+    if len(words) >= 2 and words[-1] in ORG_SUFFIXES:
+        return "organization"
+    if key in PLACE_NAMES:
+        return "place"
+    if capitalised_words and first in FIRST_NAMES:
+        return "person"
+    if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}", name):
+        if place_word in _PLACE_BEFORE:
+            return "place"
+        if prev_word in _ORG_BEFORE:
+            return "organization"
     return "entity"
 
 
@@ -228,7 +287,9 @@ class EntityMatcher:
                         break
             if best is None:
                 word = _POSSESSIVE.sub("", tokens[i][2]).lower()
-                if word in self.heads:
+                following = tokens[i + 1][2].lower() if i + 1 < len(tokens) else ""
+                # "auth" stands for "auth-service", but "auth team" names another thing.
+                if word in self.heads and following not in _OTHER_KINDS:
                     best = (1, self.heads[word], 0.8)
             if best is None:
                 i += 1
@@ -257,6 +318,16 @@ class EntityMatcher:
         return grams
 
 
+def _not_name(word: str) -> bool:
+    """A word that cannot start or end a name: a greeting, a stop word, a bare number."""
+    return (
+        word in _NOT_NAMES
+        or word.lower() in STOP_WORDS
+        or word.isdigit()
+        or _QUARTER.fullmatch(word) is not None
+    )
+
+
 def _sentence_initial(text: str, start: int) -> bool:
     before = text[:start].rstrip(" \t\"'“‘(")
     return not before or before[-1] in ".!?\n:;"
@@ -280,14 +351,32 @@ def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
             found.append((m.start(), m.end(), name, False))
     for m in _CAMEL.finditer(text):
         found.append((m.start(), m.end(), m.group(0), False))
+    for m in _LOWER_KIND.finditer(text):
+        parts = list(re.finditer(r"\S+", m.group("name")))
+        while len(parts) > 1 and (
+            parts[0].group(0) in _NOT_MODIFIERS or parts[0].group(0) in STOP_WORDS
+        ):
+            parts.pop(0)
+        if len(parts) > 1:
+            start = m.start("name") + parts[0].start()
+            found.append((start, m.end("name"), text[start : m.end("name")], False))
+    for m in _DOMAIN.finditer(text):
+        found.append((m.start(), m.end(), m.group(0), False))
     for m in _CAPS.finditer(text):
         words = [
             (m.start() + w.start(), m.start() + w.end(), w.group(0))
             for w in re.finditer(r"\S+", m.group(0))
         ]
-        while words and (words[0][2] in _NOT_NAMES or words[0][2].lower() in STOP_WORDS):
+        # "a band called The Night Owls": a capital "The" inside a sentence belongs to the name.
+        titled = (
+            len(words) >= 2
+            and words[0][2] == "The"
+            and not _sentence_initial(text, words[0][0])
+            and not _not_name(words[-1][2])
+        )
+        while words and not titled and _not_name(words[0][2]):
             words.pop(0)
-        while words and (words[-1][2] in _NOT_NAMES or words[-1][2].lower() in STOP_WORDS):
+        while words and _not_name(words[-1][2]):
             words.pop()
         if not words:
             continue
@@ -298,7 +387,7 @@ def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
         weak = (
             _sentence_initial(text, start)
             and len(words) == 1
-            and guess_entity_type(name, text[end:][:30]) != "person"
+            and guess_entity_type(name, text[end:][:30]) not in _STRONG_TYPES
         )
         found.append((start, end, name, weak))
     return found

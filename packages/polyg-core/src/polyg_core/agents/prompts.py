@@ -70,16 +70,19 @@ EXTRACTOR_SYSTEM = """\
 You extract structured memory from a note for a multi-graph memory. Answer with one JSON object:
 - entities: [{name, entity_type}] people, services, projects, teams, configs, versions, files...
   When an entity matches one of the known entity names (in any spelling), use the known name.
-  entity_type is a short lowercase word: person, service, project, team, config, deployment,
-  version, file, database, entity.
+  entity_type is a short lowercase word: person, service, project, team, organization, place,
+  config, deployment, version, file, database, entity.
 - relations: [{source, target, relationship_type}] between entities (snake_case type: owns,
-  works_on, depends_on, part_of, ...).
+  works_on, depends_on, part_of, member_of, works_at, lives_in, ...).
 - events: [{description, occurred_at, entities}] things that happened. occurred_at is an ISO
   8601 UTC timestamp resolved against the reference time given ("at 14:30" is on the reference
   day, or the day before if that would be later than the reference); use the reference time when
   the note gives no time.
 - facts: [{subject, predicate, object, valid_from, valid_to}] lasting statements
   ("Alice works on auth-service"); valid_from as ISO UTC (reference time if not stated).
+  A move ("Alice moved from the payments team to the auth team on June 1st") starts
+  {Alice, member_of, auth team} at that time and ends {Alice, member_of, payments team}
+  there (valid_to).
 - causal_links: [{cause, effect, confidence, evidence, entities}] short cause and effect
   phrases, confidence 0..1 (0.9 when the note says so outright), evidence = the sentence.
 - concepts: [{name, description}] a few salient ideas (not the entities themselves).

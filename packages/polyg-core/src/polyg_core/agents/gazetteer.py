@@ -1,0 +1,77 @@
+"""Word lists the rule-based extractor types names with: first names, places, organisations.
+
+Small on purpose: they decide the type of a name the text gives no other clue about
+("Priya said" is a person from the verb alone; "Priya" alone only from this list).
+Context rules in `names` come first; a list only breaks ties.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FIRST_NAMES",
+    "GREETINGS",
+    "KINSHIP",
+    "ORG_SUFFIXES",
+    "PLACE_NAMES",
+    "words",
+]
+
+
+def words(text: str) -> frozenset[str]:
+    """The whitespace-separated words of text, as a set (for word lists written as prose)."""
+    return frozenset(text.split())
+
+
+FIRST_NAMES = words(
+    """
+    aaron abby adam adrian ahmed aisha alan alex alexander alexandra alice alicia amanda
+    amelia amir amy ana andrea andrew andy angela anna anne anthony arjun ava ben benjamin
+    beth bob brian carla carlos caroline carol catherine charles charlie chen chloe chris
+    christina claire daniel dan daria david deborah diana diego dmitri elena eli elijah
+    elizabeth ella emily emma eric erin ethan eva fatima felix fiona frank gabriel george
+    grace greg hana hannah harry helen henry hiro ian isaac isabel isabella jack jacob james
+    jane jason jay jen jenny jennifer jessica jim joe john jonas jordan jose joseph josh
+    julia julian karen kate katie kevin kim laura lea leo liam lily linda lisa lucas lucy
+    luis luke maria mark marta mary mateo matt max maya mei melanie mia michael miguel
+    mike nadia naomi natalia nathan nina noah nora olga oliver olivia omar oscar pablo paul
+    peter priya rachel rahul raj rebecca ricardo robert rosa ryan sam samuel sara sarah
+    sean sofia sophia sophie stephen steve susan tanya theo thomas tim tom tony una victor
+    wei will william yuki yusuf zara zoe
+    """
+)
+
+PLACE_NAMES = words(
+    """
+    amsterdam athens austin bangalore barcelona beijing berlin boston brazil brussels
+    california canada chicago china copenhagen denver dublin egypt england europe france
+    germany greece hamburg india ireland italy japan kenya kyoto lagos lisbon london
+    madrid mexico miami milan montreal moscow mumbai munich nairobi norway oslo paris
+    peru portugal prague rome seattle seoul singapore spain stockholm sweden sydney
+    texas tokyo toronto vancouver vienna warsaw zurich africa asia
+    """
+)
+
+ORG_SUFFIXES = words(
+    """
+    labs lab inc corp corporation ltd llc gmbh company co bank university college school
+    hospital foundation institute agency studio studios technologies systems group clinic
+    """
+)
+
+GREETINGS = words(
+    """
+    Hey Hi Hello Hiya Yo Dear Thanks Thank Congrats Congratulations Wow Oh Ah Aw Aww Yeah
+    Yep Yes Nope Sure Cool Great Nice Awesome Amazing Sorry Haha Lol Omg Good Morning
+    Evening Afternoon Night Happy Welcome Bye Goodbye Cheers Okay Hmm Um Well Just Maybe
+    Really Definitely Absolutely Totally Love Hope Glad Totally Anyway Also Btw FYI Fyi
+    """
+)
+
+KINSHIP = words(
+    """
+    friend friends sister brother mom mum dad mother father son daughter wife husband
+    partner cousin aunt uncle grandma grandpa grandmother grandfather niece nephew
+    colleague coworker boss manager neighbor neighbour roommate kid kids child children
+    girlfriend boyfriend fiance fiancee teammate
+    """
+)
