@@ -188,6 +188,14 @@ class Settings(BaseSettings):
     allowed_origins: str = Field(
         default="", validation_alias=AliasChoices("POLYG_ALLOWED_ORIGINS", "allowed_origins")
     )
+    allowed_hosts: str = Field(
+        default="",
+        validation_alias=AliasChoices("POLYG_ALLOWED_HOSTS", "allowed_hosts"),
+        description=(
+            "Host header values (comma-separated, `name` or `name:port`) the HTTP server "
+            "answers besides loopback names; empty on a non-loopback bind: no Host check."
+        ),
+    )
     tools: str = Field(default="all", validation_alias=AliasChoices("POLYG_TOOLS", "tools"))
     allow_destructive: bool = Field(
         default=False, validation_alias=AliasChoices("POLYG_ALLOW_DESTRUCTIVE", "allow_destructive")

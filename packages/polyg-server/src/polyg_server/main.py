@@ -201,6 +201,8 @@ async def serve(
             host=settings.host,
             port=settings.port,
             log_config=None,
+            # SecurityMiddleware writes the access log, without query strings.
+            access_log=False,
             log_level=settings.log_level.lower(),
             timeout_graceful_shutdown=5,
         )
