@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from polyg_core.errors import InvalidInput
 from polyg_core.storage.namespace import validate_namespace
+from polyg_shared.types import reject_control_chars
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from polyg_server.context import ServerContext, store_session_key
@@ -218,6 +219,7 @@ class PolygTool(Tool):
     async def invoke(self, arguments: dict[str, Any]) -> CallToolResult:
         """Run the tool on raw arguments and answer with a `CallToolResult`."""
         try:
+            reject_control_chars(arguments, self.name)
             inp = self.input_model.model_validate(_pre_parse(self.input_model, arguments))
         except ValidationError as exc:
             return _error(tool_error_text(self.name, exc, self.input_model))
