@@ -208,6 +208,12 @@ class Settings(BaseSettings):
         gt=0,
         validation_alias=AliasChoices("POLYG_MAX_BODY_BYTES", "max_body_bytes"),
     )
+    stdio_max_message_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        gt=0,
+        validation_alias=AliasChoices("POLYG_STDIO_MAX_MESSAGE_BYTES", "stdio_max_message_bytes"),
+        description="The longest stdio message (one line); longer ones get a JSON-RPC error.",
+    )
     job_workers: int = Field(
         default=4,
         ge=0,

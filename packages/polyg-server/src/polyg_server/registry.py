@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from polyg_server.context import ServerContext, store_session_key
 from polyg_server.errors import tool_error_text
+from polyg_server.stdio import StdioLimits, limited_stdio_server
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.context import Context
@@ -272,6 +273,13 @@ class PolygServer(MCPServer[Any]):
         super().__init__(**kwargs)
         self.ctx = ctx
         self.profiles = profiles
+
+    async def run_limited_stdio(self, limits: StdioLimits | None = None) -> None:
+        """Serve over stdio like `run_stdio_async`, with message size and shape limits."""
+        async with limited_stdio_server(limits) as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                read_stream, write_stream, self._lowlevel_server.create_initialization_options()
+            )
 
     def polyg_tools(self) -> list[PolygTool]:
         """The registered tools that were built from a `ToolSpec`."""
