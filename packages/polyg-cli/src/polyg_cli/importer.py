@@ -145,7 +145,7 @@ async def import_graph_file(
     store = await FalkorStore(st.settings.storage).connect()
     try:
         embedder = make_embedder(st.settings.embedding_model, api_base=st.settings.llm_base_url)
-        engine = GraphEngine(store, embedder)
+        engine = GraphEngine(store, embedder, ttl_s=st.settings.scratch_ttl_s)
         out = await engine.io.import_graph(fmt, content, graph=graph)
     finally:
         await store.close()
