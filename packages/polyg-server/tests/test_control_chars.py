@@ -69,7 +69,7 @@ async def test_every_string_argument_of_every_tool_refuses_nul_naming_the_field(
                     assert "falkordb" not in text.lower() and "internal error" not in text
                     checked += 1
     # cause, entities, node, tags, content, question... across the tool set
-    assert checked > 50
+    assert checked >= 100
 
 
 @pytest.mark.parametrize(
