@@ -516,6 +516,11 @@ class EmbeddedFalkorDB:
             status = client.info("persistence").get("aof_last_bgrewrite_status")
             return status == "ok"
         except (redis.RedisError, OSError) as exc:
+            if "already in progress" in str(exc):
+                # Another process asked between our check and our request: its rewrite
+                # covers what ours would have.
+                logger.debug("an AOF rewrite of %s is already running", self.db_dir)
+                return False
             logger.warning("could not rewrite the append-only file of %s: %s", self.db_dir, exc)
             return False
         finally:
