@@ -166,3 +166,12 @@ def test_the_date_range_error_names_the_real_bounds(value: str) -> None:
 def test_the_ends_of_the_range_are_accepted() -> None:
     assert parse_timestamp("0001-01-02").year == 1
     assert parse_timestamp("9999-12-30").year == 9999
+
+
+async def test_a_list_sent_as_a_json_string_is_checked_decoded(memory_client: Client) -> None:
+    with anyio.fail_after(30):
+        result = await memory_client.call_tool(
+            "recall", {"question": "why?", "entities": '["ok", "bad\\u0000"]'}
+        )
+    assert result.is_error
+    assert "- entities.1: contains the control character NUL" in text_of(result)

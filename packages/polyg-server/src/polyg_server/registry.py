@@ -220,8 +220,11 @@ class PolygTool(Tool):
     async def invoke(self, arguments: dict[str, Any]) -> CallToolResult:
         """Run the tool on raw arguments and answer with a `CallToolResult`."""
         try:
-            reject_control_chars(arguments, self.name)
-            inp = self.input_model.model_validate(_pre_parse(self.input_model, arguments))
+            # After _pre_parse: a list sent as a JSON string ('["a\\u0000"]') is checked
+            # decoded, as the model will see it.
+            parsed = _pre_parse(self.input_model, arguments)
+            reject_control_chars(parsed, self.name)
+            inp = self.input_model.model_validate(parsed)
         except ValidationError as exc:
             return _error(tool_error_text(self.name, exc, self.input_model))
         try:
