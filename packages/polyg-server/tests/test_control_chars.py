@@ -77,7 +77,7 @@ async def test_every_string_argument_of_every_tool_refuses_nul_naming_the_field(
     [
         ("add_causal_link", {"cause": "a\x00", "effect": "b"}, "cause"),
         ("get_causal_chain", {"node": "x\x00y"}, "node"),
-        ("recall", {"question": "why?", "entities": ["\x00"]}, "entities.0"),
+        ("recall", {"question": "why?", "tags": ["\x00"]}, "tags.0"),
         ("add_nodes", {"nodes": [{"name": "ok"}, {"name": "n\x00"}]}, "nodes.1.name"),
         ("add_entity", {"name": "e", "entity_type": "T", "properties": {"k\x00": 1}}, "properties"),
         ("add_entity", {"name": "e\x1b[31m", "entity_type": "T"}, "name"),
@@ -171,7 +171,7 @@ def test_the_ends_of_the_range_are_accepted() -> None:
 async def test_a_list_sent_as_a_json_string_is_checked_decoded(memory_client: Client) -> None:
     with anyio.fail_after(30):
         result = await memory_client.call_tool(
-            "recall", {"question": "why?", "entities": '["ok", "bad\\u0000"]'}
+            "recall", {"question": "why?", "tags": '["ok", "bad\\u0000"]'}
         )
     assert result.is_error
-    assert "- entities.1: contains the control character NUL" in text_of(result)
+    assert "- tags.1: contains the control character NUL" in text_of(result)
