@@ -230,3 +230,26 @@ def test_demo_answers_why_with_the_causal_chain(env: dict[str, str], graph: str)
     assert "AUTH_SECRET" in why["answer"]
     who = result["answers"][2]
     assert "Alice" in who["answer"]
+
+
+def test_a_json_record_over_the_jsonl_line_limit_is_refused(
+    env: dict[str, str], graph: str, tmp_path: Path
+) -> None:
+    from polyg_core.io.reader import MAX_LINE_BYTES
+
+    huge = {
+        "kind": "entity",
+        "name": "big",
+        "type": "Blob",
+        "properties": {"data": "x" * (MAX_LINE_BYTES + 10)},
+    }
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"records": [RECORDS[0], huge]}))
+    code, out, _ = polyg(env, "import", str(path), "--graph", graph, "--json")
+    report = json.loads(out)
+    assert code == 1
+    assert report["created"] >= 1 and report["failed"] == 1
+    assert "over the 1048576-byte limit" in json.dumps(report["errors"])
+    _, dump, _ = polyg(env, "export", "--graph", graph, "--format", "jsonl")
+    names = [json.loads(line).get("name") for line in dump.splitlines()]
+    assert "auth-service" in names and "big" not in names

@@ -189,3 +189,42 @@ async def test_bad_arguments_say_what_to_fix(engine_client: Client) -> None:
     with anyio.fail_after(10):
         result = await engine_client.call_tool("get_neighbors", {"node": "X", "direction": "up"})
     assert result.is_error and "direction" in text_of(result)
+
+
+async def test_transitive_reduction_is_annotated_destructive(engine_client: Client) -> None:
+    tools = {t.name: t for t in (await engine_client.list_tools()).tools}
+    hints = tools["transitive_reduction"].annotations
+    assert hints is not None
+    assert hints.destructive_hint is True and hints.read_only_hint is False
+
+
+async def test_add_nodes_over_the_batch_cap_names_the_limit(engine_client: Client) -> None:
+    from polyg_shared.engine import MAX_ADD_BATCH
+
+    nodes = [{"label": f"n{i}"} for i in range(MAX_ADD_BATCH + 1)]
+    with anyio.fail_after(30):
+        result = await engine_client.call_tool("add_nodes", {"nodes": nodes})
+    assert result.is_error
+    assert f"at most {MAX_ADD_BATCH} items" in text_of(result)
+    assert "- nodes:" in text_of(result)
+
+
+async def test_the_scratch_ttl_setting_reaches_the_engine(
+    store: FalkorStore, server_settings: Settings, embedder: Embedder, namespace: str
+) -> None:
+    settings = server_settings.model_copy(update={"scratch_ttl_s": 1.0})
+    ctx = ServerContext(store=store, settings=settings, embedder=embedder)
+    idle, busy = f"{namespace}_idle", f"{namespace}_busy"
+    try:
+        async with Client(create_server(ctx, profiles="engine")) as client:
+            await call(client, "add_node", label="left alone", graph=idle)
+            # Each call uses `busy`, which runs the expiry; `idle` goes once it has been
+            # unused for longer than the TTL (bounded wait).
+            with anyio.fail_after(30):
+                while idle in await store.list_graphs():
+                    await call(client, "add_node", label="still here", graph=busy)
+                    await anyio.sleep(0.2)
+            assert busy in await store.list_graphs()
+    finally:
+        for ns in (idle, busy):
+            await store.delete_graph(ns)

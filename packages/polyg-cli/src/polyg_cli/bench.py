@@ -90,7 +90,7 @@ async def bench_env(st: CliState, data_dir: Path | None = None) -> AsyncGenerato
         finally:
             await probe.aclose()
             await store.close()
-            # Stops the server only if this run started it (not a polyg server using the dir).
+            # Stops the server unless another polyg process (a server on the dir) uses it.
             server.stop()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -17,7 +18,8 @@ from polyg_core.io import (
     is_graph_json,
     iter_records,
 )
-from polyg_core.io.reader import MEMORY_FORMATS
+from polyg_core.io.reader import MAX_LINE_BYTES, MEMORY_FORMATS, Item, LineError
+from polyg_core.io.records import RECORD
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -62,6 +64,24 @@ def _progress(st: CliState) -> Progress:
     )
 
 
+def capped(items: Iterator[Item], max_bytes: int = MAX_LINE_BYTES) -> Iterator[Item]:
+    """Records of a JSON or YAML document, each held to the JSONL line limit.
+
+    A JSONL line over `max_bytes` is refused; the same record inside a `.json` or
+    `.yaml` document is refused too (one 200 MB property would otherwise be stored).
+    """
+    for position, item in items:
+        if not isinstance(item, LineError):
+            size = len(RECORD.dump_json(item))
+            if size > max_bytes:
+                item = LineError(
+                    position,
+                    f"record is {size} bytes as JSON, over the {max_bytes}-byte limit of one "
+                    "record (the same as a JSONL line); split it or shorten its values",
+                )
+        yield position, item
+
+
 async def import_memory(
     st: CliState,
     path: Path,
@@ -74,8 +94,9 @@ async def import_memory(
 ) -> ImportReport:
     """Import a memory file (with a progress bar on stderr unless `quiet`)."""
 
-    def items():
-        return iter_records(path, fmt)
+    def items() -> Iterator[Item]:
+        records = iter_records(path, fmt)
+        return capped(records) if fmt in ("json", "yaml") else records
 
     total = count_lines(path) if fmt in ("jsonl", "cypher") else None
     if dry_run:
@@ -124,7 +145,7 @@ async def import_graph_file(
     store = await FalkorStore(st.settings.storage).connect()
     try:
         embedder = make_embedder(st.settings.embedding_model, api_base=st.settings.llm_base_url)
-        engine = GraphEngine(store, embedder)
+        engine = GraphEngine(store, embedder, ttl_s=st.settings.scratch_ttl_s)
         out = await engine.io.import_graph(fmt, content, graph=graph)
     finally:
         await store.close()

@@ -188,6 +188,14 @@ class Settings(BaseSettings):
     allowed_origins: str = Field(
         default="", validation_alias=AliasChoices("POLYG_ALLOWED_ORIGINS", "allowed_origins")
     )
+    allowed_hosts: str = Field(
+        default="",
+        validation_alias=AliasChoices("POLYG_ALLOWED_HOSTS", "allowed_hosts"),
+        description=(
+            "Host header values (comma-separated, `name` or `name:port`) the HTTP server "
+            "answers besides loopback names; empty on a non-loopback bind: no Host check."
+        ),
+    )
     tools: str = Field(default="all", validation_alias=AliasChoices("POLYG_TOOLS", "tools"))
     allow_destructive: bool = Field(
         default=False, validation_alias=AliasChoices("POLYG_ALLOW_DESTRUCTIVE", "allow_destructive")
@@ -199,6 +207,12 @@ class Settings(BaseSettings):
         default=4 * 1024 * 1024,
         gt=0,
         validation_alias=AliasChoices("POLYG_MAX_BODY_BYTES", "max_body_bytes"),
+    )
+    stdio_max_message_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        gt=0,
+        validation_alias=AliasChoices("POLYG_STDIO_MAX_MESSAGE_BYTES", "stdio_max_message_bytes"),
+        description="The longest stdio message (one line); longer ones get a JSON-RPC error.",
     )
     job_workers: int = Field(
         default=4,

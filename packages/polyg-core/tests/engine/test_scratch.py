@@ -220,3 +220,46 @@ async def test_labels_that_differ_only_by_number_are_different_nodes(
     assert (edge.source_match, edge.target_match) == ("exact", "exact")
     with pytest.raises(NodeNotFound):
         await scratch.add_edge("queue gateway 999", "queue gateway 575", "calls", graph=namespace)
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        ["deploy cache", "cache deploy", "cache deploy"],
+        ["deploy cache", "cache deploy", "Cache Deploy", "deploy cache"],
+        ["cache deploy", "cache deploy", "deploy cache", "deploy  cache"],
+    ],
+)
+async def test_near_twins_and_duplicates_in_one_batch_resolve_to_one_node(
+    scratch: ScratchGraphs, namespace: str, labels: list[str]
+) -> None:
+    with anyio.fail_after(60):
+        out = await scratch.add_nodes([NodeSpec(label=label) for label in labels], graph=namespace)
+        listed = await scratch.list_nodes(graph=namespace)
+    assert out.added == 1 and out.existing == len(labels) - 1
+    assert len(listed.nodes) == 1
+    node = listed.nodes[0]
+    assert node.label == labels[0]
+    assert all(r.node.label == node.label for r in out.results)
+    assert out.results[0].created and out.results[0].matched == "created"
+    for label, result in zip(labels[1:], out.results[1:], strict=True):
+        assert not result.created
+        expected = "exact" if label == node.label else None
+        if expected:
+            assert result.matched == expected
+        else:
+            assert result.matched in ("normalized", "embedding")
+
+
+async def test_a_batch_over_the_cap_is_refused_with_the_limit(
+    scratch: ScratchGraphs, namespace: str
+) -> None:
+    from polyg_shared.engine import MAX_ADD_BATCH
+
+    nodes = [NodeSpec(label=f"n{i}") for i in range(MAX_ADD_BATCH + 1)]
+    edges = [EdgeSpec(source="a", target="b", relation="r")] * (MAX_ADD_BATCH + 1)
+    with pytest.raises(InvalidInput, match=f"at most {MAX_ADD_BATCH} nodes per call, got"):
+        await scratch.add_nodes(nodes, graph=namespace)
+    with pytest.raises(InvalidInput, match=f"at most {MAX_ADD_BATCH} edges per call"):
+        await scratch.add_edges(edges, graph=namespace)
+    assert (await scratch.list_nodes(graph=namespace)).nodes == []

@@ -77,11 +77,11 @@ def test_monte_carlo_estimate_is_within_its_stated_bound() -> None:
     rng = random.Random(20261122)
     checked = 0
     outside = 0
-    for case in range(60):
+    for case in range(150):  # many graphs reduce to one link (exact); the rest are sampled
         links = random_links(rng)
         exact = brute_force(links, "a", "f")
         sampled = noisy_or_probability(links, "a", "f", exact_limit=0, samples=20_000, seed=case)
-        if sampled.method == "trivial":
+        if sampled.method in ("trivial", "exact"):  # exact: reduced to a single link
             assert exact == pytest.approx(sampled.probability, abs=1e-9)
             continue
         assert sampled.method == "monte_carlo"
@@ -143,3 +143,73 @@ def test_probabilities_to_any_target_use_a_virtual_sink() -> None:
     got = probabilities_to_targets(links, ["a", "b"], {"b", "c"})
     assert got["a"] == pytest.approx(0.75)
     assert got["b"] == 1.0
+
+
+def monte_carlo(links: list[Link], source: str, target: str, draws: int, seed: int) -> float:
+    """An independent estimate: draw every link, search, count."""
+    rng = random.Random(seed)
+    hits = 0
+    for _ in range(draws):
+        adj: dict[str, list[str]] = {}
+        for u, v, p in links:
+            if rng.random() < p:
+                adj.setdefault(u, []).append(v)
+        seen = {source}
+        stack = [source]
+        while stack:
+            for nxt in adj.get(stack.pop(), []):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        hits += target in seen
+    return hits / draws
+
+
+def chain(n: int, p: float) -> list[Link]:
+    return [(f"n{i}", f"n{i + 1}", p) for i in range(n)]
+
+
+def diamonds(n: int, p: float, q: float) -> list[Link]:
+    """n diamonds in a row: d_i -> a_i, d_i -> b_i (p), a_i, b_i -> d_{i+1} (q)."""
+    out: list[Link] = []
+    for i in range(n):
+        for mid in (f"a{i}", f"b{i}"):
+            out += [(f"d{i}", mid, p), (mid, f"d{i + 1}", q)]
+    return out
+
+
+@pytest.mark.parametrize("length", [9, 30, 200, 2000])
+def test_a_long_chain_is_exact_at_any_length(length: int) -> None:
+    got = noisy_or_probability(chain(length, 0.995), "n0", f"n{length}")
+    assert got.method == "exact" and got.error_bound == 0.0
+    assert got.relevant_links == length
+    assert got.probability == pytest.approx(0.995**length, rel=1e-9)
+
+
+def test_a_long_chain_and_a_chain_of_diamonds_agree_with_monte_carlo() -> None:
+    draws = 20_000
+    bound = hoeffding_bound(draws)
+    long_chain = chain(40, 0.98)
+    got = noisy_or_probability(long_chain, "n0", "n40")
+    assert got.method == "exact"
+    assert abs(got.probability - monte_carlo(long_chain, "n0", "n40", draws, 1)) <= bound
+    row = diamonds(12, 0.9, 0.8)  # 48 links, over the factoring limit
+    got = noisy_or_probability(row, "d0", "d12")
+    one = 1 - (1 - 0.9 * 0.8) ** 2
+    assert got.method == "exact" and got.relevant_links == 48
+    assert got.probability == pytest.approx(one**12, rel=1e-9)
+    assert abs(got.probability - monte_carlo(row, "d0", "d12", draws, 2)) <= bound
+
+
+def test_a_graph_that_does_not_reduce_is_estimated_with_its_bound_not_called_exact() -> None:
+    # Wheatstone bridges in a row do not reduce to series/parallel pieces.
+    links: list[Link] = []
+    for i in range(6):
+        s, t, a, b = f"s{i}", f"s{i + 1}", f"a{i}", f"b{i}"
+        links += [(s, a, 0.7), (s, b, 0.6), (a, b, 0.5), (b, a, 0.5), (a, t, 0.6), (b, t, 0.7)]
+    got = noisy_or_probability(links, "s0", "s6")
+    assert got.method == "monte_carlo" and got.error_bound > 0
+    assert abs(got.probability - monte_carlo(links, "s0", "s6", 20_000, 3)) <= 2 * got.error_bound
+    small = noisy_or_probability(links[:6], "s0", "s1")
+    assert small.method == "exact"
+    assert small.probability == pytest.approx(brute_force(links[:6], "s0", "s1"), abs=1e-9)

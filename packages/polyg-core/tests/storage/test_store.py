@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -274,3 +275,28 @@ async def test_a_pool_that_stays_busy_gives_a_clear_error_and_keeps_the_client(
         assert await store._ensure_db() is db  # pyright: ignore[reportPrivateUsage]
     finally:
         await store.close()
+
+
+async def test_concurrent_first_writes_through_several_stores_log_no_rewrite_warnings(
+    falkordb_settings: StorageSettings, namespace: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Processes creating a namespace's indexes at once each ask for an AOF rewrite; a
+    request that finds one already running is not a problem worth a warning."""
+    caplog.set_level(logging.DEBUG, logger="polyg_core.storage")
+    stores = [await FalkorStore(falkordb_settings).connect() for _ in range(3)]
+    names = [f"{namespace}_{i}" for i in range(4)]
+    try:
+        with anyio.fail_after(120):
+            for ns in names:
+                async with anyio.create_task_group() as tg:
+                    for i in range(12):
+                        tg.start_soon(stores[i % 3].ensure_vectors, ns, "local/minilm", 8)
+        for ns in names:
+            assert ("E_Entity", "embedding", "VECTOR") in await stores[0]._existing_indexes(ns)
+    finally:
+        for ns in names:
+            await stores[0].delete_graph(ns)
+        for s in stores:
+            await s.close()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings == []

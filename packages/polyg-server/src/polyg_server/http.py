@@ -1,7 +1,11 @@
 """Streamable HTTP: the MCP endpoint at /mcp, GET /health, and the security middleware.
 
-Checks, outermost first: the Origin header (403 for an origin not allowed), the
-bearer token when an API key is set (401), the request body size (413). The SDK's
+One middleware guards every route (/mcp, /api/*, /ui, /health). Checks, outermost
+first: the Host header (421 for a name that is not this server's, so a DNS-rebinding
+page cannot reach a loopback server), the Origin header (403 for an origin not
+allowed), the bearer token when an API key is set (401; read only from the
+Authorization header), the request body size (413). The same middleware writes the
+access log, without query strings (uvicorn's own access log is turned off). The SDK's
 session manager caps concurrent sessions (503, to which a Retry-After header is
 added here) and closes sessions idle for longer than the idle timeout.
 
@@ -39,7 +43,9 @@ logger = logging.getLogger(__name__)
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 _LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+_LOOPBACK_HOST_NAMES = ("127.0.0.1", "localhost", "[::1]")
 AUTH_SCOPE_KEY = "polyg.authenticated"
+access_logger = logging.getLogger("polyg_server.access")
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,42 @@ def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
     return False
 
 
+def parse_hosts(value: str) -> list[str]:
+    """The host names of a comma-separated `POLYG_ALLOWED_HOSTS` value, lower-cased."""
+    return [h.strip().lower() for h in value.split(",") if h.strip()]
+
+
+def allowed_hosts_for(bind_host: str, extra: Sequence[str]) -> list[str] | None:
+    """Host header values to accept: loopback names on a loopback bind, plus `extra`.
+
+    None (no Host check) on a non-loopback bind with no `extra`: the public name is unknown.
+    """
+    if bind_host in LOOPBACK_HOSTS:
+        return [*_LOOPBACK_HOST_NAMES, *extra]
+    return list(extra) or None
+
+
+def host_allowed(host: str, allowed: Sequence[str]) -> bool:
+    """True for a Host header naming an allowed host (any port unless the entry has one)."""
+    host = host.strip().lower()
+    if host in allowed:
+        return True
+    if host.startswith("["):
+        name, _, rest = host.partition("]")
+        name += "]"
+        port = rest[1:] if rest.startswith(":") else None
+        if rest and port is None:
+            return False
+    else:
+        name, sep, port_text = host.rpartition(":")
+        if not sep:
+            name, port_text = host, ""
+        port = port_text if sep else None
+    if port is not None and not port.isdigit():
+        return False
+    return name in allowed
+
+
 def _json(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:
     return JSONResponse({"error": error, "message": message}, status_code=status, headers=headers)
 
@@ -107,6 +149,7 @@ class SecurityMiddleware:
         open_paths: paths served without a token (they must not leak data).
         retry_after_s: the Retry-After value added to 503 answers.
         session: also accepts a request this returns True for (the explorer's cookie).
+        allowed_hosts: Host header values accepted (see `host_allowed`); None: no check.
     """
 
     def __init__(
@@ -119,8 +162,10 @@ class SecurityMiddleware:
         open_paths: frozenset[str] = frozenset({"/health"}),
         retry_after_s: int = 5,
         session: Callable[[Scope], bool] | None = None,
+        allowed_hosts: Sequence[str] | None = None,
     ) -> None:
         self.app = app
+        self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
         self.session = session
         self._key = api_key.encode() if api_key else None
         self.allowed_origins = [*_LOOPBACK_ORIGINS, *allowed_origins]
@@ -140,7 +185,37 @@ class SecurityMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        status: list[int] = [0]
+
+        async def send_logged(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await self._guard(scope, receive, send_logged)
+        finally:
+            # The path only: a query string may carry search text or a misplaced key.
+            access_logger.info(
+                "%s %s %s %d",
+                _client(scope),
+                scope.get("method", "?"),
+                scope.get("path", "?"),
+                status[0],
+            )
+
+    async def _guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
+        host = headers.get("host", "")
+        if self.allowed_hosts is not None and not host_allowed(host, self.allowed_hosts):
+            logger.warning("refused a request for host %r", host[:200])
+            await _json(
+                421,
+                "misdirected_request",
+                f"host {host[:200]!r} is not a name of this server; call it by one of "
+                f"{', '.join(self.allowed_hosts)} or add the name to POLYG_ALLOWED_HOSTS",
+            )(scope, receive, send)
+            return
         origin = headers.get("origin")
         if origin and not origin_allowed(origin, self.allowed_origins):
             logger.warning("refused a request from origin %r", origin[:200])
@@ -218,6 +293,11 @@ class SecurityMiddleware:
         return replay
 
 
+def _client(scope: Scope) -> str:
+    client = scope.get("client")
+    return f"{client[0]}:{client[1]}" if client else "-"
+
+
 async def health_body(
     ctx: ServerContext, *, detailed: bool, timeout_s: float
 ) -> tuple[int, dict[str, Any]]:
@@ -249,18 +329,6 @@ async def health_body(
     return (200 if reachable else 503), body
 
 
-def _transport_security(host: str, origins: Sequence[str]) -> TransportSecuritySettings:
-    if host in LOOPBACK_HOSTS and "*" not in origins:
-        # Bound to loopback: the SDK also checks the Host header (DNS rebinding).
-        return TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"],
-            allowed_origins=[*_LOOPBACK_ORIGINS, *origins],
-        )
-    # Elsewhere the public host name is unknown; SecurityMiddleware checks Origin.
-    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-
-
 def create_http_app(
     server: MCPServer[Any], ctx: ServerContext, options: HttpOptions | None = None
 ) -> ASGIApp:
@@ -274,7 +342,10 @@ def create_http_app(
     opts = options or HttpOptions()
     settings = ctx.settings
     origins = parse_origins(settings.allowed_origins)
-    security = _transport_security(settings.host, origins)
+    hosts = allowed_hosts_for(settings.host, parse_hosts(settings.allowed_hosts))
+    # SecurityMiddleware checks Host and Origin for every route; the SDK's own check
+    # (on /mcp only) is off so that one rule, with one error text, covers the whole app.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
     @server.custom_route("/health", methods=["GET"], include_in_schema=False)
     async def health(request: Request) -> Response:  # pyright: ignore[reportUnusedFunction]
@@ -321,4 +392,5 @@ def create_http_app(
         open_paths=opts.open_paths | explorer.open_paths,
         retry_after_s=opts.retry_after_s,
         session=explorer.authenticates,
+        allowed_hosts=hosts,
     )

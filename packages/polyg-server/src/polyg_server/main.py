@@ -24,6 +24,7 @@ from polyg_server.app import create_server
 from polyg_server.context import JobOptions, ServerContext
 from polyg_server.http import LOOPBACK_HOSTS, HttpOptions, create_http_app
 from polyg_server.registry import parse_profiles
+from polyg_server.stdio import StdioLimits
 
 logger = logging.getLogger("polyg_server")
 
@@ -185,7 +186,8 @@ async def serve(
         server = create_server(ctx)
         if not http:
             logger.info("serving MCP over stdio")
-            await _until_signal(server.run_stdio_async)
+            limits = StdioLimits(max_message_bytes=settings.stdio_max_message_bytes)
+            await _until_signal(lambda: server.run_limited_stdio(limits))
             return
         import uvicorn
 
@@ -201,6 +203,8 @@ async def serve(
             host=settings.host,
             port=settings.port,
             log_config=None,
+            # SecurityMiddleware writes the access log, without query strings.
+            access_log=False,
             log_level=settings.log_level.lower(),
             timeout_graceful_shutdown=5,
         )

@@ -33,10 +33,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from polyg_core.errors import InvalidInput
 from polyg_core.storage.namespace import validate_namespace
+from polyg_shared.types import reject_control_chars
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from polyg_server.context import ServerContext, store_session_key
 from polyg_server.errors import tool_error_text
+from polyg_server.stdio import StdioLimits, limited_stdio_server
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.context import Context
@@ -218,7 +220,11 @@ class PolygTool(Tool):
     async def invoke(self, arguments: dict[str, Any]) -> CallToolResult:
         """Run the tool on raw arguments and answer with a `CallToolResult`."""
         try:
-            inp = self.input_model.model_validate(_pre_parse(self.input_model, arguments))
+            # After _pre_parse: a list sent as a JSON string ('["a\\u0000"]') is checked
+            # decoded, as the model will see it.
+            parsed = _pre_parse(self.input_model, arguments)
+            reject_control_chars(parsed, self.name)
+            inp = self.input_model.model_validate(parsed)
         except ValidationError as exc:
             return _error(tool_error_text(self.name, exc, self.input_model))
         try:
@@ -270,6 +276,13 @@ class PolygServer(MCPServer[Any]):
         super().__init__(**kwargs)
         self.ctx = ctx
         self.profiles = profiles
+
+    async def run_limited_stdio(self, limits: StdioLimits | None = None) -> None:
+        """Serve over stdio like `run_stdio_async`, with message size and shape limits."""
+        async with limited_stdio_server(limits) as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                read_stream, write_stream, self._lowlevel_server.create_initialization_options()
+            )
 
     def polyg_tools(self) -> list[PolygTool]:
         """The registered tools that were built from a `ToolSpec`."""

@@ -14,7 +14,12 @@ from starlette.types import ASGIApp
 async def serving(app: ASGIApp) -> AsyncGenerator[str]:
     """Run the app under uvicorn on 127.0.0.1 (a free port); yield its base URL."""
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_config=None, timeout_graceful_shutdown=2
+        app,
+        host="127.0.0.1",
+        port=0,
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=2,
     )
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:

@@ -18,6 +18,9 @@ DEFAULT_SCRATCH_GRAPH = "default"
 """The graph engine tools use when a call names none."""
 
 MAX_BATCH = 10_000
+MAX_ADD_BATCH = 500
+"""Most nodes one add_nodes call (or edges one add_edges call) takes: each new label is
+looked up by meaning, one query per label. import_graph takes larger graphs."""
 MAX_IMPORT_CHARS = 20_000_000
 
 _GRAPH_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -161,7 +164,11 @@ class AddNodeOutput(BaseModel):
 class AddNodesInput(EngineInput):
     """Arguments of add_nodes."""
 
-    nodes: list[NodeSpec] = Field(min_length=1, max_length=MAX_BATCH)
+    nodes: list[NodeSpec] = Field(
+        min_length=1,
+        max_length=MAX_ADD_BATCH,
+        description=f"At most {MAX_ADD_BATCH} nodes; split larger sets into several calls.",
+    )
 
 
 class AddNodesOutput(BaseModel):
@@ -251,7 +258,11 @@ class EdgeFailure(BaseModel):
 class AddEdgesInput(EngineInput):
     """Arguments of add_edges."""
 
-    edges: list[EdgeSpec] = Field(min_length=1, max_length=MAX_BATCH)
+    edges: list[EdgeSpec] = Field(
+        min_length=1,
+        max_length=MAX_ADD_BATCH,
+        description=f"At most {MAX_ADD_BATCH} edges; split larger sets into several calls.",
+    )
 
 
 class AddEdgesOutput(BaseModel):

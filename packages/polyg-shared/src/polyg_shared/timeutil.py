@@ -6,6 +6,9 @@ from datetime import UTC, date, datetime, time
 
 _MIN = datetime(1, 1, 2, tzinfo=UTC)
 _MAX = datetime(9999, 12, 30, tzinfo=UTC)
+# A day is kept free at each end of Python's range so that shifting a stored time by any
+# UTC offset (or a day) never overflows; the error names these exact bounds.
+RANGE_TEXT = "from 0001-01-02T00:00:00Z to 9999-12-30T00:00:00Z"
 
 
 def parse_timestamp(value: str | datetime | date | int | float) -> datetime:
@@ -44,12 +47,15 @@ def parse_timestamp(value: str | datetime | date | int | float) -> datetime:
             ) from exc
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    dt = dt.astimezone(UTC)
-    if dt < _MIN or dt > _MAX:
+    try:
+        utc = dt.astimezone(UTC)
+    except OverflowError:
+        utc = None
+    if utc is None or utc < _MIN or utc > _MAX:
         raise ValueError(
-            f"timestamp {dt.isoformat()} is outside the supported range (years 1-9999)"
+            f"timestamp {dt.isoformat()} is outside the supported range ({RANGE_TEXT} in UTC)"
         )
-    return dt
+    return utc
 
 
 def to_epoch_ms(dt: datetime) -> int:

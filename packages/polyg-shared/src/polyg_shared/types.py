@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer
+from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, ValidationError
 
 from polyg_shared.timeutil import iso, parse_timestamp
 
@@ -60,3 +61,83 @@ Properties = Annotated[dict[str, Any], Field(max_length=MAX_PROPERTIES)]
 """Free-form scalar properties (strings, numbers, booleans, lists of those)."""
 
 Uuid = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+# -- control characters ------------------------------------------------------------------------
+
+_BAD_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
+"""C0 control characters other than tab, newline and carriage return, and lone surrogates:
+no name, reference, tag or text means them, FalkorDB's query parser refuses NUL, and a
+lone surrogate cannot be encoded as UTF-8."""
+_CHAR_NAMES = {0: "NUL", 0x1B: "ESC"}
+
+Loc = tuple[str | int, ...]
+
+
+def control_char_error(data: Any) -> tuple[Loc, str, str] | None:
+    """The first string in `data` (keys too) with a character no argument accepts.
+
+    Walks dicts, lists and tuples without recursion, so any nesting depth is safe.
+
+    Returns:
+        `(location, offending string, message)` of the first one found, else None.
+    """
+    stack: list[tuple[Loc, Any]] = [((), data)]
+    while stack:
+        loc, value = stack.pop()
+        if isinstance(value, str):
+            found = _BAD_CHAR.search(value)
+            if found is not None:
+                code = ord(found.group())
+                name = _CHAR_NAMES.get(code)
+                kind = (
+                    "a lone surrogate "
+                    if 0xD800 <= code <= 0xDFFF
+                    else f"the control character {name} "
+                    if name
+                    else "the control character "
+                )
+                return (
+                    loc,
+                    value,
+                    f"contains {kind}U+{code:04X} at position {found.start()}; remove it "
+                    "(tab, newline and carriage return are the only control characters accepted)",
+                )
+        elif isinstance(value, dict):
+            items: list[tuple[Any, Any]] = list(value.items())  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+            for key, item in reversed(items):
+                if isinstance(key, str) and _BAD_CHAR.search(key):
+                    stack.append(((*loc, key), key))
+                else:
+                    stack.append(((*loc, str(key)), item))
+        elif isinstance(value, list | tuple):
+            seq: list[Any] = list(value)  # pyright: ignore[reportUnknownArgumentType]
+            for i in range(len(seq) - 1, -1, -1):
+                stack.append(((*loc, i), seq[i]))
+    return None
+
+
+def reject_control_chars(data: Any, title: str) -> None:
+    """Raise a `ValidationError` naming the field when `control_char_error` finds one.
+
+    One check for every tool input, applied to the raw arguments before the model
+    validates them, so every field of every tool gets the same rule and message.
+
+    Raises:
+        ValidationError: with the location of the bad string.
+    """
+    found = control_char_error(data)
+    if found is None:
+        return
+    loc, value, message = found
+    raise ValidationError.from_exception_data(
+        title,
+        [
+            {
+                "type": "value_error",
+                "loc": loc,
+                "input": value,
+                "ctx": {"error": ValueError(message)},
+            }
+        ],
+    )

@@ -85,7 +85,9 @@ class GraphManager:
         kind = _kind(res.scalar())
         if kind == "scratch" and self.embedder is not None:
             await self.store.ensure_vectors(ns, self.embedder.model_name, self.embedder.dimension)
-        if time.monotonic() - self._last_check >= self.check_interval_s:
+        # A short TTL is checked as often as it needs (half of it), a long one every minute.
+        interval = min(self.check_interval_s, self.ttl_s / 2) if self.ttl_s > 0 else None
+        if interval is not None and time.monotonic() - self._last_check >= interval:
             self._last_check = time.monotonic()
             await self.expire_idle()
         return ns, kind

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from polyg_shared.engine import (
+    MAX_ADD_BATCH,
     AddEdgeOutput,
     AddEdgesOutput,
     AddNodeOutput,
@@ -48,7 +49,7 @@ from polyg_shared.engine import (
 )
 
 from polyg_core.engine.graphs import GraphManager
-from polyg_core.errors import AmbiguousName, Candidate, NodeNotFound, PolygError
+from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound, PolygError
 from polyg_core.graphs.entity_refs import lexically_compatible
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import SCRATCH_NAMES, NameResolver, Resolved
@@ -118,6 +119,27 @@ class _Pending:
     result: AddNodeOutput | None = None
     ref: int | None = None  # index of an earlier batch item this one is the same node as
     vector: Any = None
+
+
+def _name_key(label: str) -> str:
+    return normalize_name(label) or label.strip()
+
+
+def _how_matched(item: _Pending, node_label: str) -> MatchHow:
+    """How a batch item's label matched the node an earlier item added or matched."""
+    if node_label == item.spec.label:
+        return "exact"
+    if _name_key(node_label) == item.key:
+        return "normalized"
+    return "embedding"
+
+
+def _check_batch(tool: str, what: str, count: int) -> None:
+    if count > MAX_ADD_BATCH:
+        raise InvalidInput(
+            f"{tool} takes at most {MAX_ADD_BATCH} {what} per call, got {count}: split them "
+            f"into calls of {MAX_ADD_BATCH} or fewer (import_graph loads a whole graph file)"
+        )
 
 
 @dataclass
@@ -214,8 +236,9 @@ class ScratchGraphs:
         compatible labels, no other node within the ambiguity margin; an ambiguous
         label is added as new).
         """
+        _check_batch("add_nodes", "nodes", len(nodes))
         ns = await self.manager.use_scratch(graph)
-        items = [_Pending(spec, normalize_name(spec.label) or spec.label.strip()) for spec in nodes]
+        items = [_Pending(spec, _name_key(spec.label)) for spec in nodes]
         first_of_key: dict[str, int] = {}
         for i, item in enumerate(items):
             if item.key in first_of_key:
@@ -260,17 +283,19 @@ class ScratchGraphs:
         await self._create(ns, [items[i] for i in accepted])
         added = len(accepted)
         results: list[AddNodeOutput] = []
+        # A reference points to an earlier item, itself possibly a reference (a duplicate
+        # of a near-twin): resolving in input order gives every earlier item its result.
         for item in items:
             if item.ref is not None:
                 base = items[item.ref].result
-                assert base is not None
-                how = "exact" if base.node.label == item.spec.label else "normalized"
-                if item.vector is not None:
-                    how = "embedding"
-                results.append(AddNodeOutput(node=base.node, created=False, matched=how))
-            else:
-                assert item.result is not None
-                results.append(item.result)
+                if base is None:  # pragma: no cover - refs only point backwards
+                    raise RuntimeError("add_nodes: a batch item refers to an unresolved one")
+                item.result = AddNodeOutput(
+                    node=base.node, created=False, matched=_how_matched(item, base.node.label)
+                )
+            if item.result is None:  # pragma: no cover - every item is created or matched
+                raise RuntimeError(f"add_nodes: no outcome for {item.spec.label!r}")
+            results.append(item.result)
         return AddNodesOutput(added=added, existing=len(items) - added, results=results)
 
     async def _similar_existing(
@@ -435,6 +460,7 @@ class ScratchGraphs:
         self, edges: Sequence[EdgeSpec], *, graph: str | None = None
     ) -> AddEdgesOutput:
         """Add edges in one write; edges whose endpoints cannot be resolved are reported in `failed`."""
+        _check_batch("add_edges", "edges", len(edges))
         return await self._add_edges(graph, list(edges), raise_first=False)
 
     async def _add_edges(

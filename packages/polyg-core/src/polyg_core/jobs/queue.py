@@ -27,7 +27,7 @@ from polyg_shared.jobs import (
     JobStatus,
 )
 from polyg_shared.timeutil import iso, parse_timestamp, utc_now
-from polyg_shared.types import MAX_CONTENT
+from polyg_shared.types import MAX_CONTENT, control_char_error
 from redis.asyncio import Redis
 from saq.job import Job, Status
 from saq.queue.redis import RedisQueue
@@ -217,10 +217,18 @@ class JobQueue:
         while its job is pending returns that job (`deduplicated: true`).
 
         Raises:
-            InvalidInput: empty or too long content, bad graph name or time.
+            InvalidInput: empty or too long content, bad graph name or time, or a control
+                character (NUL...) in a field.
             StorageUnavailable: the server cannot be reached.
         """
         validate_namespace(graph)
+        # A value the write would refuse must be refused now, not after "queued".
+        bad = control_char_error(
+            {"content": content, "category": category, "tags": list(tags), "source_id": source_id}
+        )
+        if bad is not None:
+            where = ".".join(str(p) for p in bad[0])
+            raise InvalidInput(f"nothing queued: {where} {bad[2]}")
         if not content or not content.strip():
             raise InvalidInput("nothing to remember: the content is empty")
         if len(content) > MAX_CONTENT:

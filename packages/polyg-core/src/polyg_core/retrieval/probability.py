@@ -9,19 +9,27 @@ shared links, cycles) in general. Cycles need no special case: a link back
 to an already reached node changes nothing.
 
 Computation: the links that lie on some cause -> effect path are kept (the
-"relevant" subgraph). Up to `exact_limit` relevant links (default 20) the
-probability is exact, by factoring on the links leaving the reached set
-(equal to enumerating every subset of links, but pruned). Above that it is a
-Monte Carlo estimate with a fixed seed: `samples` independent draws of every
-link, reachability per draw; the result carries the 95% Hoeffding bound
-`sqrt(ln(2 / 0.05) / (2 * samples))` (0.0096 for 20,000 samples).
+"relevant" subgraph), then reduced exactly: a node with one link in and one
+link out is replaced by one link (the product), parallel links by one link
+(noisy-OR). A chain or a series-parallel graph (chains of diamonds) of any
+length reduces to a single link, so its probability is exact. Whatever remains,
+up to `exact_limit` links (default 20), is computed exactly by factoring on the
+links leaving the reached set (equal to enumerating every subset of links, but
+pruned). Above that it is a Monte Carlo estimate with a fixed seed: `samples`
+independent draws of every link, reachability per draw; the result carries the
+95% Hoeffding bound `sqrt(ln(2 / 0.05) / (2 * samples))` (0.0096 for 20,000
+samples) and says "monte_carlo", never "exact".
+
+Over the stored graph the links downstream of the cause are read until none are
+left or `max_edges` links were read, whatever the number of hops; a search that
+hit that cap is reported as truncated (a lower bound), and not as exact.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -37,7 +45,8 @@ MODEL = "noisy-OR over independent links"
 EXACT_LIMIT = 20
 SAMPLES = 20_000
 SEED = 7
-MAX_FETCH_DEPTH = 8
+MAX_FETCH_DEPTH: int | None = None
+"""No hop limit: the link cap `MAX_FETCH_EDGES` bounds the search (each hop adds a node)."""
 MAX_FETCH_EDGES = 2_000
 CONFIDENCE_LEVEL = 0.95
 
@@ -113,6 +122,43 @@ def relevant_links(links: Iterable[Link], source: str, target: str) -> dict[tupl
     }
 
 
+def reduce_series_parallel(
+    edges: dict[tuple[str, str], float], source: str, target: str
+) -> dict[tuple[str, str], float]:
+    """Relevant links with every series and parallel pair replaced by one equivalent link.
+
+    A node other than source and target with exactly one link in (u -> w, p) and one
+    out (w -> v, q) is removed for u -> v with p * q (w is reached only through u and
+    leads only to v); a new link parallel to an existing one joins it by noisy-OR; a
+    link that comes back to where it started (u == v) changes no reachability and is
+    dropped. The probability of reaching the target is unchanged, exactly.
+    """
+    out_links: dict[str, set[str]] = defaultdict(set)
+    in_links: dict[str, set[str]] = defaultdict(set)
+    reduced = dict(edges)
+    for u, v in reduced:
+        out_links[u].add(v)
+        in_links[v].add(u)
+    work = deque(sorted({n for e in reduced for n in e}))
+    while work:
+        w = work.popleft()
+        if w in (source, target) or len(in_links[w]) != 1 or len(out_links[w]) != 1:
+            continue
+        (u,) = in_links[w]
+        (v,) = out_links[w]
+        p = reduced.pop((u, w)) * reduced.pop((w, v))
+        out_links[u].discard(w)
+        in_links[v].discard(w)
+        in_links[w].clear()
+        out_links[w].clear()
+        if u != v:
+            reduced[(u, v)] = 1.0 - (1.0 - reduced.get((u, v), 0.0)) * (1.0 - p)
+            out_links[u].add(v)
+            in_links[v].add(u)
+        work.extend((u, v))
+    return reduced
+
+
 def _exact(edges: dict[tuple[str, str], float], source: str, target: str) -> float:
     """Factoring on frontier links: each branch decides one link leaving the reached set."""
     out: dict[str, list[tuple[str, float]]] = defaultdict(list)
@@ -146,12 +192,30 @@ def _exact(edges: dict[tuple[str, str], float], source: str, target: str) -> flo
     return solve(frozenset({source}), frozenset())
 
 
+def _hops_from(edges: dict[tuple[str, str], float], source: str) -> dict[str, int]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for u, v in edges:
+        out[u].append(v)
+    hops = {source: 0}
+    queue = deque([source])
+    while queue:
+        node = queue.popleft()
+        for nxt in out.get(node, ()):
+            if nxt not in hops:
+                hops[nxt] = hops[node] + 1
+                queue.append(nxt)
+    return hops
+
+
 def _sampled(
     edges: dict[tuple[str, str], float], source: str, target: str, samples: int, seed: int
 ) -> float:
     nodes = sorted({n for e in edges for n in e})
     index = {n: i for i, n in enumerate(nodes)}
-    pairs = sorted(edges)
+    # Links in breadth-first order from the source: one relaxation round then reaches
+    # the end of a long chain, instead of one node per round.
+    hops = _hops_from(edges, source)
+    pairs = sorted(edges, key=lambda e: (hops.get(e[0], len(nodes)), e))
     src = [index[u] for u, _ in pairs]
     dst = [index[v] for _, v in pairs]
     probs = np.array([edges[e] for e in pairs])
@@ -187,7 +251,8 @@ def noisy_or_probability(
         links: directed links with their probabilities (confidences).
         source: the cause's id.
         target: the effect's id.
-        exact_limit: most relevant links computed exactly; above, Monte Carlo.
+        exact_limit: most links, after series-parallel reduction, computed exactly by
+            factoring; above, Monte Carlo (with its error bound).
         samples: Monte Carlo draws.
         seed: Monte Carlo seed (fixed, so results repeat).
 
@@ -201,10 +266,14 @@ def noisy_or_probability(
     edges = relevant_links(links, source, target)
     if not edges:
         return ProbabilityEstimate(0.0, "trivial", 0)
-    if len(edges) <= exact_limit:
-        value = _exact(edges, source, target)
+    reduced = reduce_series_parallel(edges, source, target)
+    if set(reduced) == {(source, target)}:
+        value = reduced[(source, target)]
         return ProbabilityEstimate(min(1.0, max(0.0, value)), "exact", len(edges))
-    value = _sampled(edges, source, target, samples, seed)
+    if len(reduced) <= exact_limit:
+        value = _exact(reduced, source, target)
+        return ProbabilityEstimate(min(1.0, max(0.0, value)), "exact", len(edges))
+    value = _sampled(reduced, source, target, samples, seed)
     return ProbabilityEstimate(value, "monte_carlo", len(edges), samples, hoeffding_bound(samples))
 
 
@@ -235,11 +304,17 @@ class CausalProbability:
     paths: list[tuple[list[str], float]] = field(default_factory=lambda: [])
 
     @property
+    def exact(self) -> bool:
+        """True only when the probability is exact for the whole stored graph."""
+        return self.estimate.method != "monte_carlo" and not self.truncated
+
+    @property
     def explanation(self) -> str:
         """One sentence saying what the number means and how it was obtained."""
         e = self.estimate
         how = (
             f"exact over {e.relevant_links} relevant links"
+            + (" found before the search stopped" if self.truncated else "")
             if e.method == "exact"
             else (
                 f"Monte Carlo over {e.relevant_links} relevant links, {e.samples} samples, "
@@ -258,14 +333,19 @@ class CausalProbability:
 
 
 async def _fetch_links(
-    store: FalkorStore, namespace: str, start: str, *, max_depth: int, max_edges: int
+    store: FalkorStore, namespace: str, start: str, *, max_depth: int | None, max_edges: int
 ) -> tuple[list[Link], bool]:
-    """C_CAUSES links reachable downstream from `start`, hop by hop (bounded)."""
+    """C_CAUSES links reachable downstream from `start`, hop by hop.
+
+    Bounded by `max_edges` (every hop that goes on adds a node, so the number of hops
+    is bounded too) and by `max_depth` hops when given.
+    """
     links: dict[tuple[str, str], float] = {}
     seen = {start}
     frontier = [start]
     truncated = False
-    for _hop in range(max_depth):
+    hops = max_depth if max_depth is not None else max_edges + 1
+    for _hop in range(hops):
         if not frontier:
             break
         res = await store.query(
@@ -322,7 +402,7 @@ async def causal_probability(
     cause: str,
     effect: str,
     *,
-    max_depth: int = MAX_FETCH_DEPTH,
+    max_depth: int | None = MAX_FETCH_DEPTH,
     max_edges: int = MAX_FETCH_EDGES,
     exact_limit: int = EXACT_LIMIT,
     samples: int = SAMPLES,
@@ -332,14 +412,14 @@ async def causal_probability(
 
     `cause` and `effect` are C_Node uuids (resolve names first, e.g. with
     `CausalGraph.get`). Links downstream of the cause are read hop by hop up to
-    `max_depth` hops and `max_edges` links; only links on a cause -> effect path
-    count. `explain_why` and the `causal_probability` tool call this.
+    `max_edges` links (and `max_depth` hops when given); only links on a cause ->
+    effect path count. `explain_why` and the `causal_probability` tool call this.
 
     Raises:
         NodeNotFound: either uuid is not a causal node.
         InvalidInput: bad bounds.
     """
-    if max_depth < 1 or max_edges < 1:
+    if (max_depth is not None and max_depth < 1) or max_edges < 1:
         raise InvalidInput("max_depth and max_edges must be at least 1")
     res = await store.query(
         namespace,

