@@ -24,11 +24,12 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Generic, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool, ToolManager
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from polyg_core.errors import InvalidInput
@@ -37,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from polyg_server.context import ServerContext, store_session_key
 from polyg_server.errors import tool_error_text
+from polyg_server.stdio import text_stream
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.context import Context
@@ -270,6 +272,13 @@ class PolygServer(MCPServer[Any]):
         super().__init__(**kwargs)
         self.ctx = ctx
         self.profiles = profiles
+
+    async def run_stdio(self, stdout: BinaryIO) -> None:
+        """Serve MCP on stdin and `stdout` (from `polyg_server.stdio.reserve_stdout`)."""
+        async with stdio_server(stdout=text_stream(stdout)) as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                read_stream, write_stream, self._lowlevel_server.create_initialization_options()
+            )
 
     def polyg_tools(self) -> list[PolygTool]:
         """The registered tools that were built from a `ToolSpec`."""
