@@ -79,6 +79,7 @@ def readme_blocks(path: Path) -> list[Block]:
 
 BLOCKS = [b for readme in READMES for b in readme_blocks(readme)]
 RUNNABLE = [b for b in BLOCKS if b.language]
+EXAMPLE_CONFIGS = sorted((ROOT / "examples").glob("*/*.json"))
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -131,6 +132,22 @@ def test_readme_block_runs(block: Block, tmp_path: Path) -> None:
         assert servers, f"{block.id}: a json block is an MCP client config with mcpServers"
         for name, server in servers.items():
             anyio.run(_talk_to_server, block, name, server, tmp_path)
+
+
+def test_the_example_configs_are_found() -> None:
+    names = {p.name for p in EXAMPLE_CONFIGS}
+    assert {"claude_desktop_config.json", "mcp.json"} <= names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", EXAMPLE_CONFIGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_example_client_config_starts_the_server(path: Path, tmp_path: Path) -> None:
+    block = Block(path, 1, "json", path.read_text(encoding="utf-8"), None)
+    servers: dict[str, Any] = json.loads(block.code)["mcpServers"]
+    stdio = {name: s for name, s in servers.items() if "command" in s}
+    assert stdio, f"{block.id} starts no stdio server"
+    for name, server in stdio.items():
+        anyio.run(_talk_to_server, block, name, server, tmp_path)
 
 
 def _run_python(block: Block, tmp_path: Path) -> None:
