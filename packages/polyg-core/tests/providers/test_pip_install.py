@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,12 @@ def test_pip_installs_polyg_core_local_without_torch_and_embeds_like_the_referen
         "polyg_minilm",
         "polyg_shared",
     }
+    (core_wheel,) = wheels.glob("polyg_core-*.whl")
+    with zipfile.ZipFile(core_wheel) as wheel:
+        shipped = wheel.namelist()
+    assert not [n for n in shipped if n.startswith("polyg_core/bench/")]
+    assert "polyg_core/testing/replication.py" not in shipped
+    assert "polyg_core/memory.py" in shipped
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True, clear=True)
     python = str(env_dir / ("Scripts" if sys.platform == "win32" else "bin") / "python")
