@@ -9,6 +9,7 @@ LLM stand-in, through `tee` so the test sees every byte the client received.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -79,3 +80,37 @@ def _is_json_rpc(line: str) -> bool:
     except ValueError:
         return False
     return isinstance(message, dict) and message.get("jsonrpc") == "2.0"
+
+
+async def test_stdio_server_answers_and_exits_cleanly_when_stdin_closes(
+    falkordb_server: EmbeddedFalkorDB, namespace: str
+) -> None:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    with anyio.fail_after(120):
+        done = await anyio.run_process(
+            _polyg_mcp(),
+            input=(json.dumps(initialize) + "\n").encode(),
+            env={
+                **os.environ,
+                "POLYG_DATA_DIR": str(falkordb_server.data_dir),
+                "FALKORDB_GRAPH": namespace,
+                "POLYG_LOG_LEVEL": "DEBUG",
+                "LLM_MODEL": "openai/stand-in",
+                "LLM_BASE_URL": "http://127.0.0.1:9/v1",
+            },
+            check=False,
+        )
+    stdout, stderr = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, stderr[-2000:]
+    assert "Traceback" not in stderr, stderr[-2000:]
+    (line,) = stdout.splitlines()  # the initialize result and nothing else, exit included
+    assert json.loads(line)["result"]["serverInfo"]["name"] == "polyg"

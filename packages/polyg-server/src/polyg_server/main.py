@@ -247,15 +247,8 @@ def event_loop_options() -> dict[str, bool]:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of `polyg-mcp`."""
     args = parse_args(argv)
-    if args.http:
-        _main(args, None)
-        return
     # stdio: from here on, only MCP messages reach stdout, whatever prints or logs.
-    with reserve_stdout() as wire:
-        _main(args, wire)
-
-
-def _main(args: argparse.Namespace, stdout: BinaryIO | None) -> None:
+    stdout = None if args.http else reserve_stdout()
     try:
         settings = load_settings()
         if args.host:
