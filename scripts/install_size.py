@@ -66,7 +66,7 @@ def main(targets: list[str]) -> int:
             torch = "torch " in listed
             print(f"pip  {target}: {size_mb(pip_env):.0f} MB (torch installed: {torch})")
             uv_env = Path(tmp) / "uv"
-            run(["uv", "venv", "-q", str(uv_env)], env=env)
+            run(["uv", "venv", "-q", "--clear", str(uv_env)], env=env)
             run(
                 [
                     "uv",
