@@ -5,7 +5,8 @@ WORKDIR /app
 COPY pyproject.toml uv.lock README.md ./
 COPY src ./src
 COPY packages ./packages
-RUN uv sync --frozen --no-dev --all-packages --no-editable
+# The polyg-mcp application and what it needs; not the benchmarks (polyg-bench).
+RUN uv sync --frozen --no-dev --no-editable
 
 FROM python:3.12-slim
 RUN useradd --create-home --uid 10001 polyg

@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 import numpy as np
 import numpy.typing as npt
-from polyg_core.bench.generate import WORDS
+from polyg_bench.generate import WORDS
 from polyg_core.config import StorageSettings
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph

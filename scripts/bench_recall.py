@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 import anyio
-from polyg_core.bench.generate import START_MS, YEAR_MS, generate
-from polyg_core.bench.scale import QUESTION_FORMS, when
+from polyg_bench.generate import START_MS, YEAR_MS, generate
+from polyg_bench.scale import QUESTION_FORMS, when
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.scenarios import load_scenario, read_scenario

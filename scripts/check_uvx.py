@@ -3,8 +3,8 @@
     uv run python scripts/check_uvx.py
 
 No index upload: uvx installs polyg's packages from the freshly built wheels
-(`--find-links`) and their dependencies from PyPI. The override file keeps the
-embedding model's wheel from pulling sentence-transformers (and torch).
+(`--find-links`) and their dependencies from PyPI; nothing pulls torch (the
+embedding model's files come in polyg-minilm, which depends on nothing).
 """
 
 from __future__ import annotations
@@ -28,15 +28,11 @@ async def main() -> int:
         await anyio.run_process(
             ["uv", "build", "--all-packages", "-q", "-o", str(wheels)], cwd=ROOT
         )
-        overrides = Path(tmp) / "overrides.txt"
-        overrides.write_text("sentence-transformers; sys_platform == 'never'\n")
         params = StdioServerParameters(
             command="uvx",
             args=[
                 "--find-links",
                 str(wheels),
-                "--overrides",
-                str(overrides),
                 "--from",
                 "polyg-mcp",
                 "polyg-mcp",

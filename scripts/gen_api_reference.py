@@ -91,6 +91,11 @@ async def render() -> str:
         "nodes are named by uuid or by name (matched exactly, then normalised, then by "
         "meaning). Errors are tool errors (`isError: true`) whose text says what to fix.",
         "",
+        "Seed 000's argument names work as aliases of the ones listed here (each "
+        "description names them after *also*: `recall` takes `query` for `question`, "
+        "`get_entity` `name` for `entity`, `query_timeline` `from`/`to` for `start`/`end`, "
+        "...), and `search_semantic` is seed 000's name for `semantic_search`.",
+        "",
         f"{len(specs)} tools.",
         "",
     ]

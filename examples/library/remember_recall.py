@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
-from polyg_core.memory import Memory
+from polyg_core import Memory
 
 NOTES = [
     ("2026-03-14T09:55:00Z", "deploy-v2.3.1 was rolled out to production by Alice."),

@@ -137,6 +137,7 @@ def calls(scratch: str, other: str) -> list[tuple[str, dict[str, Any] | None]]:
         ("causal_probability", {"cause": "missing AUTH_SECRET", "effect": "auth service crash"}),
         # MAGMA steps
         ("semantic_search", {"query": "auth service crash", "k": 5}),
+        ("search_semantic", {"query": "auth service crash", "limit": 5}),
         ("entity_lookup", None),
         ("temporal_expand", None),
         ("causal_expand", None),

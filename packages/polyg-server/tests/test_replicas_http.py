@@ -21,18 +21,18 @@ import pytest
 from anyio.abc import Process
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from polyg_core.config import Settings, StorageSettings
-from polyg_core.errors import StorageError
-from polyg_core.jobs import open_redis
-from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.storage.store import FalkorStore
-from polyg_core.testing.replication import (
+from polyg_bench.replication import (
     LoopbackServer,
     ReplicaSet,
     free_port,
     replica_set,
     start_server,
 )
+from polyg_core.config import Settings, StorageSettings
+from polyg_core.errors import StorageError
+from polyg_core.jobs import open_redis
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext, store_session_key
 from polyg_server.http import HttpOptions, create_http_app

@@ -11,6 +11,7 @@ set (only its own `bench_retrieval_<n>` namespaces are written).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -32,6 +33,20 @@ bench_app = typer.Typer(
     "extraction quality.",
     no_args_is_help=True,
 )
+
+
+@bench_app.callback()
+def _needs_the_bench_package() -> None:
+    """Benchmarks: latency at scale, HTTP load, peers side by side, retrieval quality."""
+    if importlib.util.find_spec("polyg_bench") is None:
+        typer.echo(
+            "polyg bench runs from a clone of the polyg repository (uv run polyg bench ...): "
+            "the benchmark runners are in the workspace package polyg-bench, which is not "
+            "published",
+            err=True,
+        )
+        raise typer.Exit(2)
+
 
 JsonOut = Annotated[Path | None, typer.Option("--json", help="Also write the raw numbers here.")]
 
@@ -143,7 +158,7 @@ def scale_command(
     json_out: JsonOut = None,
 ) -> None:
     """Generate namespaces of each size and time the reads, recall and remember (no LLM)."""
-    from polyg_core.bench.scale import run_size
+    from polyg_bench.scale import run_size
     from polyg_core.memory import Memory
 
     st = state(ctx)
@@ -218,10 +233,10 @@ def load_command(
     json_out: JsonOut = None,
 ) -> None:
     """The HTTP server on 127.0.0.1 under concurrent MCP clients: QPS, p50/p99, errors."""
-    from polyg_core.bench.generate import generate
-    from polyg_core.bench.load import WORKLOADS, run_cell
-    from polyg_core.bench.server import http_server
-    from polyg_core.bench.stats import rss_bytes
+    from polyg_bench.generate import generate
+    from polyg_bench.load import WORKLOADS, run_cell
+    from polyg_bench.server import http_server
+    from polyg_bench.stats import rss_bytes
 
     st = state(ctx)
     unknown = [w for w in workloads if w not in WORKLOADS]
@@ -277,7 +292,7 @@ def peers_command(
     import sys
 
     from mcp.client.stdio import StdioServerParameters
-    from polyg_core.bench.peers import (
+    from polyg_bench.peers import (
         PEER_DRIVERS,
         PeerRun,
         Workload,
@@ -377,7 +392,7 @@ def retrieval_command(
     """
     from contextlib import AsyncExitStack
 
-    from polyg_core.bench.retrieval import run_retrieval
+    from polyg_bench.retrieval import run_retrieval
     from polyg_core.memory import Memory
     from polyg_core.providers.llm import make_llm
 
@@ -393,7 +408,7 @@ def retrieval_command(
             llm = make_llm(st.settings)
             standin: Any = None
             if llm_standin:
-                from polyg_core.bench.llm_standin import standin_server
+                from polyg_bench.llm_standin import standin_server
 
                 server, llm = await stack.enter_async_context(standin_server(llm_standin))
                 standin = server.request_responder
@@ -522,7 +537,7 @@ def extraction_command(
     Needs no database and no model: the extractor reads each note against the set's
     reference time and the names the note lists as already known.
     """
-    from polyg_core.bench.extraction import LabelledSet, evaluate_extraction, load_labelled_set
+    from polyg_bench.extraction import LabelledSet, evaluate_extraction, load_labelled_set
 
     st = state(ctx)
     labelled = run(st, lambda: _labelled(notes, load_labelled_set))
@@ -604,7 +619,7 @@ def _usage_markdown(usage: Sequence[dict[str, Any]]) -> str:
 
 
 async def _load(path: Path) -> Any:
-    from polyg_core.bench.dataset import load_dataset
+    from polyg_bench.dataset import load_dataset
 
     return load_dataset(path)
 
@@ -617,8 +632,8 @@ def profile_command(
     top: Annotated[int, typer.Option(help="Functions listed per table.")] = 25,
 ) -> None:
     """cProfile of recall and remember (rule-based path) on a generated namespace."""
-    from polyg_core.bench.generate import generate
-    from polyg_core.bench.profile import profile_operations
+    from polyg_bench.generate import generate
+    from polyg_bench.profile import profile_operations
     from polyg_core.memory import Memory
 
     st = state(ctx)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from polyg_core.bench.extraction import (
+from polyg_bench.extraction import (
     ExtractionReport,
     LabelledSet,
     evaluate_extraction,

@@ -9,8 +9,8 @@ from typing import Any
 import anyio
 import pytest
 import redis.asyncio as aredis
-from polyg_core.bench.dataset import load_dataset
-from polyg_core.bench.retrieval import run_retrieval
+from polyg_bench.dataset import load_dataset
+from polyg_bench.retrieval import run_retrieval
 from polyg_core.errors import EmbeddingMismatch, InvalidInput
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from polyg_bench.replication import LoopbackCluster, cluster, start_server
 from polyg_core.config import StorageSettings
 from polyg_core.storage import FalkorStore
-from polyg_core.testing.replication import LoopbackCluster, cluster, start_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

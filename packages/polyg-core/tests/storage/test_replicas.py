@@ -8,12 +8,12 @@ from pathlib import Path
 import anyio
 import pytest
 from falkordb import FalkorDB as SyncFalkorDB
+from polyg_bench.replication import ReplicaSet, replica_set
 from polyg_core.config import StorageSettings
 from polyg_core.errors import StorageUnavailable
 from polyg_core.storage import FalkorStore
 from polyg_core.storage.cluster import parse_address
 from polyg_core.storage.replicas import RouteStats
-from polyg_core.testing.replication import ReplicaSet, replica_set
 
 pytestmark = pytest.mark.anyio
 

@@ -10,6 +10,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import FrameType
+from typing import BinaryIO
 
 import anyio
 from polyg_core.config import Settings, load_settings
@@ -24,7 +25,7 @@ from polyg_server.app import create_server
 from polyg_server.context import JobOptions, ServerContext
 from polyg_server.http import LOOPBACK_HOSTS, HttpOptions, create_http_app
 from polyg_server.registry import parse_profiles
-from polyg_server.stdio import StdioLimits
+from polyg_server.stdio import StdioLimits, reserve_stdout
 
 logger = logging.getLogger("polyg_server")
 
@@ -161,7 +162,12 @@ async def _until_signal(run: Callable[[], Awaitable[None]]) -> None:
 
 
 async def serve(
-    settings: Settings, *, http: bool, stateless: bool = False, sse: bool = False
+    settings: Settings,
+    *,
+    http: bool,
+    stateless: bool = False,
+    sse: bool = False,
+    stdout: BinaryIO | None = None,
 ) -> None:
     """Connect the store, build the server and serve until the client or a signal ends it.
 
@@ -171,6 +177,8 @@ async def serve(
         stateless: with `http`, keep no MCP session between requests (for replicas
             behind a load balancer).
         sse: with `http`, answer calls as SSE streams instead of one JSON body each.
+        stdout: without `http`, the stream MCP messages go to (`reserve_stdout`); default:
+            the process's stdout.
     """
     store = FalkorStore(settings.storage)
     await store.connect()
@@ -187,7 +195,7 @@ async def serve(
         if not http:
             logger.info("serving MCP over stdio")
             limits = StdioLimits(max_message_bytes=settings.stdio_max_message_bytes)
-            await _until_signal(lambda: server.run_limited_stdio(limits))
+            await _until_signal(lambda: server.run_limited_stdio(limits, stdout))
             return
         import uvicorn
 
@@ -240,6 +248,8 @@ def event_loop_options() -> dict[str, bool]:
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of `polyg-mcp`."""
     args = parse_args(argv)
+    # stdio: from here on, only MCP messages reach stdout, whatever prints or logs.
+    stdout = None if args.http else reserve_stdout()
     try:
         settings = load_settings()
         if args.host:
@@ -264,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(2) from None
     try:
         anyio.run(
-            lambda: serve(settings, http=args.http, stateless=stateless, sse=sse),
+            lambda: serve(settings, http=args.http, stateless=stateless, sse=sse, stdout=stdout),
             backend_options=event_loop_options(),
         )
     except KeyboardInterrupt:

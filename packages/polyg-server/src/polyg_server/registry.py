@@ -24,7 +24,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Generic, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool, ToolManager
@@ -277,9 +277,15 @@ class PolygServer(MCPServer[Any]):
         self.ctx = ctx
         self.profiles = profiles
 
-    async def run_limited_stdio(self, limits: StdioLimits | None = None) -> None:
-        """Serve over stdio like `run_stdio_async`, with message size and shape limits."""
-        async with limited_stdio_server(limits) as (read_stream, write_stream):
+    async def run_limited_stdio(
+        self, limits: StdioLimits | None = None, stdout: BinaryIO | None = None
+    ) -> None:
+        """Serve over stdio like `run_stdio_async`, with message size and shape limits.
+
+        `stdout`: the protocol's stream set aside by `polyg_server.stdio.reserve_stdout`
+        (default: the process's stdout).
+        """
+        async with limited_stdio_server(limits, stdout) as (read_stream, write_stream):
             await self._lowlevel_server.run(
                 read_stream, write_stream, self._lowlevel_server.create_initialization_options()
             )

@@ -200,60 +200,81 @@ async def write_messages(
             await anyio.to_thread.run_sync(write, data.encode("utf-8") + b"\n")
 
 
-def _claim_stdio() -> tuple[BinaryIO, BinaryIO, Callable[[], None]]:
+def reserve_stdout() -> BinaryIO:
+    """Keep stdout for MCP: return the protocol's stream and send everything else to stderr.
+
+    Libraries print to stdout (litellm writes its records below WARNING there) and child
+    processes inherit it. `polyg-mcp` calls this first thing in stdio mode: from then to
+    the end of the process, descriptor 1 is a copy of stderr, so `sys.stdout`, C
+    libraries, atexit handlers (litellm logs from one) and children (the embedded
+    FalkorDB) write there. The returned stream writes to the real stdout and is not
+    inherited by child processes.
+    """
+    sys.stdout.flush()
+    wire = os.fdopen(os.dup(1), "wb", 0)  # not inherited by children (PEP 446)
+    os.dup2(2, 1)
+    return wire
+
+
+def _claim_stdio(
+    stdout: BinaryIO | None,
+) -> tuple[BinaryIO, BinaryIO, Callable[[], None]]:
     """The wire's stdin/stdout; fd 0 then reads /dev/null and fd 1 writes to stderr.
 
     So stray reads and prints of handlers and children never touch the protocol.
-    Falls back to the standard buffers where descriptors cannot be moved.
+    `stdout`, when given, is the wire's output already set aside by `reserve_stdout`
+    (descriptor 1 is stderr by then and stays so). Falls back to the standard buffers
+    where descriptors cannot be moved.
     """
     if sys.platform == "win32":  # pragma: no cover
-        return sys.stdin.buffer, sys.stdout.buffer, lambda: None
+        return sys.stdin.buffer, stdout or sys.stdout.buffer, lambda: None
     import fcntl
 
     try:
         wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-        wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+        wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3) if stdout is None else -1
         sys.stdout.flush()
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
-        os.dup2(2, 1)
+        if stdout is None:
+            os.dup2(2, 1)
     except OSError:  # pragma: no cover
-        return sys.stdin.buffer, sys.stdout.buffer, lambda: None
+        return sys.stdin.buffer, stdout or sys.stdout.buffer, lambda: None
 
     def restore() -> None:
         with suppress(OSError):
             os.dup2(wire_in, 0)
-            os.dup2(wire_out, 1)
+            if wire_out >= 0:
+                os.dup2(wire_out, 1)
 
     # closefd=False: a reading thread may still block on the descriptor after exit.
-    return (
-        os.fdopen(wire_in, "rb", closefd=False),
-        os.fdopen(wire_out, "wb", 0, closefd=False),
-        restore,
-    )
+    out = stdout if stdout is not None else os.fdopen(wire_out, "wb", 0, closefd=False)
+    return os.fdopen(wire_in, "rb", closefd=False), out, restore
 
 
 @asynccontextmanager
 async def limited_stdio_server(
     limits: StdioLimits | None = None,
+    stdout: BinaryIO | None = None,
 ) -> AsyncGenerator[
     tuple[
         MemoryObjectReceiveStream[SessionMessage | Exception],
         MemoryObjectSendStream[SessionMessage],
     ]
 ]:
-    """Serve MCP over the process's stdin/stdout with `limits`; yields (read, write) streams."""
+    """Serve MCP over stdin and stdout (or the stream `reserve_stdout` set aside) with
+    `limits`; yields (read, write) streams."""
     limits = limits or StdioLimits()
-    stdin, stdout, restore = _claim_stdio()
+    stdin, wire, restore = _claim_stdio(stdout)
     read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_in, write_out = anyio.create_memory_object_stream[SessionMessage](0)
     errors = write_in.clone()
     read1: Callable[[int], bytes] = getattr(stdin, "read1", stdin.read)
 
     def write(data: bytes) -> None:
-        stdout.write(data)
-        stdout.flush()
+        wire.write(data)
+        wire.flush()
 
     try:
         async with anyio.create_task_group() as tg:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from polyg_shared.causal import CausalChain
 from polyg_shared.edges import EntityRelation
@@ -49,6 +49,16 @@ Depth = Annotated[int, Field(ge=1, le=5)]
 GraphPart = Literal["semantic", "temporal", "causal", "entity", "all"]
 
 
+def spec_alias(name: str, *spec_names: str) -> AliasChoices:
+    """Accept seed 000's argument names for a field (its schema keeps `name`).
+
+    Clients written against the specification's tool surface (`get_entity` with
+    `name`, `recall` with `query`, `query_timeline` with `from`/`to`, ...) work as is;
+    the advertised schema and the documentation name polyg's field first.
+    """
+    return AliasChoices(name, *spec_names)
+
+
 class MemoryInput(BaseModel):
     """Base of every memory tool input: unknown arguments are errors, `graph` picks the graph."""
 
@@ -80,7 +90,10 @@ class MemoryInput(BaseModel):
 class RecallInput(MemoryInput):
     """Arguments of recall."""
 
-    question: Text = Field(description="A question in plain language, e.g. 'Why did X fail?'.")
+    question: Text = Field(
+        validation_alias=spec_alias("question", "query"),
+        description="A question in plain language, e.g. 'Why did X fail?' (also: `query`).",
+    )
     reference_time: TimeText | None = Field(
         default=None,
         description="What 'now' is for relative phrases like 'yesterday' (default: now).",
@@ -125,7 +138,15 @@ class RecallInput(MemoryInput):
         ),
     )
     memory_limit: int = Field(
-        default=20, ge=1, le=200, description="How many ranked memories `memories` holds."
+        default=20,
+        ge=1,
+        le=200,
+        validation_alias=spec_alias("memory_limit", "max_results"),
+        description="How many ranked memories `memories` holds (also: `max_results`).",
+    )
+    include_reasoning: bool = Field(
+        default=True,
+        description="False leaves `reasoning` empty (the causal chain and context lists).",
     )
 
 
@@ -152,7 +173,12 @@ class RememberInput(MemoryInput):
         default=None, description="PROJECT it belongs to (stored as the tag project:<project>)."
     )
     why: Text | None = Field(
-        default=None, description="WHY it was remembered (stored as the tag why:<why>)."
+        default=None,
+        validation_alias=spec_alias("why", "context"),
+        description=(
+            "WHY it was remembered, the context it comes from (stored as the tag why:<why>; "
+            "also: `context`)."
+        ),
     )
 
 
@@ -202,7 +228,10 @@ class LinkEntitiesInput(MemoryInput):
 
     source: Ref = Field(description="uuid or name of the entity the relation starts at.")
     target: Ref = Field(description="uuid or name of the entity the relation points to.")
-    relationship_type: Name = Field(description="e.g. owns, depends_on, deployed_to.")
+    relationship_type: Name = Field(
+        validation_alias=spec_alias("relationship_type", "relationship"),
+        description="e.g. owns, depends_on, deployed_to (also: `relationship`).",
+    )
     properties: Properties = Field(default_factory=dict)
 
 
@@ -376,8 +405,14 @@ class DeleteNodeOutput(BaseModel):
 class GetEntityInput(MemoryInput):
     """Arguments of get_entity."""
 
-    entity: Ref = Field(description="The entity's uuid or name.")
+    entity: Ref = Field(
+        validation_alias=spec_alias("entity", "name"),
+        description="The entity's uuid or name (also: `name`).",
+    )
     limit: int = Field(default=100, ge=1, le=1000, description="Most relationships returned.")
+    include_relationships: bool = Field(
+        default=True, description="False answers the entity alone (no relationships)."
+    )
 
 
 class EntityDetail(BaseModel):
@@ -390,8 +425,16 @@ class EntityDetail(BaseModel):
 class QueryTimelineInput(MemoryInput):
     """Arguments of query_timeline."""
 
-    start: TimeText | None = Field(default=None, description="Earliest time (inclusive).")
-    end: TimeText | None = Field(default=None, description="Latest time (inclusive).")
+    start: TimeText | None = Field(
+        default=None,
+        validation_alias=spec_alias("start", "from"),
+        description="Earliest time (inclusive; also: `from`).",
+    )
+    end: TimeText | None = Field(
+        default=None,
+        validation_alias=spec_alias("end", "to"),
+        description="Latest time (inclusive; also: `to`).",
+    )
     entity: Ref | None = Field(default=None, description="Only events involving this entity.")
     limit: int = Field(default=100, ge=1, le=1000)
     order: Literal["asc", "desc"] = "asc"
@@ -407,7 +450,10 @@ class TimelineOutput(BaseModel):
 class GetCausalChainInput(MemoryInput):
     """Arguments of get_causal_chain."""
 
-    node: Ref = Field(description="uuid or description of a causal node.")
+    node: Ref = Field(
+        validation_alias=spec_alias("node", "event"),
+        description="uuid or description of a causal node (also: `event`).",
+    )
     direction: Literal["upstream", "downstream", "both"] = Field(
         default="upstream", description="upstream: causes; downstream: effects."
     )
@@ -426,7 +472,11 @@ class ExplainWhyInput(MemoryInput):
     """Arguments of explain_why."""
 
     effect: Ref = Field(
-        description="What to explain: a causal node's description or uuid, or an entity name."
+        validation_alias=spec_alias("effect", "event"),
+        description=(
+            "What to explain: a causal node's description or uuid, or an entity name "
+            "(also: `event`)."
+        ),
     )
     depth: int = Field(default=3, ge=1, le=10)
     max_paths: int = Field(default=5, ge=1, le=50)
@@ -463,8 +513,23 @@ class ExplainWhyOutput(BaseModel):
 class ClearGraphInput(MemoryInput):
     """Arguments of clear_graph."""
 
-    which: GraphPart = Field(description="semantic, temporal, causal, entity, or all.")
+    which: GraphPart = Field(
+        description=(
+            "semantic, temporal, causal, entity, or all. Seed 000 calls this argument "
+            "`graph`: without `which`, a `graph` that is one of these values is taken as `which`."
+        )
+    )
     confirm: bool = Field(default=False, description="Must be true (irreversible).")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _spec_graph_part(cls, data: object) -> object:
+        if isinstance(data, dict) and "which" not in data:
+            part = data.get("graph")  # pyright: ignore[reportUnknownMemberType]
+            if part in ("semantic", "temporal", "causal", "entity", "all"):
+                rest = {k: v for k, v in data.items() if k != "graph"}  # pyright: ignore[reportUnknownVariableType]
+                return {**rest, "which": part}
+        return data
 
 
 class ClearGraphOutput(ClearResult):
@@ -478,13 +543,20 @@ class ExportGraphInput(MemoryInput):
 
     max_records: int = Field(default=10_000, ge=1, le=MAX_EXPORT_RECORDS)
     max_chars: int = Field(default=2_000_000, ge=1_000, le=MAX_IMPORT_CHARS)
+    format: Literal["jsonl", "json"] = Field(
+        default="jsonl",
+        description=(
+            "jsonl: one record per line (import_graph reads it); json: the same records as "
+            "one JSON array."
+        ),
+    )
 
 
 class ExportGraphOutput(BaseModel):
     """A graph's memory as polyg JSONL records (one per line, importable by import_graph)."""
 
     graph: str
-    format: Literal["jsonl"] = "jsonl"
+    format: Literal["jsonl", "json"] = "jsonl"
     records: int
     truncated: bool = Field(description="True when max_records or max_chars cut the export.")
     text: str
@@ -539,7 +611,13 @@ class SemanticSearchInput(MemoryInput):
     """Arguments of semantic_search."""
 
     query: Text = Field(description="What to look for, in plain language.")
-    k: int = Field(default=10, ge=1, le=100, description="Hits per node kind.")
+    k: int = Field(
+        default=10,
+        ge=1,
+        le=100,
+        validation_alias=spec_alias("k", "limit"),
+        description="Hits per node kind (also: `limit`).",
+    )
     min_score: float | None = Field(
         default=None, ge=0.0, le=1.0, description="Lowest similarity kept (default 0.5)."
     )

@@ -205,6 +205,20 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         annotations=READ_ONLY,
         profile=PROFILE,
     ),
+    # Seed 000's name for the same tool, among its direct graph tools: in the memory
+    # profile, so a POLYG_TOOLS=memory server offers the specification's whole surface.
+    ToolSpec(
+        name="search_semantic",
+        description=(
+            "Find nodes similar in meaning to a query through the vector index (seed 000's "
+            "name for semantic_search: same arguments, `limit` for `k`, and same result)."
+        ),
+        input_model=SemanticSearchInput,
+        output_model=SemanticSearchOutput,
+        handler=semantic_search,
+        annotations=READ_ONLY,
+        profile="memory",
+    ),
     ToolSpec(
         name="entity_lookup",
         description=(

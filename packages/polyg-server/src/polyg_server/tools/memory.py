@@ -23,7 +23,7 @@ from polyg_shared.edges import EntityRelation
 from polyg_shared.jobs import JobRef
 from polyg_shared.nodes import Event, Fact
 from polyg_shared.results import SimilarNode
-from polyg_shared.retrieval import RecallResult, RememberResult
+from polyg_shared.retrieval import Reasoning, RecallResult, RememberResult
 from polyg_shared.temporal import FactWrite
 from polyg_shared.tools import (
     AddCausalLinkInput,
@@ -92,7 +92,7 @@ def require_confirm(ctx: ServerContext, confirm: bool, what: str) -> None:
 
 async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
     mem, ns = memory_and_ns(ctx, inp.graph)
-    return await mem.recall(
+    result = await mem.recall(
         inp.question,
         graph=ns,
         reference_time=inp.reference_time,
@@ -107,6 +107,9 @@ async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
         retrievers=inp.retrievers,
         memory_limit=inp.memory_limit,
     )
+    if not inp.include_reasoning:
+        result.reasoning = Reasoning()
+    return result
 
 
 class RememberArgs(RememberInput):
@@ -407,7 +410,12 @@ async def export_graph(ctx: ServerContext, inp: ExportGraphInput) -> ExportGraph
     aclose = getattr(records, "aclose", None)
     if aclose is not None:
         await aclose()
-    return ExportGraphOutput(graph=ns, records=count, truncated=truncated, text=out.getvalue())
+    text = out.getvalue()
+    if inp.format == "json":
+        text = "[" + ",".join(text.splitlines()) + "]"
+    return ExportGraphOutput(
+        graph=ns, format=inp.format, records=count, truncated=truncated, text=text
+    )
 
 
 def _jsonl_items(text: str) -> list[tuple[int, Any]]:

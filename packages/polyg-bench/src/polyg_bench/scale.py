@@ -1,6 +1,6 @@
 """Latency at scale: generated namespaces of N entities, then timed reads and writes.
 
-For each size the namespace is generated (`polyg_core.bench.generate`), then each
+For each size the namespace is generated (`polyg_bench.generate`), then each
 operation runs `iterations` times on random targets: entity lookup by name, a
 one-day timeline window, causal upstream chain depth 3, semantic k-NN k=10 over
 every embedded label from a given vector, BFS depth 2, full `recall` and
@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 import redis.asyncio as aredis
-
-from polyg_core.bench.generate import DAY_MS, START_MS, WORDS, YEAR_MS, Generated, generate
-from polyg_core.bench.probe import graph_memory_mb, used_memory
-from polyg_core.bench.stats import Timing, rss_bytes, timed
 from polyg_core.memory import Memory
+
+from polyg_bench.generate import DAY_MS, START_MS, WORDS, YEAR_MS, Generated, generate
+from polyg_bench.probe import graph_memory_mb, used_memory
+from polyg_bench.stats import Timing, rss_bytes, timed
 
 logger = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@
 Benchmarks report timings; they are never assertions in tests.
 """
 
-from polyg_core.bench.dataset import Dataset, load_dataset
-from polyg_core.bench.generate import Generated, generate
-from polyg_core.bench.stats import Timing, percentile
+from polyg_bench.dataset import Dataset, load_dataset
+from polyg_bench.generate import Generated, generate
+from polyg_bench.stats import Timing, percentile
 
 __all__ = ["Dataset", "Generated", "Timing", "generate", "load_dataset", "percentile"]

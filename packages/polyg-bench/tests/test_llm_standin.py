@@ -6,10 +6,10 @@ from typing import Any
 import anyio
 import litellm
 import pytest
+from polyg_bench.dataset import Dataset
+from polyg_bench.llm_standin import StandinResponder, standin_server
+from polyg_bench.retrieval import run_retrieval
 from polyg_core.agents.extractor import LLMExtractor
-from polyg_core.bench.dataset import Dataset
-from polyg_core.bench.llm_standin import StandinResponder, standin_server
-from polyg_core.bench.retrieval import run_retrieval
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm import LiteLLMProvider

@@ -37,10 +37,6 @@ from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
 
-from polyg_shared.intents import Intent
-from polyg_shared.retrieval import Reasoning, Synthesis
-from polyg_shared.timeutil import parse_timestamp
-
 from polyg_core.agents.classifier import RuleClassifier
 from polyg_core.agents.extractor import RuleExtractor
 from polyg_core.agents.prompts import CLASSIFIER_SYSTEM, EXTRACTOR_SYSTEM
@@ -48,6 +44,9 @@ from polyg_core.providers.litellm_common import import_litellm, quiet_litellm
 from polyg_core.providers.llm.litellm import LiteLLMProvider
 from polyg_core.retrieval.synthesizer import SYSTEM_PROMPT as SYNTHESIZER_SYSTEM
 from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
+from polyg_shared.intents import Intent
+from polyg_shared.retrieval import Reasoning, Synthesis
+from polyg_shared.timeutil import parse_timestamp
 
 __all__ = ["DEFAULT_STANDIN_MODEL", "StandinResponder", "standin_server"]
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import redis
-
 from polyg_core.config import StorageSettings
 from polyg_core.errors import EmbeddedServerError
 from polyg_core.storage.embedded import _binaries  # pyright: ignore[reportPrivateUsage]

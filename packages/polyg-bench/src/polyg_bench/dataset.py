@@ -18,9 +18,8 @@ import json
 import logging
 from pathlib import Path
 
-from pydantic import BaseModel, Field, PrivateAttr, ValidationError, model_validator
-
 from polyg_core.errors import InvalidInput
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError, model_validator
 
 logger = logging.getLogger(__name__)
 

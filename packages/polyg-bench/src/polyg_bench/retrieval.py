@@ -34,13 +34,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from polyg_shared.retrieval import RETRIEVERS, RecalledMemory
-
-from polyg_core.bench.dataset import Dataset
-from polyg_core.bench.stats import Timing, percentile
 from polyg_core.graphs.semantic import content_hash
 from polyg_core.memory import Memory
 from polyg_core.recall.memories import check_retrievers
+from polyg_shared.retrieval import RETRIEVERS, RecalledMemory
+
+from polyg_bench.dataset import Dataset
+from polyg_bench.stats import Timing, percentile
 
 logger = logging.getLogger(__name__)
 

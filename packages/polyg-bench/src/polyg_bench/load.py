@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from polyg_core.bench.stats import percentile
+from polyg_bench.stats import percentile
 
 try:
     import httpx2

@@ -32,13 +32,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from polyg_shared.intents import Extraction
-from polyg_shared.timeutil import parse_timestamp
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from polyg_core.agents.extractor import RuleExtractor
 from polyg_core.errors import InvalidInput
 from polyg_core.text import normalize_name
+from polyg_shared.intents import Extraction
+from polyg_shared.timeutil import parse_timestamp
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "ExtractionReport",

@@ -7,9 +7,10 @@ import io
 import pstats
 from dataclasses import dataclass
 
-from polyg_core.bench.generate import START_MS, YEAR_MS, Generated
-from polyg_core.bench.scale import when
 from polyg_core.memory import Memory
+
+from polyg_bench.generate import START_MS, YEAR_MS, Generated
+from polyg_bench.scale import when
 
 
 @dataclass
