@@ -266,6 +266,7 @@ async def add_fact(ctx: ServerContext, inp: AddFactInput) -> FactWrite:
         valid_from=inp.valid_from,
         valid_to=inp.valid_to,
         entities=inp.entities,
+        source=inp.source,
     )
 
 
