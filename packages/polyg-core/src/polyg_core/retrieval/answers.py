@@ -32,45 +32,28 @@ MAX_MEMORIES = 3
 
 _WORD = re.compile(r"[a-z0-9]+")
 # Words that say what kind of answer is wanted, not what it is about.
-_QUESTION_WORDS = frozenset(
-    [
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "why",
-        "how",
-        "where",
-        "happen",
-        "happened",
-        "happens",
-        "event",
-        "events",
-        "thing",
-        "things",
-        "anything",
-        "everything",
-        "tell",
-        "know",
-        "did",
-        "does",
-        "do",
-        "is",
-        "are",
-        "was",
-        "were",
-        "time",
-        "date",
-        "day",
-    ]
-)
+_QUESTION_WORDS = frozenset({
+    "what", "which", "who", "whom", "whose", "when", "why", "how", "where", "happen",
+    "happened", "happens", "event", "events", "thing", "things", "anything", "everything",
+    "tell", "know", "did", "does", "do", "is", "are", "was", "were", "time", "date", "day",
+    "now", "currently", "current", "today",
+})  # fmt: skip
+# Irregular past forms, so "leads" meets "led" and "joined" meets "join".
+_IRREGULAR = {
+    "led": "lead", "ran": "run", "began": "begin", "went": "go", "gone": "go", "made": "make",
+    "took": "take", "taken": "take", "said": "say", "left": "leave", "met": "meet",
+    "bought": "buy", "built": "build", "wrote": "write", "written": "write", "broke": "break",
+    "broken": "break", "chose": "choose", "chosen": "choose", "saw": "see", "seen": "see",
+    "gave": "give", "given": "give", "felt": "feel", "kept": "keep", "found": "find",
+    "got": "get", "came": "come", "knew": "know", "known": "know",
+}  # fmt: skip
 _HAPPENED = re.compile(r"^\W*what\s+(?:has\s+|had\s+|else\s+)?happen(?:ed|s)?\b", re.IGNORECASE)
 
 
 def stem(word: str) -> str:
     """A crude English stem, enough to match "crashed" with "crash" and "teams" with "team"."""
+    if word in _IRREGULAR:
+        word = _IRREGULAR[word]
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
@@ -359,8 +342,10 @@ def _happened(q: _Question, g: _Graph, cands: list[ContextNode]) -> Answer:
     if len(pool) > len(chosen):
         text += f" ({len(pool) - len(chosen)} more events)"
     found_entity = bool(focus_key) and any(g.mentions(n, focus_key) for n in chosen)
+    # A question that names only a period or entities is answered by their events.
+    match = max((overlap(q.about, n.text) for n in chosen), default=0.0) if q.about else 1.0
     evidence = Evidence(
-        match=max((overlap(q.wanted, n.text) for n in chosen), default=0.0),
+        match=match,
         entity=(1.0 if found_entity else 0.0) if focus_key else None,
         time=(1.0 if tf is not None else None),
         agreement=len(chosen),
@@ -423,8 +408,11 @@ class _Statement:
 
 def _statements(q: _Question, g: _Graph, focus: ContextNode) -> list[_Statement]:
     key = normalize_name(focus.text)
-    about = q.wanted - terms(focus.text)
+    about = q.wanted - terms(focus.text) - terms(str(focus.attributes.get("entity_type", "")))
     tf = q.intent.timeframe
+    kinds = {
+        normalize_name(n.text): str(n.attributes.get("entity_type", "")) for n in g.of("E_Entity")
+    }
     out: dict[str, _Statement] = {}
     for f in g.of("T_Fact"):
         ends = {
@@ -442,7 +430,8 @@ def _statements(q: _Question, g: _Graph, focus: ContextNode) -> list[_Statement]
             when = f" (since {str(since)[:10]})"
         text = _humane(f.text) + when
         dedup = normalize_name(_humane(f.text))
-        rel = overlap(about, f.text)
+        other_key = next((k for k in ends if k != key), key)
+        rel = overlap(about, f"{f.text} {kinds.get(other_key, '')}")
         if dedup not in out or out[dedup].relevance < rel:
             out[dedup] = _Statement(text, f.uuid, f.score, rel, dedup)
     for e in g.sub.edges:
@@ -510,8 +499,9 @@ def _who_what(q: _Question, g: _Graph) -> Answer:
         text = f"{when}{head}: " + "; ".join(s.text for s in statements[:4]) + "."
     used = best or statements[:4]
     runner = statements[len(best)].relevance if len(statements) > len(best) else 0.0
+    asked = q.about - terms(focus.text) - terms(str(focus.attributes.get("entity_type", "")))
     evidence = Evidence(
-        match=top_rel if q.about - terms(focus.text) else 0.5,
+        match=top_rel if asked else 0.5,
         entity=1.0 if normalize_name(focus.text) in q.entity_keys or not q.entity_keys else 0.5,
         time=(1.0 if used else 0.0) if q.intent.timeframe else None,
         agreement=max(1, len(used)) + int(any(s.score > 1.0 for s in used)),
