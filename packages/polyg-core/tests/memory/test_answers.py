@@ -59,9 +59,18 @@ async def graphs(answer_store: FalkorStore, embedder: Embedder) -> AsyncIterator
 
 
 async def ask(
-    store: FalkorStore, embedder: Embedder, ns: str, question: str, **settings: float
+    store: FalkorStore,
+    embedder: Embedder,
+    ns: str,
+    question: str,
+    parallel_timeout_s: float | None = None,
 ) -> RecallResult:
-    memory = Memory(store=store, embedder=embedder, namespace=ns, settings=Settings(**settings))
+    settings = (
+        Settings()
+        if parallel_timeout_s is None
+        else Settings(parallel_timeout_s=parallel_timeout_s)
+    )
+    memory = Memory(store=store, embedder=embedder, namespace=ns, settings=settings)
     with anyio.fail_after(60):
         return await memory.recall(question, reference_time=REF)
 
