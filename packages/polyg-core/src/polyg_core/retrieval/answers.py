@@ -633,16 +633,18 @@ def _best_memories(q: _Question, g: _Graph) -> list[ContextNode]:
     )[:MAX_MEMORIES]
 
 
-def _memories_answer(q: _Question, best: list[ContextNode]) -> Answer:
+def _memories_answer(q: _Question, best: list[ContextNode], summary: bool = False) -> Answer:
+    """The best memory's text; a summary (EXPLORE) adds the next ones that match too."""
     top = best[0]
     rel = overlap(q.wanted, top.text)
     runner = overlap(q.wanted, best[1].text) if len(best) > 1 else 0.0
     agree = sum(1 for n in best[1:] if overlap(q.about or q.wanted, n.text) >= max(0.5, rel))
-    lines = [top.text, *(n.text for n in best[1:] if overlap(q.wanted, n.text) > 0)][:MAX_MEMORIES]
+    others = [n.text for n in best[1:] if overlap(q.wanted, n.text) > 0] if summary else []
+    lines = [top.text, *others][:MAX_MEMORIES]
     return Answer(
         " ".join(_sentence(t) for t in lines),
         Reasoning(semantic_matches=[n.text for n in best]),
-        [n.uuid for n in best],
+        [n.uuid for n in best[: len(lines)]],
         Evidence(
             match=rel,
             entity=_entity_in_text(q, top.text),
@@ -666,7 +668,7 @@ def _sentence(text: str) -> str:
 def _explore(q: _Question, g: _Graph) -> Answer:
     best = _best_memories(q, g)
     if best:
-        return _memories_answer(q, best)
+        return _memories_answer(q, best, summary=True)
     top = sorted(g.sub.nodes, key=lambda n: -n.score)[:MAX_LISTED]
     if not top:
         return Answer("Memory has nothing on this yet.", evidence=Evidence(found=False))
