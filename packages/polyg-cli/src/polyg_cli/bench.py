@@ -474,9 +474,15 @@ def retrieval_command(
     print(f"\nLLM usage per call, p50 / mean (model: {model or 'none, rule-based path'}):\n")
     print(_usage_markdown(usage))
     by_kind = standin.by_kind() if standin is not None else []
+    plumbing = standin.plumbing() if standin is not None else {}
     if by_kind:
         print("\nstand-in requests by kind (mean tokens per request):\n")
         print(markdown(by_kind, ["kind", "calls", "prompt_tokens", "completion_tokens"]))
+        print(
+            f"LLM path plumbing: of {plumbing['requests']} synthesis requests, "
+            f"{plumbing['with_question']} carried the question, {plumbing['with_answer_shape']} "
+            f"the answer shape of its type, {plumbing['with_context_nodes']} the context nodes"
+        )
     ablation_rows = report.ablation_table()
     if ablation_rows:
         cats = [f"R@10 {c}" for c in report.categories]
@@ -510,6 +516,7 @@ def retrieval_command(
             "cost": cost,
             "usage": usage,
             "llm_requests_by_kind": by_kind,
+            "llm_plumbing": plumbing,
         },
     )
 
