@@ -435,7 +435,8 @@ def retrieval_command(
         print("calibration: answers bucketed by confidence, how often each bucket is right\n")
         print(
             markdown(
-                report.calibration(), ["confidence", "n", "right", "accuracy", "mean_confidence"]
+                report.calibration(),
+                ["confidence", "n", "right", "accuracy", "mean_confidence", "mean_f1"],
             )
         )
     timings = report.timings()

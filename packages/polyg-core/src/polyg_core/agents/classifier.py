@@ -103,6 +103,7 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
     ]
 ]
 _TIMEFRAME_WEIGHT = 1.5  # a time expression in the question leans towards WHEN
+_ASKS_THING = re.compile(r"^\W*(?:what|which|who|whom|whose)\b", re.IGNORECASE)
 _TIE_ORDER = [IntentType.WHY, IntentType.WHEN, IntentType.WHO, IntentType.WHAT, IntentType.EXPLORE]
 
 _MULTI_HOP = re.compile(
@@ -156,7 +157,9 @@ class RuleClassifier:
                     direction is None or cue_direction == CausalDirection.DOWNSTREAM
                 ):
                     direction = cue_direction
-        if timeframe is not None:
+        if timeframe is not None and not _ASKS_THING.match(text):
+            # A time leans towards WHEN, unless the question asks for a thing or a person
+            # ("What did Alice paint in July?" asks what, in July).
             scores[IntentType.WHEN] += _TIMEFRAME_WEIGHT
         ranked = sorted(
             scores.items(),

@@ -73,7 +73,8 @@ def bucket_of(confidence: float, edges: Sequence[float] = BUCKETS) -> int:
 def calibration_table(
     graded: Sequence[Graded], edges: Sequence[float] = BUCKETS
 ) -> list[dict[str, Any]]:
-    """Rows of {confidence, n, right, accuracy, mean_confidence}, lowest bucket first."""
+    """Rows of {confidence, n, right, accuracy, mean_confidence, mean_f1}, lowest bucket
+    first (mean_f1 only when the answers have a gold answer)."""
     rows: list[dict[str, Any]] = []
     for i in range(len(edges) - 1):
         inside = [g for g in graded if bucket_of(g.confidence, edges) == i]
@@ -87,6 +88,9 @@ def calibration_table(
                 "accuracy": round(right / len(inside), 3) if inside else None,
                 "mean_confidence": round(sum(g.confidence for g in inside) / len(inside), 3)
                 if inside
+                else None,
+                "mean_f1": round(sum(f1s) / len(f1s), 3)
+                if (f1s := [g.f1 for g in inside if g.f1 is not None])
                 else None,
             }
         )

@@ -94,6 +94,9 @@ class Evidence:
             found the chosen node, statements or memories that agree), at least 1.
         margin: how much better the chosen evidence matches than the runner-up (0-1).
         found: False when nothing in memory answers (the answer says so).
+        quoted: True when the answer quotes a stored text instead of a fact, relation,
+            event or chain the graphs hold (a sentence that matches the question's words
+            may still not say what is asked).
     """
 
     match: float = 0.0
@@ -103,6 +106,7 @@ class Evidence:
     agreement: int = 1
     margin: float = 0.0
     found: bool = True
+    quoted: bool = False
 
 
 @dataclass
@@ -257,7 +261,7 @@ def _when(q: _Question, g: _Graph) -> Answer:
     best = ranked[0]
     at = _time_ms(best)
     assert at is not None
-    head = f"{format_time(at)}: {best.text}."
+    head = f"{format_time(at)}: {_sentence(best_sentence(q.wanted, best.text))}"
     context = _around(g, best, [n for n in cands if n.label == best.label])
     lines = [f"{_short_time(t)}: {n.text}" for n, t in context]
     text = head + (" Around it: " + "; ".join(lines) + "." if lines else "")
@@ -271,6 +275,7 @@ def _when(q: _Question, g: _Graph) -> Answer:
         and overlap(q.about, n.text) > 0
     )
     evidence = Evidence(
+        quoted=best.label == "S_Memory",
         match=rel,
         entity=_entity_found(q, g, best),
         time=(1.0 if _in_window(at, tf) else 0.0) if tf else None,
@@ -568,6 +573,12 @@ def _why(q: _Question, g: _Graph) -> Answer:
 
     ranked = sorted(effects, key=fit, reverse=True)
     target = ranked[0]
+    memories = _best_memories(q, g)
+    if memories and overlap(q.wanted, memories[0].text) > overlap(q.wanted, target.text) + 0.25:
+        # No recorded chain ends in what is asked; a stored text speaks to it better.
+        answer = _memories_answer(q, memories)
+        answer.evidence.chain = 0.0
+        return answer
     chain, confs = _chain_to(target, incoming, g)
     confidence = 1.0
     for c in confs:
@@ -628,21 +639,29 @@ def _best_memories(q: _Question, g: _Graph) -> list[ContextNode]:
     best_score = max(n.score for n in memories) or 1.0
     return sorted(
         memories,
-        key=lambda n: overlap(q.wanted, n.text) + 0.5 * n.score / best_score,
+        key=lambda n: _memory_fit(q, n) + 0.5 * n.score / best_score,
         reverse=True,
     )[:MAX_MEMORIES]
+
+
+def _memory_fit(q: _Question, node: ContextNode) -> float:
+    """How well a memory's best sentence matches; a question in a memory answers less
+    well than a statement (in a conversation, the reply holds the answer)."""
+    sentence = best_sentence(q.wanted, node.text)
+    fit = overlap(q.wanted, sentence)
+    return fit * 0.5 if sentence.rstrip().endswith("?") else fit
 
 
 def _memories_answer(q: _Question, best: list[ContextNode], summary: bool = False) -> Answer:
     """The best memory's text; a summary (EXPLORE) adds the next ones that match too."""
     top = best[0]
-    rel = overlap(q.wanted, top.text)
-    runner = overlap(q.wanted, best[1].text) if len(best) > 1 else 0.0
+    rel = _memory_fit(q, top)
+    runner = _memory_fit(q, best[1]) if len(best) > 1 else 0.0
     agree = sum(1 for n in best[1:] if overlap(q.about or q.wanted, n.text) >= max(0.5, rel))
     others = [n.text for n in best[1:] if overlap(q.wanted, n.text) > 0] if summary else []
     lines = [top.text, *others][:MAX_MEMORIES]
     return Answer(
-        " ".join(_sentence(t) for t in lines),
+        " ".join(_sentence(best_sentence(q.wanted, t)) for t in lines),
         Reasoning(semantic_matches=[n.text for n in best]),
         [n.uuid for n in best[: len(lines)]],
         Evidence(
@@ -650,6 +669,7 @@ def _memories_answer(q: _Question, best: list[ContextNode], summary: bool = Fals
             entity=_entity_in_text(q, top.text),
             agreement=1 + agree,
             margin=max(0.0, rel - runner),
+            quoted=True,
         ),
     )
 
@@ -658,6 +678,26 @@ def _entity_in_text(q: _Question, text: str) -> float | None:
     if not q.entity_keys:
         return None
     return sum(1 for k in q.entity_keys if _names_in(k, text)) / len(q.entity_keys)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_SPEAKER = re.compile(r"^([A-Z][\w .'-]{0,40}):\s+")
+
+
+def best_sentence(q_terms: set[str], text: str) -> str:
+    """The sentence of `text` that holds most of the question's terms (the whole text when
+    it is one sentence), keeping a leading "Speaker: " so the reader sees who said it."""
+    speaker = _SPEAKER.match(text)
+    body = text[speaker.end() :] if speaker else text
+    parts = [p for p in _SENTENCE.split(body.strip()) if p.strip()]
+    if len(parts) <= 1 or not q_terms:
+        return text.strip()
+    # A sentence that asks something rarely answers: on a tie, a statement wins.
+    best = max(
+        parts,
+        key=lambda p: (len(q_terms & terms(p)), not p.rstrip().endswith("?"), -parts.index(p)),
+    )
+    return (speaker.group(0) if speaker else "") + best.strip()
 
 
 def _sentence(text: str) -> str:

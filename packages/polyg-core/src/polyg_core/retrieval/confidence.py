@@ -9,7 +9,10 @@ right, from what the answer found.
   in the asked timeframe (each counts only when the question asks for one);
 * for WHY, the causal chain's confidence (the product of its hops);
 * how many independent pieces of evidence agree (views that found the node, facts and
-  relations that say the same, memories that agree).
+  relations that say the same, memories that agree);
+* whether the answer is a fact, relation, event or chain the graphs hold, or a quoted
+  stored text (a sentence can hold the question's words without saying what is asked,
+  so a quote is trusted less: at most 0.7).
 
 An answer that says nothing was found scores at most 0.1. The weights are fixed by
 reasoning, not fitted to a dataset; `polyg bench retrieval` and `scripts/answer_calibration.py`
@@ -21,6 +24,7 @@ from __future__ import annotations
 from polyg_core.retrieval.answers import Evidence
 
 NOT_FOUND_CAP = 0.1
+QUOTE_CAP = 0.7
 FLOOR = 0.02
 CEILING = 0.95
 
@@ -37,6 +41,8 @@ def confidence_of(evidence: Evidence) -> float:
     if evidence.time is not None:
         score += 0.1 * evidence.time - 0.15 * (1.0 - evidence.time)
     score += 0.05 * min(max(evidence.agreement, 1) - 1, 3)
+    if evidence.quoted:
+        score = min(score * 0.85, QUOTE_CAP)
     if evidence.chain is not None:
         # A causal answer is no surer than its weakest reading: the chain or the match.
         score = min(score, 0.3 + 0.6 * evidence.chain) * (0.6 + 0.4 * evidence.chain)
@@ -50,6 +56,7 @@ def factors_of(evidence: Evidence) -> dict[str, float]:
         "margin": round(evidence.margin, 3),
         "agreement": float(evidence.agreement),
         "found": 1.0 if evidence.found else 0.0,
+        "quoted": 1.0 if evidence.quoted else 0.0,
     }
     if evidence.entity is not None:
         out["entity_found"] = round(evidence.entity, 3)
