@@ -145,6 +145,13 @@ class RuleClassifier:
         text = question[:_MAX_QUESTION]
         timeframe = parse_timeframe(text, ref)
         time_spans = [tm.span for tm in match_times(text, ref)]
+        # A time expression is never an entity ("Jan 5", "Q4 2025", "Monday").
+        mentions = [
+            m
+            for m in find_names(text, matcher)
+            if not any(s < m.span[1] and m.span[0] < e for s, e in time_spans)
+        ]
+        entities = _dedupe([m.name for m in mentions])
         scores: dict[IntentType, float] = dict.fromkeys(IntentType, 0.0)
         lead: IntentType | None = None
         direction: CausalDirection | None = None
@@ -157,9 +164,10 @@ class RuleClassifier:
                     direction is None or cue_direction == CausalDirection.DOWNSTREAM
                 ):
                     direction = cue_direction
-        if timeframe is not None and not _ASKS_THING.match(text):
+        if timeframe is not None and not (entities and _ASKS_THING.match(text)):
             # A time leans towards WHEN, unless the question asks for a thing or a person
-            # ("What did Alice paint in July?" asks what, in July).
+            # about someone ("What did Alice paint in July?" asks what, in July; "What was
+            # true on 2024-03-15?" asks for that time's state).
             scores[IntentType.WHEN] += _TIMEFRAME_WEIGHT
         ranked = sorted(
             scores.items(),
@@ -175,13 +183,6 @@ class RuleClassifier:
             causal_direction = direction
         else:
             causal_direction = CausalDirection.BOTH
-        # A time expression is never an entity ("Jan 5", "Q4 2025", "Monday").
-        mentions = [
-            m
-            for m in find_names(text, matcher)
-            if not any(s < m.span[1] and m.span[0] < e for s, e in time_spans)
-        ]
-        entities = _dedupe([m.name for m in mentions])
         multi_hop = len(entities) >= 2 or _MULTI_HOP.search(text) is not None
         return Intent(
             type=best,
