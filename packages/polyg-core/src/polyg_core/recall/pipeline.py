@@ -136,7 +136,12 @@ def source_nodes(uuids: Sequence[str], nodes: Sequence[ContextNode]) -> list[Ans
             ),
             None,
         )
-        if when is None and isinstance(node.attributes.get("created_at"), int):
+        # A memory's created_at is when it was said; other nodes' is only when they were written.
+        if (
+            when is None
+            and node.label == "S_Memory"
+            and isinstance(node.attributes.get("created_at"), int)
+        ):
             when = iso(from_epoch_ms(int(node.attributes["created_at"])))
         out.append(AnswerSource(uuid=uid, label=node.label, text=node.text, when=when))
     return out
