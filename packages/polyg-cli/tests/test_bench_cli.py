@@ -208,3 +208,17 @@ def test_stats_and_graphs_list_as_json(env: dict[str, str]) -> None:
     pretty = CliRunner().invoke(app, ["stats", "-g", graph], env=env)
     assert pretty.exit_code == 0
     CliRunner().invoke(app, ["graphs", "delete", graph, "--yes"], env=env)
+
+
+def test_bench_intents_prints_precision_recall_f1_per_intent(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "intents.json"
+    result = CliRunner().invoke(app, ["bench", "intents", "--json", str(out)], env=env)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "| intent | n | precision | recall | F1 |" in result.stdout
+    data = json.loads(out.read_text())
+    rows = {r["intent"]: r for r in data["types"]}
+    assert set(rows) == {"WHY", "WHEN", "WHO", "WHAT", "EXPLORE", "accuracy"}
+    assert rows["accuracy"]["n"] >= 300
+    assert {r["part"] for r in data["parts"]} >= {"entities (exact set)"}

@@ -313,3 +313,37 @@ def test_an_intent_set_without_types_is_refused(tmp_path: Path) -> None:
     bad.write_text("reference_time: '2026-01-14T12:00:00Z'\nquestions:\n- question: Why?\n")
     with pytest.raises(InvalidInput, match="question 1"):
         load_questions(bad)
+
+
+async def test_scenario_answers_are_checked_against_their_expectations(
+    store: FalkorStore, embedder: Any, namespace: str
+) -> None:
+    from polyg_core.bench.answers import (
+        calibration_table,
+        check_expected,
+        run_scenario_answers,
+        scenario_graded,
+    )
+
+    assert check_expected("At 2026-01-05 09:15 UTC", ["2026-01-05T09:15"], ["pool size 20"]) == (
+        [],
+        [],
+    )
+    assert check_expected("pool size 20", ["pool size 50"], ["pool size 20"]) == (
+        ["pool size 50"],
+        ["pool size 20"],
+    )
+    memory = Memory(store=store, embedder=embedder)
+    with anyio.fail_after(180):
+        answers = await run_scenario_answers(
+            memory, ["deployment_failure"], namespace_prefix=namespace
+        )
+    assert [a.question for a in answers] == [
+        "Why did the auth service crash?",
+        "When did the auth service crash?",
+        "Who owns the auth service?",
+    ]
+    assert all(a.right for a in answers), [(a.question, a.missing) for a in answers]
+    assert all(0.0 < a.confidence < 1.0 for a in answers)
+    assert sum(r["n"] for r in calibration_table(scenario_graded(answers))) == 3
+    assert f"{namespace}_deployment_failure" not in await store.list_graphs()
