@@ -94,9 +94,7 @@ async def test_a_date_only_valid_to_includes_that_whole_day(
         namespace, "Alice", "on_call_for", "ledger-service", "2026-01-05", "2026-01-07"
     )
     assert written.fact.valid_to == utc("2026-01-08T00:00:00Z")
-    late_on_the_7th = await temporal.facts(
-        namespace, subject="Alice", as_of="2026-01-07T23:30:00Z"
-    )
+    late_on_the_7th = await temporal.facts(namespace, subject="Alice", as_of="2026-01-07T23:30:00Z")
     assert [f.object for f in late_on_the_7th] == ["ledger-service"]
     assert await temporal.facts(namespace, subject="Alice", as_of="2026-01-08T00:00:00Z") == []
     # A date object reads the same as the ISO date; a timestamp stays exact.

@@ -252,7 +252,11 @@ _ORDINAL_QUARTERS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "last": 4
 def _quarter(m: re.Match[str], r: _Ref) -> _Result:
     """ "Q4 2025", "2025 Q4", "Q1" (the most recent one), "the third quarter of 2024"."""
     q_text = m.group("q") or m.group("q2")
-    q = int(q_text) if q_text and q_text.isdigit() else _ORDINAL_QUARTERS[(m.group("ord") or "").lower()]
+    q = (
+        int(q_text)
+        if q_text and q_text.isdigit()
+        else _ORDINAL_QUARTERS[(m.group("ord") or "").lower()]
+    )
     year_text = m.group("year") or m.group("year2") or m.group("year3")
     if year_text:
         year = int(year_text)
