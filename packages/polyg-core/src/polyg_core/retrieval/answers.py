@@ -17,7 +17,15 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from polyg_core.agents.names import STOP_WORDS
+from polyg_core.retrieval.answer_text import (
+    as_sentence,
+    best_sentence,
+    format_time,
+    overlap,
+    short_time,
+    terms,
+)
+from polyg_core.retrieval.confidence import Evidence
 from polyg_core.text import normalize_name
 from polyg_shared.intents import Intent, IntentType, Timeframe
 from polyg_shared.retrieval import CausalStep, ContextEdge, ContextNode, MergedSubgraph, Reasoning
@@ -30,83 +38,7 @@ CONTEXT_WINDOW_MS = 12 * 3600 * 1000
 MAX_STATEMENTS = 6
 MAX_MEMORIES = 3
 
-_WORD = re.compile(r"[a-z0-9]+")
-# Words that say what kind of answer is wanted, not what it is about.
-_QUESTION_WORDS = frozenset({
-    "what", "which", "who", "whom", "whose", "when", "why", "how", "where", "happen",
-    "happened", "happens", "event", "events", "thing", "things", "anything", "everything",
-    "tell", "know", "did", "does", "do", "is", "are", "was", "were", "time", "date", "day",
-    "now", "currently", "current", "today",
-})  # fmt: skip
-# Irregular past forms, so "leads" meets "led" and "joined" meets "join".
-_IRREGULAR = {
-    "led": "lead", "ran": "run", "began": "begin", "went": "go", "gone": "go", "made": "make",
-    "took": "take", "taken": "take", "said": "say", "left": "leave", "met": "meet",
-    "bought": "buy", "built": "build", "wrote": "write", "written": "write", "broke": "break",
-    "broken": "break", "chose": "choose", "chosen": "choose", "saw": "see", "seen": "see",
-    "gave": "give", "given": "give", "felt": "feel", "kept": "keep", "found": "find",
-    "got": "get", "came": "come", "knew": "know", "known": "know",
-}  # fmt: skip
 _HAPPENED = re.compile(r"^\W*what\s+(?:has\s+|had\s+|else\s+)?happen(?:ed|s)?\b", re.IGNORECASE)
-
-
-def stem(word: str) -> str:
-    """A crude English stem, enough to match "crashed" with "crash" and "teams" with "team"."""
-    if word in _IRREGULAR:
-        word = _IRREGULAR[word]
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    return word[:-1] if len(word) > 3 and word.endswith("e") else word
-
-
-def terms(text: str) -> set[str]:
-    """Stemmed content words of `text` (no stop words, no question words)."""
-    return {
-        stem(w)
-        for w in _WORD.findall(text.lower())
-        if w not in STOP_WORDS and w not in _QUESTION_WORDS
-    }
-
-
-def overlap(wanted: set[str], text: str) -> float:
-    """The share of `wanted` terms found in `text` (0 when nothing is wanted)."""
-    if not wanted:
-        return 0.0
-    return len(wanted & terms(text)) / len(wanted)
-
-
-@dataclass
-class Evidence:
-    """What an answer rests on, for its confidence.
-
-    Attributes:
-        match: how well the chosen evidence matches the question's words (0-1).
-        entity: 1 when the asked entity was found and answered about, 0 when it was asked
-            but not found, None when no entity was asked.
-        time: 1 when the evidence lies in the asked timeframe, 0 when it does not, None
-            when no time was asked.
-        chain: the causal chain's confidence (product of its hops), WHY only.
-        agreement: how many independent pieces of evidence say the same (views that
-            found the chosen node, statements or memories that agree), at least 1.
-        margin: how much better the chosen evidence matches than the runner-up (0-1).
-        found: False when nothing in memory answers (the answer says so).
-        quoted: True when the answer quotes a stored text instead of a fact, relation,
-            event or chain the graphs hold (a sentence that matches the question's words
-            may still not say what is asked).
-    """
-
-    match: float = 0.0
-    entity: float | None = None
-    time: float | None = None
-    chain: float | None = None
-    agreement: int = 1
-    margin: float = 0.0
-    found: bool = True
-    quoted: bool = False
 
 
 @dataclass
@@ -159,19 +91,6 @@ def _time_ms(node: ContextNode) -> int | None:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return int(value)
     return None
-
-
-def format_time(ms: int, with_clock: bool = True) -> str:
-    """ "2026-01-07 14:05 UTC (7 January 2026)": sortable first, then as people write it."""
-    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    spoken = f"{dt.day} {dt.strftime('%B %Y')}"
-    if not with_clock or (dt.hour, dt.minute) == (0, 0):
-        return f"{dt:%Y-%m-%d} ({spoken})"
-    return f"{dt:%Y-%m-%d %H:%M} UTC ({spoken})"
-
-
-def _short_time(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
 def _in_window(ms: int | None, tf: Timeframe | None) -> bool:
@@ -261,9 +180,9 @@ def _when(q: _Question, g: _Graph) -> Answer:
     best = ranked[0]
     at = _time_ms(best)
     assert at is not None
-    head = f"{format_time(at)}: {_sentence(best_sentence(q.wanted, best.text))}"
+    head = f"{format_time(at)}: {as_sentence(best_sentence(q.wanted, best.text))}"
     context = _around(g, best, [n for n in cands if n.label == best.label])
-    lines = [f"{_short_time(t)}: {n.text}" for n, t in context]
+    lines = [f"{short_time(t)}: {n.text}" for n, t in context]
     text = head + (" Around it: " + "; ".join(lines) + "." if lines else "")
     rel = overlap(q.wanted, best.text)
     runner = max((overlap(q.wanted, n.text) for n in ranked[1:]), default=0.0)
@@ -282,7 +201,7 @@ def _when(q: _Question, g: _Graph) -> Answer:
         agreement=max(len(best.views), 1) + same_day,
         margin=max(0.0, rel - runner),
     )
-    timeline = [f"{_short_time(at)}: {best.text}", *lines]
+    timeline = [f"{short_time(at)}: {best.text}", *lines]
     return Answer(
         text,
         Reasoning(temporal_context=sorted(timeline)),
@@ -342,7 +261,7 @@ def _happened(q: _Question, g: _Graph, cands: list[ContextNode]) -> Answer:
     best_score = max(n.score for n in pool) or 1.0
     chosen = sorted(pool, key=lambda n: -_relevance(q, g, n, best_score))[:MAX_LISTED]
     dated = sorted(((n, _time_ms(n) or 0) for n in chosen), key=lambda p: p[1])
-    lines = [f"{_short_time(t)}: {n.text}" for n, t in dated]
+    lines = [f"{short_time(t)}: {n.text}" for n, t in dated]
     text = "; ".join(lines) + "."
     if len(pool) > len(chosen):
         text += f" ({len(pool) - len(chosen)} more events)"
@@ -661,7 +580,7 @@ def _memories_answer(q: _Question, best: list[ContextNode], summary: bool = Fals
     others = [n.text for n in best[1:] if overlap(q.wanted, n.text) > 0] if summary else []
     lines = [top.text, *others][:MAX_MEMORIES]
     return Answer(
-        " ".join(_sentence(best_sentence(q.wanted, t)) for t in lines),
+        " ".join(as_sentence(best_sentence(q.wanted, t)) for t in lines),
         Reasoning(semantic_matches=[n.text for n in best]),
         [n.uuid for n in best[: len(lines)]],
         Evidence(
@@ -678,31 +597,6 @@ def _entity_in_text(q: _Question, text: str) -> float | None:
     if not q.entity_keys:
         return None
     return sum(1 for k in q.entity_keys if _names_in(k, text)) / len(q.entity_keys)
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_SPEAKER = re.compile(r"^([A-Z][\w .'-]{0,40}):\s+")
-
-
-def best_sentence(q_terms: set[str], text: str) -> str:
-    """The sentence of `text` that holds most of the question's terms (the whole text when
-    it is one sentence), keeping a leading "Speaker: " so the reader sees who said it."""
-    speaker = _SPEAKER.match(text)
-    body = text[speaker.end() :] if speaker else text
-    parts = [p for p in _SENTENCE.split(body.strip()) if p.strip()]
-    if len(parts) <= 1 or not q_terms:
-        return text.strip()
-    # A sentence that asks something rarely answers: on a tie, a statement wins.
-    best = max(
-        parts,
-        key=lambda p: (len(q_terms & terms(p)), not p.rstrip().endswith("?"), -parts.index(p)),
-    )
-    return (speaker.group(0) if speaker else "") + best.strip()
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text if text.endswith((".", "!", "?", "…")) else text + "."
 
 
 def _explore(q: _Question, g: _Graph) -> Answer:

@@ -15,13 +15,44 @@ right, from what the answer found.
   so a quote is trusted less: at most 0.7).
 
 An answer that says nothing was found scores at most 0.1. The weights are fixed by
-reasoning, not fitted to a dataset; `polyg bench retrieval` and `scripts/answer_calibration.py`
+reasoning, not fitted to a dataset; `polyg bench retrieval` and `polyg bench answers`
 measure how often each confidence bucket is right.
 """
 
 from __future__ import annotations
 
-from polyg_core.retrieval.answers import Evidence
+from dataclasses import dataclass
+
+
+@dataclass
+class Evidence:
+    """What an answer rests on, for its confidence.
+
+    Attributes:
+        match: how well the chosen evidence matches the question's words (0-1).
+        entity: 1 when the asked entity was found and answered about, 0 when it was asked
+            but not found, None when no entity was asked.
+        time: 1 when the evidence lies in the asked timeframe, 0 when it does not, None
+            when no time was asked.
+        chain: the causal chain's confidence (product of its hops), WHY only.
+        agreement: how many independent pieces of evidence say the same (views that
+            found the chosen node, statements or memories that agree), at least 1.
+        margin: how much better the chosen evidence matches than the runner-up (0-1).
+        found: False when nothing in memory answers (the answer says so).
+        quoted: True when the answer quotes a stored text instead of a fact, relation,
+            event or chain the graphs hold (a sentence that matches the question's words
+            may still not say what is asked).
+    """
+
+    match: float = 0.0
+    entity: float | None = None
+    time: float | None = None
+    chain: float | None = None
+    agreement: int = 1
+    margin: float = 0.0
+    found: bool = True
+    quoted: bool = False
+
 
 NOT_FOUND_CAP = 0.1
 QUOTE_CAP = 0.7
