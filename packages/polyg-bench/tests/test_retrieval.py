@@ -252,3 +252,98 @@ async def test_keep_leaves_the_data_and_ablation_asks_each_configuration(
         assert [m.uuid for m in again.memories] == [m.uuid for m in first]
     finally:
         await store.delete_graph(kept)
+
+
+def test_answer_token_f1_is_locomos_normalised_overlap() -> None:
+    from polyg_bench.answers import normalize_answer, token_f1
+
+    assert normalize_answer("The  Weekend, before 20 October!") == "weekend before 20 october"
+    assert token_f1("7 May 2023", "7 May 2023") == 1.0
+    # "on 7 may 2023 at group": three of six tokens are the gold's.
+    assert token_f1("On 7 May 2023, at the group.", "7 May 2023") == pytest.approx(
+        2 * (3 / 6) * 1.0 / (3 / 6 + 1.0)
+    )
+    assert token_f1("nothing shared", "7 May 2023") == 0.0
+    assert token_f1("", "7 May 2023") == 0.0
+
+
+def test_calibration_buckets_answers_by_confidence() -> None:
+    from polyg_bench.answers import calibration_table, f1_table, grade
+
+    graded = [
+        grade("temporal", "7 May 2023", "7 May 2023", 0.9),
+        grade("temporal", "in June", "7 May 2023", 0.85),
+        grade("single-hop", "a cat", "a dog named Pixel", 0.3),
+        grade("single-hop", "Pixel", "a dog named Pixel", 1.0),
+    ]
+    rows = calibration_table(graded)
+    assert [r["n"] for r in rows] == [0, 1, 0, 0, 3]
+    assert rows[-1]["confidence"] == "[0.8, 1.0]"
+    # "Pixel" shares one of the gold's three tokens: F1 0.5, right.
+    assert rows[-1]["right"] == 2 and rows[-1]["accuracy"] == pytest.approx(2 / 3, abs=1e-3)
+    assert rows[1]["right"] == 0
+    by_cat = {r["category"]: r for r in f1_table(graded)}
+    assert by_cat["temporal"]["n"] == 2 and by_cat["temporal"]["right"] == 0.5
+    assert by_cat["single-hop"]["right"] == 0.5
+    assert by_cat["overall"]["n"] == 4
+
+
+def test_the_labelled_intent_set_is_large_and_scored_per_type() -> None:
+    from polyg_bench.intents import TYPES, classify_all, load_questions
+
+    questions = load_questions()
+    assert len(questions.questions) >= 300
+    assert {q.type for q in questions.questions} == set(TYPES)
+    assert any(q.timeframe for q in questions.questions)
+    assert any(q.direction == "downstream" for q in questions.questions)
+    report = classify_all(questions)
+    rows = {r["intent"]: r for r in report.type_table()}
+    assert sum(rows[t]["n"] for t in TYPES) == len(questions.questions)
+    assert all(0.0 <= rows[t]["F1"] <= 1.0 for t in TYPES)
+    parts = {r["part"]: r for r in report.parts_table()}
+    assert parts["causal direction (WHY)"]["n"] == sum(
+        1 for q in questions.questions if q.type == "WHY"
+    )
+
+
+def test_an_intent_set_without_types_is_refused(tmp_path: Path) -> None:
+    from polyg_bench.intents import load_questions
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("reference_time: '2026-01-14T12:00:00Z'\nquestions:\n- question: Why?\n")
+    with pytest.raises(InvalidInput, match="question 1"):
+        load_questions(bad)
+
+
+async def test_scenario_answers_are_checked_against_their_expectations(
+    store: FalkorStore, embedder: Any, namespace: str
+) -> None:
+    from polyg_bench.answers import (
+        calibration_table,
+        check_expected,
+        run_scenario_answers,
+        scenario_graded,
+    )
+
+    assert check_expected("At 2026-01-05 09:15 UTC", ["2026-01-05T09:15"], ["pool size 20"]) == (
+        [],
+        [],
+    )
+    assert check_expected("pool size 20", ["pool size 50"], ["pool size 20"]) == (
+        ["pool size 50"],
+        ["pool size 20"],
+    )
+    memory = Memory(store=store, embedder=embedder)
+    with anyio.fail_after(180):
+        answers = await run_scenario_answers(
+            memory, ["deployment_failure"], namespace_prefix=namespace
+        )
+    assert [a.question for a in answers] == [
+        "Why did the auth service crash?",
+        "When did the auth service crash?",
+        "Who owns the auth service?",
+    ]
+    assert all(a.right for a in answers), [(a.question, a.missing) for a in answers]
+    assert all(0.0 < a.confidence < 1.0 for a in answers)
+    assert sum(r["n"] for r in calibration_table(scenario_graded(answers))) == 3
+    assert f"{namespace}_deployment_failure" not in await store.list_graphs()

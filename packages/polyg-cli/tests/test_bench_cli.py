@@ -241,3 +241,17 @@ def test_bench_extraction_names_a_missing_set(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["bench", "extraction", str(tmp_path / "none.json")])
     assert result.exit_code == 1
     assert "no labelled set" in result.output
+
+
+def test_bench_intents_prints_precision_recall_f1_per_intent(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "intents.json"
+    result = CliRunner().invoke(app, ["bench", "intents", "--json", str(out)], env=env)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "| intent | n | precision | recall | F1 |" in result.stdout
+    data = json.loads(out.read_text())
+    rows = {r["intent"]: r for r in data["types"]}
+    assert set(rows) == {"WHY", "WHEN", "WHO", "WHAT", "EXPLORE", "accuracy"}
+    assert rows["accuracy"]["n"] >= 300
+    assert {r["part"] for r in data["parts"]} >= {"entities (exact set)"}

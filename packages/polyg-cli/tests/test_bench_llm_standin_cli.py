@@ -71,6 +71,17 @@ def test_llm_standin_reports_priced_tokens_per_call(env: dict[str, str], tmp_pat
     assert remember["prompt_tokens_p50"] > 0 and recall["completion_tokens_p50"] > 0
     kinds = {row["kind"]: row["calls"] for row in data["llm_requests_by_kind"]}
     assert kinds == {"classifier": 1, "extractor": 1, "synthesizer": 1}
+    # The LLM path gets what the extractive answer is built from.
+    assert data["llm_plumbing"] == {
+        "requests": 1,
+        "with_question": 1,
+        "with_answer_shape": 1,
+        "with_context_nodes": 1,
+    }
+    # Answers are graded against the gold answer, per category.
+    assert "token F1 against the gold answer" in result.stdout
+    assert [(r["category"], r["n"]) for r in data["answers"]] == [("causal", 1), ("overall", 1)]
+    assert sum(r["n"] for r in data["calibration"]) == 1
 
 
 def test_without_an_llm_the_usage_table_is_zero(env: dict[str, str], tmp_path: Path) -> None:

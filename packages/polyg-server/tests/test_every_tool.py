@@ -132,6 +132,8 @@ def calls(scratch: str, other: str) -> list[tuple[str, dict[str, Any] | None]]:
         ),
         ("get_entity", {"entity": "auth-service"}),
         ("query_timeline", {"start": "2026-01-07", "end": "2026-01-08", "entity": "auth-service"}),
+        ("query_facts", {"subject": "billing-service", "as_of": "2026-01-09"}),
+        ("fact_history", {"subject": "billing-service", "predicate": "runs_version"}),
         ("get_causal_chain", {"node": "auth service crash", "direction": "both"}),
         ("explain_why", {"effect": "auth service crash"}),
         ("causal_probability", {"cause": "missing AUTH_SECRET", "effect": "auth service crash"}),

@@ -120,6 +120,19 @@ def _synthesis(user: str) -> Synthesis:
     )
 
 
+def _plumbing(user: str) -> dict[str, Any]:
+    """What one synthesis request carries: question, type, answer shape, context nodes."""
+    question = re.search(r"^Question: (.+)$", user, re.MULTILINE)
+    qtype = re.search(r"^Question type: (\w+)$", user, re.MULTILINE)
+    shape = re.search(r"^Answer shape: (\w+):", user, re.MULTILINE)
+    nodes = _NODE_LINE.findall(user.split("Node ids:", 1)[-1]) if "Node ids:" in user else []
+    return {
+        "question": bool(question and question.group(1).strip()),
+        "shape_matches_type": bool(qtype and shape and qtype.group(1) == shape.group(1)),
+        "nodes": len(nodes),
+    }
+
+
 @dataclass
 class StandinResponder:
     """Answers polyg's LLM requests from its rules and bills them as `model` would.
@@ -135,6 +148,7 @@ class StandinResponder:
     model: str = DEFAULT_STANDIN_MODEL
     calls: dict[str, int] = field(default_factory=lambda: {})
     tokens: dict[str, dict[str, int]] = field(default_factory=lambda: {})
+    synthesis_requests: list[dict[str, Any]] = field(default_factory=lambda: [])
     _litellm: ModuleType = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -176,6 +190,7 @@ class StandinResponder:
         elif system.startswith(SYNTHESIZER_SYSTEM):
             kind = "synthesizer"
             value = _synthesis(user).model_dump(mode="json")
+            self.synthesis_requests.append(_plumbing(user))
         else:
             return Reply.error(
                 400,
@@ -193,6 +208,17 @@ class StandinResponder:
         tally["prompt_tokens"] += reply.prompt_tokens
         tally["completion_tokens"] += reply.completion_tokens
         return reply
+
+    def plumbing(self) -> dict[str, int]:
+        """How many synthesis requests carried the question, its type's answer shape and
+        the context with its node ids (what the extractive answer is built from)."""
+        reqs = self.synthesis_requests
+        return {
+            "requests": len(reqs),
+            "with_question": sum(1 for r in reqs if r["question"]),
+            "with_answer_shape": sum(1 for r in reqs if r["shape_matches_type"]),
+            "with_context_nodes": sum(1 for r in reqs if r["nodes"] > 0),
+        }
 
     def by_kind(self) -> list[dict[str, Any]]:
         """Mean tokens per request of each kind: {kind, calls, prompt_tokens, completion_tokens}."""

@@ -4,7 +4,9 @@ Each conversation goes to its own namespace. Every non-empty turn is written thr
 `Memory.remember` (`speaker: text`, the session's time as reference time, the turn id
 as `source_id`, the speaker as `who`). Each question is then asked with
 `Memory.recall` (reference time: the conversation's last session) and scored on
-`RecallResult.memories`, the stored memories best first:
+`RecallResult.memories`, the stored memories best first (the answer itself is graded
+too: token F1 against the gold answer and confidence calibration, `polyg_bench.answers`;
+that grading does not touch how memories are scored):
 
 * a memory stands for its `source_id` and for every other turn with the same text:
   remember stores identical texts (same content hash) once, under the first turn's id,
@@ -39,6 +41,7 @@ from polyg_core.memory import Memory
 from polyg_core.recall.memories import check_retrievers
 from polyg_shared.retrieval import RETRIEVERS, RecalledMemory
 
+from polyg_bench.answers import Graded, calibration_table, f1_table, grade, token_f1
 from polyg_bench.dataset import Dataset
 from polyg_bench.stats import Timing, percentile
 
@@ -150,6 +153,11 @@ class QuestionResult:
     ranked: dict[str, list[str]] = field(default_factory=lambda: {})
     ablation: dict[str, list[str]] = field(default_factory=lambda: {})
     memories: list[MemoryHit] = field(default_factory=lambda: [])
+    gold: str = ""
+    answer: str = ""
+    confidence: float = 0.0
+    intent: str = ""
+    answer_f1: float = 0.0
 
 
 def _mean(values: list[float]) -> float:
@@ -191,6 +199,18 @@ class RetrievalReport:
     ) -> float:
         """Mean recall@k of `ranking` over the questions of `category` (or `overall`)."""
         return _mean([recall_at(ranking(q), q.evidence, k) for q in self._questions(category)])
+
+    def graded(self) -> list[Graded]:
+        """The full system's answers graded against the gold answers (questions with one)."""
+        return [grade(q.category, q.answer, q.gold, q.confidence) for q in self.questions if q.gold]
+
+    def answer_table(self) -> list[dict[str, Any]]:
+        """Answer token F1 per category: {category, n, F1, right (share with F1 >= 0.5)}."""
+        return f1_table(self.graded())
+
+    def calibration(self) -> list[dict[str, Any]]:
+        """Answers bucketed by confidence, with how often each bucket is right."""
+        return calibration_table(self.graded())
 
     def usage_table(self) -> list[dict[str, Any]]:
         """LLM usage per call of remember and recall: p50 and mean of each usage field.
@@ -304,6 +324,8 @@ class RetrievalReport:
             "kept": self.kept,
             "timings": self.timings(),
             "table": self.table(),
+            "answers": self.answer_table(),
+            "calibration": self.calibration(),
             "ablation": self.ablation_table(),
             "invariant": self.invariant(),
             "questions": [asdict(q) for q in self.questions],
@@ -442,6 +464,11 @@ async def run_retrieval(
                             "bm25": bm25.rank(q.question, max_k),
                             "dense": [ids[int(i)] for i in order],
                         },
+                        gold=q.answer,
+                        answer=result.answer,
+                        confidence=result.confidence,
+                        intent=str(result.intent.get("type", "")),
+                        answer_f1=token_f1(result.answer, q.answer) if q.answer else 0.0,
                         memories=[
                             MemoryHit(
                                 uuid=m.uuid,

@@ -441,6 +441,20 @@ def retrieval_command(
     )
     print(f"polyg retrievers: {', '.join(report.retrievers)}\n")
     print(markdown(table, ["system", "category", "n", "R@1", "R@5", "R@10", "R@20"]))
+    answers = report.answer_table()
+    if answers:
+        print(
+            "answers (extractive synthesizer unless an LLM is configured): token F1 against "
+            "the gold answer, and the share right (F1 >= 0.5)\n"
+        )
+        print(markdown(answers, ["category", "n", "F1", "right"]))
+        print("calibration: answers bucketed by confidence, how often each bucket is right\n")
+        print(
+            markdown(
+                report.calibration(),
+                ["confidence", "n", "right", "accuracy", "mean_confidence", "mean_f1"],
+            )
+        )
     timings = report.timings()
     print(
         markdown(
@@ -477,9 +491,15 @@ def retrieval_command(
     print(f"\nLLM usage per call, p50 / mean (model: {model or 'none, rule-based path'}):\n")
     print(_usage_markdown(usage))
     by_kind = standin.by_kind() if standin is not None else []
+    plumbing = standin.plumbing() if standin is not None else {}
     if by_kind:
         print("\nstand-in requests by kind (mean tokens per request):\n")
         print(markdown(by_kind, ["kind", "calls", "prompt_tokens", "completion_tokens"]))
+        print(
+            f"LLM path plumbing: of {plumbing['requests']} synthesis requests, "
+            f"{plumbing['with_question']} carried the question, {plumbing['with_answer_shape']} "
+            f"the answer shape of its type, {plumbing['with_context_nodes']} the context nodes"
+        )
     ablation_rows = report.ablation_table()
     if ablation_rows:
         cats = [f"R@10 {c}" for c in report.categories]
@@ -513,6 +533,7 @@ def retrieval_command(
             "cost": cost,
             "usage": usage,
             "llm_requests_by_kind": by_kind,
+            "llm_plumbing": plumbing,
         },
     )
 
@@ -651,3 +672,92 @@ def profile_command(
     for p in run(st, go):
         print(f"## {p.operation} x{p.calls}: by own time\n\n{p.by_tottime}")
         print(f"## {p.operation} x{p.calls}: by cumulative time\n\n{p.by_cumtime}")
+
+
+@bench_app.command("answers")
+def answers_command(ctx: typer.Context, json_out: JsonOut = None) -> None:
+    """Ask the seven shipped scenarios' questions: how many answers say what they should,
+    and how often each confidence bucket is right (calibration)."""
+    from polyg_bench.answers import calibration_table, run_scenario_answers, scenario_graded
+    from polyg_core.memory import Memory
+    from polyg_core.providers.llm import make_llm
+
+    st = state(ctx)
+
+    async def go() -> Any:
+        async with bench_env(st) as env:
+            memory = Memory(
+                store=env.store,
+                embedder=env.embedder,
+                llm=make_llm(st.settings),
+                settings=st.settings,
+            )
+            return await run_scenario_answers(memory)
+
+    answers = run(st, go)
+    rows = [
+        {
+            "scenario": a.scenario,
+            "question": a.question,
+            "confidence": a.confidence,
+            "right": "yes"
+            if a.right
+            else "no: "
+            + ", ".join(
+                [*(f"missing {m!r}" for m in a.missing), *(f"holds {u!r}" for u in a.unwanted)]
+            ),
+        }
+        for a in answers
+    ]
+    right = sum(1 for a in answers if a.right)
+    print(f"machine: {machine()}; LLM: {st.settings.llm_model or 'none (rule-based path)'}\n")
+    print(markdown(rows, ["scenario", "question", "confidence", "right"]))
+    print(f"right: {right}/{len(answers)} (every expected text present, no unwanted one)\n")
+    calibration = calibration_table(scenario_graded(answers))
+    print("calibration: answers bucketed by confidence, how often each bucket is right\n")
+    print(markdown(calibration, ["confidence", "n", "right", "accuracy", "mean_confidence"]))
+    _write_json(
+        json_out,
+        {
+            "machine": machine(),
+            "answers": [a.__dict__ for a in answers],
+            "calibration": calibration,
+        },
+    )
+
+
+@bench_app.command("intents")
+def intents_command(
+    ctx: typer.Context,
+    questions: Annotated[
+        Path | None,
+        typer.Option("--questions", help="A labelled question set (default: the shipped one)."),
+    ] = None,
+    json_out: JsonOut = None,
+) -> None:
+    """Accuracy of the rule-based intent classifier on a labelled question set: precision,
+    recall and F1 per intent type, and how often entities, timeframes and causal direction
+    are read exactly."""
+    from polyg_bench.intents import classify_all, load_questions
+
+    st = state(ctx)
+
+    async def go() -> Any:
+        return classify_all(load_questions(questions))
+
+    report = run(st, go)
+    print(f"{len(report.pairs)} labelled questions, rule-based classifier\n")
+    print(markdown(report.type_table(), ["intent", "n", "precision", "recall", "F1"]))
+    print(markdown(report.parts_table(), ["part", "n", "accuracy"]))
+    mistakes = report.mistakes()
+    if mistakes:
+        print("first questions read wrongly:\n")
+        print(markdown(mistakes, ["question", "wrong"]))
+    _write_json(
+        json_out,
+        {
+            "types": report.type_table(),
+            "parts": report.parts_table(),
+            "mistakes": report.mistakes(limit=1000),
+        },
+    )

@@ -149,11 +149,12 @@ def recall_result(console: Console, result: Any, *, show_timings: bool = True) -
             "[bold]entities[/] " + ", ".join(result.reasoning.entities_involved[:12]),
             highlight=False,
         )
-    texts = {n.uuid: n.text for n in result.nodes}
-    if result.sources:
+    sources = getattr(result, "source_nodes", [])
+    if sources:
         console.print("[bold]sources[/]")
-        for uid in result.sources[:8]:
-            console.print(f"  [dim]{uid[:12]}[/] {texts.get(uid, '')}", highlight=False)
+        for src in sources[:8]:
+            when = f" [dim]({src.when[:16].replace('T', ' ')})[/]" if src.when else ""
+            console.print(f"  [dim]{src.uuid[:12]}[/] {src.text}{when}", highlight=False)
     if result.degraded:
         console.print(f"[yellow]degraded:[/] {'; '.join(result.degraded_reasons)}", highlight=False)
     if show_timings and result.timings_ms:

@@ -324,6 +324,7 @@ class Memory:
             tags=tags,
             source_id=source_id,
             created_at=ref,
+            who=who.strip() if who else None,
         )
         timings["write"] = (time.perf_counter() - t1) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
@@ -346,6 +347,7 @@ class Memory:
         tags: list[str],
         source_id: str | None,
         created_at: datetime | None = None,
+        who: str | None = None,
     ) -> RememberResult:
         # Entities first (with their types), so later writes link to them instead of
         # creating untyped ones; the S_Memory node is written last and marks completion.
@@ -392,6 +394,9 @@ class Memory:
             )
         facts: list[WrittenNode] = []
         invalidated: list[WrittenNode] = []
+        # Who stated the facts, kept with each one for its history.
+        said = f"{who} ({source_id})" if who and source_id else (who or source_id or "")
+        source = said.strip()[:256] or None
         for f in ex.facts:
             fw = await self.temporal.add_fact(
                 namespace,
@@ -400,6 +405,7 @@ class Memory:
                 f.object,
                 valid_from=f.valid_from,
                 valid_to=f.valid_to,
+                source=source,
             )
             facts.append(
                 WrittenNode(

@@ -171,3 +171,21 @@ def test_any_text_gives_a_valid_intent(question: str) -> None:
 def test_cue_word_soup_gives_a_valid_intent(question: str) -> None:
     intent = RuleClassifier().classify(question, KNOWN, REF)
     assert Intent.model_validate(intent.model_dump()) == intent
+
+
+def test_a_date_is_a_timeframe_never_an_entity() -> None:
+    intent = RuleClassifier().classify("What happened to Alice on Jan 5?", KNOWN, REF)
+    assert intent.entities == ["Alice"]
+    assert intent.timeframe is not None and intent.timeframe.phrase == "Jan 5"
+    quarter = RuleClassifier().classify("What did Alice ship in Q4 2025?", KNOWN, REF)
+    assert quarter.entities == ["Alice"]
+    assert quarter.timeframe is not None
+    assert quarter.timeframe.start == datetime(2025, 10, 1, tzinfo=UTC)
+
+
+def test_what_happened_to_something_asks_for_events() -> None:
+    intent = RuleClassifier().classify(
+        "What happened to payment-service during the outage?", KNOWN, REF
+    )
+    assert intent.type == WHEN
+    assert intent.entities == ["payment-service"]

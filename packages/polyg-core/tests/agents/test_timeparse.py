@@ -192,3 +192,27 @@ def test_time_phrase_soup_never_raises(text: str) -> None:
     frame = parse_timeframe(text, REF)
     if frame is not None and frame.start is not None and frame.end is not None:
         assert frame.start <= frame.end
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        (
+            "What shipped in Q4 2025?",
+            datetime(2025, 10, 1, tzinfo=UTC),
+            datetime(2026, 1, 1, tzinfo=UTC),
+        ),
+        ("2025 Q2 results", datetime(2025, 4, 1, tzinfo=UTC), datetime(2025, 7, 1, tzinfo=UTC)),
+        (
+            "in the third quarter of 2024",
+            datetime(2024, 7, 1, tzinfo=UTC),
+            datetime(2024, 10, 1, tzinfo=UTC),
+        ),
+        # A bare quarter prefers the past: Q3 asked in January is last year's.
+        ("incidents in Q3", datetime(2025, 7, 1, tzinfo=UTC), datetime(2025, 10, 1, tzinfo=UTC)),
+    ],
+)
+def test_quarters_resolve_to_three_months(text: str, start: datetime, end: datetime) -> None:
+    tf = parse_timeframe(text, REF)
+    assert tf is not None
+    assert (tf.start, tf.end) == (start, end - END)

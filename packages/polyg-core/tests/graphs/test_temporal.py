@@ -293,8 +293,10 @@ async def test_an_older_fact_is_inserted_as_history_without_closing_the_newer(
     assert [(f.uuid, f.valid_to) for f in now] == [(current.fact.uuid, None)]
     in_2024 = await graph.facts(namespace, subject="Alice", as_of="2024-07-01")
     assert [f.object for f in in_2024] == ["Payment Service"]
-    gap = await graph.facts(namespace, subject="Alice", as_of="2025-05-31T12:00:00Z")
-    assert gap == []
+    # A date-only valid_to includes that day: Payment Service holds through 2025-05-31.
+    last_day = await graph.facts(namespace, subject="Alice", as_of="2025-05-31T12:00:00Z")
+    assert [f.object for f in last_day] == ["Payment Service"]
+    assert history.fact.valid_to == utc("2025-06-01T00:00:00Z")
 
 
 async def test_a_fact_inside_an_older_interval_cuts_it_and_stops_at_the_next(
@@ -383,7 +385,7 @@ async def test_add_fact_refuses_bad_intervals_with_a_fix(
         await graph.add_fact(namespace, "x", "y", "z", "2026-01-02", "2026-01-01")
     with pytest.raises(InvalidInput, match="valid_from: 'soon'"):
         await graph.add_fact(namespace, "x", "y", "z", "soon")
-    with pytest.raises(InvalidInput, match="either as_of"):
+    with pytest.raises(InvalidInput, match="one of as_of"):
         await graph.facts(namespace, as_of="2026-01-01", history=True)
 
 

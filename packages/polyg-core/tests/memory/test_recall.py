@@ -23,7 +23,9 @@ async def test_why_returns_the_chain_causes_first_with_confidences(deployed: Mem
     assert [round(s.confidence, 2) for s in chain] == [0.88, 0.95]
     assert "deploy" in chain[0].cause.lower()
     assert "crash" in chain[-1].effect.lower()
-    assert result.confidence == pytest.approx(0.836, abs=0.001)
+    # The chain's confidence bounds the answer's; the rest of the evidence can lower it.
+    assert result.confidence_factors["chain"] == pytest.approx(0.836, abs=0.001)
+    assert 0.0 < result.confidence <= 0.836 + 1e-9
     assert result.context.strategy == "topological"
     assert result.degraded is not _is_llm(deployed)
     if not _is_llm(deployed):

@@ -52,8 +52,16 @@ class Fact(_Node):
     object: Text
     valid_from: Timestamp
     valid_to: Timestamp | None = None
-    recorded_at: Timestamp
-    invalidated_by: str | None = None
+    recorded_at: Timestamp = Field(description="When polyg learnt the fact (record time).")
+    invalidated_by: str | None = Field(
+        default=None, description="uuid of the fact that superseded this one, if one did."
+    )
+    invalidated_at: Timestamp | None = Field(
+        default=None, description="When polyg learnt the fact had ended (record time)."
+    )
+    source: str | None = Field(
+        default=None, description="Who or what stated the fact (a person, a turn, a document)."
+    )
 
     @property
     def is_current(self) -> bool:

@@ -179,6 +179,19 @@ class RecalledMemory(BaseModel):
     )
 
 
+class AnswerSource(BaseModel):
+    """A node an answer rests on, with its text (a reader never has to look a uuid up)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    uuid: str
+    label: str = Field(description="E_Entity, T_Event, T_Fact, C_Node, S_Concept or S_Memory.")
+    text: str = Field(description="Name, description, memory text or 'subject predicate object'.")
+    when: str | None = Field(
+        default=None, description="When it happened or held from (ISO 8601, UTC), if dated."
+    )
+
+
 class RecallResult(BaseModel):
     """The answer to a question about memory, with the evidence and how it was found."""
 
@@ -190,6 +203,18 @@ class RecallResult(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
     reasoning: Reasoning
     sources: list[str]
+    source_nodes: list[AnswerSource] = Field(
+        default_factory=list,
+        description="The sources with their text and time, in the order of `sources`.",
+    )
+    confidence_factors: dict[str, float] = Field(
+        default_factory=dict,
+        description=(
+            "What the confidence was computed from: match (question words found in the "
+            "evidence, 0-1), margin over the runner-up, agreement (pieces of evidence that "
+            "agree), entity_found and time_found (when asked), chain (WHY), found."
+        ),
+    )
     follow_ups: list[str] = Field(default_factory=list)
     intent: dict[str, Any] = Field(
         description="The classified intent (type, entities, timeframe, depths)."

@@ -269,11 +269,17 @@ class AddFactInput(MemoryInput):
     predicate: Name
     object: Text
     valid_from: TimeText | None = Field(default=None, description="Default: now.")
-    valid_to: TimeText | None = None
+    valid_to: TimeText | None = Field(
+        default=None,
+        description="When it stopped holding (exclusive); a date alone includes that day.",
+    )
     entities: list[Ref] = Field(
         default_factory=list,
         max_length=MAX_REFS,
         description="More entities the fact involves (the subject always is one).",
+    )
+    source: Name | None = Field(
+        default=None, description="Who or what stated the fact (a person, a document)."
     )
 
 
@@ -433,11 +439,56 @@ class QueryTimelineInput(MemoryInput):
     end: TimeText | None = Field(
         default=None,
         validation_alias=spec_alias("end", "to"),
-        description="Latest time (inclusive; also: `to`).",
+        description="Latest time (inclusive; a date alone includes that day; also: `to`).",
     )
     entity: Ref | None = Field(default=None, description="Only events involving this entity.")
     limit: int = Field(default=100, ge=1, le=1000)
     order: Literal["asc", "desc"] = "asc"
+
+
+class QueryFactsInput(MemoryInput):
+    """Arguments of query_facts."""
+
+    subject: Name | None = Field(default=None, description="Only facts about this subject.")
+    predicate: Name | None = Field(default=None, description="Only facts with this predicate.")
+    entity: Ref | None = Field(default=None, description="Only facts involving this entity.")
+    as_of: TimeText | None = Field(
+        default=None,
+        description="Facts valid at this time (a date alone: at the end of that day).",
+    )
+    start: TimeText | None = Field(
+        default=None, description="With end: facts valid at some time in [start, end]."
+    )
+    end: TimeText | None = Field(
+        default=None, description="With start: facts valid at some time in [start, end]."
+    )
+    history: bool = Field(default=False, description="Every version, ended ones included.")
+    limit: int = Field(default=100, ge=1, le=1000)
+
+
+class FactsOutput(BaseModel):
+    """Facts with their valid time, record time and, once ended, when and by what."""
+
+    facts: list[Fact]
+    count: int
+
+
+class FactHistoryInput(MemoryInput):
+    """Arguments of fact_history: a fact uuid, or its subject and predicate."""
+
+    fact: Ref | None = Field(default=None, description="A fact's uuid.")
+    subject: Name | None = Field(default=None, description="With predicate: that statement.")
+    predicate: Name | None = None
+    limit: int = Field(default=100, ge=1, le=1000)
+
+
+class FactHistoryOutput(BaseModel):
+    """Every version of one subject+predicate, oldest validity first."""
+
+    subject: str
+    predicate: str
+    versions: list[Fact]
+    current: Fact | None = Field(description="The version valid now, if one is.")
 
 
 class TimelineOutput(BaseModel):

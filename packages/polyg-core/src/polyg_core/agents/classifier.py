@@ -74,6 +74,8 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
             CausalDirection.DOWNSTREAM,
         ),
         (r"^\W*when\b", IntentType.WHEN, 3.0, None),
+        # "What happened to X (during Y)?" asks for events, not causes or a description.
+        (r"^\W*what (?:has |had |else )?happen(?:ed|s)?\b", IntentType.WHEN, 3.0, None),
         (r"\bwhen\b", IntentType.WHEN, 2.0, None),
         (r"\btimeline\b|\bchronolog\w*|\bwhat time\b|\bhow long\b", IntentType.WHEN, 2.5, None),
         (r"\bdates?\b|\bhistory\b|\bsequence\b", IntentType.WHEN, 2.0, None),
@@ -101,6 +103,7 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
     ]
 ]
 _TIMEFRAME_WEIGHT = 1.5  # a time expression in the question leans towards WHEN
+_ASKS_THING = re.compile(r"^\W*(?:what|which|who|whom|whose)\b", re.IGNORECASE)
 _TIE_ORDER = [IntentType.WHY, IntentType.WHEN, IntentType.WHO, IntentType.WHAT, IntentType.EXPLORE]
 
 _MULTI_HOP = re.compile(
@@ -141,6 +144,14 @@ class RuleClassifier:
         ref = reference or datetime.now(UTC)
         text = question[:_MAX_QUESTION]
         timeframe = parse_timeframe(text, ref)
+        time_spans = [tm.span for tm in match_times(text, ref)]
+        # A time expression is never an entity ("Jan 5", "Q4 2025", "Monday").
+        mentions = [
+            m
+            for m in find_names(text, matcher)
+            if not any(s < m.span[1] and m.span[0] < e for s, e in time_spans)
+        ]
+        entities = _dedupe([m.name for m in mentions])
         scores: dict[IntentType, float] = dict.fromkeys(IntentType, 0.0)
         lead: IntentType | None = None
         direction: CausalDirection | None = None
@@ -153,7 +164,10 @@ class RuleClassifier:
                     direction is None or cue_direction == CausalDirection.DOWNSTREAM
                 ):
                     direction = cue_direction
-        if timeframe is not None:
+        if timeframe is not None and not (entities and _ASKS_THING.match(text)):
+            # A time leans towards WHEN, unless the question asks for a thing or a person
+            # about someone ("What did Alice paint in July?" asks what, in July; "What was
+            # true on 2024-03-15?" asks for that time's state).
             scores[IntentType.WHEN] += _TIMEFRAME_WEIGHT
         ranked = sorted(
             scores.items(),
@@ -169,8 +183,6 @@ class RuleClassifier:
             causal_direction = direction
         else:
             causal_direction = CausalDirection.BOTH
-        mentions = find_names(text, matcher)
-        entities = _dedupe([m.name for m in mentions])
         multi_hop = len(entities) >= 2 or _MULTI_HOP.search(text) is not None
         return Intent(
             type=best,

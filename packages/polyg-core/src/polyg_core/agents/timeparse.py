@@ -246,6 +246,26 @@ def _bare_month(m: re.Match[str], r: _Ref) -> _Result:
     return _month(r, year, month)
 
 
+_ORDINAL_QUARTERS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "last": 4}
+
+
+def _quarter(m: re.Match[str], r: _Ref) -> _Result:
+    """ "Q4 2025", "2025 Q4", "Q1" (the most recent one), "the third quarter of 2024"."""
+    q_text = m.group("q") or m.group("q2")
+    q = (
+        int(q_text)
+        if q_text and q_text.isdigit()
+        else _ORDINAL_QUARTERS[(m.group("ord") or "").lower()]
+    )
+    year_text = m.group("year") or m.group("year2") or m.group("year3")
+    if year_text:
+        year = int(year_text)
+    else:  # a bare quarter prefers the past: Q4 asked in March is last year's
+        year = r.today.year if (q - 1) * 3 + 1 <= r.today.month else r.today.year - 1
+    first = date(year, (q - 1) * 3 + 1, 1)
+    return _period(r.at(first), r.at(_month_start(year, first.month + 3)))
+
+
 def _year_rule(m: re.Match[str], r: _Ref) -> _Result:
     return _year(r, int(m.group("year")))
 
@@ -393,6 +413,14 @@ _RULES: list[_Rule] = [
             rf"(?:early\s+|late\s+|mid-?)?(?P<mon>{_M})\b)(?!-)"
         ),
         _bare_month,
+    ),
+    (
+        _compile(
+            r"\b(?:(?P<year2>(?:19|20)\d{2})[\s-]?Q(?P<q2>[1-4])|Q(?P<q>[1-4])(?:[\s-]?(?:of\s+)?"
+            r"(?P<year>(?:19|20)\d{2}))?|(?:the\s+)?(?P<ord>first|second|third|fourth|last)\s+"
+            r"quarter\s+of\s+(?P<year3>(?:19|20)\d{2}))\b"
+        ),
+        _quarter,
     ),
     (_compile(rf"\b{_PREP}\s+(?P<x>(?P<year>(?:19|20)\d{{2}}))\b(?![-/.:]\d)"), _year_rule),
     (

@@ -56,6 +56,7 @@ from polyg_core.graphs.temporal_queries import (
     check_text,
     event_from_row,
     fact_from_row,
+    parse_bound,
     parse_time,
 )
 from polyg_core.providers.embeddings.base import Embedder
@@ -75,6 +76,7 @@ __all__ = [
     "TimeInput",
     "event_from_row",
     "fact_from_row",
+    "parse_bound",
     "parse_time",
 ]
 
@@ -320,7 +322,8 @@ class TemporalGraph:
     ) -> list[Event]:
         """Events with `start <= occurred_at <= end` (either bound open), in time order.
 
-        Events of any age are returned; nothing is filtered by a hidden window.
+        Events of any age are returned; nothing is filtered by a hidden window. A date
+        without a time is the whole day: `end="2026-01-07"` includes that day's events.
 
         Args:
             namespace: the graph.
@@ -340,10 +343,10 @@ class TemporalGraph:
         params: dict[str, Any] = {"lim": limit}
         conds: list[str] = []
         if start is not None:
-            params["s"] = epoch_ms(parse_time(start, "start"))
+            params["s"] = epoch_ms(parse_bound(start, "start", "start"))
             conds.append("ev.occurred_at >= $s")
         if end is not None:
-            params["e"] = epoch_ms(parse_time(end, "end"))
+            params["e"] = epoch_ms(parse_bound(end, "end", "end"))
             conds.append("ev.occurred_at <= $e")
         if "s" in params and "e" in params and params["s"] > params["e"]:
             raise InvalidInput("start is after end; swap them")
@@ -496,11 +499,15 @@ class TemporalGraph:
         valid_to: TimeInput | None = None,
         *,
         entities: Sequence[str] = (),
+        source: str | None = None,
     ) -> FactWrite:
         """Record that `subject predicate object` holds from `valid_from` (default now).
 
         The subject becomes (or resolves to) an entity linked by `X_INVOLVES`, as do
         `entities`. See the module docstring for how overlapping validity is settled.
+        A `valid_to` without a time includes that day (the fact ends at the next
+        midnight, UTC). `source` says who or what stated the fact; it is kept with the
+        fact and returned by its history.
 
         Raises:
             InvalidInput: empty parts, bad timestamps, or `valid_to <= valid_from`.
@@ -517,7 +524,12 @@ class TemporalGraph:
             )
         now = datetime.now(UTC)
         vf = epoch_ms(parse_time(valid_from, "valid_from") if valid_from is not None else now)
-        vt = epoch_ms(parse_time(valid_to, "valid_to")) if valid_to is not None else None
+        vt = (
+            epoch_ms(parse_bound(valid_to, "valid_to", "exclusive_end"))
+            if valid_to is not None
+            else None
+        )
+        said_by = check_text(source, "source", 256) if source is not None else None
         if vt is not None and vt <= vf:
             raise InvalidInput(
                 f"valid_to ({iso(from_ms(vt))}) must be after valid_from ({iso(from_ms(vf))})"
@@ -545,6 +557,7 @@ class TemporalGraph:
                 "now": epoch_ms(now),
                 "now_iso": iso(now),
                 "vec": await self._embed(f"{subj} {pred} {obj}"),
+                "source": said_by,
             },
         )
         node, status, closed = res.rows[0]
@@ -558,11 +571,14 @@ class TemporalGraph:
     async def invalidate_fact(self, namespace: str, uuid: str, at: TimeInput | None = None) -> Fact:
         """End a fact's validity at `at` (default now); already ended earlier: unchanged.
 
+        A date without a time ends the fact after that day (like `valid_to`). The fact
+        keeps when its end was recorded (`invalidated_at`).
+
         Raises:
             NodeNotFound: no fact has this uuid.
             InvalidInput: `at` is before the fact's `valid_from`.
         """
-        when = parse_time(at, "at") if at is not None else datetime.now(UTC)
+        when = parse_bound(at, "at", "exclusive_end") if at is not None else datetime.now(UTC)
         at_ms = epoch_ms(when)
         now = datetime.now(UTC)
         res = await self.store.query(
@@ -590,19 +606,30 @@ class TemporalGraph:
         as_of: TimeInput | None = None,
         history: bool = False,
         limit: int = 100,
+        *,
+        start: TimeInput | None = None,
+        end: TimeInput | None = None,
     ) -> list[Fact]:
-        """Facts valid now (default), valid at `as_of`, or every version (`history`).
+        """Facts valid now (default), at `as_of`, at some time in `[start, end]`, or every
+        version (`history`).
 
         A fact is valid at t when `valid_from <= t < valid_to` (or `valid_to` is open).
-        Subject and predicate compare normalised (case, spaces, punctuation ignored).
+        A date without a time is the whole day: `as_of="2025-03-15"` is the state at the
+        end of that day, `start`/`end` dates take the day in. Subject and predicate compare
+        normalised (case, spaces, punctuation ignored).
 
         Raises:
-            InvalidInput: bad timestamp or limit, or both `as_of` and `history`.
+            InvalidInput: bad timestamp or limit, or more than one of `as_of`, a range
+                (`start`/`end`) and `history`.
             NodeNotFound: the entity does not exist.
         """
         check_limit(limit)
-        if history and as_of is not None:
-            raise InvalidInput("give either as_of (one point in time) or history=True, not both")
+        ranged = start is not None or end is not None
+        if sum((history, as_of is not None, ranged)) > 1:
+            raise InvalidInput(
+                "give one of as_of (one point in time), start/end (a period) or "
+                "history=True, not several"
+            )
         params: dict[str, Any] = {"lim": limit}
         conds: list[str] = []
         if subject is not None:
@@ -611,8 +638,17 @@ class TemporalGraph:
         if predicate is not None:
             params["pk"] = normalize_name(predicate)
             conds.append("f.predicate_key = $pk")
-        if not history:
-            when = parse_time(as_of, "as_of") if as_of is not None else datetime.now(UTC)
+        if ranged:
+            window = overlap_condition(
+                "f",
+                epoch_ms(parse_bound(start, "start", "start")) if start is not None else None,
+                epoch_ms(parse_bound(end, "end", "end")) if end is not None else None,
+            )
+            if window is not None:
+                conds.append(window[0])
+                params.update(window[1])
+        elif not history:
+            when = parse_bound(as_of, "as_of", "end") if as_of is not None else datetime.now(UTC)
             params["t"] = epoch_ms(when)
             conds.append("f.valid_from <= $t AND (f.valid_to IS NULL OR f.valid_to > $t)")
         match = f"MATCH (f:{FACT})"
@@ -622,7 +658,7 @@ class TemporalGraph:
         where = f" WHERE {' AND '.join(conds)}" if conds else ""
         order = (
             "f.subject_key, f.predicate_key, f.valid_from, f.recorded_at"
-            if history
+            if history or ranged
             else "f.valid_from DESC, f.uuid"
         )
         res = await self.store.query(
@@ -659,3 +695,61 @@ class TemporalGraph:
             read_only=True,
         )
         return [fact_from_row(clean(r[0])) for r in res.rows]
+
+    async def fact_history(
+        self,
+        namespace: str,
+        fact: str | None = None,
+        *,
+        subject: str | None = None,
+        predicate: str | None = None,
+        limit: int = 100,
+    ) -> list[Fact]:
+        """Every version of one subject+predicate, oldest validity first.
+
+        Give a fact's uuid (its subject and predicate are used) or `subject` and
+        `predicate`. Each version carries who stated it (`source`), its valid time
+        (`valid_from`, `valid_to`), when it was recorded (`recorded_at`), and, once
+        ended, when that was recorded (`invalidated_at`) and which fact replaced it
+        (`invalidated_by`).
+
+        Raises:
+            InvalidInput: neither a fact nor subject and predicate given.
+            NodeNotFound: no fact has this uuid, or none has this subject and predicate.
+        """
+        if fact is not None:
+            res = await self.store.query(
+                namespace,
+                f"MATCH (f:{FACT} {{uuid: $u}}) RETURN f.subject, f.predicate",
+                {"u": fact.strip()},
+                read_only=True,
+            )
+            if not res.rows:
+                raise NodeNotFound("fact", fact)
+            subject, predicate = str(res.rows[0][0]), str(res.rows[0][1])
+        if subject is None or predicate is None:
+            raise InvalidInput(
+                "say which fact: give its uuid as fact, or both subject and predicate"
+            )
+        versions = await self.facts(
+            namespace, subject=subject, predicate=predicate, history=True, limit=limit
+        )
+        if not versions:
+            raise NodeNotFound("fact", f"{subject} {predicate}")
+        return versions
+
+
+def overlap_condition(
+    var: str, start_ms: int | None, end_ms: int | None
+) -> tuple[str, dict[str, Any]] | None:
+    """The Cypher condition "the fact `var` is valid at some instant of [start, end]"
+    (either bound open) and its parameters; None when both bounds are open."""
+    conds: list[str] = []
+    params: dict[str, Any] = {}
+    if end_ms is not None:
+        conds.append(f"{var}.valid_from <= $w_end")
+        params["w_end"] = end_ms
+    if start_ms is not None:
+        conds.append(f"({var}.valid_to IS NULL OR {var}.valid_to > $w_start)")
+        params["w_start"] = start_ms
+    return (" AND ".join(conds), params) if conds else None

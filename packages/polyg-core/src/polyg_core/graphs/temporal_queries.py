@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from datetime import date, datetime
-from typing import Any
+from datetime import date, datetime, timedelta
+from typing import Any, Literal
 
 from polyg_shared.nodes import Event, Fact
 from polyg_shared.timeutil import parse_timestamp
@@ -31,6 +32,39 @@ def parse_time(value: TimeInput, what: str) -> datetime:
         return parse_timestamp(value)
     except ValueError as exc:
         raise InvalidInput(f"{what}: {exc}") from exc
+
+
+_DATE_ONLY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}\s*$")
+_MS = timedelta(milliseconds=1)
+
+Bound = Literal["start", "end", "exclusive_end"]
+"""How a date without a time is read: its first instant (`start`), its last millisecond
+(`end`, an inclusive bound) or the next day's first instant (`exclusive_end`, as a fact's
+`valid_to`, which is exclusive)."""
+
+
+def is_date_only(value: TimeInput) -> bool:
+    """True for a calendar date without a time: a `date` object or "YYYY-MM-DD"."""
+    if isinstance(value, str):
+        return _DATE_ONLY.match(value) is not None
+    return isinstance(value, date) and not isinstance(value, datetime)
+
+
+def parse_bound(value: TimeInput, what: str, bound: Bound) -> datetime:
+    """Parse one end of a time range; a date without a time stands for the whole day.
+
+    "2025-03-31" as a start is 2025-03-31T00:00Z; as an inclusive end it is
+    2025-03-31T23:59:59.999Z; as an exclusive end (a fact's `valid_to`) it is
+    2025-04-01T00:00Z, so the fact still holds on the 31st.
+
+    Raises:
+        InvalidInput: not a timestamp.
+    """
+    moment = parse_time(value, what)
+    if bound == "start" or not is_date_only(value):
+        return moment
+    next_day = moment + timedelta(days=1)
+    return next_day if bound == "exclusive_end" else next_day - _MS
 
 
 def check_text(value: str, what: str, max_len: int) -> str:
@@ -73,6 +107,8 @@ def fact_from_row(node: dict[str, Any]) -> Fact:
     """A `Fact` model from stored properties."""
     valid_to = node.get("valid_to")
     by = node.get("invalidated_by")
+    at = node.get("invalidated_at")
+    source = node.get("source")
     return Fact(
         uuid=str(node["uuid"]),
         subject=str(node["subject"]),
@@ -82,6 +118,8 @@ def fact_from_row(node: dict[str, Any]) -> Fact:
         valid_to=from_ms(int(valid_to)) if valid_to is not None else None,
         recorded_at=from_ms(int(node.get("recorded_at", node["valid_from"]))),
         invalidated_by=str(by) if by else None,
+        invalidated_at=from_ms(int(at)) if at is not None else None,
+        source=str(source) if source else None,
     )
 
 
@@ -146,12 +184,14 @@ MERGE (t:{FACT} {{uuid: CASE WHEN status IN ['created', 'superseded'] THEN $uuid
 ON CREATE SET t.subject = $subject, t.subject_key = $sk, t.predicate = $predicate,
     t.predicate_key = $pk, t.object = $object, t.object_key = $ok,
     t.valid_from = $vf, t.valid_from_iso = $vf_iso, t.valid_to = vend, t.valid_to_iso = vend_iso,
-    t.recorded_at = $now, t.recorded_at_iso = $now_iso, t.embedding = vecf32($vec)
+    t.recorded_at = $now, t.recorded_at_iso = $now_iso, t.embedding = vecf32($vec),
+    t.source = $source
 FOREACH (_ IN CASE WHEN status = 'superseded' THEN [1] ELSE [] END |
     SET f0.valid_to = $vf, f0.valid_to_iso = $vf_iso, f0.invalidated_by = $uuid,
         f0.invalidated_at = $now)
 FOREACH (_ IN CASE WHEN status = 'extended' THEN [1] ELSE [] END |
-    SET t.valid_to = vend, t.valid_to_iso = vend_iso, t.invalidated_by = null)
+    SET t.valid_to = vend, t.valid_to_iso = vend_iso, t.invalidated_by = null,
+        t.invalidated_at = null)
 FOREACH (x IN xs | MERGE (t)-[:{X_INVOLVES}]->(x))
 RETURN {props("t")}, status, CASE WHEN status = 'superseded' THEN {props("f0")} ELSE null END
 """

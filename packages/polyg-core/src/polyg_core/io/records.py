@@ -8,10 +8,13 @@ and imported twice without creating duplicates.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from polyg_shared.types import Confidence, Content, Name, Properties, Text, Timestamp
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+
+from polyg_core.errors import InvalidInput
+from polyg_core.graphs.temporal_queries import is_date_only, parse_bound
 
 KINDS = ("entity", "relation", "event", "fact", "causal_link", "concept", "memory")
 """Record kinds, in the order an import writes them."""
@@ -62,6 +65,17 @@ class FactRecord(_Record):
     valid_from: Timestamp | None = None
     valid_to: Timestamp | None = None
     entities: list[Name] = Field(default_factory=list)
+
+    @field_validator("valid_to", mode="before")
+    @classmethod
+    def _whole_last_day(cls, value: Any) -> Any:
+        # A date without a time includes that day, as add_fact reads it.
+        if value is not None and not isinstance(value, bool) and is_date_only(value):
+            try:
+                return parse_bound(value, "valid_to", "exclusive_end")
+            except InvalidInput as exc:
+                raise ValueError(str(exc)) from exc
+        return value
 
     @model_validator(mode="after")
     def _interval(self) -> FactRecord:

@@ -21,6 +21,8 @@ import numpy as np
 import numpy.typing as npt
 from polyg_shared.intents import Intent
 from polyg_shared.retrieval import (
+    AnswerSource,
+    ContextNode,
     LinearizedContext,
     MergedSubgraph,
     RecallResult,
@@ -28,7 +30,7 @@ from polyg_shared.retrieval import (
     ViewResult,
     ViewSummary,
 )
-from polyg_shared.timeutil import to_epoch_ms, utc_now
+from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms, utc_now
 
 from polyg_core.agents.classifier import classify
 from polyg_core.config import Settings
@@ -116,6 +118,33 @@ async def mentioned_entities(
         read_only=True,
     )
     return [(str(n), str(k)) for n, k in res.rows]
+
+
+def source_nodes(uuids: Sequence[str], nodes: Sequence[ContextNode]) -> list[AnswerSource]:
+    """The answer's sources with their text and time, in the order given."""
+    by_id = {n.uuid: n for n in nodes}
+    out: list[AnswerSource] = []
+    for uid in uuids:
+        node = by_id.get(uid)
+        if node is None:
+            continue
+        when = next(
+            (
+                str(node.attributes[k])
+                for k in ("occurred_at_iso", "valid_from_iso")
+                if node.attributes.get(k)
+            ),
+            None,
+        )
+        # A memory's created_at is when it was said; other nodes' is only when they were written.
+        if (
+            when is None
+            and node.label == "S_Memory"
+            and isinstance(node.attributes.get("created_at"), int)
+        ):
+            when = iso(from_epoch_ms(int(node.attributes["created_at"])))
+        out.append(AnswerSource(uuid=uid, label=node.label, text=node.text, when=when))
+    return out
 
 
 @dataclass(frozen=True)
@@ -329,6 +358,13 @@ class RecallPipeline:
         views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=use_ppr)
         if memory_filter.active:
             views.append(await filtered_memory_view(self.store, namespace, vector, memory_filter))
+        # A view that failed or ran out of time leaves the answer built on less than usual.
+        reasons.extend(
+            f"{v.view} view {'timed out' if v.status == 'timeout' else 'failed'}"
+            + (f": {v.error}" if v.error else "")
+            for v in views
+            if v.status in ("failed", "timeout")
+        )
         timings["expand"] = (time.perf_counter() - t2) * 1000
 
         t3 = time.perf_counter()
@@ -356,7 +392,9 @@ class RecallPipeline:
         timings["linearize"] = (time.perf_counter() - t35) * 1000
 
         t4 = time.perf_counter()
-        synth = await self.synthesizer.synthesize(question, intent, merged, context)
+        synth = await self.synthesizer.synthesize(
+            question, intent, merged, context, now_ms=to_epoch_ms(ref)
+        )
         usages.append(synth.usage)
         if synth.degraded and synth.reason:
             reasons.append(f"synthesizer: {synth.reason}")
@@ -382,6 +420,8 @@ class RecallPipeline:
             confidence=s.confidence,
             reasoning=s.reasoning,
             sources=s.sources,
+            source_nodes=source_nodes(s.sources, merged.nodes),
+            confidence_factors=synth.factors,
             follow_ups=s.follow_ups,
             intent=intent.model_dump(mode="json"),
             context=context,

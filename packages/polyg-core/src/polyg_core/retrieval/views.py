@@ -57,6 +57,14 @@ def _valid_at(fact: dict[str, Any], at: int) -> bool:
     return (start is None or int(start) <= at) and (end is None or int(end) > at)
 
 
+def _valid_during(fact: dict[str, Any], start: int | None, end: int | None) -> bool:
+    begin = fact.get("valid_from")
+    stop = fact.get("valid_to")
+    return (end is None or begin is None or int(begin) <= end) and (
+        start is None or stop is None or int(stop) > start
+    )
+
+
 def _bump(target: dict[str, float], uuid: str, score: float) -> None:
     if score > target.get(uuid, -1.0):
         target[uuid] = score
@@ -75,11 +83,21 @@ async def find_seeds(
 ) -> Seeds:
     """k-NN over every embedded label, entity-name matches, and X_REPRESENTS to entities.
 
-    Facts no longer valid at `as_of` (default: the end of the intent's timeframe, else
-    now) are left out, so a superseded fact never answers a question about the present.
+    Facts not valid during the intent's timeframe (without one: at `as_of`, default now)
+    are left out, so a superseded fact never answers a question about the present and
+    the fact valid then answers a question about the past.
     """
     tf = intent.timeframe
     at = to_epoch_ms(as_of or (tf.end if tf and tf.end else utc_now()))
+    # With a timeframe, a fact valid at any time in it is a seed; else one valid at `at`.
+    window = (
+        (
+            to_epoch_ms(tf.start) if tf.start else None,
+            to_epoch_ms(tf.end) if tf.end else None,
+        )
+        if tf is not None and (tf.start or tf.end)
+        else None
+    )
     seeds = Seeds()
     nodes: dict[str, ContextNode] = {}
     edges: list[ContextEdge] = []
@@ -100,7 +118,11 @@ async def find_seeds(
             raise group.exceptions[0] from group
         for label, hits in hits_by_label.items():
             for hit in hits:
-                if label == FACT and not _valid_at(hit.properties, at):
+                if label == FACT and not (
+                    _valid_during(hit.properties, *window)
+                    if window is not None
+                    else _valid_at(hit.properties, at)
+                ):
                     continue
                 node = to_context(label, hit.properties, hit.similarity)
                 nodes[node.uuid] = node
@@ -234,7 +256,7 @@ async def entity_view(ctx: ViewContext, depth: int) -> ViewResult:
 
 
 async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
-    """Events and facts involving the seeds (facts valid now or at the timeframe's end),
+    """Events and facts involving the seeds (facts valid now or during the timeframe),
     along T_BEFORE up to `depth`, within the timeframe; carries the involved entities."""
     start, end = ctx.window()
     seeds = ctx.seeds
@@ -307,10 +329,17 @@ async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
             if col.add(EVENT, raw, score):
                 nxt[raw["uuid"]] = score
         frontier = nxt
-    # Facts: current ones, or those valid at the end of the asked timeframe.
-    as_of = end if end is not None else to_epoch_ms(ctx.now)
-    valid = "f.valid_from <= $asof AND (f.valid_to IS NULL OR f.valid_to > $asof)"
-    fact_params = {**params, "asof": as_of}
+    # Facts: current ones, or those valid at some time in the asked timeframe ("in March
+    # 2025" takes what held then, also a fact that ended or began within the month).
+    if start is None and end is None:
+        valid = "f.valid_from <= $asof AND (f.valid_to IS NULL OR f.valid_to > $asof)"
+        fact_params = {**params, "asof": to_epoch_ms(ctx.now)}
+    else:
+        valid = (
+            "($end IS NULL OR f.valid_from <= $end) "
+            "AND ($start IS NULL OR f.valid_to IS NULL OR f.valid_to > $start)"
+        )
+        fact_params = dict(params)
     if seeds.entities:
         res = await ctx.store.query(
             ctx.namespace,

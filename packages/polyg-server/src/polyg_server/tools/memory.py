@@ -269,6 +269,7 @@ async def add_fact(ctx: ServerContext, inp: AddFactInput) -> FactWrite:
         valid_from=inp.valid_from,
         valid_to=inp.valid_to,
         entities=inp.entities,
+        source=inp.source,
     )
 
 
@@ -459,12 +460,14 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
             "Answer a question from memory (the full MAGMA pipeline: classify the question, "
             "find seeds by meaning and name, expand the entity, temporal and causal graphs, "
             "merge, order and synthesize). Use this first for any question about what was "
-            "remembered: why something happened, when, who, what. Returns `answer`, "
-            "`confidence`, `memories` (the stored texts that answer it, best first, with the "
-            "retrievers that found each), `reasoning` (causal chain, timeline, entities), "
-            "`sources` (uuids), "
-            "the context used and `degraded: true` with reasons when a rule-based step stood "
-            "in for the LLM."
+            "remembered: why something happened, when, who, what. Returns `answer` (shaped by "
+            "the question: WHEN the asked event's time first, WHO/WHAT the asked entity's "
+            "facts valid then or now, WHY the chain from cause to effect), `confidence` (from "
+            "the evidence, with `confidence_factors`), `memories` (the stored texts that "
+            "answer it, best first, with the retrievers that found each), `reasoning` (causal "
+            "chain, timeline, entities), `sources` (uuids) and `source_nodes` (their text and "
+            "time), the context used and `degraded: true` with reasons when a rule-based step "
+            "stood in for the LLM or a view failed or timed out."
         ),
         input_model=RecallInput,
         output_model=RecallResult,

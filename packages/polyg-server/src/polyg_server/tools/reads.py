@@ -8,6 +8,7 @@ from polyg_core.errors import NodeNotFound
 from polyg_shared.causal import CausalChain
 from polyg_shared.edges import CausalPath
 from polyg_shared.nodes import CausalNode
+from polyg_shared.timeutil import utc_now
 from polyg_shared.tools import (
     CausalChainOutput,
     EntityDetail,
@@ -15,8 +16,12 @@ from polyg_shared.tools import (
     ExplainWhyOutput,
     Explanation,
     ExplanationStep,
+    FactHistoryInput,
+    FactHistoryOutput,
+    FactsOutput,
     GetCausalChainInput,
     GetEntityInput,
+    QueryFactsInput,
     QueryTimelineInput,
     TimelineOutput,
 )
@@ -41,6 +46,40 @@ async def query_timeline(ctx: ServerContext, inp: QueryTimelineInput) -> Timelin
         ns, start=inp.start, end=inp.end, entity=inp.entity, limit=inp.limit, order=inp.order
     )
     return TimelineOutput(events=events, count=len(events))
+
+
+async def query_facts(ctx: ServerContext, inp: QueryFactsInput) -> FactsOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    facts = await mem.temporal.facts(
+        ns,
+        subject=inp.subject,
+        predicate=inp.predicate,
+        entity=inp.entity,
+        as_of=inp.as_of,
+        history=inp.history,
+        limit=inp.limit,
+        start=inp.start,
+        end=inp.end,
+    )
+    return FactsOutput(facts=facts, count=len(facts))
+
+
+async def fact_history(ctx: ServerContext, inp: FactHistoryInput) -> FactHistoryOutput:
+    mem, ns = memory_and_ns(ctx, inp.graph)
+    versions = await mem.temporal.fact_history(
+        ns, inp.fact, subject=inp.subject, predicate=inp.predicate, limit=inp.limit
+    )
+    now = utc_now()
+    current = next(
+        (f for f in versions if f.valid_from <= now and (f.valid_to is None or f.valid_to > now)),
+        None,
+    )
+    return FactHistoryOutput(
+        subject=versions[0].subject,
+        predicate=versions[0].predicate,
+        versions=versions,
+        current=current,
+    )
 
 
 async def get_causal_chain(ctx: ServerContext, inp: GetCausalChainInput) -> CausalChainOutput:
@@ -132,6 +171,34 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         input_model=QueryTimelineInput,
         output_model=TimelineOutput,
         handler=query_timeline,
+        annotations=READ_ONLY,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="query_facts",
+        description=(
+            "Facts (subject predicate object) as of a time: valid now by default, at as_of, "
+            "at some time in [start, end], or every version with history. Filter by subject, "
+            "predicate or entity. A date without a time is the whole day. Each fact carries "
+            "valid_from/valid_to, recorded_at, invalidated_at and invalidated_by, and source."
+        ),
+        input_model=QueryFactsInput,
+        output_model=FactsOutput,
+        handler=query_facts,
+        annotations=READ_ONLY,
+        profile=PROFILE,
+    ),
+    ToolSpec(
+        name="fact_history",
+        description=(
+            "The history of one statement: give a fact uuid, or subject and predicate. "
+            "Returns every version oldest first with who stated it (source), when it was "
+            "valid, when it was recorded, when it was invalidated and by which fact, and "
+            "the version valid now."
+        ),
+        input_model=FactHistoryInput,
+        output_model=FactHistoryOutput,
+        handler=fact_history,
         annotations=READ_ONLY,
         profile=PROFILE,
     ),

@@ -1,0 +1,98 @@
+"""An answer's confidence, from the evidence it rests on.
+
+Not a list's length or a node's raw score: the confidence says how likely the answer is
+right, from what the answer found.
+
+* how well the chosen evidence matches the question's words (`match`) and how clearly
+  it beats the runner-up (`margin`);
+* whether the asked entity was found and answered about, and whether the evidence lies
+  in the asked timeframe (each counts only when the question asks for one);
+* for WHY, the causal chain's confidence (the product of its hops);
+* how many independent pieces of evidence agree (views that found the node, facts and
+  relations that say the same, memories that agree);
+* whether the answer is a fact, relation, event or chain the graphs hold, or a quoted
+  stored text (a sentence can hold the question's words without saying what is asked,
+  so a quote is trusted less: at most 0.7).
+
+An answer that says nothing was found scores at most 0.1. The weights are fixed by
+reasoning, not fitted to a dataset; `polyg bench retrieval` and `polyg bench answers`
+measure how often each confidence bucket is right.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Evidence:
+    """What an answer rests on, for its confidence.
+
+    Attributes:
+        match: how well the chosen evidence matches the question's words (0-1).
+        entity: 1 when the asked entity was found and answered about, 0 when it was asked
+            but not found, None when no entity was asked.
+        time: 1 when the evidence lies in the asked timeframe, 0 when it does not, None
+            when no time was asked.
+        chain: the causal chain's confidence (product of its hops), WHY only.
+        agreement: how many independent pieces of evidence say the same (views that
+            found the chosen node, statements or memories that agree), at least 1.
+        margin: how much better the chosen evidence matches than the runner-up (0-1).
+        found: False when nothing in memory answers (the answer says so).
+        quoted: True when the answer quotes a stored text instead of a fact, relation,
+            event or chain the graphs hold (a sentence that matches the question's words
+            may still not say what is asked).
+    """
+
+    match: float = 0.0
+    entity: float | None = None
+    time: float | None = None
+    chain: float | None = None
+    agreement: int = 1
+    margin: float = 0.0
+    found: bool = True
+    quoted: bool = False
+
+
+NOT_FOUND_CAP = 0.1
+QUOTE_CAP = 0.7
+FLOOR = 0.02
+CEILING = 0.95
+
+
+def confidence_of(evidence: Evidence) -> float:
+    """A confidence in [0.02, 0.95] from the answer's evidence (see the module doc)."""
+    if not evidence.found:
+        return round(min(NOT_FOUND_CAP, 0.05 + 0.05 * evidence.match), 3)
+    score = 0.1 + 0.45 * evidence.match + 0.1 * min(evidence.margin, 1.0)
+    if evidence.entity is not None:
+        score += 0.2 * evidence.entity - 0.1 * (1.0 - evidence.entity)
+    else:
+        score += 0.05
+    if evidence.time is not None:
+        score += 0.1 * evidence.time - 0.15 * (1.0 - evidence.time)
+    score += 0.05 * min(max(evidence.agreement, 1) - 1, 3)
+    if evidence.quoted:
+        score = min(score * 0.85, QUOTE_CAP)
+    if evidence.chain is not None:
+        # A causal answer is no surer than its weakest reading: the chain or the match.
+        score = min(score, 0.3 + 0.6 * evidence.chain) * (0.6 + 0.4 * evidence.chain)
+    return round(min(CEILING, max(FLOOR, score)), 3)
+
+
+def factors_of(evidence: Evidence) -> dict[str, float]:
+    """The evidence as numbers for the caller to see (absent ones left out)."""
+    out: dict[str, float] = {
+        "match": round(evidence.match, 3),
+        "margin": round(evidence.margin, 3),
+        "agreement": float(evidence.agreement),
+        "found": 1.0 if evidence.found else 0.0,
+        "quoted": 1.0 if evidence.quoted else 0.0,
+    }
+    if evidence.entity is not None:
+        out["entity_found"] = round(evidence.entity, 3)
+    if evidence.time is not None:
+        out["time_found"] = round(evidence.time, 3)
+    if evidence.chain is not None:
+        out["chain"] = round(evidence.chain, 3)
+    return out
