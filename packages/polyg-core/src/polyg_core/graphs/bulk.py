@@ -56,9 +56,12 @@ RETURN count(*)
 
 @dataclass
 class BulkResult:
-    """Per input item: created (True), matched something stored (False), or an error."""
+    """Per input item: created (True), matched something stored (False), or an error;
+    and what was written: the event's uuid, or a relation's (source uuid, target uuid,
+    relation key)."""
 
     outcomes: list[bool | Exception] = field(default_factory=list[bool | Exception])
+    keys: list[Any] = field(default_factory=list[Any])
 
     @property
     def created(self) -> int:
@@ -175,7 +178,7 @@ async def add_relations(
     its own; the others are written. `True` means the relation did not exist before.
     """
     store, resolver, embedder = entities.store, entities.resolver, entities.embedder
-    result = BulkResult([False] * len(items))
+    result = BulkResult([False] * len(items), [None] * len(items))
     if not items:
         return result
     uuids = await resolve_refs(
@@ -222,6 +225,7 @@ async def add_relations(
         good.append((a, b, it.relation, it.properties))
         k = (str(key[0]), str(key[1]), str(key[2]))
         result.outcomes[i] = k not in existing
+        result.keys[i] = k
         existing.add(k)
     await entities.link_many(namespace, good)
     return result
@@ -249,7 +253,7 @@ async def add_events(
     event whose entity names cannot be resolved fails on its own.
     """
     store, resolver, embedder = entities.store, entities.resolver, entities.embedder
-    result = BulkResult([False] * len(items))
+    result = BulkResult([False] * len(items), [None] * len(items))
     if not items:
         return result
     await prepare(store, namespace, embedder)
@@ -327,5 +331,6 @@ async def add_events(
     seen: set[tuple[str, int]] = set()
     for i, key in slots:
         result.outcomes[i] = key not in existing and key not in seen
+        result.keys[i] = rows[key]["uuid"]
         seen.add(key)
     return result

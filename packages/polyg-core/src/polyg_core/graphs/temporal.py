@@ -167,14 +167,14 @@ class TemporalGraph:
     async def delete_event(self, namespace: str, ref: str) -> Event:
         """Delete an event and join its entities' `T_BEFORE` chains around the gap.
 
-        `ref` is a uuid or description (see `resolve_event`). One query: the event, its
-        links, and the re-linking happen together.
+        `ref` is a uuid or exact description: a delete never guesses. One query: the
+        event, its links, and the re-linking happen together.
 
         Raises:
             NodeNotFound: no such event.
             AmbiguousName: the description matches several events.
         """
-        event = await self.resolve_event(namespace, ref)
+        event = await self.resolve_event(namespace, ref, fuzzy=False)
         await self.store.query(namespace, DELETE_EVENT, {"u": event.uuid})
         return event
 
@@ -366,8 +366,11 @@ class TemporalGraph:
         events.sort(key=lambda e: (e.occurred_at, e.uuid), reverse=order == "desc")
         return events
 
-    async def resolve_event(self, namespace: str, ref: str) -> Event:
-        """Find one event by uuid, exact description, or similar description.
+    async def resolve_event(self, namespace: str, ref: str, *, fuzzy: bool = True) -> Event:
+        """Find one event by uuid, exact description, or (reads only) similar description.
+
+        Writes pass `fuzzy=False`: similarity by meaning never decides which event a
+        write links or deletes.
 
         Raises:
             NodeNotFound: nothing matches; carries the closest descriptions.
@@ -387,6 +390,8 @@ class TemporalGraph:
             if len(res.rows) > 1:
                 cands = [Candidate(str(u), f"{d} ({t})", EVENT, 1.0) for u, d, t in res.rows]
                 raise AmbiguousName("event", text, cands)
+        if not fuzzy:
+            raise NodeNotFound("event", text, [])
         hits = await knn(self.store, namespace, EVENT, await self._embed(text), 5)
         good = [
             h
