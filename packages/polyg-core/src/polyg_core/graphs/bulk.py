@@ -22,11 +22,17 @@ from typing import Any, Literal
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound, StorageUnavailable
-from polyg_core.graphs.base import check_properties, embed_texts, name_key, prepare, type_key
-from polyg_core.graphs.base import check_text as base_check_text
+from polyg_core.graphs.base import (
+    check_properties,
+    check_text,
+    embed_texts,
+    name_key,
+    prepare,
+    type_key,
+)
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import ensure_entity_uuids, epoch_ms, from_ms
-from polyg_core.graphs.temporal_queries import REPAIR_CHAINS, TimeInput, check_text, parse_time
+from polyg_core.graphs.temporal_queries import REPAIR_CHAINS, TimeInput, parse_time
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.schema import ENTITY, EVENT, R_RELATES, X_INVOLVES
@@ -216,7 +222,7 @@ async def add_relations(
     good: list[tuple[str, str, str, Mapping[str, Any] | None]] = []
     for (i, a, b, it), key in zip(rows, keys, strict=True):
         try:
-            base_check_text(it.relation, "relationship type")
+            check_text(it.relation, "relationship type")
             if it.properties is not None:
                 check_properties(it.properties)
         except InvalidInput as exc:

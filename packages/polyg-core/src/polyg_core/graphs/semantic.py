@@ -233,9 +233,7 @@ class SemanticGraph:
         node, created = res.rows[0]
         return to_concept(clean(node)), bool(created)
 
-    async def link_similar(
-        self, namespace: str, name: str, similar: Mapping[str, float]
-    ) -> int:
+    async def link_similar(self, namespace: str, name: str, similar: Mapping[str, float]) -> int:
         """Add `S_SIMILAR_TO {score}` edges from the concept `name` to the named concepts
         that exist (an import restoring stored links); the number of edges now there.
 

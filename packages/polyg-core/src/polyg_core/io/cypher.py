@@ -7,7 +7,8 @@ those literals (nothing in the file is executed) and the dump is as lossless as
 JSONL. The writes use `db` (the stored properties and the uuids of linked
 nodes), so running the statements one at a time (`GRAPH.QUERY`) rebuilds the
 namespace as it was stored, without polyg: same nodes, edges and properties,
-embeddings aside. Derived `T_BEFORE` edges follow as their own statements.
+embeddings aside. `T_BEFORE` and `S_SIMILAR_TO` edges follow as their own
+statements, once every node is written.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from polyg_core.io.export import DEFAULT_PAGE, Exported, iter_chains, iter_exported
+from polyg_core.io.export import DEFAULT_PAGE, Exported, iter_exported, iter_late_edges
 from polyg_core.io.reader import MAX_LINE_BYTES, Item, LineError, parse_record
 from polyg_core.storage.schema import (
     CAUSAL,
@@ -30,16 +31,16 @@ from polyg_core.storage.schema import (
     MEMORY,
     MEMORY_LABELS,
     R_ABOUT,
-    R_BEFORE,
     R_CAUSES,
     R_RELATES,
-    R_SIMILAR,
     R_SOLVED_BY,
     RANGE_INDEXES,
     X_AFFECTS,
     X_INVOLVES,
     X_REFERS_TO,
     X_REPRESENTS,
+    check_label,
+    check_relationship,
 )
 from polyg_core.storage.store import FalkorStore
 
@@ -86,17 +87,16 @@ _WRITES: dict[str, str] = {
     "causal_node": _node(CAUSAL, ("x", ENTITY, X_AFFECTS), ("v", EVENT, X_REFERS_TO)),
     "causal_link": _edge(CAUSAL, R_CAUSES, CAUSAL),
     "solution": _edge(CAUSAL, R_SOLVED_BY, CAUSAL),
-    "concept": _node(CONCEPT, ("x", ENTITY, X_REPRESENTS)) + " WITH n, db UNWIND db.s AS s "
-    f"MATCH (o:{CONCEPT} {{uuid: s[0]}}) CREATE (n)-[r:{R_SIMILAR}]->(o) SET r = s[1]",
+    "concept": _node(CONCEPT, ("x", ENTITY, X_REPRESENTS)),
     "memory": _node(MEMORY, ("c", CONCEPT, R_ABOUT)),
 }
 """Per record kind, the writes that store it in a bare database exactly as exported
 (from `db`: the stored properties and the uuids of the linked nodes)."""
 
-CHAIN_KIND = "chain"
-"""The kind of a dump statement that writes one derived `T_BEFORE` edge (an import
-into polyg skips it: each entity's chain is rebuilt from its events)."""
-_CHAIN = _edge(EVENT, R_BEFORE, EVENT)
+EDGE_KIND = "edge"
+"""The kind of a dump statement that writes one `T_BEFORE` or `S_SIMILAR_TO` edge once
+every node is written. An import into polyg skips it: it rebuilds each entity's
+chain from its events, and concept records carry their similarity links."""
 
 
 def literal(value: Any) -> str:
@@ -140,10 +140,13 @@ def statement(item: Exported) -> str:
     return f"WITH {literal(row)} AS row, {literal(item.db)} AS db {_WRITES[item.record.kind]};"
 
 
-def chain_statement(earlier: str, later: str, edge: dict[str, Any]) -> str:
-    """The one-line Cypher statement of a `T_BEFORE` edge."""
-    db = {"a": earlier, "b": later, "edge": edge}
-    return f"WITH {{kind: '{CHAIN_KIND}'}} AS row, {literal(db)} AS db {_CHAIN};"
+def edge_statement(label: str, rel: str, a: str, b: str, edge: dict[str, Any]) -> str:
+    """The one-line Cypher statement of an edge between two nodes of `label`."""
+    db = {"a": a, "b": b, "edge": edge}
+    return (
+        f"WITH {{kind: '{EDGE_KIND}'}} AS row, {literal(db)} AS db "
+        f"{_edge(check_label(label), check_relationship(rel), label)};"
+    )
 
 
 def index_statements() -> list[str]:
@@ -316,7 +319,7 @@ def iter_cypher(path: Path) -> Iterator[Item]:
             except ValueError as exc:
                 yield number, LineError(number, str(exc))
                 continue
-            if data.get("kind") == CHAIN_KIND:
+            if data.get("kind") == EDGE_KIND:
                 continue
             yield number, parse_record(data, number)
 
@@ -327,7 +330,7 @@ async def write_cypher(
     """Write a Cypher dump of a memory namespace; the number of records written.
 
     The dump is schema statements (range and full-text indexes), one statement per
-    record, then one per `T_BEFORE` edge; run one at a time (`GRAPH.QUERY`), they
+    record, then one per `T_BEFORE` and `S_SIMILAR_TO` edge; run one at a time (`GRAPH.QUERY`), they
     rebuild the namespace's nodes, edges and properties in a bare FalkorDB, without
     embeddings. `polyg import` reads the records only and recomputes embeddings.
 
@@ -346,7 +349,7 @@ async def write_cypher(
         out.write(statement(item))
         out.write("\n")
         n += 1
-    async for earlier, later, edge in iter_chains(store, namespace, page=page):
-        out.write(chain_statement(earlier, later, edge))
+    async for label, rel, a, b, edge in iter_late_edges(store, namespace, page=page):
+        out.write(edge_statement(label, rel, a, b, edge))
         out.write("\n")
     return n

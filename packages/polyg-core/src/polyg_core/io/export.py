@@ -122,7 +122,9 @@ _MEMORY = (
     f"OPTIONAL MATCH (n)-[:{R_ABOUT}]->(c:{CONCEPT}) "
     f"RETURN id(n), {_P}, collect(DISTINCT [c.uuid, c.name])"
 )
-_CHAIN = f"MATCH (n)-[r:{R_BEFORE}]->(b:{EVENT}) RETURN id(n), n.uuid, b.uuid, properties(r)"
+_LATE_EDGES: Sequence[tuple[str, str]] = ((EVENT, R_BEFORE), (CONCEPT, R_SIMILAR))
+"""Edges a Cypher dump writes after every node: derived `T_BEFORE` chains, and
+`S_SIMILAR_TO` links (a concept can be exported before the one it points to)."""
 
 
 @dataclass(frozen=True)
@@ -268,17 +270,15 @@ def _solution(r: list[Any], _: _Names) -> Exported:
 def _concept(r: list[Any], names: _Names) -> Exported:
     n = _node(r)
     refs, uuids = names.entities(r[2])
-    similar = sorted((str(o[1]), float(o[2]), str(o[0])) for o in r[3] or [] if o[0] is not None)
+    similar = sorted((str(o[1]), float(o[2])) for o in r[3] or [] if o[0] is not None)
     rec = ConceptRecord(
         name=n["name"],
         description=n.get("description"),
         entities=refs,
-        similar={name: score for name, score, _ in similar},
+        similar=dict(similar),
         stored=split("concept", n),
     )
-    return Exported(
-        rec, {"node": n, "x": uuids, "s": [[u, {"score": score}] for _, score, u in similar]}
-    )
+    return Exported(rec, {"node": n, "x": uuids})
 
 
 def _memory(r: list[Any], _: _Names) -> Exported:
@@ -329,17 +329,21 @@ async def iter_exported(
                     logger.warning("skipped a %s node that is not a valid record: %s", label, exc)
 
 
-async def iter_chains(
+async def iter_late_edges(
     store: FalkorStore, namespace: str, *, page: int = DEFAULT_PAGE
-) -> AsyncIterator[tuple[str, str, dict[str, Any]]]:
-    """The `T_BEFORE` edges as (earlier uuid, later uuid, properties).
+) -> AsyncIterator[tuple[str, str, str, str, dict[str, Any]]]:
+    """The `T_BEFORE` and `S_SIMILAR_TO` edges as (label, type, from uuid, to uuid,
+    properties); both ends have the label.
 
-    They are derived (an import rebuilds each entity's chain from its events), so
-    records do not carry them; a Cypher dump writes them for a bare database.
+    `T_BEFORE` is derived (an import rebuilds each entity's chain from its events)
+    and `S_SIMILAR_TO` is carried by concept records; a Cypher dump writes both for
+    a bare database once every node is there.
     """
-    async for rows in _pages(store, namespace, EVENT, _CHAIN, page):
-        for row in rows:
-            yield str(row[1]), str(row[2]), dict(row[3] or {})
+    for label, rel in _LATE_EDGES:
+        body = f"MATCH (n)-[r:{rel}]->(b:{label}) RETURN id(n), n.uuid, b.uuid, properties(r)"
+        async for rows in _pages(store, namespace, label, body, page):
+            for row in rows:
+                yield label, rel, str(row[1]), str(row[2]), dict(row[3] or {})
 
 
 async def iter_export(
