@@ -349,19 +349,17 @@ class Memory:
     ) -> RememberResult:
         # Entities first (with their types), so later writes link to them instead of
         # creating untyped ones; the S_Memory node is written last and marks completion.
-        # A name that already names an entity reuses it whatever type the extractor
-        # guessed, so remembering never splits one entity into several types.
+        # A name that already names one entity reuses it whatever type the extractor
+        # guessed, so remembering never splits one entity into several types. A name
+        # several entities answer to (graphs/entity_refs.py) is written with the
+        # extractor's type: the entity of that name and type, or a new one.
         entities: list[WrittenNode] = []
         fresh: list[tuple[str, str, None]] = []
         for e in ex.entities:
             try:
                 found = await self.resolver.find(namespace, ENTITY_NAMES, e.name, fuzzy=False)
-            except AmbiguousName as exc:
-                best = exc.candidates[0]
-                entities.append(
-                    WrittenNode(uuid=best.uuid, name=best.name, label="E_Entity", created=False)
-                )
-                continue
+            except AmbiguousName:
+                found = None
             if found is None:
                 fresh.append((e.name, e.entity_type, None))
             else:

@@ -23,6 +23,7 @@ import numpy.typing as npt
 import pytest
 import redis
 from polyg_core.bench.generate import generate
+from polyg_core.config import StorageSettings
 from polyg_core.io import RecordWriter, iter_export, iter_records, write_jsonl
 from polyg_core.io.cypher import write_cypher
 from polyg_core.memory import Memory
@@ -243,14 +244,17 @@ async def test_a_generated_namespace_round_trips(
 
 @pytest.mark.slow  # about 10 minutes on two busy cores: 90,000 records written through the graphs
 async def test_a_generated_10k_namespace_round_trips(
-    store: FalkorStore,
-    falkordb_server: EmbeddedFalkorDB,
-    namespace: str,
-    tmp_path: Path,
+    falkordb_server: EmbeddedFalkorDB, namespace: str, tmp_path: Path
 ) -> None:
-    with anyio.fail_after(3600):
-        await generate(store, namespace, 10_000, seed=3)
-        states = await round_trips(store, HashEmbedder(), falkordb_server, namespace, tmp_path)
+    # Batches of 1,000 vectors can take more than the default 30 s on a busy machine.
+    settings = StorageSettings(data_dir=falkordb_server.data_dir, query_timeout_ms=600_000)
+    store = await FalkorStore(settings).connect()
+    try:
+        with anyio.fail_after(3600):
+            await generate(store, namespace, 10_000, seed=3)
+            states = await round_trips(store, HashEmbedder(), falkordb_server, namespace, tmp_path)
+    finally:
+        await store.close()
     source = states["source"]
     assert source.labels["E_Entity"] == 10_000
     print({name: (dict(st.labels), dict(st.types)) for name, st in states.items()})
