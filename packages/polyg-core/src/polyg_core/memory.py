@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Self
 
 from polyg_shared.intents import Extraction, Intent
+from polyg_shared.results import SimilarNode
 from polyg_shared.retrieval import (
     RecallResult,
     RememberResult,
@@ -368,10 +369,28 @@ class Memory:
                 )
         if fresh:
             written = await self.entities.add_many(namespace, fresh)
-            entities.extend(
-                WrittenNode(uuid=ent.uuid, name=ent.name, label="E_Entity", created=created)
-                for ent, created in written
-            )
+            for ent, created in written:
+                near = (
+                    await self.resolver.similar_existing(
+                        namespace, ENTITY_NAMES, ent.name, exclude=ent.uuid
+                    )
+                    if created
+                    else []
+                )
+                entities.append(
+                    WrittenNode(
+                        uuid=ent.uuid,
+                        name=ent.name,
+                        label="E_Entity",
+                        created=created,
+                        similar_existing=[
+                            SimilarNode(
+                                uuid=c.uuid, name=c.name, label=c.label, similarity=c.similarity
+                            )
+                            for c in near
+                        ],
+                    )
+                )
         relations: list[str] = []
         for rel in ex.relations:
             try:
