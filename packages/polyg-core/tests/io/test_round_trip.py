@@ -47,25 +47,39 @@ class State:
         self.edges: Counter[str] = edges
 
 
+async def _paged(store: FalkorStore, ns: str, match: str, var: str, ret: str) -> list[Any]:
+    """Rows of `match RETURN ret`, 5,000 ids of `var` per query (big namespaces)."""
+    top = await store.query(ns, f"{match} RETURN max(id({var}))", read_only=True)
+    last = top.rows[0][0] if top.rows else None
+    rows: list[Any] = []
+    for low in range(0, -1 if last is None else int(last) + 1, 5000):
+        res = await store.query(
+            ns,
+            f"{match} WHERE id({var}) >= $lo AND id({var}) < $hi RETURN {ret}",
+            {"lo": low, "hi": low + 5000},
+            read_only=True,
+        )
+        rows += res.rows
+    return rows
+
+
 async def read_state(store: FalkorStore, ns: str) -> State:
     labels = await store.query(
         ns, "MATCH (n) WHERE NOT n:P_Meta RETURN labels(n)[0], count(n)", read_only=True
     )
     types = await store.query(ns, "MATCH ()-[r]->() RETURN type(r), count(r)", read_only=True)
-    nodes = await store.query(
-        ns,
-        "MATCH (n) WHERE NOT n:P_Meta RETURN labels(n)[0], n {.*, embedding: null}",
-        read_only=True,
-    )
-    edges = await store.query(
-        ns, "MATCH (a)-[r]->(b) RETURN type(r), a.uuid, b.uuid, properties(r)", read_only=True
+    nodes = await _paged(store, ns, "MATCH (n)", "n", "labels(n)[0], n {.*, embedding: null}")
+    edges = await _paged(
+        store, ns, "MATCH (a)-[r]->(b)", "r", "type(r), a.uuid, b.uuid, properties(r)"
     )
     node_map: dict[str, tuple[str, dict[str, Any]]] = {}
-    for label, props in nodes.rows:
+    for label, props in nodes:
+        if label == "P_Meta":
+            continue
         clean = {k: v for k, v in dict(props).items() if k != "embedding"}
         node_map[str(clean["uuid"])] = (str(label), clean)
     edge_keys = Counter(
-        json.dumps([t, a, b, dict(p or {})], sort_keys=True) for t, a, b, p in edges.rows
+        json.dumps([t, a, b, dict(p or {})], sort_keys=True) for t, a, b, p in edges
     )
     return State(
         Counter({str(k): int(v) for k, v in labels.rows}),

@@ -49,6 +49,7 @@ from polyg_shared.nodes import CausalNode, CausalNodeType
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import InvalidInput, NodeNotFound
+from polyg_core.graphs.base import MAX_TEXT, check_text
 from polyg_core.graphs.entity_refs import (
     ensure_entity_uuids,
     epoch_ms,
@@ -104,11 +105,7 @@ def node_from_row(node: dict[str, Any]) -> CausalNode:
 
 
 def _text(value: str, what: str) -> str:
-    text = value.strip()
-    if not text:
-        raise InvalidInput(f"{what} is empty; describe it in a few words or give its uuid")
-    if len(text) > 4096:
-        raise InvalidInput(f"{what} is longer than 4096 characters; shorten it")
+    text = check_text(value, what, MAX_TEXT)
     if not normalize_description(text):
         raise InvalidInput(f"{what} {text!r} has no letters or digits; describe it in words")
     return text
