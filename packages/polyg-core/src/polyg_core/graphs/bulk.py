@@ -17,7 +17,7 @@ import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from polyg_shared.timeutil import iso
 
@@ -42,7 +42,6 @@ logger = logging.getLogger(__name__)
 
 _UUID = re.compile(r"^[0-9a-f]{32}$|^[0-9a-f-]{36}$")
 
-Untyped = Literal["ensure", "refs"]
 Ref = tuple[str, str | None]
 """An entity reference: a name (or uuid) and, optionally, its entity type."""
 
@@ -117,7 +116,6 @@ async def _ensure_each(
     embedder: Embedder,
     namespace: str,
     refs: Sequence[Ref],
-    untyped: Untyped,
 ) -> dict[Ref, str | Exception]:
     """Resolve (or create) references the exact match left out, one at a time."""
     out: dict[Ref, str | Exception] = {}
@@ -126,8 +124,6 @@ async def _ensure_each(
             if etype:
                 typed = await entities.get(namespace, name, type_key(etype), exact=True)
                 out[(name, etype)] = typed.uuid
-            elif untyped == "ensure":
-                out[(name, etype)] = (await entities.ensure(namespace, [name]))[name]
             else:
                 got = await ensure_entity_uuids(store, resolver, embedder, namespace, [name])
                 out[(name, etype)] = got[name.strip()]
@@ -145,21 +141,18 @@ async def resolve_refs(
     embedder: Embedder,
     namespace: str,
     refs: Sequence[Ref],
-    untyped: Untyped = "refs",
 ) -> dict[Ref, str | Exception]:
     """Map every reference to an entity uuid, or to the error that resolving it raised.
 
-    Untyped names that match nothing become plain entities, the way relations
-    (`EntityGraph.ensure`, untyped="ensure") or events and facts (`ensure_entity_uuids`,
-    untyped="refs") create them; typed references must exist (`NodeNotFound` otherwise).
+    Untyped names follow the rule of every write (`graphs/entity_refs.py`): names that
+    match nothing become plain entities; typed references must exist (`NodeNotFound`
+    otherwise).
     """
     exact = await exact_entity_uuids(store, namespace, refs)
     rest = [r for r in dict.fromkeys(refs) if r not in exact]
     out: dict[Ref, str | Exception] = dict(exact)
     if rest:
-        out.update(
-            await _ensure_each(entities, store, resolver, embedder, namespace, rest, untyped)
-        )
+        out.update(await _ensure_each(entities, store, resolver, embedder, namespace, rest))
     return out
 
 
@@ -194,7 +187,6 @@ async def add_relations(
         embedder,
         namespace,
         [r for it in items for r in (it.source, it.target)],
-        "ensure",
     )
     rows: list[tuple[int, str, str, RelationItem]] = []
     for i, it in enumerate(items):
