@@ -44,13 +44,13 @@ async def export_to(st: CliState, fmt: ExportFormat, graph: str, out: IO[str]) -
             from polyg_core.errors import InvalidInput
 
             raise InvalidInput(f"there is no graph {graph!r}; see `polyg graphs` for the names")
+        if fmt is ExportFormat.cypher:
+            return await write_cypher(store, graph, out)
         if fmt in STREAMED:
             records = iter_export(store, graph)
             if fmt is ExportFormat.jsonl:
                 return await write_jsonl(records, out)
-            if fmt is ExportFormat.json:
-                return await write_json(records, out, graph)
-            return await write_cypher(records, out, graph)
+            return await write_json(records, out, graph)
         from polyg_core.engine.service import GraphEngine
 
         engine = GraphEngine(store, None)

@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Self
 
 from polyg_shared.intents import Extraction, Intent
+from polyg_shared.results import SimilarNode
 from polyg_shared.retrieval import (
     RecallResult,
     RememberResult,
@@ -351,19 +352,17 @@ class Memory:
     ) -> RememberResult:
         # Entities first (with their types), so later writes link to them instead of
         # creating untyped ones; the S_Memory node is written last and marks completion.
-        # A name that already names an entity reuses it whatever type the extractor
-        # guessed, so remembering never splits one entity into several types.
+        # A name that already names one entity reuses it whatever type the extractor
+        # guessed, so remembering never splits one entity into several types. A name
+        # several entities answer to (graphs/entity_refs.py) is written with the
+        # extractor's type: the entity of that name and type, or a new one.
         entities: list[WrittenNode] = []
         fresh: list[tuple[str, str, None]] = []
         for e in ex.entities:
             try:
                 found = await self.resolver.find(namespace, ENTITY_NAMES, e.name, fuzzy=False)
-            except AmbiguousName as exc:
-                best = exc.candidates[0]
-                entities.append(
-                    WrittenNode(uuid=best.uuid, name=best.name, label="E_Entity", created=False)
-                )
-                continue
+            except AmbiguousName:
+                found = None
             if found is None:
                 fresh.append((e.name, e.entity_type, None))
             else:
@@ -372,10 +371,28 @@ class Memory:
                 )
         if fresh:
             written = await self.entities.add_many(namespace, fresh)
-            entities.extend(
-                WrittenNode(uuid=ent.uuid, name=ent.name, label="E_Entity", created=created)
-                for ent, created in written
-            )
+            for ent, created in written:
+                near = (
+                    await self.resolver.similar_existing(
+                        namespace, ENTITY_NAMES, ent.name, exclude=ent.uuid
+                    )
+                    if created
+                    else []
+                )
+                entities.append(
+                    WrittenNode(
+                        uuid=ent.uuid,
+                        name=ent.name,
+                        label="E_Entity",
+                        created=created,
+                        similar_existing=[
+                            SimilarNode(
+                                uuid=c.uuid, name=c.name, label=c.label, similarity=c.similarity
+                            )
+                            for c in near
+                        ],
+                    )
+                )
         relations: list[str] = []
         for rel in ex.relations:
             try:

@@ -3,6 +3,8 @@ its links go, and implicit nodes left without links are removed on every delete.
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import pytest
 from polyg_core.errors import NodeNotFound
@@ -165,3 +167,41 @@ async def test_merging_moves_every_link_and_keeps_the_merged_name(
     )
     assert [r[0] for r in affected.rows] == ["auth service"]
     assert await count(store, namespace, "MATCH (e:E_Entity) RETURN count(e)") == 2
+
+
+async def test_merging_keeps_the_source_properties_the_target_lacks_and_records_it(
+    store: FalkorStore, entities: EntityGraph, namespace: str
+) -> None:
+    with anyio.fail_after(60):
+        await entities.add(namespace, "billing api", "Service", {"owner": "ops", "tier": 1})
+        await entities.add(namespace, "billing-api v2", "Service", {"tier": 2, "port": 8080})
+        merged, names = await entities.merge(namespace, "billing-api v2", "billing api")
+    assert names == ["billing-api v2"]
+    # the target's own value wins; what only the source knew is kept
+    assert merged.properties == {"owner": "ops", "tier": 1, "port": 8080}
+    res = await store.query(
+        namespace, "MATCH (e:E_Entity {name: 'billing api'}) RETURN e.merge_history"
+    )
+    (history,) = res.rows[0]
+    entry = json.loads(history[0])
+    assert entry["name"] == "billing-api v2" and entry["properties_taken"] == ["port"]
+    assert entry["entity_type"] == "service" and entry["at"]
+
+
+async def test_a_causal_link_never_picks_its_event_by_meaning(
+    store: FalkorStore,
+    embedder: Embedder,
+    resolver: NameResolver,
+    temporal: TemporalGraph,
+    namespace: str,
+) -> None:
+    causal = CausalGraph(store, embedder, resolver)
+    with anyio.fail_after(60):
+        await temporal.add_event(namespace, "auth service crashed at startup", "2026-01-01")
+        with pytest.raises(NodeNotFound):
+            await causal.add_link(
+                namespace, "bad config", "crash", 0.9, events=["auth service crash at startup"]
+            )
+        # a read still finds it by meaning
+        found = await temporal.resolve_event(namespace, "auth service crash at startup")
+    assert found.description == "auth service crashed at startup"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import anyio
 import pytest
 from polyg_core.engine import ScratchGraphs
-from polyg_core.errors import NodeNotFound
+from polyg_core.errors import AmbiguousName, NodeNotFound
 from polyg_core.graphs.bulk import RelationItem, add_relations
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.entity import EntityGraph
@@ -172,3 +172,42 @@ async def test_a_typed_bulk_relation_end_must_match_exactly(
         )
     assert isinstance(out.outcomes[0], NodeNotFound)
     assert await entities.relationships(namespace, "ghost-source") == []
+
+
+async def test_every_writer_refuses_a_name_shared_by_two_types_the_same_way(
+    store: FalkorStore,
+    embedder: Embedder,
+    resolver: NameResolver,
+    entities: EntityGraph,
+    temporal: TemporalGraph,
+    namespace: str,
+) -> None:
+    causal = CausalGraph(store, embedder, resolver)
+    with anyio.fail_after(60):
+        service, _ = await entities.add(namespace, "atlas", "service")
+        await entities.add(namespace, "atlas", "project")
+        for write in (
+            entities.link(namespace, "atlas", "billing", "calls"),
+            temporal.add_event(namespace, "atlas down", "2026-01-01", entities=["atlas"]),
+            causal.add_link(namespace, "disk full", "atlas down", 0.9, entities=["atlas"]),
+        ):
+            with pytest.raises(AmbiguousName) as info:
+                await write
+            assert service.uuid in {c.uuid for c in info.value.candidates}
+        # the uuid names one of them
+        event = await temporal.add_event(
+            namespace, "atlas up", "2026-01-02", entities=[service.uuid]
+        )
+    assert event.entities == ["atlas"]
+
+
+async def test_entities_created_as_link_targets_go_when_their_last_link_goes(
+    store: FalkorStore, entities: EntityGraph, temporal: TemporalGraph, namespace: str
+) -> None:
+    with anyio.fail_after(60):
+        event = await temporal.add_event(namespace, "boot", "2026-01-01", entities=["host-09"])
+        await entities.add(namespace, "host-10")  # added on purpose: stays
+        await temporal.delete_event(namespace, event.uuid)
+        assert await names(store, namespace) == ["host-09", "host-10"]
+        await entities.delete(namespace, "host-10")  # a delete runs orphan cleanup
+    assert await names(store, namespace) == []

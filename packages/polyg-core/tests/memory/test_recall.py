@@ -205,3 +205,14 @@ async def test_remember_reuses_an_entity_of_another_type(any_memory: Memory) -> 
         read_only=True,
     )
     assert [str(r[0]).lower() for r in res.rows] == ["envvar"]
+
+
+async def test_remember_reports_a_new_entity_close_to_a_stored_one(memory: Memory) -> None:
+    ns = memory.namespace
+    stored, _ = await memory.entities.add(ns, "payments-db-primary", "Database")
+    result = await memory.remember(
+        "The payments-db-secondary replica failed over at noon.", reference_time=REF
+    )
+    new = [e for e in result.entities if e.name == "payments-db-secondary"]
+    assert new and new[0].created, result.entities
+    assert stored.uuid in [s.uuid for s in new[0].similar_existing]

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from polyg_shared.results import SimilarNode
+
 ViewName = Literal["semantic", "entity", "temporal", "causal", "ppr"]
 ViewStatus = Literal["ok", "failed", "timeout", "skipped"]
 RetrieverName = Literal["lexical", "dense", "entity", "time", "neighbours", "graph"]
@@ -295,6 +297,11 @@ class WrittenNode(BaseModel):
     name: str
     label: str
     created: bool
+    similar_existing: list[SimilarNode] = Field(
+        default_factory=list["SimilarNode"],
+        description="For a new entity: stored entities whose names are close in meaning "
+        "(a typo or a duplicate?). Nothing was merged; merge_entities merges on purpose.",
+    )
 
 
 class RememberResult(BaseModel):

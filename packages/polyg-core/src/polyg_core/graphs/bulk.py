@@ -17,16 +17,22 @@ import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound, StorageUnavailable
-from polyg_core.graphs.base import check_properties, embed_texts, name_key, prepare, type_key
-from polyg_core.graphs.base import check_text as base_check_text
+from polyg_core.graphs.base import (
+    check_properties,
+    check_text,
+    embed_texts,
+    name_key,
+    prepare,
+    type_key,
+)
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import ensure_entity_uuids, epoch_ms, from_ms
-from polyg_core.graphs.temporal_queries import REPAIR_CHAINS, TimeInput, check_text, parse_time
+from polyg_core.graphs.temporal_queries import REPAIR_CHAINS, TimeInput, parse_time
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.schema import ENTITY, EVENT, R_RELATES, X_INVOLVES
@@ -36,7 +42,6 @@ logger = logging.getLogger(__name__)
 
 _UUID = re.compile(r"^[0-9a-f]{32}$|^[0-9a-f-]{36}$")
 
-Untyped = Literal["ensure", "refs"]
 Ref = tuple[str, str | None]
 """An entity reference: a name (or uuid) and, optionally, its entity type."""
 
@@ -56,9 +61,12 @@ RETURN count(*)
 
 @dataclass
 class BulkResult:
-    """Per input item: created (True), matched something stored (False), or an error."""
+    """Per input item: created (True), matched something stored (False), or an error;
+    and what was written: the event's uuid, or a relation's (source uuid, target uuid,
+    relation key)."""
 
     outcomes: list[bool | Exception] = field(default_factory=list[bool | Exception])
+    keys: list[Any] = field(default_factory=list[Any])
 
     @property
     def created(self) -> int:
@@ -108,7 +116,6 @@ async def _ensure_each(
     embedder: Embedder,
     namespace: str,
     refs: Sequence[Ref],
-    untyped: Untyped,
 ) -> dict[Ref, str | Exception]:
     """Resolve (or create) references the exact match left out, one at a time."""
     out: dict[Ref, str | Exception] = {}
@@ -117,8 +124,6 @@ async def _ensure_each(
             if etype:
                 typed = await entities.get(namespace, name, type_key(etype), exact=True)
                 out[(name, etype)] = typed.uuid
-            elif untyped == "ensure":
-                out[(name, etype)] = (await entities.ensure(namespace, [name]))[name]
             else:
                 got = await ensure_entity_uuids(store, resolver, embedder, namespace, [name])
                 out[(name, etype)] = got[name.strip()]
@@ -136,21 +141,18 @@ async def resolve_refs(
     embedder: Embedder,
     namespace: str,
     refs: Sequence[Ref],
-    untyped: Untyped = "refs",
 ) -> dict[Ref, str | Exception]:
     """Map every reference to an entity uuid, or to the error that resolving it raised.
 
-    Untyped names that match nothing become plain entities, the way relations
-    (`EntityGraph.ensure`, untyped="ensure") or events and facts (`ensure_entity_uuids`,
-    untyped="refs") create them; typed references must exist (`NodeNotFound` otherwise).
+    Untyped names follow the rule of every write (`graphs/entity_refs.py`): names that
+    match nothing become plain entities; typed references must exist (`NodeNotFound`
+    otherwise).
     """
     exact = await exact_entity_uuids(store, namespace, refs)
     rest = [r for r in dict.fromkeys(refs) if r not in exact]
     out: dict[Ref, str | Exception] = dict(exact)
     if rest:
-        out.update(
-            await _ensure_each(entities, store, resolver, embedder, namespace, rest, untyped)
-        )
+        out.update(await _ensure_each(entities, store, resolver, embedder, namespace, rest))
     return out
 
 
@@ -175,7 +177,7 @@ async def add_relations(
     its own; the others are written. `True` means the relation did not exist before.
     """
     store, resolver, embedder = entities.store, entities.resolver, entities.embedder
-    result = BulkResult([False] * len(items))
+    result = BulkResult([False] * len(items), [None] * len(items))
     if not items:
         return result
     uuids = await resolve_refs(
@@ -185,7 +187,6 @@ async def add_relations(
         embedder,
         namespace,
         [r for it in items for r in (it.source, it.target)],
-        "ensure",
     )
     rows: list[tuple[int, str, str, RelationItem]] = []
     for i, it in enumerate(items):
@@ -213,7 +214,7 @@ async def add_relations(
     good: list[tuple[str, str, str, Mapping[str, Any] | None]] = []
     for (i, a, b, it), key in zip(rows, keys, strict=True):
         try:
-            base_check_text(it.relation, "relationship type")
+            check_text(it.relation, "relationship type")
             if it.properties is not None:
                 check_properties(it.properties)
         except InvalidInput as exc:
@@ -222,6 +223,7 @@ async def add_relations(
         good.append((a, b, it.relation, it.properties))
         k = (str(key[0]), str(key[1]), str(key[2]))
         result.outcomes[i] = k not in existing
+        result.keys[i] = k
         existing.add(k)
     await entities.link_many(namespace, good)
     return result
@@ -249,7 +251,7 @@ async def add_events(
     event whose entity names cannot be resolved fails on its own.
     """
     store, resolver, embedder = entities.store, entities.resolver, entities.embedder
-    result = BulkResult([False] * len(items))
+    result = BulkResult([False] * len(items), [None] * len(items))
     if not items:
         return result
     await prepare(store, namespace, embedder)
@@ -327,5 +329,6 @@ async def add_events(
     seen: set[tuple[str, int]] = set()
     for i, key in slots:
         result.outcomes[i] = key not in existing and key not in seen
+        result.keys[i] = rows[key]["uuid"]
         seen.add(key)
     return result

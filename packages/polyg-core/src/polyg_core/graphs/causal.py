@@ -49,6 +49,7 @@ from polyg_shared.nodes import CausalNode, CausalNodeType
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import InvalidInput, NodeNotFound
+from polyg_core.graphs.base import MAX_TEXT, check_text
 from polyg_core.graphs.entity_refs import (
     ensure_entity_uuids,
     epoch_ms,
@@ -104,11 +105,7 @@ def node_from_row(node: dict[str, Any]) -> CausalNode:
 
 
 def _text(value: str, what: str) -> str:
-    text = value.strip()
-    if not text:
-        raise InvalidInput(f"{what} is empty; describe it in a few words or give its uuid")
-    if len(text) > 4096:
-        raise InvalidInput(f"{what} is longer than 4096 characters; shorten it")
+    text = check_text(value, what, MAX_TEXT)
     if not normalize_description(text):
         raise InvalidInput(f"{what} {text!r} has no letters or digits; describe it in words")
     return text
@@ -277,7 +274,7 @@ class CausalGraph:
         eids = await ensure_entity_uuids(
             self.store, self.resolver, self.embedder, namespace, list(entities)
         )
-        tids = [(await self._temporal.resolve_event(namespace, ref)).uuid for ref in events]
+        tids = await self._event_uuids(namespace, events)
         now = datetime.now(UTC)
         params: dict[str, Any] = {
             "now": epoch_ms(now),
@@ -340,6 +337,82 @@ class CausalGraph:
             entities=[str(u) for u in x_ids],
             events=[str(u) for u in t_ids],
         )
+
+    async def _event_uuids(self, namespace: str, events: Sequence[str]) -> list[str]:
+        """Uuids of the events a causal node refers to: by uuid or exact description."""
+        return [
+            (await self._temporal.resolve_event(namespace, ref, fuzzy=False)).uuid for ref in events
+        ]
+
+    async def add_node(
+        self,
+        namespace: str,
+        description: str,
+        node_type: CausalNodeType | str = CausalNodeType.EVENT,
+        entities: Sequence[str] = (),
+        events: Sequence[str] = (),
+    ) -> tuple[CausalNode, bool]:
+        """A causal node with the entities it affects and the events it refers to.
+
+        The node is the one with this uuid or normalised description, else a new one:
+        meaning alone never merges two descriptions here (an import restores nodes
+        that were distinct). The entities (`X_AFFECTS`, created if missing) and events
+        (`X_REFERS_TO`, by uuid or exact description) are this node's own; links are
+        only ever added.
+
+        Returns:
+            The node and True when it was created.
+
+        Raises:
+            InvalidInput: an empty description or an unknown node type.
+            NodeNotFound: an event reference matches nothing.
+            AmbiguousName: an entity or event reference matches several.
+        """
+        text = _text(description, "description")
+        try:
+            ntype = CausalNodeType(node_type)
+        except ValueError as exc:
+            allowed = ", ".join(t.value for t in CausalNodeType)
+            raise InvalidInput(f"unknown node_type {node_type!r}; use one of {allowed}") from exc
+        await self._prepare(namespace)
+        key = normalize_description(text)
+        res = await self.store.query(
+            namespace,
+            f"MATCH (n:{CAUSAL}) WHERE n.uuid = $t OR n.key = $k RETURN n.uuid LIMIT 1",
+            {"t": text, "k": key},
+            read_only=True,
+        )
+        vector = [] if res.rows else [float(x) for x in (await self.embedder.embed([text]))[0]]
+        m = _Match(text, key, vector, str(res.rows[0][0]) if res.rows else None, "normalized")
+        eids = await ensure_entity_uuids(
+            self.store, self.resolver, self.embedder, namespace, list(entities)
+        )
+        now = datetime.now(UTC)
+        params: dict[str, Any] = {
+            "now": epoch_ms(now),
+            "now_iso": iso(now),
+            "eids": sorted(set(eids.values())),
+            "tids": sorted(set(await self._event_uuids(namespace, events))),
+        }
+        clause, _ = _node_clause("c", m, ntype.value, params)
+        res = await self.store.query(
+            namespace,
+            f"{clause} WITH c "
+            f"OPTIONAL MATCH (x:{ENTITY}) WHERE x.uuid IN $eids "
+            "WITH c, collect(DISTINCT x) AS xs "
+            f"OPTIONAL MATCH (t:{EVENT}) WHERE t.uuid IN $tids "
+            "WITH c, xs, collect(DISTINCT t) AS ts "
+            f"FOREACH (x IN xs | MERGE (c)-[:{X_AFFECTS}]->(x)) "
+            f"FOREACH (t IN ts | MERGE (c)-[:{X_REFERS_TO}]->(t)) "
+            f"RETURN {props('c')}",
+            params,
+        )
+        if not res.rows:
+            raise InvalidInput(
+                "the matched causal node was deleted while it was being written; call again"
+            )
+        node = node_from_row(clean(res.rows[0][0]))
+        return node, m.uuid is None and node.uuid == params.get("c_new")
 
     async def add_solution(
         self, namespace: str, problem: str, solution: str, evidence: str | None = None

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from polyg_shared import BfsNode, BfsResult, Entity, EntityRelation
 
-from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
+from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
     check_properties,
     check_text,
@@ -29,6 +29,7 @@ from polyg_core.graphs.base import (
     prepare,
     type_key,
 )
+from polyg_core.graphs.entity_refs import ensure_entity_uuids
 from polyg_core.graphs.merge import merge_entities
 from polyg_core.graphs.orphans import remove_orphans
 from polyg_core.providers.embeddings.base import Embedder
@@ -531,36 +532,18 @@ class EntityGraph:
     async def ensure(self, namespace: str, names: Iterable[str]) -> dict[str, str]:
         """Map each name to an existing entity's uuid, creating entities for unknown names.
 
-        Names resolve as on every write: uuid, exact or normalised name, never by
-        meaning. A name shared by entities of several types maps to the first of them.
-        New entities have type "entity" and are created in one query.
+        The rule of every write (`graphs/entity_refs.py`): uuid, exact or normalised
+        name, never by meaning; new entities have type "entity".
 
         Raises:
             InvalidInput: a blank or too long name.
+            AmbiguousName: a name answers to several entities (give the uuid).
         """
-        out: dict[str, str] = {}
-        to_create: list[str] = []
-        for raw in dict.fromkeys(names):
-            name = check_text(raw, "entity name")
-            try:
-                found = await self.resolver.find(namespace, ENTITY_NAMES, name, fuzzy=False)
-            except AmbiguousName as exc:
-                best = exc.candidates[0] if exc.candidates else None
-                found = None
-                if best is not None and best.similarity >= 1.0:
-                    out[raw] = best.uuid
-                    continue
-            if found is not None:
-                out[raw] = found.uuid
-            else:
-                to_create.append(raw)
-        if to_create:
-            created = await self.add_many(
-                namespace, [(n, "entity", None) for n in to_create], origin=ORIGIN_ENSURED
-            )
-            for raw, (entity, _) in zip(to_create, created, strict=True):
-                out[raw] = entity.uuid
-        return out
+        wanted = list(dict.fromkeys(names))
+        for raw in wanted:
+            check_text(raw, "entity name")
+        got = await ensure_entity_uuids(self.store, self.resolver, self.embedder, namespace, wanted)
+        return {raw: got[raw.strip()] for raw in wanted}
 
     # -- reads --------------------------------------------------------------------------------
 

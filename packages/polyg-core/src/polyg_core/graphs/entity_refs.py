@@ -1,8 +1,20 @@
-"""Entity references used by the temporal and causal graphs.
+"""Entity references on a write: the one rule every writer uses.
 
-`ensure_entity_uuids` turns the entity names a write tool was given into entity
+`ensure_entity_uuids` turns the entity names a write was given into entity
 uuids, creating plain entities for names nothing matches, so the cross-links
-(`X_INVOLVES`, `X_AFFECTS`) always have an endpoint.
+(`X_INVOLVES`, `X_AFFECTS`, `X_REPRESENTS`) and untyped relation ends always have
+an endpoint. Every writer goes through it: the per-record graph methods (events,
+facts, causal links and nodes, concepts, `EntityGraph.ensure`), the batch writer
+(`graphs/bulk.py`, used by JSONL and Cypher import), and `remember`.
+
+The rule: a name is an entity's uuid, its exact name, or its normalised name
+(case, spaces, punctuation); similarity by meaning never decides. When several
+entities answer to the name (one name for entities of several types, or one
+normalised name without an exact spelling), the write fails with `AmbiguousName`
+and its candidates: the caller names the uuid (or, where the write takes one,
+the type). Nothing picks one of them silently. A name nothing matches becomes
+a new entity of type "entity" marked `origin = "ensure"`, which orphan cleanup
+removes once nothing links to it.
 
 `lexically_compatible` is the guard applied to every match by meaning made on a
 write (causal descriptions, events, scratch labels; entity names on a write match
@@ -296,6 +308,7 @@ async def ensure_entity_uuids(
         f"UNWIND $rows AS row "
         f"MERGE (e:{ENTITY} {{name_key: row.key, entity_type: 'entity'}}) "
         "ON CREATE SET e.uuid = row.uuid, e.name = row.name, e.properties = '{}', "
+        "e.origin = 'ensure', "
         "e.created_at = $now, e.created_at_iso = $now_iso, e.updated_at = $now, "
         "e.updated_at_iso = $now_iso, e.embedding = vecf32(row.vec) "
         "RETURN row.name, e.uuid",

@@ -3,7 +3,10 @@
 Writes never merge entities by meaning; when a caller decides two entities are
 one (a typo, a duplicate reported as `similar_existing`), `merge_entities` moves
 every link of the source to the target and deletes the source. The target keeps
-the source's name in `merged_from`, so the merge stays visible.
+its own properties and gains those of the source it lacks; it keeps the source's
+name in `merged_from` and one JSON entry per merge in `merge_history` (the
+source's uuid, name, type, the property keys taken over, and when), so the
+merge stays visible.
 
 Each step is idempotent (MERGE), so a merge interrupted by a failure completes
 when it is run again.
@@ -11,12 +14,15 @@ when it is run again.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.base import iso_ms, now_ms
 from polyg_core.graphs.orphans import remove_orphans
 from polyg_core.graphs.temporal_queries import REPAIR_CHAINS
+from polyg_core.storage.cypher import dump_properties, load_properties
 from polyg_core.storage.schema import (
     CAUSAL,
     CONCEPT,
@@ -69,8 +75,9 @@ async def merge_entities(
 ) -> MergeOutcome:
     """Move every link of entity `source` (uuid) to entity `target` (uuid), delete `source`.
 
-    The target keeps its name, type and properties, and gains the source's name in
-    `merged_from`; its event chain is rebuilt with the source's events.
+    The target keeps its name, type and properties, gains the source's properties it
+    lacks, the source's name in `merged_from` and an entry in `merge_history`; its
+    event chain is rebuilt with the source's events.
 
     Raises:
         InvalidInput: source and target are the same entity.
@@ -82,16 +89,44 @@ async def merge_entities(
         res = await store.query(namespace, query, {"s": source, "t": target})
         moved += int(res.scalar(0) or 0)
     now = now_ms()
+    both = await store.query(
+        namespace,
+        f"MATCH (s:{ENTITY} {{uuid: $s}}) MATCH (t:{ENTITY} {{uuid: $t}}) "
+        "RETURN s.name, s.entity_type, s.properties, t.properties",
+        {"s": source, "t": target},
+        read_only=True,
+    )
+    params: dict[str, Any] = {"s": source, "t": target, "now": now, "iso": iso_ms(now)}
+    set_props = ""
+    if both.rows:
+        name, etype, s_raw, t_raw = both.rows[0]
+        own, theirs = load_properties(t_raw), load_properties(s_raw)
+        taken = sorted(k for k in theirs if k not in own)
+        params["props"] = dump_properties({**theirs, **own})
+        params["entry"] = json.dumps(
+            {
+                "uuid": source,
+                "name": name,
+                "entity_type": etype,
+                "properties_taken": taken,
+                "at": iso_ms(now),
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        set_props = (
+            "t.properties = $props, t.merge_history = coalesce(t.merge_history, []) + [$entry], "
+        )
     await store.query(
         namespace,
         f"MATCH (s:{ENTITY} {{uuid: $s}}) MATCH (t:{ENTITY} {{uuid: $t}}) "
         f"OPTIONAL MATCH (s)<-[:{X_INVOLVES}]-(:{EVENT})-[b:{R_BEFORE}]->() WHERE b.entity = $s "
         "DELETE b "
         "WITH DISTINCT s, t "
-        "SET t.merged_from = coalesce(t.merged_from, []) + [s.name], "
+        f"SET {set_props}t.merged_from = coalesce(t.merged_from, []) + [s.name], "
         "t.updated_at = $now, t.updated_at_iso = $iso "
         "DETACH DELETE s",
-        {"s": source, "t": target, "now": now, "iso": iso_ms(now)},
+        params,
     )
     await store.query(namespace, REPAIR_CHAINS, {"rows": [{"x": target, "t": _EARLIEST}]})
     await remove_orphans(store, namespace)

@@ -142,12 +142,15 @@ class SemanticGraph:
         entities: Iterable[str] = (),
         *,
         origin: str | None = None,
+        similar: Mapping[str, float] | None = None,
     ) -> tuple[Concept, bool]:
         """Create a concept (or update the one with the same normalised name).
 
         The concept is embedded as "name: description"; it gets `S_SIMILAR_TO {score}`
-        edges to up to `similar_k` existing concepts at or above `similar_threshold`,
-        and `X_REPRESENTS` edges to the given entities. A new description replaces
+        edges to up to `similar_k` existing concepts at or above `similar_threshold`
+        (or, when `similar` maps concept names to scores, to exactly those that exist:
+        an import restoring what was stored), and `X_REPRESENTS` edges to the given
+        entities. A new description replaces
         the old one (and the embedding); links are only ever added.
 
         Returns:
@@ -171,22 +174,25 @@ class SemanticGraph:
         old = clean(res.rows[0][0]) if res.rows else None
         entity_ids = await self._entity_ids(namespace, entities)
         vec: list[float] | None = None
-        similar: list[dict[str, Any]] = []
+        links: list[dict[str, Any]] = []
+        if similar is not None:
+            links = await self._named_similar(namespace, similar)
         if old is None or (desc is not None and desc != old.get("description")):
             shown = str(old["name"]) if old else name
             vec = (await embed_texts(self.embedder, [f"{shown}: {desc}" if desc else shown]))[0]
-            hits = await nearest(
-                self.store,
-                namespace,
-                CONCEPT,
-                vec,
-                self.similar_k + 1,
-                min_similarity=self.similar_threshold,
-            )
-            own = old["uuid"] if old else None
-            similar = [
-                {"uuid": h.uuid, "score": round(h.similarity, 4)} for h in hits if h.uuid != own
-            ][: self.similar_k]
+            if similar is None:
+                hits = await nearest(
+                    self.store,
+                    namespace,
+                    CONCEPT,
+                    vec,
+                    self.similar_k + 1,
+                    min_similarity=self.similar_threshold,
+                )
+                own = old["uuid"] if old else None
+                links = [
+                    {"uuid": h.uuid, "score": round(h.similarity, 4)} for h in hits if h.uuid != own
+                ][: self.similar_k]
         now = now_ms()
         # An existing concept is written only when something changes: each write to a
         # vector-indexed node leaves a stale index entry behind (see base.nearest).
@@ -220,12 +226,43 @@ class SemanticGraph:
                 "iso": iso_ms(now),
                 "origin": origin,
                 "vec": vec,
-                "similar": similar,
+                "similar": links,
                 "ents": entity_ids,
             },
         )
         node, created = res.rows[0]
         return to_concept(clean(node)), bool(created)
+
+    async def link_similar(self, namespace: str, name: str, similar: Mapping[str, float]) -> int:
+        """Add `S_SIMILAR_TO {score}` edges from the concept `name` to the named concepts
+        that exist (an import restoring stored links); the number of edges now there.
+
+        Raises:
+            NodeNotFound: no concept has this name.
+        """
+        links = await self._named_similar(namespace, similar)
+        res = await self.store.query(
+            namespace,
+            f"MATCH (c:{CONCEPT} {{name_key: $k}}) WITH c UNWIND $similar AS s "
+            f"MATCH (o:{CONCEPT} {{uuid: s.uuid}}) WHERE o <> c "
+            f"MERGE (c)-[r:{R_SIMILAR}]->(o) SET r.score = s.score RETURN count(r)",
+            {"k": name_key(name), "similar": links},
+        )
+        return int(res.rows[0][0]) if res.rows else 0
+
+    async def _named_similar(
+        self, namespace: str, similar: Mapping[str, float]
+    ) -> list[dict[str, Any]]:
+        """`{uuid, score}` of the named concepts that exist (by normalised name)."""
+        if not similar:
+            return []
+        res = await self.store.query(
+            namespace,
+            f"UNWIND $rows AS r MATCH (c:{CONCEPT} {{name_key: r[0]}}) RETURN c.uuid, r[1]",
+            {"rows": [[name_key(n), float(s)] for n, s in similar.items()]},
+            read_only=True,
+        )
+        return [{"uuid": str(u), "score": float(sc)} for u, sc in res.rows]
 
     async def _entity_ids(self, namespace: str, items: Iterable[str]) -> list[str]:
         wanted = list(dict.fromkeys(items))

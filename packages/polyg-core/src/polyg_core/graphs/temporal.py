@@ -36,6 +36,9 @@ from polyg_shared.temporal import EventNeighbourhood, EventOrder, FactWrite, Fac
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
+from polyg_core.graphs.base import check_text
+from polyg_core.graphs.bulk import EventItem, add_events
+from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import (
     ensure_entity_uuids,
     epoch_ms,
@@ -43,7 +46,6 @@ from polyg_core.graphs.entity_refs import (
     lexically_compatible,
 )
 from polyg_core.graphs.temporal_queries import (
-    ADD_EVENT,
     ADD_FACT,
     DELETE_EVENT,
     INVALIDATE,
@@ -53,7 +55,6 @@ from polyg_core.graphs.temporal_queries import (
     TimeInput,
     check_depth,
     check_limit,
-    check_text,
     event_from_row,
     fact_from_row,
     parse_bound,
@@ -130,31 +131,18 @@ class TemporalGraph:
             InvalidInput: empty description, bad timestamp or negative duration.
             AmbiguousName: an entity name matches several entities.
         """
-        desc = check_text(description, "description", 4096)
-        when = parse_time(occurred_at, "occurred_at")
-        if duration_ms is not None and (isinstance(duration_ms, bool) or duration_ms < 0):
-            raise InvalidInput(f"duration_ms must be a whole number >= 0, got {duration_ms!r}")
-        await self._prepare(namespace)
-        eids = await ensure_entity_uuids(
-            self.store, self.resolver, self.embedder, namespace, list(entities)
-        )
-        now = datetime.now(UTC)
-        t = epoch_ms(when)
-        await self.store.query(
+        # A single event is a batch of one: graphs/bulk.py owns the event write and the
+        # T_BEFORE chain repair.
+        written = await add_events(
+            EntityGraph(self.store, self.embedder, self.resolver),
             namespace,
-            ADD_EVENT,
-            {
-                "desc": desc,
-                "t": t,
-                "t_iso": iso(from_ms(t)),
-                "dur": duration_ms,
-                "uuid": uuidlib.uuid4().hex,
-                "now": epoch_ms(now),
-                "now_iso": iso(now),
-                "vec": await self._embed(desc),
-                "eids": sorted(set(eids.values())),
-            },
+            [EventItem(description, occurred_at, duration_ms, list(entities))],
         )
+        outcome = written.outcomes[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        desc = check_text(description, "description", 4096)
+        t = epoch_ms(parse_time(occurred_at, "occurred_at"))
         res = await self.store.query(
             namespace,
             f"MATCH (ev:{EVENT} {{description: $desc, occurred_at: $t}}) "
@@ -169,14 +157,14 @@ class TemporalGraph:
     async def delete_event(self, namespace: str, ref: str) -> Event:
         """Delete an event and join its entities' `T_BEFORE` chains around the gap.
 
-        `ref` is a uuid or description (see `resolve_event`). One query: the event, its
-        links, and the re-linking happen together.
+        `ref` is a uuid or exact description: a delete never guesses. One query: the
+        event, its links, and the re-linking happen together.
 
         Raises:
             NodeNotFound: no such event.
             AmbiguousName: the description matches several events.
         """
-        event = await self.resolve_event(namespace, ref)
+        event = await self.resolve_event(namespace, ref, fuzzy=False)
         await self.store.query(namespace, DELETE_EVENT, {"u": event.uuid})
         return event
 
@@ -369,8 +357,11 @@ class TemporalGraph:
         events.sort(key=lambda e: (e.occurred_at, e.uuid), reverse=order == "desc")
         return events
 
-    async def resolve_event(self, namespace: str, ref: str) -> Event:
-        """Find one event by uuid, exact description, or similar description.
+    async def resolve_event(self, namespace: str, ref: str, *, fuzzy: bool = True) -> Event:
+        """Find one event by uuid, exact description, or (reads only) similar description.
+
+        Writes pass `fuzzy=False`: similarity by meaning never decides which event a
+        write links or deletes.
 
         Raises:
             NodeNotFound: nothing matches; carries the closest descriptions.
@@ -390,6 +381,8 @@ class TemporalGraph:
             if len(res.rows) > 1:
                 cands = [Candidate(str(u), f"{d} ({t})", EVENT, 1.0) for u, d, t in res.rows]
                 raise AmbiguousName("event", text, cands)
+        if not fuzzy:
+            raise NodeNotFound("event", text, [])
         hits = await knn(self.store, namespace, EVENT, await self._embed(text), 5)
         good = [
             h

@@ -67,17 +67,6 @@ def parse_bound(value: TimeInput, what: str, bound: Bound) -> datetime:
     return next_day if bound == "exclusive_end" else next_day - _MS
 
 
-def check_text(value: str, what: str, max_len: int) -> str:
-    text = value.strip()
-    if not text:
-        raise InvalidInput(f"{what} is empty; give a non-empty text")
-    if len(text) > max_len:
-        raise InvalidInput(f"{what} is longer than {max_len} characters; shorten it")
-    if "\x00" in text:
-        raise InvalidInput(f"{what} contains a NUL character")
-    return text
-
-
 def check_limit(limit: int, what: str = "limit") -> int:
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"{what} must be between 1 and {MAX_LIMIT}, got {limit}")

@@ -1,66 +1,102 @@
-"""polyg's Cypher dump: one statement per record, runnable elsewhere and re-importable.
+"""polyg's Cypher dump: one statement per record, replayable in a bare FalkorDB and re-importable.
 
-Every statement has the shape `WITH {<record as a map literal>} AS row <writes>;`
-on one line. The map literal carries the whole record, so importing a dump only
-parses those literals (nothing in the file is executed) and the dump is as
-lossless as JSONL; the writes after it let any Cypher database load the dump
-(`redis-cli GRAPH.QUERY` or cypher-shell, one statement at a time).
+Every record statement has the shape
+`WITH {<record as a map literal>} AS row, {<stored form>} AS db <writes>;` on one
+line. The record map carries the whole record, so importing a dump only parses
+those literals (nothing in the file is executed) and the dump is as lossless as
+JSONL. The writes use `db` (the stored properties and the uuids of linked
+nodes), so running the statements one at a time (`GRAPH.QUERY`) rebuilds the
+namespace as it was stored, without polyg: same nodes, edges and properties,
+embeddings aside. `T_BEFORE` and `S_SIMILAR_TO` edges follow as their own
+statements, once every node is written.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from polyg_core.io.export import DEFAULT_PAGE, Exported, iter_exported, iter_late_edges
 from polyg_core.io.reader import MAX_LINE_BYTES, Item, LineError, parse_record
-from polyg_core.io.records import Record
 from polyg_core.storage.schema import (
     CAUSAL,
     CONCEPT,
     ENTITY,
     EVENT,
     FACT,
+    FULLTEXT_INDEXES,
     MEMORY,
+    MEMORY_LABELS,
     R_ABOUT,
     R_CAUSES,
     R_RELATES,
+    R_SOLVED_BY,
+    RANGE_INDEXES,
     X_AFFECTS,
     X_INVOLVES,
+    X_REFERS_TO,
     X_REPRESENTS,
+    check_label,
+    check_relationship,
 )
+from polyg_core.storage.store import FalkorStore
+
+_SCHEMA = ("CREATE INDEX ", "CALL db.idx.")
+"""Schema statements of a dump: a bare database runs them, an import skips them."""
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 _ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _UNESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "r": "\r", "t": "\t", "0": "\x00"}
 
-_LINK_ENTITIES = (
-    "FOREACH (x IN row.entities | MERGE (xe:{e} {{name: x}}) MERGE ({v})-[:{rel}]->(xe))"
-)
+
+def _links(links: tuple[tuple[str, str, str], ...]) -> str:
+    """Clauses linking node `n` to the nodes whose uuids are in `db.<key>` lists."""
+    out = ""
+    carried = ["n", "db"]
+    for key, label, _rel in links:
+        out += (
+            f" WITH {', '.join(carried)} OPTIONAL MATCH (m_{key}:{label}) WHERE m_{key}.uuid IN "
+            f"db.{key} WITH {', '.join(carried)}, collect(m_{key}) AS l_{key}"
+        )
+        carried.append(f"l_{key}")
+    for key, _, rel in links:
+        out += f" FOREACH (m IN l_{key} | CREATE (n)-[:{rel}]->(m))"
+    return out
+
+
+def _node(label: str, *links: tuple[str, str, str]) -> str:
+    return f"CREATE (n:{label}) SET n = db.node" + _links(links)
+
+
+def _edge(a: str, rel: str, b: str) -> str:
+    return (
+        f"MATCH (a:{a} {{uuid: db.a}}), (b:{b} {{uuid: db.b}}) "
+        f"CREATE (a)-[r:{rel}]->(b) SET r = db.edge"
+    )
+
+
 _WRITES: dict[str, str] = {
-    "entity": f"MERGE (n:{ENTITY} {{name: row.name, entity_type: row.type}}) "
-    "SET n += coalesce(row.properties, {})",
-    "relation": f"MERGE (a:{ENTITY} {{name: row.source}}) MERGE (b:{ENTITY} {{name: row.target}}) "
-    f"MERGE (a)-[r:{R_RELATES} {{relationship_type: row.type}}]->(b) "
-    "SET r += coalesce(row.properties, {})",
-    "event": f"MERGE (n:{EVENT} {{description: row.description, occurred_at: row.occurred_at}}) "
-    + _LINK_ENTITIES.format(e=ENTITY, v="n", rel=X_INVOLVES),
-    "fact": f"CREATE (n:{FACT} {{subject: row.subject, predicate: row.predicate, "
-    "object: row.object, valid_from: row.valid_from, valid_to: row.valid_to}) "
-    + _LINK_ENTITIES.format(e=ENTITY, v="n", rel=X_INVOLVES),
-    "causal_link": f"MERGE (a:{CAUSAL} {{description: row.cause}}) "
-    f"MERGE (b:{CAUSAL} {{description: row.effect}}) "
-    f"MERGE (a)-[r:{R_CAUSES}]->(b) SET r.confidence = row.confidence, r.evidence = row.evidence "
-    + _LINK_ENTITIES.format(e=ENTITY, v="a", rel=X_AFFECTS),
-    "concept": f"MERGE (n:{CONCEPT} {{name: row.name}}) SET n.description = row.description "
-    + _LINK_ENTITIES.format(e=ENTITY, v="n", rel=X_REPRESENTS),
-    "memory": f"MERGE (n:{MEMORY} {{content: row.content}}) SET n.category = row.category, "
-    "n.tags = row.tags FOREACH (c IN coalesce(row.concepts, []) | "
-    f"MERGE (ce:{CONCEPT} {{name: c}}) MERGE (n)-[:{R_ABOUT}]->(ce))",
+    "entity": _node(ENTITY),
+    "relation": _edge(ENTITY, R_RELATES, ENTITY),
+    "event": _node(EVENT, ("x", ENTITY, X_INVOLVES)),
+    "fact": _node(FACT, ("x", ENTITY, X_INVOLVES)),
+    "causal_node": _node(CAUSAL, ("x", ENTITY, X_AFFECTS), ("v", EVENT, X_REFERS_TO)),
+    "causal_link": _edge(CAUSAL, R_CAUSES, CAUSAL),
+    "solution": _edge(CAUSAL, R_SOLVED_BY, CAUSAL),
+    "concept": _node(CONCEPT, ("x", ENTITY, X_REPRESENTS)),
+    "memory": _node(MEMORY, ("c", CONCEPT, R_ABOUT)),
 }
+"""Per record kind, the writes that store it in a bare database exactly as exported
+(from `db`: the stored properties and the uuids of the linked nodes)."""
+
+EDGE_KIND = "edge"
+"""The kind of a dump statement that writes one `T_BEFORE` or `S_SIMILAR_TO` edge once
+every node is written. An import into polyg skips it: it rebuilds each entity's
+chain from its events, and concept records carry their similarity links."""
 
 
 def literal(value: Any) -> str:
@@ -97,11 +133,31 @@ def _key(key: Any) -> str:
     return "`" + text.replace("`", "``") + "`"
 
 
-def statement(record: Record) -> str:
-    """The one-line Cypher statement of a record."""
-    data = record.model_dump(mode="json", exclude_defaults=True)
-    row = {"kind": record.kind, **data}
-    return f"WITH {literal(row)} AS row {_WRITES[record.kind]};"
+def statement(item: Exported) -> str:
+    """The one-line Cypher statement of an exported record."""
+    data = item.record.model_dump(mode="json", exclude_defaults=True)
+    row = {"kind": item.record.kind, **data}
+    return f"WITH {literal(row)} AS row, {literal(item.db)} AS db {_WRITES[item.record.kind]};"
+
+
+def edge_statement(label: str, rel: str, a: str, b: str, edge: dict[str, Any]) -> str:
+    """The one-line Cypher statement of an edge between two nodes of `label`."""
+    db = {"a": a, "b": b, "edge": edge}
+    return (
+        f"WITH {{kind: '{EDGE_KIND}'}} AS row, {literal(db)} AS db "
+        f"{_edge(check_label(label), check_relationship(rel), label)};"
+    )
+
+
+def index_statements() -> list[str]:
+    """The statements creating polyg's range and full-text indexes (vector indexes need
+    the embeddings, which a dump does not carry)."""
+    out: list[str] = []
+    for label in MEMORY_LABELS:
+        out += [f"CREATE INDEX FOR (n:{label}) ON (n.{p});" for p in RANGE_INDEXES[label]]
+        quoted = ", ".join(f"'{p}'" for p in FULLTEXT_INDEXES[label])
+        out.append(f"CALL db.idx.fulltext.createNodeIndex('{label}', {quoted});")
+    return out
 
 
 class _Parser:
@@ -256,25 +312,44 @@ def iter_cypher(path: Path) -> Iterator[Item]:
             except UnicodeDecodeError as exc:
                 yield number, LineError(number, f"not UTF-8 ({exc})")
                 continue
-            if not text or text.startswith("//"):
+            if not text or text.startswith("//") or text.startswith(_SCHEMA):
                 continue
             try:
                 data = parse_statement(text)
             except ValueError as exc:
                 yield number, LineError(number, str(exc))
                 continue
+            if data.get("kind") == EDGE_KIND:
+                continue
             yield number, parse_record(data, number)
 
 
-async def write_cypher(records: AsyncIterator[Record], out: IO[str], namespace: str) -> int:
-    """Write a Cypher dump of records; the number written."""
+async def write_cypher(
+    store: FalkorStore, namespace: str, out: IO[str], *, page: int = DEFAULT_PAGE
+) -> int:
+    """Write a Cypher dump of a memory namespace; the number of records written.
+
+    The dump is schema statements (range and full-text indexes), one statement per
+    record, then one per `T_BEFORE` and `S_SIMILAR_TO` edge; run one at a time (`GRAPH.QUERY`), they
+    rebuild the namespace's nodes, edges and properties in a bare FalkorDB, without
+    embeddings. `polyg import` reads the records only and recomputes embeddings.
+
+    Raises:
+        StorageUnavailable: FalkorDB cannot be reached.
+    """
     out.write(
-        f"// polyg memory dump of graph {namespace!r}: one statement per record.\n"
+        f"// polyg memory dump of graph {namespace!r}: one statement per line.\n"
+        "// Replay: run each line with GRAPH.QUERY (no embeddings, no vector indexes).\n"
         "// Re-import with `polyg import FILE --format cypher` (embeddings are recomputed).\n"
     )
+    for line in index_statements():
+        out.write(line + "\n")
     n = 0
-    async for rec in records:
-        out.write(statement(rec))
+    async for item in iter_exported(store, namespace, page=page):
+        out.write(statement(item))
         out.write("\n")
         n += 1
+    async for label, rel, a, b, edge in iter_late_edges(store, namespace, page=page):
+        out.write(edge_statement(label, rel, a, b, edge))
+        out.write("\n")
     return n

@@ -10,14 +10,33 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from polyg_shared.nodes import CausalNodeType
 from polyg_shared.types import Confidence, Content, Name, Properties, Text, Timestamp
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.temporal_queries import is_date_only, parse_bound
 
-KINDS = ("entity", "relation", "event", "fact", "causal_link", "concept", "memory")
+KINDS = (
+    "entity",
+    "relation",
+    "event",
+    "fact",
+    "causal_node",
+    "causal_link",
+    "solution",
+    "concept",
+    "memory",
+)
 """Record kinds, in the order an import writes them."""
+
+Stored = Annotated[dict[str, Any], Field(max_length=64)]
+"""A node's or edge's stored properties that the record's other fields do not carry:
+its uuid, record times (`created_at`, `recorded_at`, `updated_at` and their ISO
+forms), normalised keys and bookkeeping (`origin`, `merged_from`, `invalidated_by`).
+Export fills it; an import that creates the node or edge restores them, so an
+export imported into an empty namespace is the same graph. A write that merges
+into something already stored ignores it (what is stored wins)."""
 
 
 class _Record(BaseModel):
@@ -31,6 +50,7 @@ class EntityRecord(_Record):
     name: Name
     type: Name = Field(default="entity", validation_alias="entity_type")
     properties: Properties = Field(default_factory=dict)
+    stored: Stored = Field(default_factory=dict)
 
 
 class RelationRecord(_Record):
@@ -43,6 +63,7 @@ class RelationRecord(_Record):
     source_type: Name | None = None
     target_type: Name | None = None
     properties: Properties = Field(default_factory=dict)
+    stored: Stored = Field(default_factory=dict)
 
 
 class EventRecord(_Record):
@@ -53,6 +74,7 @@ class EventRecord(_Record):
     occurred_at: Timestamp
     duration_ms: int | None = Field(default=None, ge=0)
     entities: list[Name] = Field(default_factory=list)
+    stored: Stored = Field(default_factory=dict)
 
 
 class FactRecord(_Record):
@@ -65,6 +87,7 @@ class FactRecord(_Record):
     valid_from: Timestamp | None = None
     valid_to: Timestamp | None = None
     entities: list[Name] = Field(default_factory=list)
+    stored: Stored = Field(default_factory=dict)
 
     @field_validator("valid_to", mode="before")
     @classmethod
@@ -84,8 +107,29 @@ class FactRecord(_Record):
         return self
 
 
+class CausalNodeRecord(_Record):
+    """A causal node (`C_Node`) with the entities it affects (`X_AFFECTS`) and the events
+    it refers to (`X_REFERS_TO`).
+
+    Export writes one per node (isolated nodes included), before the links; the
+    entities and events here belong to this node only. A node is matched by uuid or
+    normalised description, never by meaning: two stored nodes stay two nodes.
+    """
+
+    kind: Literal["causal_node"] = "causal_node"
+    description: Text
+    node_type: CausalNodeType = CausalNodeType.EVENT
+    entities: list[Name] = Field(default_factory=list)
+    events: list[Text] = Field(default_factory=list)
+    stored: Stored = Field(default_factory=dict)
+
+
 class CausalLinkRecord(_Record):
-    """`cause` leads to `effect` with a confidence (`C_CAUSES`)."""
+    """`cause` leads to `effect` with a confidence (`C_CAUSES`).
+
+    `entities` and `events` here are linked to both ends (what `add_causal_link`
+    does); to link one end only, give that node its own `causal_node` record.
+    """
 
     kind: Literal["causal_link"] = "causal_link"
     cause: Text
@@ -94,6 +138,17 @@ class CausalLinkRecord(_Record):
     evidence: str | None = Field(default=None, max_length=4096)
     entities: list[Name] = Field(default_factory=list)
     events: list[Text] = Field(default_factory=list)
+    stored: Stored = Field(default_factory=dict)
+
+
+class SolutionRecord(_Record):
+    """`problem` is solved by `solution` (`C_SOLVED_BY`)."""
+
+    kind: Literal["solution"] = "solution"
+    problem: Text
+    solution: Text
+    evidence: str | None = Field(default=None, max_length=4096)
+    stored: Stored = Field(default_factory=dict)
 
 
 class ConceptRecord(_Record):
@@ -103,6 +158,10 @@ class ConceptRecord(_Record):
     name: Name
     description: str | None = Field(default=None, max_length=4096)
     entities: list[Name] = Field(default_factory=list)
+    similar: dict[str, float] | None = None
+    """Concepts this one is similar to (`S_SIMILAR_TO`, name to score). None: found by
+    embedding similarity on write; given (export writes it): exactly these."""
+    stored: Stored = Field(default_factory=dict)
 
 
 class MemoryRecord(_Record):
@@ -115,6 +174,7 @@ class MemoryRecord(_Record):
     concepts: list[Name] = Field(default_factory=list)
     created_at: Timestamp | None = None
     source_id: str | None = None
+    stored: Stored = Field(default_factory=dict)
 
 
 Record = Annotated[
@@ -122,7 +182,9 @@ Record = Annotated[
     | RelationRecord
     | EventRecord
     | FactRecord
+    | CausalNodeRecord
     | CausalLinkRecord
+    | SolutionRecord
     | ConceptRecord
     | MemoryRecord,
     Field(discriminator="kind"),

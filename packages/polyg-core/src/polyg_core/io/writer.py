@@ -34,6 +34,7 @@ from polyg_core.io.reader import Item, LineError
 from polyg_core.io.records import (
     KINDS,
     CausalLinkRecord,
+    CausalNodeRecord,
     ConceptRecord,
     EntityRecord,
     EventRecord,
@@ -41,11 +42,23 @@ from polyg_core.io.records import (
     MemoryRecord,
     Record,
     RelationRecord,
+    SolutionRecord,
 )
+from polyg_core.io.stored import raw_props
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.namespace import validate_namespace
-from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT, R_CAUSES
+from polyg_core.storage.schema import (
+    CAUSAL,
+    CONCEPT,
+    ENTITY,
+    EVENT,
+    FACT,
+    MEMORY,
+    R_CAUSES,
+    R_RELATES,
+    R_SOLVED_BY,
+)
 from polyg_core.storage.store import FalkorStore
 from polyg_core.text import normalize_description
 
@@ -155,6 +168,10 @@ def texts_of(rec: Record) -> list[str]:
         return [f"{rec.subject} {rec.predicate} {rec.object}", rec.subject, *rec.entities]
     if isinstance(rec, CausalLinkRecord):
         return [rec.cause, rec.effect, *rec.entities]
+    if isinstance(rec, CausalNodeRecord):
+        return [rec.description, *rec.entities]
+    if isinstance(rec, SolutionRecord):
+        return [rec.problem, rec.solution]
     if isinstance(rec, ConceptRecord):
         shown = f"{rec.name}: {rec.description}" if rec.description else rec.name
         return [shown, *rec.entities]
@@ -179,6 +196,9 @@ class RecordWriter:
     batch_size: int = DEFAULT_BATCH
 
     cache: PrefetchEmbedder | None = None
+    _similar: list[tuple[str, dict[str, float]]] = field(
+        default_factory=list[tuple[str, dict[str, float]]], init=False, repr=False
+    )
 
     @classmethod
     def of(cls, memory: Any, batch_size: int = DEFAULT_BATCH) -> RecordWriter:
@@ -315,6 +335,9 @@ class RecordWriter:
                     on_progress(seen)
         if batch:
             await self._write_batch(namespace, batch, report)
+        similar, self._similar = self._similar, []
+        for name, links in similar:
+            await self.semantic.link_similar(namespace, name, links)
         if on_progress:
             on_progress(seen)
         report.errors.sort(key=lambda e: e.line)
@@ -339,16 +362,29 @@ class RecordWriter:
     async def _write_kinds(
         self, namespace: str, by_kind: dict[str, list[tuple[int, Any]]], report: ImportReport
     ) -> None:
-        await self._entities(namespace, by_kind["entity"], report)
-        await self._relations(namespace, by_kind["relation"], report)
-        await self._events(namespace, by_kind["event"], report)
+        restore = _Restore()
+        await self._entities(namespace, by_kind["entity"], report, restore)
+        await restore.nodes(self.store, namespace, ENTITY)
+        await self._relations(namespace, by_kind["relation"], report, restore)
+        await restore.edges(self.store, namespace, ENTITY, R_RELATES, ENTITY)
+        await self._events(namespace, by_kind["event"], report, restore)
+        await restore.nodes(self.store, namespace, EVENT)
         for line, rec in by_kind["fact"]:
-            await self._one(report, "fact", line, self._fact(namespace, rec))
-        await self._causal_links(namespace, by_kind["causal_link"], report)
+            await self._one(report, "fact", line, self._fact(namespace, rec, restore))
+        await restore.nodes(self.store, namespace, FACT)
+        for line, rec in by_kind["causal_node"]:
+            await self._one(report, "causal_node", line, self._causal_node(namespace, rec, restore))
+        await restore.nodes(self.store, namespace, CAUSAL)
+        await self._causal_links(namespace, by_kind["causal_link"], report, restore)
+        await restore.edges(self.store, namespace, CAUSAL, R_CAUSES, CAUSAL)
+        await self._solutions(namespace, by_kind["solution"], report, restore)
+        await restore.edges(self.store, namespace, CAUSAL, R_SOLVED_BY, CAUSAL)
         for line, rec in by_kind["concept"]:
-            await self._one(report, "concept", line, self._concept(namespace, rec))
+            await self._one(report, "concept", line, self._concept(namespace, rec, restore))
+        await restore.nodes(self.store, namespace, CONCEPT)
         for line, rec in by_kind["memory"]:
-            await self._one(report, "memory", line, self._memory(namespace, rec))
+            await self._one(report, "memory", line, self._memory(namespace, rec, restore))
+        await restore.nodes(self.store, namespace, MEMORY)
 
     async def _one(self, report: ImportReport, kind: str, line: int, write: Any) -> None:
         counts = report.kind(kind)
@@ -368,7 +404,11 @@ class RecordWriter:
     # -- entities and relations ----------------------------------------------------------------
 
     async def _entities(
-        self, namespace: str, items: list[tuple[int, EntityRecord]], report: ImportReport
+        self,
+        namespace: str,
+        items: list[tuple[int, EntityRecord]],
+        report: ImportReport,
+        restore: _Restore,
     ) -> None:
         if not items:
             return
@@ -381,20 +421,29 @@ class RecordWriter:
         except _RECORD_ERRORS:
             # One bad record fails the whole query; write them one by one to find it.
             for line, rec in items:
-                await self._one(report, "entity", line, self._entity(namespace, rec))
+                await self._one(report, "entity", line, self._entity(namespace, rec, restore))
             return
-        for _, created in written:
+        for (_, rec), (entity, created) in zip(items, written, strict=True):
             if created:
                 counts.created += 1
+                restore.node(entity.uuid, rec)
             else:
                 counts.merged += 1
 
-    async def _entity(self, namespace: str, rec: EntityRecord) -> bool:
-        _, created = await self.entities.add(namespace, rec.name, rec.type, rec.properties or None)
+    async def _entity(self, namespace: str, rec: EntityRecord, restore: _Restore) -> bool:
+        entity, created = await self.entities.add(
+            namespace, rec.name, rec.type, rec.properties or None
+        )
+        if created:
+            restore.node(entity.uuid, rec)
         return created
 
     async def _relations(
-        self, namespace: str, items: list[tuple[int, RelationRecord]], report: ImportReport
+        self,
+        namespace: str,
+        items: list[tuple[int, RelationRecord]],
+        report: ImportReport,
+        restore: _Restore,
     ) -> None:
         if not items:
             return
@@ -422,6 +471,9 @@ class RecordWriter:
             ],
         )
         self._count(report, "relation", [line for line, _ in items], written)
+        for (_, rec), outcome, ends in zip(items, written.outcomes, written.keys, strict=True):
+            if outcome is True and ends is not None:
+                restore.edge(ends[0], ends[1], rec, ends[2])
 
     def _count(
         self, report: ImportReport, kind: str, lines: list[int], written: BulkResult
@@ -439,7 +491,11 @@ class RecordWriter:
     # -- temporal -----------------------------------------------------------------------------
 
     async def _events(
-        self, namespace: str, items: list[tuple[int, EventRecord]], report: ImportReport
+        self,
+        namespace: str,
+        items: list[tuple[int, EventRecord]],
+        report: ImportReport,
+        restore: _Restore,
     ) -> None:
         if not items:
             return
@@ -452,8 +508,11 @@ class RecordWriter:
             ],
         )
         self._count(report, "event", [line for line, _ in items], written)
+        for (_, rec), outcome, uuid in zip(items, written.outcomes, written.keys, strict=True):
+            if outcome is True and uuid is not None:
+                restore.node(uuid, rec)
 
-    async def _fact(self, namespace: str, rec: FactRecord) -> bool:
+    async def _fact(self, namespace: str, rec: FactRecord, restore: _Restore) -> bool:
         written = await self.temporal.add_fact(
             namespace,
             rec.subject,
@@ -463,31 +522,88 @@ class RecordWriter:
             valid_to=rec.valid_to,
             entities=list(rec.entities),
         )
-        return written.status in ("created", "superseded")
+        created = written.status in ("created", "superseded")
+        if created:
+            restore.node(written.fact.uuid, rec)
+        return created
 
     # -- causal and semantic ------------------------------------------------------------------
 
+    async def _existing_pairs(
+        self, namespace: str, rel: str, pairs: list[list[str]]
+    ) -> set[tuple[str, str]]:
+        """The (cause, effect) normalised descriptions already linked by `rel`."""
+        res = await self.store.query(
+            namespace,
+            f"UNWIND $keys AS k MATCH (a:{CAUSAL} {{key: k[0]}})-[:{rel}]->"
+            f"(b:{CAUSAL} {{key: k[1]}}) RETURN DISTINCT k",
+            {"keys": pairs},
+            read_only=True,
+        )
+        return {(str(k[0]), str(k[1])) for (k,) in res.rows}
+
     async def _causal_links(
-        self, namespace: str, items: list[tuple[int, CausalLinkRecord]], report: ImportReport
+        self,
+        namespace: str,
+        items: list[tuple[int, CausalLinkRecord]],
+        report: ImportReport,
+        restore: _Restore,
     ) -> None:
         if not items:
             return
         keys = [[normalize_description(r.cause), normalize_description(r.effect)] for _, r in items]
-        res = await self.store.query(
-            namespace,
-            f"UNWIND $keys AS k MATCH (a:{CAUSAL} {{key: k[0]}})-[:{R_CAUSES}]->"
-            f"(b:{CAUSAL} {{key: k[1]}}) RETURN DISTINCT k",
-            {"keys": keys},
-            read_only=True,
-        )
-        existing = {(str(k[0]), str(k[1])) for (k,) in res.rows}
+        existing = await self._existing_pairs(namespace, R_CAUSES, keys)
         for (line, rec), (ck, ek) in zip(items, keys, strict=True):
             created = (ck, ek) not in existing
             existing.add((ck, ek))
-            await self._one(report, "causal_link", line, self._causal(namespace, rec, created))
+            await self._one(
+                report, "causal_link", line, self._causal(namespace, rec, created, restore)
+            )
 
-    async def _causal(self, namespace: str, rec: CausalLinkRecord, created: bool) -> bool:
-        await self.causal.add_link(
+    async def _solutions(
+        self,
+        namespace: str,
+        items: list[tuple[int, SolutionRecord]],
+        report: ImportReport,
+        restore: _Restore,
+    ) -> None:
+        if not items:
+            return
+        keys = [
+            [normalize_description(r.problem), normalize_description(r.solution)] for _, r in items
+        ]
+        existing = await self._existing_pairs(namespace, R_SOLVED_BY, keys)
+        for (line, rec), (pk, sk) in zip(items, keys, strict=True):
+            created = (pk, sk) not in existing
+            existing.add((pk, sk))
+            await self._one(
+                report, "solution", line, self._solution(namespace, rec, created, restore)
+            )
+
+    async def _solution(
+        self, namespace: str, rec: SolutionRecord, created: bool, restore: _Restore
+    ) -> bool:
+        got = await self.causal.add_solution(namespace, rec.problem, rec.solution, rec.evidence)
+        if created:
+            restore.edge(got.problem.uuid, got.solution.uuid, rec)
+        return created
+
+    async def _causal_node(self, namespace: str, rec: CausalNodeRecord, restore: _Restore) -> bool:
+        node, created = await self.causal.add_node(
+            namespace,
+            rec.description,
+            rec.node_type,
+            entities=list(rec.entities),
+            events=list(rec.events),
+        )
+        if created:
+            restore.node(node.uuid, rec)
+        return created
+
+    async def _causal(
+        self, namespace: str, rec: CausalLinkRecord, created: bool, restore: _Restore
+    ) -> bool:
+        got = await self.causal.add_link(
             namespace,
             rec.cause,
             rec.effect,
@@ -496,16 +612,28 @@ class RecordWriter:
             entities=list(rec.entities),
             events=list(rec.events),
         )
+        if created:
+            restore.edge(got.cause.uuid, got.effect.uuid, rec)
         return created
 
-    async def _concept(self, namespace: str, rec: ConceptRecord) -> bool:
-        _, created = await self.semantic.add_concept(
-            namespace, rec.name, rec.description, entities=list(rec.entities)
+    async def _concept(self, namespace: str, rec: ConceptRecord, restore: _Restore) -> bool:
+        # Stored similarity links are added once every concept is there (a concept's
+        # record can come before the one it points to).
+        concept, created = await self.semantic.add_concept(
+            namespace,
+            rec.name,
+            rec.description,
+            entities=list(rec.entities),
+            similar={} if rec.similar is not None else None,
         )
+        if rec.similar:
+            self._similar.append((rec.name, rec.similar))
+        if created:
+            restore.node(concept.uuid, rec)
         return created
 
-    async def _memory(self, namespace: str, rec: MemoryRecord) -> bool:
-        _, created = await self.semantic.add_memory(
+    async def _memory(self, namespace: str, rec: MemoryRecord, restore: _Restore) -> bool:
+        memory, created = await self.semantic.add_memory(
             namespace,
             rec.content,
             category=rec.category,
@@ -514,4 +642,63 @@ class RecordWriter:
             created_at=rec.created_at,
             source_id=rec.source_id,
         )
+        if created:
+            restore.node(memory.uuid, rec)
         return created
+
+
+@dataclass
+class _Restore:
+    """The stored properties of what a batch created, restored kind by kind.
+
+    A node or edge the import created gets the exact properties its record carries
+    (uuid, record times, keys: `io.stored.raw_props`), its embedding kept; what an
+    import merged into is left as stored. A record without `stored` (written by hand,
+    not exported) keeps what the graphs wrote.
+    """
+
+    _nodes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    _edges: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+
+    def node(self, uuid: str, rec: Record) -> None:
+        if rec.stored:
+            self._nodes.append({"u": uuid, "p": raw_props(rec)})
+
+    def edge(self, a: str, b: str, rec: Record, rel_key: str | None = None) -> None:
+        if rec.stored:
+            self._edges.append({"a": a, "b": b, "k": rel_key, "p": raw_props(rec)})
+
+    async def nodes(self, store: FalkorStore, namespace: str, label: str) -> None:
+        rows, self._nodes = self._nodes, []
+        if not rows:
+            return
+        # A stored uuid already taken by another node stays with that node.
+        wanted = [r["p"]["uuid"] for r in rows if r["p"].get("uuid") not in (None, r["u"])]
+        taken: set[str] = set()
+        if wanted:
+            res = await store.query(
+                namespace,
+                f"MATCH (n:{label}) WHERE n.uuid IN $w RETURN n.uuid",
+                {"w": wanted},
+                read_only=True,
+            )
+            taken = {str(r[0]) for r in res.rows}
+        for r in rows:
+            if r["p"].get("uuid") in taken:
+                r["p"]["uuid"] = r["u"]
+        await store.query(
+            namespace,
+            f"UNWIND $rows AS row MATCH (n:{label} {{uuid: row.u}}) "
+            "WITH n, row, n.embedding AS v SET n = row.p SET n.embedding = v",
+            {"rows": rows},
+        )
+
+    async def edges(self, store: FalkorStore, namespace: str, a: str, rel: str, b: str) -> None:
+        rows, self._edges = self._edges, []
+        if rows:
+            await store.query(
+                namespace,
+                f"UNWIND $rows AS row MATCH (:{a} {{uuid: row.a}})-[r:{rel}]->(:{b} {{uuid: row.b}}) "
+                "WHERE row.k IS NULL OR r.rel_key = row.k SET r = row.p",
+                {"rows": rows},
+            )
