@@ -51,6 +51,7 @@ from polyg_core.retrieval.filters import prefixed_tags
 from polyg_core.retrieval.probability import CausalProbability, causal_probability
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.store import FalkorStore
+from polyg_core.text import normalize_name
 
 logger = logging.getLogger(__name__)
 
@@ -393,18 +394,27 @@ class Memory:
                         ],
                     )
                 )
+        # The entities just resolved or written, by normalised name: the later writes of
+        # this memory name them by uuid, so a name several stored entities answer to
+        # links to the one chosen above instead of failing the whole memory.
+        chosen = {normalize_name(n.name): n.uuid for n in entities}
+
+        def refs(names: Sequence[str]) -> list[str]:
+            return [chosen.get(normalize_name(n), n) for n in names]
+
         relations: list[str] = []
         for rel in ex.relations:
             try:
-                await self.entities.ensure(namespace, [rel.source, rel.target])
-                await self.entities.link(namespace, rel.source, rel.target, rel.relationship_type)
+                source, target = refs([rel.source, rel.target])
+                await self.entities.ensure(namespace, [source, target])
+                await self.entities.link(namespace, source, target, rel.relationship_type)
                 relations.append(f"{rel.source} -{rel.relationship_type}-> {rel.target}")
             except Exception as exc:  # one bad relation must not lose the rest of the memory
                 logger.info("relation %s skipped: %s", rel, exc)
         events: list[WrittenNode] = []
         for ev in ex.events:
             event = await self.temporal.add_event(
-                namespace, ev.description, ev.occurred_at, entities=list(ev.entities)
+                namespace, ev.description, ev.occurred_at, entities=refs(ev.entities)
             )
             events.append(
                 WrittenNode(uuid=event.uuid, name=event.description, label="T_Event", created=True)
@@ -415,15 +425,19 @@ class Memory:
         said = f"{who} ({source_id})" if who and source_id else (who or source_id or "")
         source = said.strip()[:256] or None
         for f in ex.facts:
-            fw = await self.temporal.add_fact(
-                namespace,
-                f.subject,
-                f.predicate,
-                f.object,
-                valid_from=f.valid_from,
-                valid_to=f.valid_to,
-                source=source,
-            )
+            try:
+                fw = await self.temporal.add_fact(
+                    namespace,
+                    f.subject,
+                    f.predicate,
+                    f.object,
+                    valid_from=f.valid_from,
+                    valid_to=f.valid_to,
+                    source=source,
+                )
+            except AmbiguousName as exc:  # the memory and its other parts are still written
+                logger.info("fact %s skipped: %s", f, exc)
+                continue
             facts.append(
                 WrittenNode(
                     uuid=fw.fact.uuid,
@@ -450,7 +464,7 @@ class Memory:
                 link.effect,
                 link.confidence,
                 evidence=link.evidence,
-                entities=list(link.entities),
+                entities=refs(link.entities),
                 events=referred_events(link.cause, link.effect, link.evidence, event_texts),
             )
             causal.append(

@@ -96,3 +96,24 @@ async def test_a_move_records_the_membership_it_ends_when_the_graph_had_none(
         "data team": "team",
         "search team": "team",
     }
+
+
+async def test_a_name_two_stored_entities_share_does_not_lose_the_memory(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    mem = Memory(store=store, embedder=embedder, namespace=namespace)
+    with anyio.fail_after(60):
+        await mem.entities.add(namespace, "Alice", "person")
+        await mem.entities.add(namespace, "Alice", "project")
+        result = await mem.remember(
+            "Alice moved from the payments team to the auth team on June 1st.",
+            reference_time="2026-01-07T16:00:00Z",
+        )
+        stored = await store.query(namespace, "MATCH (m:S_Memory) RETURN count(m)")
+    assert int(stored.rows[0][0]) == 1  # the memory is written, not refused
+    alice = [e for e in result.entities if e.name == "Alice"]
+    assert len(alice) == 1
+    # A fact names its subject by text, which cannot say which Alice: it is skipped
+    # (the memory keeps the sentence) rather than written against the wrong one.
+    current = await mem.temporal.facts(namespace, subject="Alice", predicate="member_of")
+    assert current == []
