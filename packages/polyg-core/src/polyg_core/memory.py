@@ -15,7 +15,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Self
 
-from polyg_shared.intents import Extraction, Intent
+from polyg_shared.intents import ExtractedFact, Extraction, Intent
 from polyg_shared.results import SimilarNode
 from polyg_shared.retrieval import (
     RecallResult,
@@ -25,7 +25,7 @@ from polyg_shared.retrieval import (
 from polyg_shared.stats import GraphStatistics
 from polyg_shared.timeutil import utc_now
 
-from polyg_core.agents.extractor import extract
+from polyg_core.agents.extractor import UNKNOWN_START, extract
 from polyg_core.config import Settings
 from polyg_core.errors import AmbiguousName, InvalidInput
 from polyg_core.graphs.causal import CausalGraph
@@ -339,6 +339,31 @@ class Memory:
             }
         )
 
+    async def _end_stated_fact(self, namespace: str, f: ExtractedFact) -> list[WrittenNode]:
+        """End the current facts `f` names (same subject, predicate and object) at its end."""
+        assert f.valid_to is not None
+        try:
+            current = await self.temporal.facts(namespace, subject=f.subject, predicate=f.predicate)
+        except (AmbiguousName, InvalidInput) as exc:
+            logger.info("ended fact %s not applied: %s", f, exc)
+            return []
+        ended: list[WrittenNode] = []
+        for fact in current:
+            if normalize_name(fact.object) != normalize_name(f.object):
+                continue
+            if fact.valid_from >= f.valid_to:
+                continue  # it started after the stated end: another spell, left as is
+            done = await self.temporal.invalidate_fact(namespace, fact.uuid, f.valid_to)
+            ended.append(
+                WrittenNode(
+                    uuid=done.uuid,
+                    name=f"{done.subject} {done.predicate} {done.object}",
+                    label="T_Fact",
+                    created=False,
+                )
+            )
+        return ended
+
     async def _write_extraction(
         self,
         namespace: str,
@@ -425,6 +450,12 @@ class Memory:
         said = f"{who} ({source_id})" if who and source_id else (who or source_id or "")
         source = said.strip()[:256] or None
         for f in ex.facts:
+            if f.valid_from == UNKNOWN_START and f.valid_to is not None:
+                # The note says when the fact ended, not since when it held ("moved from
+                # the payments team"): end the stored fact it names; with none stored
+                # there is nothing to end, and no start to invent.
+                invalidated.extend(await self._end_stated_fact(namespace, f))
+                continue
             try:
                 fw = await self.temporal.add_fact(
                     namespace,

@@ -73,7 +73,7 @@ async def test_chat_notes_leave_no_numbers_greetings_or_stop_words_in_the_graph(
     assert not words & {"14", "fri", "better", "instead", "hey"}
 
 
-async def test_a_move_records_the_membership_it_ends_when_the_graph_had_none(
+async def test_a_move_invents_no_start_for_the_membership_it_ends_when_the_graph_had_none(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
     mem = Memory(store=store, embedder=embedder, namespace=namespace)
@@ -88,8 +88,11 @@ async def test_a_move_records_the_membership_it_ends_when_the_graph_had_none(
     after = await mem.temporal.facts(
         namespace, subject="Priya", predicate="member_of", as_of="2025-04-01T00:00:00Z"
     )
-    assert [f.object for f in before] == ["data team"]
+    # Since when Priya was on the data team is not said: no fact with a made-up start.
+    assert before == []
     assert [f.object for f in after] == ["search team"]
+    history = await mem.temporal.facts(namespace, subject="Priya", history=True)
+    assert [f.object for f in history] == ["search team"]
     types = await store.query(namespace, "MATCH (e:E_Entity) RETURN e.name, e.entity_type")
     assert dict((str(r[0]), str(r[1])) for r in types.rows) == {
         "Priya": "person",

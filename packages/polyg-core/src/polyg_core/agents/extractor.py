@@ -66,7 +66,8 @@ __all__ = [
 
 DEFAULT_EXTRACTOR_MAX_TOKENS = 2000
 UNKNOWN_START = datetime(1970, 1, 1, tzinfo=UTC)
-"""The start of a fact whose start the text does not give ("moved from X" ends one)."""
+"""Marks a fact whose start the text does not give ("moved from X" ends one): `remember`
+ends the stored fact it names instead of writing it (see `Memory._end_stated_fact`)."""
 _MAX_LLM_TEXT = 24_000  # characters of a note sent to the LLM
 
 
