@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
 
 # Property tests are derandomized by default so a run is reproducible (CI included);
@@ -11,3 +12,13 @@ from hypothesis import settings
 settings.register_profile("repeatable", derandomize=True, print_blob=True)
 settings.register_profile("explore", print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip `heavy` tests (many minutes each) unless POLYG_HEAVY_TESTS=1."""
+    if os.environ.get("POLYG_HEAVY_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="a run of many minutes; set POLYG_HEAVY_TESTS=1 to run it")
+    for item in items:
+        if "heavy" in item.keywords:
+            item.add_marker(skip)

@@ -258,7 +258,9 @@ async def test_a_generated_namespace_round_trips(
 
 # 91,000 records through the graphs: on two shared, busy cores the JSONL import took 26 min
 # and the bare replay of 126,000 statements 11 min (docs/import-format.md).
+# POLYG_HEAVY_TESTS=1 uv run pytest packages/polyg-core/tests/io/test_round_trip.py -m heavy
 @pytest.mark.slow
+@pytest.mark.heavy
 async def test_a_generated_10k_namespace_round_trips(
     falkordb_server: EmbeddedFalkorDB, namespace: str, tmp_path: Path
 ) -> None:
