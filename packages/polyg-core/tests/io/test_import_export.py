@@ -150,6 +150,25 @@ async def test_bad_records_are_reported_with_lines_and_the_rest_imported(
     assert report.created == 1
 
 
+async def test_a_json_escaped_nul_is_refused_naming_the_field(
+    store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
+) -> None:
+    lines = [
+        '{"kind": "entity", "name": "db\\u0000primary", "entity_type": "service"}',
+        '{"kind": "entity", "name": "cache", "properties": {"note": "a\\u0000b"}}',
+        json.dumps(RECORDS[0]),
+    ]
+    path = write_file(tmp_path, lines)
+    with anyio.fail_after(60):
+        report = await writer(store, embedder).run(namespace, lambda: iter_records(path, "jsonl"))
+        names = await store.query(namespace, "MATCH (e:E_Entity) RETURN e.name")
+    assert [e.line for e in report.errors] == [1, 2]
+    assert report.errors[0].message.startswith("name: ") and "NUL" in report.errors[0].message
+    assert report.errors[1].message.startswith("properties.note: ")
+    assert all("\x00" not in str(r[0]) for r in names.rows)
+    assert report.created == 1
+
+
 async def test_strict_writes_nothing_when_a_record_is_bad(
     store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
 ) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from polyg_shared.types import control_char_error
 from pydantic import ValidationError
 
 from polyg_core.errors import InvalidInput
@@ -114,6 +115,12 @@ def parse_record(data: Any, line: int) -> Record | LineError:
     """Validate one decoded record."""
     if not isinstance(data, dict):
         return LineError(line, f"expected a JSON object, got {type(data).__name__}")
+    # A JSON escape ("\u0000") decodes to the characters the tools refuse: same rule.
+    bad = control_char_error(data)
+    if bad is not None:
+        loc, _, message = bad
+        where = ".".join(str(p) for p in loc)
+        return LineError(line, f"{where}: {message}" if where else message)
     try:
         return RECORD.validate_python(data)
     except ValidationError as exc:
