@@ -18,7 +18,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Skip `heavy` tests (many minutes each) unless POLYG_HEAVY_TESTS=1."""
     if os.environ.get("POLYG_HEAVY_TESTS") == "1":
         return
-    skip = pytest.mark.skip(reason="a run of many minutes; set POLYG_HEAVY_TESTS=1 to run it")
+    skip = pytest.mark.skip(reason="a long run; set POLYG_HEAVY_TESTS=1 to run it")
     for item in items:
         if "heavy" in item.keywords:
             item.add_marker(skip)

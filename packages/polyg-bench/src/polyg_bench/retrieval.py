@@ -98,10 +98,12 @@ def ranked_turns(
     return out[:k]
 
 
-def ablation_configs(chosen: Sequence[str]) -> dict[str, tuple[str, ...]]:
+def ablation_configs(
+    chosen: Sequence[str], leave_one_out: bool = True
+) -> dict[str, tuple[str, ...]]:
     """Each retriever alone (named by itself), then each left out (`all - X`)."""
     configs = {name: (name,) for name in chosen}
-    if len(chosen) > 1:
+    if leave_one_out and len(chosen) > 1:
         configs |= {f"{FULL} - {name}": tuple(r for r in chosen if r != name) for name in chosen}
     return configs
 
@@ -370,6 +372,7 @@ async def run_retrieval(
     max_k: int = max(KS),
     retrievers: Sequence[str] | None = None,
     ablation: bool = False,
+    leave_one_out: bool = True,
     progress: Progress | None = None,
 ) -> RetrievalReport:
     """Ingest, ask and score every question of `dataset` (see module doc).
@@ -385,13 +388,15 @@ async def run_retrieval(
         max_k: how many turns each system ranks (and recall's memory limit).
         retrievers: what polyg's recall fuses (default all).
         ablation: also ask with each retriever alone and each left out.
+        leave_one_out: with `ablation`, also each left out (the invariant needs only
+            each retriever alone).
         progress: called with a line about every tenth of the turns and questions.
 
     Raises:
         InvalidInput: an unknown retriever name (before anything is ingested).
     """
     chosen = [r for r in RETRIEVERS if r in check_retrievers(retrievers)]
-    configs = ablation_configs(chosen) if ablation else {}
+    configs = ablation_configs(chosen, leave_one_out) if ablation else {}
     report = RetrievalReport(
         retrievers=chosen,
         configurations=configs,

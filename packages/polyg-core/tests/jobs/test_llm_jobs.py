@@ -48,7 +48,7 @@ def _memory(
 
 
 @pytest.mark.slow
-async def test_two_hundred_queued_jobs_through_the_model_finish_with_the_right_graph(
+async def test_eighty_queued_jobs_through_the_model_finish_with_the_right_graph(
     kit: Any,
     store: FalkorStore,
     embedder: Embedder,
@@ -56,7 +56,7 @@ async def test_two_hundred_queued_jobs_through_the_model_finish_with_the_right_g
     queue: JobQueue,
     llm_server: ScriptedLLMServer,
 ) -> None:
-    n = 200
+    n = 80
     memory = _memory(store, embedder, namespace, llm_server)
     refs = [await queue.enqueue_remember(kit.note(i), graph=namespace) for i in range(n)]
     assert len({r.job_id for r in refs}) == n

@@ -82,7 +82,9 @@ async def test_fifty_queued_remember_jobs_finish_with_the_right_graph(
     await _run_queued(kit, 50, store, embedder, namespace, queue)
 
 
+# The fifty-job test above runs the same path in every test run.
 @pytest.mark.slow
+@pytest.mark.heavy
 async def test_two_hundred_queued_remember_jobs_finish_with_the_right_graph(
     kit: Any, store: FalkorStore, embedder: Embedder, namespace: str, queue: JobQueue
 ) -> None:
