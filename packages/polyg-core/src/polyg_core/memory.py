@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Self
 
 from polyg_shared.intents import ExtractedFact, Extraction, Intent
+from polyg_shared.nodes import Fact
 from polyg_shared.results import SimilarNode
 from polyg_shared.retrieval import (
     RecallResult,
@@ -354,14 +355,7 @@ class Memory:
             if fact.valid_from >= f.valid_to:
                 continue  # it started after the stated end: another spell, left as is
             done = await self.temporal.invalidate_fact(namespace, fact.uuid, f.valid_to)
-            ended.append(
-                WrittenNode(
-                    uuid=done.uuid,
-                    name=f"{done.subject} {done.predicate} {done.object}",
-                    label="T_Fact",
-                    created=False,
-                )
-            )
+            ended.append(_fact_node(done, created=False))
         return ended
 
     async def _write_extraction(
@@ -469,23 +463,8 @@ class Memory:
             except AmbiguousName as exc:  # the memory and its other parts are still written
                 logger.info("fact %s skipped: %s", f, exc)
                 continue
-            facts.append(
-                WrittenNode(
-                    uuid=fw.fact.uuid,
-                    name=f"{fw.fact.subject} {fw.fact.predicate} {fw.fact.object}",
-                    label="T_Fact",
-                    created=fw.status != "existing",
-                )
-            )
-            invalidated.extend(
-                WrittenNode(
-                    uuid=o.uuid,
-                    name=f"{o.subject} {o.predicate} {o.object}",
-                    label="T_Fact",
-                    created=False,
-                )
-                for o in fw.invalidated
-            )
+            facts.append(_fact_node(fw.fact, created=fw.status != "existing"))
+            invalidated.extend(_fact_node(o, created=False) for o in fw.invalidated)
         causal: list[str] = []
         event_texts = [(e.uuid, e.name) for e in events]
         for link in ex.causal_links:
@@ -546,3 +525,13 @@ class Memory:
     async def statistics(self, graph: str | None = None) -> GraphStatistics:
         """Node and edge counts per graph and cross-link type."""
         return await graph_statistics(self.store, self._ns(graph))
+
+
+def _fact_node(fact: Fact, *, created: bool) -> WrittenNode:
+    """A written fact as remember reports it."""
+    return WrittenNode(
+        uuid=fact.uuid,
+        name=f"{fact.subject} {fact.predicate} {fact.object}",
+        label="T_Fact",
+        created=created,
+    )
