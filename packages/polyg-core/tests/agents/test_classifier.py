@@ -130,6 +130,26 @@ def test_semantic_query_drops_question_and_time_words() -> None:
     assert intent.semantic_query == "auth service fail"
 
 
+@pytest.mark.parametrize(
+    ("question", "inferential"),
+    [
+        ("Would Alice likely enjoy a theme park?", True),
+        ("Would Bob be considered a morning person?", True),
+        ("What might the payments team do next quarter?", True),
+        ("Is the auth service probably down?", True),
+        ("When did Alice join the auth team?", False),
+        ("What would you like to know about Bob?", False),
+    ],
+)
+def test_inferential_questions_are_flagged_and_lose_their_hedges(
+    question: str, inferential: bool
+) -> None:
+    intent = RuleClassifier().classify(question, KNOWN, REF)
+    assert intent.inferential is inferential
+    hedges = {"would", "might", "likely", "probably", "considered"}
+    assert not hedges.intersection(intent.semantic_query.lower().split())
+
+
 def test_confidence_is_low_without_cues() -> None:
     vague = RuleClassifier().classify("auth service", KNOWN, REF)
     clear = RuleClassifier().classify("Why did the auth service fail?", KNOWN, REF)

@@ -108,6 +108,26 @@ async def test_time_keeps_to_the_questions_window(memory: Memory) -> None:
     assert result.memories[0].retrievers == {"time": 1.0}
 
 
+async def test_an_inferential_question_leans_on_what_was_said_in_other_words(
+    memory: Memory,
+) -> None:
+    with anyio.fail_after(60):
+        fan = await _add(memory, "Dana: I love roller coasters and thrill rides.")
+        park = await _add(memory, "Dana: The theme of the parking meeting was fees.")
+        await _add(memory, "Dana: The quarterly report is due on Friday.")
+        asked = await memory.recall(
+            "Would Dana likely enjoy a theme park?", reference_time=NOW, memory_limit=3
+        )
+        stated = await memory.recall(
+            "Does Dana enjoy a theme park?", reference_time=NOW, memory_limit=3
+        )
+    assert asked.intent["inferential"] is True
+    assert [m.uuid for m in asked.memories][:2] == [fan, park]
+    # Asked what was said, the words of the question count as much as their meaning.
+    assert stated.intent["inferential"] is False
+    assert [m.uuid for m in stated.memories][:2] == [park, fan]
+
+
 async def test_neighbours_bring_the_reply_to_a_matching_question(memory: Memory) -> None:
     with anyio.fail_after(60):
         same_time = NOW - timedelta(days=2)

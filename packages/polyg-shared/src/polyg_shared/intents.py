@@ -100,6 +100,11 @@ class Intent(BaseModel):
     )
     confidence: Confidence = 0.5
     multi_hop: bool = False
+    inferential: bool = Field(
+        default=False,
+        description="The question asks what would or might be (an inference from what was "
+        "said), not for something stated.",
+    )
 
 
 class ExtractedEntity(BaseModel):

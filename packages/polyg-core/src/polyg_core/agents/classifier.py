@@ -118,6 +118,29 @@ _CUE_WORDS = words(
     """
 )
 _WORD = re.compile(r"[\w][\w.\-/@#']*[\w]|\w")
+# Words that hedge a question ("Would Alice likely ...?", "What might Bob ...?"): they ask
+# for an inference and are never in what was said, so the search phrase leaves them out.
+HEDGE_WORDS = words(
+    """
+    would could might likely unlikely probably possibly perhaps maybe potentially considered
+    """
+)
+_INFERENTIAL = re.compile(
+    r"^\W*(?:would|could|might)\b"
+    r"|\b(?:likely|unlikely|probably|possibly|perhaps|maybe|potentially|might)\b",
+    re.IGNORECASE,
+)
+
+
+def is_inferential(question: str) -> bool:
+    """Whether the question asks what would or might be rather than what was said."""
+    return _INFERENTIAL.search(question) is not None
+
+
+def without_hedges(text: str) -> str:
+    """`text` without its hedging words (see `HEDGE_WORDS`); unchanged when it has none."""
+    kept = [w for w in text.split() if w.strip("\"'?!.,;:()").lower() not in HEDGE_WORDS]
+    return " ".join(kept) if kept else text
 
 
 @dataclass(frozen=True)
@@ -193,6 +216,7 @@ class RuleClassifier:
             semantic_query=_semantic_query(text, ref),
             confidence=confidence,
             multi_hop=multi_hop,
+            inferential=is_inferential(text),
         )
 
 
@@ -225,7 +249,9 @@ def _semantic_query(text: str, reference: datetime) -> str:
     words = [
         w
         for w in _WORD.findall(stripped)
-        if w.lower() not in STOP_WORDS and w.lower() not in _CUE_WORDS
+        if w.lower() not in STOP_WORDS
+        and w.lower() not in _CUE_WORDS
+        and w.lower() not in HEDGE_WORDS
     ]
     query = " ".join(words) if words else " ".join(text.split())
     return query[:MAX_TEXT]
@@ -381,6 +407,7 @@ def check_intent(
         semantic_query=query,
         confidence=max(0.0, min(1.0, confidence)),
         multi_hop=multi_hop or len(entities) >= 2,
+        inferential=fallback.inferential,
     )
 
 

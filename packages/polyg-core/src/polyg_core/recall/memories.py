@@ -19,7 +19,9 @@ Retrievers (each gives scores in [0, 1]; any can be switched off):
 
 Fusion is a weighted sum of the scaled scores: lexical and dense carry the weight, the
 graph-side signals add candidates and re-rank, and a neighbour scores below the hit it
-hangs on (a reply to a question just above it). Age only breaks ties (a 1% weight), and not at all for a question
+hangs on (a reply to a question just above it). A question that asks what would or might
+be (`Intent.inferential`) leaves its hedging words out of the lexical query and leans on
+dense (`FusionWeights.inferential_lexical`). Age only breaks ties (a 1% weight), and not at all for a question
 about a stated past window, so a memory that matches is never vetoed by its age.
 """
 
@@ -37,6 +39,7 @@ from polyg_shared.intents import Intent
 from polyg_shared.retrieval import RETRIEVERS, ContextNode, MergedSubgraph, RecalledMemory
 from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms
 
+from polyg_core.agents.classifier import without_hedges
 from polyg_core.errors import InvalidInput
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
 from polyg_core.retrieval.filters import MemoryFilter
@@ -67,16 +70,21 @@ class FusionWeights:
         neighbours: a neighbour scores this share of its hit's fused score (max, not sum).
         reply: the share for the memory right after a hit whose final question matched.
         age: the tie-breaking weight of recency (exp(-days/30)).
+        inferential_lexical: the lexical weight for a question that asks what would or might
+            be ("Would Alice enjoy a theme park?"); dense takes the rest of lexical + dense.
+            What answers it was said in other words than the question's (Alice's trips,
+            not "theme park"), which the dense retriever matches and BM25 does not.
     """
 
     lexical: float = 0.5
     dense: float = 0.5
     entity: float = 0.2
-    time: float = 0.15
+    time: float = 0.3
     graph: float = 0.1
     neighbours: float = 0.6
     reply: float = 1.05
     age: float = 0.01
+    inferential_lexical: float = 0.25
 
 
 def check_retrievers(names: Iterable[str] | None) -> frozenset[str]:
@@ -233,6 +241,8 @@ async def rank_memories(
         return out
     flt = memory_filter or MemoryFilter()
 
+    if intent.inferential:
+        question = without_hedges(question)
     if "lexical" in retrievers:
         query = intent.semantic_query if intent.semantic_query.strip() else question
         hits = catalogue.bm25(f"{question} {query}" if query != question else question, LEXICAL_K)
@@ -249,9 +259,14 @@ async def rank_memories(
     if "time" in retrievers:
         out.signals["time"], window = _time_signal(catalogue, intent)
 
+    lexical_weight = w.lexical
+    dense_weight = w.dense
+    if intent.inferential:
+        lexical_weight = min(w.inferential_lexical, w.lexical + w.dense)
+        dense_weight = w.lexical + w.dense - lexical_weight
     base_weights = {
-        "lexical": w.lexical,
-        "dense": w.dense,
+        "lexical": lexical_weight,
+        "dense": dense_weight,
         "entity": w.entity,
         "time": w.time,
     }

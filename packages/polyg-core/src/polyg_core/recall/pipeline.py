@@ -32,7 +32,7 @@ from polyg_shared.retrieval import (
 )
 from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms, utc_now
 
-from polyg_core.agents.classifier import classify
+from polyg_core.agents.classifier import classify, without_hedges
 from polyg_core.config import Settings
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.base import check_readable
@@ -302,6 +302,8 @@ class RecallPipeline:
         # A one- or two-word search phrase ("cache") matches whole sentences poorly;
         # the question itself carries more of what is asked.
         query_text = intent.semantic_query if len(intent.semantic_query.split()) >= 3 else question
+        if intent.inferential:
+            query_text = without_hedges(query_text)
         catalogue = await self.catalogue.get(namespace)
         speakers = catalogue.authors_in(question)
         common = catalogue.common_names([*intent.entities, *speakers], COMMON_NAME_SHARE)
