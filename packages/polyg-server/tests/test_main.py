@@ -100,3 +100,16 @@ def test_the_server_loop_is_uvloop_when_it_is_installed() -> None:
     options = event_loop_options()
     assert options == {"use_uvloop": True}  # uvloop is a dependency of polyg-server
     assert anyio.run(loop_module, backend_options=options).startswith("uvloop")
+
+
+def test_starting_the_server_loads_no_analysis_library() -> None:
+    """rustworkx, scipy and pydot (about a second of imports) load when a tool needs them."""
+    code = (
+        "import sys, polyg_server.main, polyg_server.app\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'rustworkx', 'pydot'})\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == ""

@@ -6,20 +6,10 @@ one, the algorithms in `polyg_core.analysis.algorithms` analyse it, and
 JSON, Mermaid and Cypher.
 """
 
-from polyg_core.analysis.algorithms import (
-    DegreeMode,
-    all_paths,
-    betweenness,
-    connected_components,
-    degree_centrality,
-    find_cycles,
-    graph_info,
-    pagerank,
-    personalized_pagerank,
-    shortest_path,
-    subgraph,
-    transitive_reduction,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from polyg_core.analysis.model import DEFAULT_RELATION, EdgeData, GraphData, NodeData, NodeRef
 from polyg_core.analysis.results import (
     AllPathsResult,
@@ -35,6 +25,49 @@ from polyg_core.analysis.results import (
     SubgraphResult,
     TransitiveReductionResult,
 )
+
+if TYPE_CHECKING:
+    from polyg_core.analysis.algorithms import (
+        DegreeMode,
+        all_paths,
+        betweenness,
+        connected_components,
+        degree_centrality,
+        find_cycles,
+        graph_info,
+        pagerank,
+        personalized_pagerank,
+        shortest_path,
+        subgraph,
+        transitive_reduction,
+    )
+
+# The algorithms need rustworkx and scipy (about a second to import): loaded on first use.
+_ALGORITHMS = frozenset(
+    {
+        "DegreeMode",
+        "all_paths",
+        "betweenness",
+        "connected_components",
+        "degree_centrality",
+        "find_cycles",
+        "graph_info",
+        "pagerank",
+        "personalized_pagerank",
+        "shortest_path",
+        "subgraph",
+        "transitive_reduction",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ALGORITHMS:
+        from polyg_core.analysis import algorithms
+
+        return getattr(algorithms, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_RELATION",

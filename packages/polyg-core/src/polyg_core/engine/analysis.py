@@ -33,7 +33,6 @@ from polyg_shared.engine import (
     TransitiveReductionOutput,
 )
 
-from polyg_core.analysis import algorithms, ranking
 from polyg_core.analysis.model import GraphData, NodeData, NodeRef
 from polyg_core.engine.fetch import DEFAULT_MAX_NODES, fetch_graph
 from polyg_core.engine.graphs import GraphKindName
@@ -124,6 +123,8 @@ class GraphAnalyzer:
     async def graph_info(self, graph: str | None = None) -> GraphInfoOutput:
         """Counts, density, connectivity, acyclicity, node and relation types."""
         g = await self._open(graph)
+        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
+
         info = algorithms.graph_info(await self._fetch(g))
         return GraphInfoOutput(
             name=g.ns,
@@ -175,6 +176,8 @@ class GraphAnalyzer:
         s = await self._node_id(g, data, source)
         t = await self._node_id(g, data, target)
         sname, tname = data.ref(s).name, data.ref(t).name
+        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
+
         found = algorithms.shortest_path(data, s, t)
         if found is None:
             return self._no_path(sname, tname)
@@ -210,6 +213,8 @@ class GraphAnalyzer:
         data = await self._fetch(g)
         s = await self._node_id(g, data, source)
         t = await self._node_id(g, data, target)
+        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
+
         found = algorithms.all_paths(data, s, t, max_length, limit, time_budget=10.0)
         return AllPathsOutput(
             paths=[_names(p) for p in found.paths],
@@ -224,6 +229,8 @@ class GraphAnalyzer:
     async def pagerank(self, top_n: int = 10, *, graph: str | None = None) -> RankingOutput:
         """PageRank (damping 0.85, dangling rank spread evenly, as networkx)."""
         data = await self._fetch(await self._open(graph))
+        from polyg_core.analysis import ranking  # rustworkx, scipy: on first use
+
         result = ranking.pagerank(data, top_n, time_budget=30.0)
         return RankingOutput(
             rankings=[
@@ -236,6 +243,8 @@ class GraphAnalyzer:
     async def betweenness(self, top_n: int = 10, *, graph: str | None = None) -> RankingOutput:
         """Betweenness centrality, normalised as networkx does for directed graphs."""
         data = await self._fetch(await self._open(graph))
+        from polyg_core.analysis import ranking  # rustworkx, scipy: on first use
+
         result = ranking.betweenness(data, top_n)
         return RankingOutput(
             rankings=[
@@ -250,6 +259,8 @@ class GraphAnalyzer:
     ) -> DegreeCentralityOutput:
         """Nodes by total degree (in + out), highest first."""
         data = await self._fetch(await self._open(graph))
+        from polyg_core.analysis import ranking  # rustworkx, scipy: on first use
+
         result = ranking.degree_centrality(data, "total", top_n)
         return DegreeCentralityOutput(
             rankings=[
@@ -268,6 +279,8 @@ class GraphAnalyzer:
         """Weakly (or strongly) connected components, largest first."""
         g = await self._open(graph)
         data = await self._fetch(g)
+        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
+
         result = algorithms.connected_components(data, strong, limit)
         return ComponentsOutput(
             components=[_names(c) for c in result.components],
@@ -280,6 +293,8 @@ class GraphAnalyzer:
     ) -> CyclesOutput:
         """Directed simple cycles, shortest first among those found."""
         data = await self._fetch(await self._open(graph))
+        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
+
         result = algorithms.find_cycles(data, limit, max_length, time_budget=10.0)
         return CyclesOutput(
             cycles=[_names(c) for c in result.cycles],
@@ -295,6 +310,8 @@ class GraphAnalyzer:
         if in_place and g.kind != "scratch":
             g = _Opened(await self.scratch.manager.use_scratch(graph), "scratch")
         data = await self._fetch(g)
+        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
+
         result = algorithms.transitive_reduction(data)
         redundant = [
             EdgeOut(source=e.source.name, target=e.target.name, relation=e.relation)
@@ -328,6 +345,8 @@ class GraphAnalyzer:
         g = await self._open(graph)
         data = await self._fetch(g)
         ids = [await self._node_id(g, data, n) for n in nodes]
+        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
+
         result = algorithms.subgraph(data, ids, hops)
         sub = result.graph
         names = {n.id: n.name for n in sub.nodes}

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from polyg_core.analysis.model import GraphData
-from polyg_core.analysis.ranking import personalized_pagerank
 from polyg_core.retrieval.nodes import label_of, to_context
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import (
@@ -202,6 +201,8 @@ async def ppr_view(ctx: ViewContext, config: PPRConfig | None = None) -> ViewRes
         deadline=deadline,
     )
     remaining = max(0.05, deadline - time.monotonic())
+    from polyg_core.analysis.ranking import personalized_pagerank  # scipy: on first use
+
     ranking = personalized_pagerank(
         hood.graph,
         hood.seeds,

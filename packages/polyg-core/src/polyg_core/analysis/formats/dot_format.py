@@ -15,11 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any, cast
-
-from pydot.core import Dot, Edge, Node, Subgraph
-from pydot.dot_parser import GraphParser
-from pyparsing import ParseBaseException
+from typing import TYPE_CHECKING, Any, cast
 
 from polyg_core.analysis.formats.base import (
     GraphBuilder,
@@ -30,6 +26,9 @@ from polyg_core.analysis.formats.base import (
     to_float,
 )
 from polyg_core.analysis.model import GraphData
+
+if TYPE_CHECKING:
+    from pydot.core import Dot, Edge, Node, Subgraph
 
 # pydot's pyparsing grammar keeps state while parsing and is not thread-safe.
 _PARSER_LOCK = threading.Lock()
@@ -132,6 +131,11 @@ class _Reader:
 
 def parse_dot(text: str, limits: Limits) -> ParseResult:
     """Parse DOT; a syntax error is one `LineError` with line and column."""
+    # pydot's grammar takes a third of a second to build: only when DOT is read.
+    from pydot.core import Dot
+    from pydot.dot_parser import GraphParser
+    from pyparsing import ParseBaseException
+
     builder = GraphBuilder("dot", limits)
     try:
         with _PARSER_LOCK:
