@@ -1,0 +1,166 @@
+"""Cold start of `polyg-mcp` over stdio: process spawn to tools listed, to the first write
+answered, and the server's memory after that write.
+
+Each round starts a fresh server with a new, empty data directory (so the embedded
+FalkorDB starts too), speaks MCP's JSON-RPC over the pipes (initialize, tools/list,
+then one `add_entity` call, which loads the embedding model and creates the
+namespace's indexes) and reads the server's RSS from /proc after the write (the
+embedded FalkorDB is a separate process: its RSS is reported beside it).
+
+Usage:
+    uv run python scripts/bench_cold_start.py [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+PROTOCOL = "2025-06-18"
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(entry.name))
+    return out
+
+
+class _Server:
+    def __init__(self, data_dir: str) -> None:
+        env = {**os.environ, "POLYG_DATA_DIR": data_dir, "LOG_LEVEL": "WARNING"}
+        env.pop("LLM_MODEL", None)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "polyg_server.main"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self._next = 0
+        self._buf = b""
+
+    def send(self, method: str, params: dict[str, Any], *, notify: bool = False) -> int:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notify:
+            self._next += 1
+            msg["id"] = self._next
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(msg).encode() + b"\n")
+        self.proc.stdin.flush()
+        return self._next
+
+    def reply(self, request_id: int, timeout: float = 120.0) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\n" in self._buf:
+                line, self._buf = self._buf.split(b"\n", 1)
+                msg = json.loads(line)
+                if msg.get("id") == request_id:
+                    if "error" in msg:
+                        raise RuntimeError(f"server error: {msg['error']}")
+                    return msg["result"]
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no reply to request {request_id} in {timeout} s")
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise RuntimeError("server closed its stdout")
+                self._buf += chunk
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def one_round() -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="polyg-cold-") as data_dir:
+        t0 = time.perf_counter()
+        server = _Server(data_dir)
+        try:
+            rid = server.send(
+                "initialize",
+                {
+                    "protocolVersion": PROTOCOL,
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench-cold-start", "version": "0"},
+                },
+            )
+            server.reply(rid)
+            server.send("notifications/initialized", {}, notify=True)
+            rid = server.send("tools/list", {})
+            tools = server.reply(rid)
+            listed = time.perf_counter() - t0
+            rid = server.send(
+                "tools/call",
+                {
+                    "name": "add_entity",
+                    "arguments": {"name": "cold-start-probe", "entity_type": "host"},
+                },
+            )
+            result = server.reply(rid)
+            written = time.perf_counter() - t0
+            if result.get("isError"):
+                raise RuntimeError(f"add_entity failed: {result}")
+            rss = _rss_mb(server.proc.pid)
+            db = sum(_rss_mb(c) for c in _children(server.proc.pid))
+            return {
+                "tools": float(len(tools["tools"])),
+                "listed_s": listed,
+                "written_s": written,
+                "server_rss_mb": rss,
+                "falkordb_rss_mb": db,
+            }
+        finally:
+            server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    rounds = [one_round() for _ in range(max(1, args.rounds))]
+    print(f"rounds: {len(rounds)}; tools listed: {int(rounds[0]['tools'])}; load {os.getloadavg()}")
+    print("| measure | min | median | max |")
+    print("|---|---|---|---|")
+    for key in ("listed_s", "written_s", "server_rss_mb", "falkordb_rss_mb"):
+        values = [r[key] for r in rounds]
+        print(
+            f"| {key} | {min(values):.2f} | {statistics.median(values):.2f} | {max(values):.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
