@@ -128,6 +128,12 @@ async def test_explorer_opens_on_the_graph_with_memory_with_labels_apart(
             zoomed = seen["zoomed"]
             assert_labels_apart(zoomed)
             assert {b["id"] for b in zoomed["nodes"]} - named
+            # A selected node and its neighbours are named before the rest.
+            chosen = seen["selection"]
+            assert_labels_apart(chosen["labels"])
+            around = {b["id"] for b in chosen["labels"]["nodes"]}
+            assert chosen["id"] in around
+            assert around & set(chosen["neighbours"]) - {chosen["id"]}
 
             # A second graph with memory: the empty default now opens on a chooser.
             with anyio.fail_after(60):

@@ -1,6 +1,7 @@
 // Opens the explorer in headless Chromium and reports what it first shows: which graph (or
 // the chooser), and every label drawn at the default zoom and after zooming in, with the
-// pixels of the label layers, so a test can check that no two labels overlap.
+// pixels of the label layers, then the same once the most connected node is selected, so a
+// test can check that no two labels overlap.
 // Usage: POLYG_API_KEY=... node e2e/opening.mjs <base-url> <screenshot.png> [choose]
 // With `choose`, a graph chooser is answered with its first graph before measuring.
 // Prints one JSON object.
@@ -95,6 +96,20 @@ try {
     await page.mouse.move(box.x + box.width / 2, box.y - 20); // off the graph: no hover box
     await page.waitForTimeout(400);
     result.zoomed = await page.evaluate(measureLabels);
+    // Select the most connected named node through the search box: it and its neighbours
+    // are named first.
+    const hub = result.labels.nodes.find((b) => !b.text.endsWith("…"));
+    await page.fill("#search", hub.text);
+    const hit = page.locator(`.search-hit[data-id="${hub.id}"]`);
+    await hit.waitFor();
+    await hit.click();
+    await page.waitForSelector("#node-name");
+    await page.waitForTimeout(600); // the camera moves to the node
+    result.selection = {
+      id: hub.id,
+      neighbours: await page.$$eval(".neighbour", (ns) => ns.map((n) => n.dataset.id)),
+      labels: await page.evaluate(measureLabels),
+    };
   }
 } catch (err) {
   result.failure = String(err);

@@ -138,9 +138,9 @@ export class GraphView {
         nodeReducer: (node, data) => this._nodeReducer(node, data),
         edgeReducer: (edge, data) => this._edgeReducer(edge, data),
       });
-      // Sigma drew its first frame while being built: draw it again with the placer on.
+      // Sigma drew its first frame while being built; its labels wait in the placer.
       this.placer.attach(this.renderer);
-      this.renderer.refresh();
+      this.placer.draw();
       this.renderer.on("clickNode", ({ node }) => this.onSelect(node));
       this.renderer.on("enterNode", ({ node }) => {
         this.hovered = node;
