@@ -63,7 +63,8 @@ async def open_explorer(base: str, screenshot: Path | None, *, choose: bool = Fa
 
 def assert_labels_apart(labels: dict[str, Any]) -> None:
     """No two drawn labels (node or edge) share a pixel, every label was painted, and the
-    label layers hold no paint outside the labels' boxes."""
+    label canvas holds no paint outside the labels' boxes (nor sigma's edge-label canvas
+    any)."""
     boxes = [*labels["nodes"], *labels["edges"]]
     for a, b in itertools.combinations(boxes, 2):
         apart = (
@@ -73,10 +74,11 @@ def assert_labels_apart(labels: dict[str, Any]) -> None:
             or b["y"] + b["h"] <= a["y"]
         )
         assert apart, f"labels {a['text']!r} and {b['text']!r} overlap: {a} {b}"
-    for kind in ("nodes", "edges"):
-        px = labels["pixels"][kind]
-        assert px["outside"] == 0, f"{px['outside']} {kind} label pixels outside the boxes"
-        assert all(n > 0 for n in px["inBox"]), f"a {kind} label box holds no paint"
+    px = labels["pixels"]
+    assert px["outside"] == 0, f"{px['outside']} label pixels outside the boxes"
+    assert px["edgeLayer"] == 0, f"{px['edgeLayer']} pixels drawn around the placer"
+    empty = [b["text"] for b, n in zip(boxes, px["inBox"], strict=True) if n == 0]
+    assert not empty, f"label boxes without paint: {empty}"
 
 
 async def degrees(ctx: ServerContext, graph: str) -> Counter[str]:
@@ -134,6 +136,8 @@ async def test_explorer_opens_on_the_graph_with_memory_with_labels_apart(
             around = {b["id"] for b in chosen["labels"]["nodes"]}
             assert chosen["id"] in around
             assert around & set(chosen["neighbours"]) - {chosen["id"]}
+            assert seen["hovered"]["cursor"] == "pointer", "the pointer is on a node"
+            assert_labels_apart(seen["hovered"]["labels"])
 
             # A second graph with memory: the empty default now opens on a chooser.
             with anyio.fail_after(60):

@@ -22,42 +22,41 @@ const browser = await chromium.launch({
   ],
 });
 
-// Runs in the page: the placed label boxes, and for each label canvas how many painted
-// pixels lie inside the boxes, outside all of them, and in each box.
+// Runs in the page: the placed label boxes, how many painted pixels of the label canvas
+// lie in each box and outside all of them, and the paint left on sigma's edge-label canvas
+// (the placer draws every label on the label canvas).
 function measureLabels() {
   const placed = window.__polygLabels();
-  const layers = { nodes: "canvas.sigma-labels", edges: "canvas.sigma-edgeLabels" };
-  const pixels = {};
-  for (const [kind, selector] of Object.entries(layers)) {
-    const canvas = document.querySelector(selector);
-    const ratio = canvas.width / canvas.clientWidth;
-    const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
-    const boxes = placed[kind].map((b) => ({
-      x0: Math.floor(b.x * ratio),
-      y0: Math.floor(b.y * ratio),
-      x1: Math.ceil((b.x + b.w) * ratio),
-      y1: Math.ceil((b.y + b.h) * ratio),
-    }));
-    const inBox = boxes.map(() => 0);
-    let painted = 0;
-    let outside = 0;
-    for (let y = 0; y < canvas.height; y++) {
-      for (let x = 0; x < canvas.width; x++) {
-        if (data[(y * canvas.width + x) * 4 + 3] === 0) continue;
-        painted++;
-        let hit = false;
-        boxes.forEach((b, i) => {
-          if (x >= b.x0 && x < b.x1 && y >= b.y0 && y < b.y1) {
-            inBox[i]++;
-            hit = true;
-          }
-        });
-        if (!hit) outside++;
-      }
+  const painted = (canvas) => canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  const canvas = document.querySelector("canvas.sigma-labels");
+  const ratio = canvas.width / canvas.clientWidth;
+  const data = painted(canvas);
+  const all = [...placed.nodes, ...placed.edges];
+  const boxes = all.map((b) => ({
+    x0: Math.floor(b.x * ratio),
+    y0: Math.floor(b.y * ratio),
+    x1: Math.ceil((b.x + b.w) * ratio),
+    y1: Math.ceil((b.y + b.h) * ratio),
+  }));
+  const inBox = boxes.map(() => 0);
+  let outside = 0;
+  for (let y = 0; y < canvas.height; y++) {
+    for (let x = 0; x < canvas.width; x++) {
+      if (data[(y * canvas.width + x) * 4 + 3] === 0) continue;
+      let hit = false;
+      boxes.forEach((b, i) => {
+        if (x >= b.x0 && x < b.x1 && y >= b.y0 && y < b.y1) {
+          inBox[i]++;
+          hit = true;
+        }
+      });
+      if (!hit) outside++;
     }
-    pixels[kind] = { painted, outside, inBox };
   }
-  return { ...placed, pixels, width: document.getElementById("graph").clientWidth };
+  const edgeLayer = painted(document.querySelector("canvas.sigma-edgeLabels"));
+  let stray = 0;
+  for (let i = 3; i < edgeLayer.length; i += 4) if (edgeLayer[i] !== 0) stray++;
+  return { ...placed, pixels: { outside, inBox, edgeLayer: stray } };
 }
 
 const errors = [];
@@ -108,6 +107,15 @@ try {
     result.selection = {
       id: hub.id,
       neighbours: await page.$$eval(".neighbour", (ns) => ns.map((n) => n.dataset.id)),
+      labels: await page.evaluate(measureLabels),
+    };
+    // Hovering a node makes sigma redraw the edge labels alone: they are placed again.
+    const target = result.selection.labels.nodes.find((b) => b.id !== hub.id) ?? hub;
+    await page.mouse.move(box.x + target.node.x, box.y + target.node.y);
+    await page.waitForTimeout(400);
+    result.hovered = {
+      id: target.id,
+      cursor: await page.$eval("#graph", (g) => g.style.cursor),
       labels: await page.evaluate(measureLabels),
     };
   }

@@ -2,6 +2,8 @@
 // labels); the placer draws them most important first (selected, highlighted, then the
 // most connected) and drops any label whose box would touch one already drawn, so a dense
 // cluster shows its hubs' names at the default zoom and the rest as the user zooms in.
+// Edge labels (a causal edge's confidence, a relation's name) are placed after the node
+// labels, around them, and drawn on the same canvas, above the nodes, so no disc hides them.
 // The boxes drawn last are kept in `placed` (CSS pixels of the graph container) so the page
 // can show, and tests can check, what was drawn.
 import { drawDiscNodeHover } from "sigma/rendering";
@@ -12,6 +14,7 @@ const EDGE_FONT_PX = 11;
 const GAP_PX = 3; // between a node's disc and its label
 const HALO_PX = 3; // the white outline that keeps text readable over edges
 const PAD_PX = 2; // room kept around each box, halo included
+const HIGHLIGHT_RING_PX = 5; // a highlighted node's white ring and shadow, past its disc
 
 function shorten(text) {
   const s = String(text ?? "").trim();
@@ -30,6 +33,7 @@ export class LabelPlacer {
     this.edgeCandidates = [];
     this.placed = { nodes: [], edges: [], candidates: 0 };
     this.metrics = new Map();
+    this.obstacles = []; // discs of highlighted nodes, which sigma draws above the labels
   }
 
   // -- sigma settings: collect instead of drawing ------------------------------------------
@@ -40,8 +44,7 @@ export class LabelPlacer {
         this.nodeContext = ctx;
         if (data.label) this.nodeCandidates.push(data);
       },
-      defaultDrawEdgeLabel: (ctx, edge, source, target) => {
-        this.edgeContext = ctx;
+      defaultDrawEdgeLabel: (_ctx, edge, source, target) => {
         if (edge.label) this.edgeCandidates.push({ edge, source, target });
       },
       // Sigma draws highlighted nodes on its hover layer with their label in a box; only the
@@ -80,8 +83,15 @@ export class LabelPlacer {
     renderer.renderEdgeLabels = () => {
       this.edgeCandidates = [];
       renderEdgeLabels();
-      if (!rendering) {
-        const edges = this._placeEdges(this.placed.nodes.map(({ x, y, w, h }) => ({ x, y, w, h })));
+      if (!rendering && this.nodeContext) {
+        // The boxes never overlap, so clearing the old edge boxes leaves node labels whole.
+        for (const b of this.placed.edges) {
+          const x = Math.floor(b.x);
+          const y = Math.floor(b.y);
+          this.nodeContext.clearRect(x, y, Math.ceil(b.x + b.w) - x, Math.ceil(b.y + b.h) - y);
+        }
+        const nodeBoxes = this.placed.nodes.map(({ x, y, w, h }) => ({ x, y, w, h }));
+        const edges = this._placeEdges([...this.obstacles, ...nodeBoxes]);
         this.placed = { ...this.placed, edges };
       }
       return renderer;
@@ -118,12 +128,15 @@ export class LabelPlacer {
     };
   }
 
-  _fits(box, taken, view) {
-    // Whole on screen (a label cut by the edge is not readable) and touching no other.
+  _fits(box, taken, view, owner) {
+    // Whole on screen (a label cut by the edge is not readable) and touching no other, nor
+    // the disc of a highlighted node other than its own (those are drawn above the labels).
     if (box.x < 0 || box.y < 0 || box.x + box.w > view.width || box.y + box.h > view.height) {
       return false;
     }
-    for (const other of taken) if (overlaps(box, other)) return false;
+    for (const other of taken) {
+      if ((other.owner === undefined || other.owner !== owner) && overlaps(box, other)) return false;
+    }
     return true;
   }
 
@@ -152,6 +165,12 @@ export class LabelPlacer {
           (a.key < b.key ? -1 : 1),
       );
       for (const d of ranked) {
+        if (!d.highlighted) continue;
+        const r = d.size + HIGHLIGHT_RING_PX;
+        taken.push({ x: d.x - r, y: d.y - r, w: 2 * r, h: 2 * r, owner: d.key });
+      }
+      this.obstacles = taken.slice();
+      for (const d of ranked) {
         const text = shorten(d.label);
         if (!text) continue;
         const m = this._measure(ctx, text, font);
@@ -162,7 +181,7 @@ export class LabelPlacer {
         let placed = null;
         for (const x of [right, left]) {
           const box = this._box(x, baseline, m);
-          if (this._fits(box, taken, view)) {
+          if (this._fits(box, taken, view, d.key)) {
             placed = { x, box };
             break;
           }
@@ -170,7 +189,7 @@ export class LabelPlacer {
         if (!placed) continue;
         taken.push(placed.box);
         this._text(ctx, text, placed.x, baseline, "#1f2328", font);
-        nodes.push({ id: d.key, text, ...placed.box });
+        nodes.push({ id: d.key, text, ...placed.box, node: { x: d.x, y: d.y } });
       }
     }
     const edges = this._placeEdges(taken);
@@ -184,7 +203,7 @@ export class LabelPlacer {
   _placeEdges(taken) {
     const view = this.renderer.getDimensions();
     const edges = [];
-    const ectx = this.edgeContext;
+    const ectx = this.nodeContext;
     if (ectx) {
       const font = `${EDGE_FONT_PX}px ${this.font}`;
       const ranked = this.edgeCandidates.slice().sort(
