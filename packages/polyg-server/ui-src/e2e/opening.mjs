@@ -95,9 +95,9 @@ try {
     await page.mouse.move(box.x + box.width / 2, box.y - 20); // off the graph: no hover box
     await page.waitForTimeout(400);
     result.zoomed = await page.evaluate(measureLabels);
-    // Select the most connected named node through the search box: it and its neighbours
-    // are named first.
-    const hub = result.labels.nodes.find((b) => !b.text.endsWith("…"));
+    // Select the most connected named node that search finds (entities, causal nodes,
+    // concepts) through the search box: it and its neighbours are named first.
+    const hub = result.labels.nodes.find((b) => b.layer !== "temporal" && !b.text.endsWith("…"));
     await page.fill("#search", hub.text);
     const hit = page.locator(`.search-hit[data-id="${hub.id}"]`);
     await hit.waitFor();

@@ -189,7 +189,7 @@ export class LabelPlacer {
         if (!placed) continue;
         taken.push(placed.box);
         this._text(ctx, text, placed.x, baseline, "#1f2328", font);
-        nodes.push({ id: d.key, text, ...placed.box, node: { x: d.x, y: d.y } });
+        nodes.push({ id: d.key, text, layer: d.layer, ...placed.box, node: { x: d.x, y: d.y } });
       }
     }
     const edges = this._placeEdges(taken);
