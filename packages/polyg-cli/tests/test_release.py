@@ -1,4 +1,5 @@
-""".github/workflows/release.yml publishes exactly the workspace's public packages, at one version."""
+""".github/workflows/release.yml publishes exactly the workspace's public packages, at one version,
+and each package's dependencies on its siblings can be met from the package index."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[3]
 WORKFLOW = ROOT / ".github" / "workflows" / "release.yml"
@@ -68,3 +73,65 @@ def test_the_publish_job_uses_trusted_publishing() -> None:
     publish = _workflow()["jobs"]["publish"]
     assert publish["permissions"] == {"id-token": "write"}
     assert any("pypi-publish" in s.get("uses", "") for s in publish["steps"])
+
+
+def _sibling_requirements() -> list[tuple[str, Requirement]]:
+    """(package, requirement) for every dependency and extra of a package on a sibling."""
+    projects = _projects()
+    out: list[tuple[str, Requirement]] = []
+    for name, project in projects.items():
+        extras: dict[str, list[str]] = project.get("optional-dependencies", {})
+        for line in [*project.get("dependencies", []), *(d for ds in extras.values() for d in ds)]:
+            req = Requirement(line)
+            if canonicalize_name(req.name) in projects:
+                out.append((name, req))
+    return out
+
+
+def _next_breaking(version: Version) -> Version:
+    # Below 1.0 a minor release may break (0.1 -> 0.2); from 1.0 on, a major one.
+    if version.major == 0:
+        return Version(f"0.{version.minor + 1}.0")
+    return Version(f"{version.major + 1}.0.0")
+
+
+def test_sibling_dependencies_have_one_range_that_holds_the_current_versions() -> None:
+    projects = _projects()
+    found = _sibling_requirements()
+    pairs = {(name, canonicalize_name(req.name)) for name, req in found}
+    assert {
+        ("polyg-core", "polyg-shared"),
+        ("polyg-core", "polyg-minilm"),
+        ("polyg-server", "polyg-core"),
+        ("polyg-cli", "polyg-server"),
+        ("polyg-mcp", "polyg-cli"),
+    } <= pairs
+    for name, req in found:
+        sibling = projects[canonicalize_name(req.name)]
+        version = Version(sibling["version"])
+        where = f"{name} -> {req}"
+        assert req.url is None, f"{where}: a URL or path cannot be met from the index"
+        assert req.specifier.contains(version), f"{where} excludes {sibling['name']} {version}"
+        assert any(s.operator == ">=" for s in req.specifier), f"{where}: no lower bound"
+        assert not req.specifier.contains(_next_breaking(version), prereleases=True), (
+            f"{where} admits {_next_breaking(version)}, the next incompatible release"
+        )
+    assert len({str(req.specifier) for _, req in found}) == 1, "one range for every sibling"
+
+
+@pytest.mark.parametrize(
+    ("line", "admitted"),
+    [("polyg-core>=0.1.0,<0.2", True), ("polyg-core", False), ("polyg-core>=0.1", False)],
+)
+def test_the_range_check_refuses_an_open_range(line: str, admitted: bool) -> None:
+    req = Requirement(line)
+    bounded = not req.specifier.contains(_next_breaking(Version("0.1.0")), prereleases=True)
+    assert (bounded and req.specifier.contains("0.1.0")) is admitted
+
+
+def test_no_public_package_depends_on_a_private_one() -> None:
+    projects = _projects()
+    private = {n for n, p in projects.items() if PRIVATE in p.get("classifiers", [])}
+    for name, req in _sibling_requirements():
+        if name not in private:
+            assert canonicalize_name(req.name) not in private, f"{name} needs private {req.name}"

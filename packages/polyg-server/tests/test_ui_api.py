@@ -14,7 +14,7 @@ from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
-from polyg_server.ui import COOKIE_NAME
+from polyg_server.ui import COOKIE_NAME, queries
 from pydantic import SecretStr
 
 pytestmark = pytest.mark.anyio
@@ -148,6 +148,41 @@ async def test_recall_returns_the_answer_and_the_causal_chain(api: httpx.AsyncCl
 async def test_graphs_lists_the_namespace(api: httpx.AsyncClient, namespace: str) -> None:
     res = (await api.get("/api/graphs")).json()
     assert namespace in res["graphs"] and res["default"] == namespace
+    assert res["nodes"][namespace] == (await api.get("/api/graph")).json()["total"] > 0
+    assert res["start"] == namespace
+
+
+async def test_graphs_opens_on_the_only_namespace_with_memory_or_asks(
+    memory_ctx: ServerContext, namespace: str
+) -> None:
+    memory = memory_ctx.memory
+    assert memory is not None
+    first, second = f"{namespace}_a", f"{namespace}_b"
+    try:
+        async with client_for(memory_ctx) as api:
+            empty = (await api.get("/api/graphs")).json()
+            assert empty["nodes"][namespace] == 0
+            with anyio.fail_after(60):
+                await load_scenario(memory, "deployment_failure", first)
+            one = (await api.get("/api/graphs")).json()
+            assert one["start"] == first and one["default"] == namespace
+            assert one["nodes"][first] > 0 and one["nodes"][namespace] == 0
+            with anyio.fail_after(60):
+                await load_scenario(memory, "incident_response", second)
+            two = (await api.get("/api/graphs")).json()
+            assert two["start"] is None
+            assert {first, second} <= {g for g, n in two["nodes"].items() if n}
+    finally:
+        for name in (first, second):
+            await memory_ctx.store.delete_graph(name)
+
+
+def test_opening_graph_prefers_the_default_then_the_only_one_with_memory() -> None:
+    assert queries.opening_graph("d", {"d": 3, "a": 5}) == "d"
+    assert queries.opening_graph("d", {"d": 0, "a": 5, "s": 0}) == "a"
+    assert queries.opening_graph("d", {"d": 0, "a": 5, "b": 1}) is None
+    assert queries.opening_graph("d", {"d": 0, "s": 0}) == "d"
+    assert queries.opening_graph("d", {"d": 0, "a": 2, "z": None}) == "a"
 
 
 # -- validation and limits ------------------------------------------------------------------

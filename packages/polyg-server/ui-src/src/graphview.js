@@ -1,13 +1,20 @@
 // The graph drawn with sigma.js (WebGL) over a graphology graph: layer colours, distinct
-// cross-links, causal edges sized, faded and labelled by confidence, highlights.
+// cross-links, causal edges sized, faded and labelled by confidence, highlights. Nodes are
+// sized by their number of links; labels go through the placer (labels.js), which never
+// lets two overlap.
 import Graph from "graphology";
 import Sigma from "sigma";
 import forceAtlas2 from "graphology-layout-forceatlas2";
+import { LabelPlacer } from "./labels.js";
 import { CROSS_COLOR, DIM, LAYER_COLORS, LAYERS, withAlpha } from "./style.js";
 
 const CENTERS = { entity: [0, 0], temporal: [1, 0.15], causal: [-1, 0.15], semantic: [0, -1] };
 const SYNC_LAYOUT_MAX = 1500; // below this many nodes the layout runs before the first frame
 const FRAME_BUDGET_MS = 12; // layout work per animation frame for larger graphs
+
+function nodeSize(layer, degree) {
+  return Math.min((layer === "entity" ? 6 : 4) + 1.3 * Math.sqrt(degree), 16);
+}
 
 function edgeStyle(e) {
   if (e.layer === "cross") {
@@ -37,6 +44,11 @@ export class GraphView {
     this.neighbours = new Set();
     this.highlight = null; // {nodes:Set, edges:Set} from a recall
     this.layoutFrames = 0;
+    this.hovered = null;
+    this.placer = new LabelPlacer({
+      font: "system-ui, sans-serif",
+      isHovered: (node) => node === this.hovered,
+    });
   }
 
   clear() {
@@ -63,7 +75,8 @@ export class GraphView {
     this.graph.addNode(node.id, {
       x,
       y,
-      size: node.layer === "entity" ? 7 : 5,
+      size: nodeSize(node.layer, 0),
+      centrality: 0,
       color: LAYER_COLORS[node.layer] ?? "#999999",
       label: node.name,
       layer: node.layer,
@@ -90,8 +103,19 @@ export class GraphView {
     for (const e of page.edges) this.addEdge(e);
   }
 
+  _sizeByDegree() {
+    // The most connected nodes are drawn larger and named first.
+    this.graph.forEachNode((id, a) => {
+      const degree = this.graph.degree(id);
+      if (degree !== a.centrality) {
+        this.graph.mergeNodeAttributes(id, { centrality: degree, size: nodeSize(a.layer, degree) });
+      }
+    });
+  }
+
   render() {
     const n = this.graph.order;
+    this._sizeByDegree();
     if (n > 0 && n <= SYNC_LAYOUT_MAX) {
       forceAtlas2.assign(this.graph, {
         iterations: n < 200 ? 300 : 80,
@@ -103,16 +127,29 @@ export class GraphView {
         renderEdgeLabels: true,
         defaultEdgeType: "arrow",
         labelRenderedSizeThreshold: n > 2000 ? 12 : 4,
-        edgeLabelSize: 12,
-        edgeLabelColor: { color: "#7a1f1f" },
+        // The grid proposes up to two labels per 80 px cell; the placer keeps those that fit.
+        labelDensity: 2,
+        labelGridCellSize: 80,
+        labelSize: 13,
+        labelWeight: "500",
         labelFont: "system-ui, sans-serif",
         zIndex: true,
+        ...this.placer.settings(),
         nodeReducer: (node, data) => this._nodeReducer(node, data),
         edgeReducer: (edge, data) => this._edgeReducer(edge, data),
       });
+      // Sigma drew its first frame while being built; its labels wait in the placer.
+      this.placer.attach(this.renderer);
+      this.placer.draw();
       this.renderer.on("clickNode", ({ node }) => this.onSelect(node));
-      this.renderer.on("enterNode", () => (this.container.style.cursor = "pointer"));
-      this.renderer.on("leaveNode", () => (this.container.style.cursor = "default"));
+      this.renderer.on("enterNode", ({ node }) => {
+        this.hovered = node;
+        this.container.style.cursor = "pointer";
+      });
+      this.renderer.on("leaveNode", () => {
+        this.hovered = null;
+        this.container.style.cursor = "default";
+      });
     } else {
       this.renderer.refresh();
     }
@@ -163,6 +200,7 @@ export class GraphView {
         res.highlighted = true;
         res.zIndex = 2;
         res.forceLabel = true;
+        res.labelRank = 2;
         res.size = data.size * 1.5;
       } else {
         res.color = DIM;
@@ -175,8 +213,10 @@ export class GraphView {
         res.highlighted = true;
         res.forceLabel = true;
         res.zIndex = 3;
+        res.labelRank = 3;
       } else if (this.neighbours.has(node)) {
         res.forceLabel = true;
+        res.labelRank = Math.max(res.labelRank ?? 0, 1);
       }
     }
     return res;
@@ -197,6 +237,11 @@ export class GraphView {
       if (s !== this.selected && t !== this.selected && !this.highlight) res.label = "";
     }
     return res;
+  }
+
+  // The labels drawn in the last frame: boxes in CSS pixels of the graph container.
+  labels() {
+    return this.placer.placed;
   }
 
   stats() {

@@ -26,8 +26,14 @@ const timeline = new Timeline($("timeline"), { onSelect: (id) => selectNode(id) 
 
 // -- graph pages ------------------------------------------------------------------------
 
+function note(...children) {
+  $("graph-note")?.remove();
+  if (children.length) $("graph").append(el("div", { id: "graph-note", class: "overlay" }, ...children));
+}
+
 async function loadGraph() {
   const t0 = performance.now();
+  note();
   view.clear();
   $("details").replaceChildren(el("p", { class: "hint", text: "Click a node to see its properties, neighbours and links." }));
   $("recall-result").replaceChildren();
@@ -40,15 +46,24 @@ async function loadGraph() {
     await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     const drawn = performance.now();
     window.__polygRender = {
+      graph: state.graph,
       nodes: view.graph.order,
       edges: view.graph.size,
       fetchMs: Math.round(fetched - t0),
       renderMs: Math.round(drawn - fetched),
       sinceNavigationMs: Math.round(drawn),
     };
+    // The labels drawn in the last frame (boxes in CSS pixels of #graph), for tests and tools.
+    window.__polygLabels = () => view.labels();
     state.nextOffset = page.next_offset;
     state.total = page.total;
     updateStatus();
+    if (page.total === 0) {
+      note(
+        el("p", { text: `The graph "${state.graph}" holds no memory yet.` }),
+        el("p", { class: "hint", text: "Load the example data with `polyg demo` (graph \"demo\"), or write with the remember tool, then pick the graph above." }),
+      );
+    }
     document.body.dataset.ready = "true";
   } catch (err) {
     status("");
@@ -79,22 +94,60 @@ function updateStatus() {
 
 // -- namespace switcher and layer filter --------------------------------------------------
 
+// Opens the graph named in the URL (#graph=...), else the one the server suggests: the
+// default when it holds memory, else the only graph that does. When several do and the
+// default is empty, the page asks which one to show (returns false).
 async function loadGraphs() {
   const select = $("graph-select");
+  let open = true;
   try {
     const res = await api.graphs();
     const fromHash = new URLSearchParams(window.location.hash.slice(1)).get("graph");
     if (fromHash && res.graphs.includes(fromHash)) state.graph = fromHash;
-    select.replaceChildren(...res.graphs.map((g) => el("option", { value: g, text: g })));
+    else if (res.start) state.graph = res.start;
+    else open = false;
+    const size = (g) => (res.nodes[g] === null || res.nodes[g] === undefined ? "" : ` (${res.nodes[g]})`);
+    select.replaceChildren(...res.graphs.map((g) => el("option", { value: g, text: `${g}${size(g)}` })));
     select.value = state.graph;
+    if (!open) showChooser(res);
   } catch (err) {
     showError($("details"), err);
   }
-  select.addEventListener("change", () => {
-    state.graph = select.value;
-    window.location.hash = `graph=${encodeURIComponent(state.graph)}`;
-    loadGraph();
-  });
+  select.addEventListener("change", () => chooseGraph(select.value));
+  return open;
+}
+
+function chooseGraph(graph) {
+  state.graph = graph;
+  $("graph-select").value = graph;
+  window.location.hash = `graph=${encodeURIComponent(graph)}`;
+  delete document.body.dataset.chooser;
+  loadGraph();
+}
+
+function showChooser(res) {
+  const filled = res.graphs.filter((g) => res.nodes[g]);
+  note(
+    el("p", { text: `The default graph "${res.default}" is empty; these graphs hold memory:` }),
+    el(
+      "ul",
+      { class: "graph-choices" },
+      ...filled.map((g) =>
+        el(
+          "li",
+          {},
+          el(
+            "button",
+            { type: "button", class: "graph-choice", "data-graph": g, onclick: () => chooseGraph(g) },
+            el("span", { class: "hit-name", text: g }),
+            el("span", { class: "hit-meta", text: `${res.nodes[g]} nodes` }),
+          ),
+        ),
+      ),
+    ),
+  );
+  document.body.dataset.chooser = "true";
+  status("choose a graph");
 }
 
 function layerToggles() {
@@ -294,5 +347,5 @@ function layerOfEdge(type) {
 layerToggles();
 setupSearch();
 setupRecall();
-loadGraphs().then(loadGraph);
+loadGraphs().then((open) => open && loadGraph());
 window.addEventListener("resize", () => timeline.draw());

@@ -147,7 +147,14 @@ class TimelineOutput(BaseModel):
 
 
 class GraphsOutput(BaseModel):
-    """The namespaces the switcher offers."""
+    """The namespaces the switcher offers, their sizes, and the one the explorer opens on."""
 
     graphs: list[str]
     default: str
+    nodes: dict[str, int | None] = Field(
+        description="Memory nodes per namespace (None past the first MAX_SIZED_GRAPHS names)."
+    )
+    start: str | None = Field(
+        description="The namespace to open: the default when it holds memory, else the only "
+        "one that does; None when several do (the explorer asks which)."
+    )

@@ -168,6 +168,44 @@ async def graph_page(
     )
 
 
+MAX_SIZED_GRAPHS = 200
+"""Namespaces whose memory nodes /api/graphs counts (one query each); the rest show None."""
+
+_COUNT_MEMORY = " UNION ALL ".join(
+    f"MATCH (n:{label}) RETURN count(n) AS c" for label in MEMORY_LABELS
+)
+
+
+async def memory_sizes(
+    store: FalkorStore, names: Sequence[str], existing: Sequence[str]
+) -> dict[str, int | None]:
+    """Memory nodes in each of `names` (0 for a name not in `existing`, which FalkorDB has
+    not created yet), counted for the first MAX_SIZED_GRAPHS names only."""
+    present = set(existing)
+    sizes: dict[str, int | None] = {}
+    for i, name in enumerate(names):
+        if i >= MAX_SIZED_GRAPHS:
+            sizes[name] = None
+        elif name not in present:
+            sizes[name] = 0
+        else:
+            res = await store.query(name, _COUNT_MEMORY, read_only=True)
+            sizes[name] = sum(int(row[0] or 0) for row in res.rows)
+    return sizes
+
+
+def opening_graph(default: str, sizes: dict[str, int | None]) -> str | None:
+    """The namespace the explorer opens on: the default when it holds memory, else the only
+    namespace that does; None when several do, so the explorer asks; the (empty) default
+    when none does."""
+    if sizes.get(default):
+        return default
+    filled = [name for name, n in sizes.items() if n]
+    if len(filled) > 1:
+        return None
+    return filled[0] if filled else default
+
+
 async def find_node(store: FalkorStore, namespace: str, uuid: str) -> tuple[str, dict[str, Any]]:
     """The label and properties of the memory node with this uuid.
 

@@ -283,9 +283,21 @@ class Explorer:
 
     async def graphs(self, request: Request) -> Response:
         _validate(GraphsInput, "/api/graphs", _query_args(request))
-        names = set(await self.ctx.store.list_graphs())
-        names.add(self.ctx.default_namespace)
-        return _json(GraphsOutput(graphs=sorted(names), default=self.ctx.default_namespace))
+        existing = await self.ctx.store.list_graphs()
+        default = self.ctx.default_namespace
+        names = sorted({*existing, default})
+        # The default first, so it is always sized however many namespaces there are.
+        sizes = await queries.memory_sizes(
+            self.ctx.store, [default, *(n for n in names if n != default)], existing
+        )
+        return _json(
+            GraphsOutput(
+                graphs=names,
+                default=default,
+                nodes={name: sizes[name] for name in names},
+                start=queries.opening_graph(default, sizes),
+            )
+        )
 
     async def graph(self, request: Request) -> Response:
         inp = _validate(GraphPageInput, "/api/graph", _query_args(request))
