@@ -18,12 +18,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from polyg_core.retrieval.answer_text import (
+    SPEAKER,
     as_sentence,
     best_sentence,
     format_time,
     overlap,
     short_time,
     terms,
+)
+from polyg_core.retrieval.answer_time import (
+    Dated,
+    asks_time,
+    duration_in,
+    is_how_long,
+    is_midnight,
+    resolve,
 )
 from polyg_core.retrieval.confidence import Evidence
 from polyg_core.text import normalize_name
@@ -37,6 +46,7 @@ CONTEXT_AFTER = 2
 CONTEXT_WINDOW_MS = 12 * 3600 * 1000
 MAX_STATEMENTS = 6
 MAX_MEMORIES = 3
+SHORT_CONTEXT_WORDS = 8  # a WHEN answer repeats its event only when it is this short
 
 _HAPPENED = re.compile(r"^\W*what\s+(?:has\s+|had\s+|else\s+)?happen(?:ed|s)?\b", re.IGNORECASE)
 
@@ -180,10 +190,18 @@ def _when(q: _Question, g: _Graph) -> Answer:
     best = ranked[0]
     at = _time_ms(best)
     assert at is not None
-    head = f"{format_time(at)}: {as_sentence(best_sentence(q.wanted, best.text))}"
+    sentence = _unspoken(best_sentence(q.wanted, best.text))
     context = _around(g, best, [n for n in cands if n.label == best.label])
     lines = [f"{short_time(t)}: {n.text}" for n, t in context]
-    text = head + (" Around it: " + "; ".join(lines) + "." if lines else "")
+    duration = duration_in(sentence) if is_how_long(q.text) else None
+    dated = _dated_phrase(g, best, sentence, at)
+    if duration is not None:
+        text = as_sentence(duration)
+    else:
+        text = dated.phrase
+        if _record(best, sentence):
+            text += f": {sentence}"
+        text = as_sentence(text)
     rel = overlap(q.wanted, best.text)
     runner = max((overlap(q.wanted, n.text) for n in ranked[1:]), default=0.0)
     same_day = sum(
@@ -197,9 +215,12 @@ def _when(q: _Question, g: _Graph) -> Answer:
         quoted=best.label == "S_Memory",
         match=rel,
         entity=_entity_found(q, g, best),
-        time=(1.0 if _in_window(at, tf) else 0.0) if tf else None,
+        time=(1.0 if _in_window(dated.start_ms, tf) or _in_window(at, tf) else 0.0)
+        if tf
+        else None,
         agreement=max(len(best.views), 1) + same_day,
         margin=max(0.0, rel - runner),
+        shaped=duration is not None if is_how_long(q.text) else asks_time(q.text),
     )
     timeline = [f"{short_time(at)}: {best.text}", *lines]
     return Answer(
@@ -208,6 +229,54 @@ def _when(q: _Question, g: _Graph) -> Answer:
         [best.uuid, *(n.uuid for n, _ in context)],
         evidence,
     )
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|me|my|we|we're|our|us|you|your)\b", re.IGNORECASE)
+
+
+def _record(node: ContextNode, sentence: str) -> bool:
+    """A short record of an event ("Auth service crashed on startup"), worth repeating after
+    its time; a quote of someone's words is not (it stays in the reasoning)."""
+    return (
+        node.label == "T_Event"
+        and SPEAKER.match(node.text) is None
+        and len(sentence.split()) <= SHORT_CONTEXT_WORDS
+        and _FIRST_PERSON.search(sentence) is None
+    )
+
+
+def _unspoken(sentence: str) -> str:
+    """The sentence without its leading "Speaker: "."""
+    speaker = SPEAKER.match(sentence)
+    return sentence[speaker.end() :].strip() if speaker else sentence.strip()
+
+
+def _stated_ms(g: _Graph, node: ContextNode, at: int) -> int | None:
+    """When the node's text was written: a memory's own time, an event's source memory's
+    time, else the event's time when it has a clock time (a writer that resolved a relative
+    date stores the day at 00:00, which is not when it was said)."""
+    if node.label == "S_Memory":
+        return at
+    body = normalize_name(_unspoken(node.text))
+    for m in g.of("S_Memory"):
+        if body and body in normalize_name(m.text) and (t := _time_ms(m)) is not None:
+            return t
+    return None if is_midnight(at) else at
+
+
+def _dated_phrase(g: _Graph, node: ContextNode, sentence: str, at: int) -> Dated:
+    stated = _stated_ms(g, node, at)
+    if stated is not None and (dated := resolve(sentence, stated)) is not None:
+        return dated
+    if is_midnight(at):
+        # The writer resolved the date; say it no finer than the text does.
+        day = datetime.fromtimestamp(at / 1000, tz=UTC)
+        words = set(terms(sentence))
+        if (day.month, day.day) == (1, 1) and "year" in words:
+            return Dated(str(day.year), at, False)
+        if day.day == 1 and "month" in words:
+            return Dated(day.strftime("%B %Y"), at, False)
+    return Dated(format_time(at), at, False)
 
 
 def _around(g: _Graph, best: ContextNode, pool: list[ContextNode]) -> list[tuple[ContextNode, int]]:

@@ -42,6 +42,9 @@ class Evidence:
         quoted: True when the answer quotes a stored text instead of a fact, relation,
             event or chain the graphs hold (a sentence that matches the question's words
             may still not say what is asked).
+        shaped: False when the answer could not take the form the question asks for (a
+            "how long" question answered with a date, a "what" question with a whole
+            quoted sentence in which no asked span was found).
     """
 
     match: float = 0.0
@@ -52,10 +55,12 @@ class Evidence:
     margin: float = 0.0
     found: bool = True
     quoted: bool = False
+    shaped: bool = True
 
 
 NOT_FOUND_CAP = 0.1
 QUOTE_CAP = 0.7
+UNSHAPED_FACTOR = 0.6
 FLOOR = 0.02
 CEILING = 0.95
 
@@ -74,6 +79,10 @@ def confidence_of(evidence: Evidence) -> float:
     score += 0.05 * min(max(evidence.agreement, 1) - 1, 3)
     if evidence.quoted:
         score = min(score * 0.85, QUOTE_CAP)
+    if not evidence.shaped:
+        # An answer of another form than the one asked (a date for "how long", a whole
+        # sentence for "what") is seldom right whatever its evidence.
+        score *= UNSHAPED_FACTOR
     if evidence.chain is not None:
         # A causal answer is no surer than its weakest reading: the chain or the match.
         score = min(score, 0.3 + 0.6 * evidence.chain) * (0.6 + 0.4 * evidence.chain)
@@ -88,6 +97,7 @@ def factors_of(evidence: Evidence) -> dict[str, float]:
         "agreement": float(evidence.agreement),
         "found": 1.0 if evidence.found else 0.0,
         "quoted": 1.0 if evidence.quoted else 0.0,
+        "shaped": 1.0 if evidence.shaped else 0.0,
     }
     if evidence.entity is not None:
         out["entity_found"] = round(evidence.entity, 3)
