@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from polyg_core.retrieval.answer_span import asked_span, asks_span
 from polyg_core.retrieval.answer_text import (
     SPEAKER,
     as_sentence,
@@ -641,15 +642,25 @@ def _memory_fit(q: _Question, node: ContextNode) -> float:
 
 
 def _memories_answer(q: _Question, best: list[ContextNode], summary: bool = False) -> Answer:
-    """The best memory's text; a summary (EXPLORE) adds the next ones that match too."""
+    """The best memory's text; a summary (EXPLORE) adds the next ones that match too. A
+    question that wants a short thing (what, which, how many) gets the asked span of the
+    best sentence when a rule finds it (`answer_span`)."""
     top = best[0]
     rel = _memory_fit(q, top)
     runner = _memory_fit(q, best[1]) if len(best) > 1 else 0.0
     agree = sum(1 for n in best[1:] if overlap(q.about or q.wanted, n.text) >= max(0.5, rel))
     others = [n.text for n in best[1:] if overlap(q.wanted, n.text) > 0] if summary else []
     lines = [top.text, *others][:MAX_MEMORIES]
+    text = " ".join(as_sentence(best_sentence(q.wanted, t)) for t in lines)
+    shaped = True
+    if asks_span(q.text):
+        sentence = _unspoken(best_sentence(q.wanted, top.text))
+        span = asked_span(q.text, q.about or q.wanted, sentence)
+        shaped = span is not None
+        if span is not None:
+            text, lines = as_sentence(span), lines[:1]
     return Answer(
-        " ".join(as_sentence(best_sentence(q.wanted, t)) for t in lines),
+        text,
         Reasoning(semantic_matches=[n.text for n in best]),
         [n.uuid for n in best[: len(lines)]],
         Evidence(
@@ -658,6 +669,7 @@ def _memories_answer(q: _Question, best: list[ContextNode], summary: bool = Fals
             agreement=1 + agree,
             margin=max(0.0, rel - runner),
             quoted=True,
+            shaped=shaped,
         ),
     )
 
