@@ -18,6 +18,7 @@ from polyg_core.retrieval.answer_text import stem, terms
 MAX_SPAN_WORDS = 6
 
 _HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
+_HOW_MUCH = re.compile(r"^\W*how\s+much\b", re.IGNORECASE)
 _WHAT = re.compile(r"^\W*(?:what|which)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'’-]*|[.,;:!?()\"“”–—]|\s-\s")
 # Words that end a clause: the span stops before them.
@@ -51,8 +52,8 @@ _NUMBER_WORDS = {
 
 
 def asks_span(question: str) -> bool:
-    """True for a question that wants a short thing: what/which ..., how many ..."""
-    return bool(_WHAT.search(question) or _HOW_MANY.search(question))
+    """True for a question that wants a short thing: what/which ..., how many/much ..."""
+    return bool(_WHAT.search(question) or _HOW_MANY.search(question) or _HOW_MUCH.search(question))
 
 
 def _words(sentence: str) -> list[str]:

@@ -49,6 +49,9 @@ MAX_STATEMENTS = 6
 MAX_MEMORIES = 3
 SHORT_CONTEXT_WORDS = 8  # a WHEN answer repeats its event only when it is this short
 
+_COMPOUND = re.compile(
+    r"\w.*\b(?:and|but|also)\s+(?:who|whom|what|when|where|why|how|which)\b", re.IGNORECASE
+)
 _HAPPENED = re.compile(r"^\W*what\s+(?:has\s+|had\s+|else\s+)?happen(?:ed|s)?\b", re.IGNORECASE)
 
 
@@ -398,6 +401,7 @@ class _Statement:
     score: float
     relevance: float
     key: str
+    dated: bool = False  # a fact valid in the asked timeframe (relations carry no time)
 
 
 def _statements(q: _Question, g: _Graph, focus: ContextNode) -> list[_Statement]:
@@ -427,7 +431,7 @@ def _statements(q: _Question, g: _Graph, focus: ContextNode) -> list[_Statement]
         other_key = next((k for k in ends if k != key), key)
         rel = overlap(about, f"{f.text} {kinds.get(other_key, '')}")
         if dedup not in out or out[dedup].relevance < rel:
-            out[dedup] = _Statement(text, f.uuid, f.score, rel, dedup)
+            out[dedup] = _Statement(text, f.uuid, f.score, rel, dedup, dated=True)
     for e in g.sub.edges:
         if e.type != "E_RELATES" or focus.uuid not in (e.source, e.target):
             continue
@@ -482,24 +486,28 @@ def _who_what(q: _Question, g: _Graph) -> Answer:
         )
     best = [s for s in statements if s.relevance == top_rel and top_rel > 0][:MAX_STATEMENTS]
     rest = [s for s in statements if s not in best][: max(0, 4 - len(best)) or 2]
-    when = (
-        f"{q.intent.timeframe.phrase}: " if q.intent.timeframe and q.intent.timeframe.phrase else ""
-    )
+    used = best or statements[:4]
+    # The asked time is answered only by facts valid then, not by undated relations.
+    in_time = any(s.dated for s in used)
+    tf = q.intent.timeframe
+    when = f"{tf.phrase}: " if tf and tf.phrase and in_time else ""
     if best:
         text = when + "; ".join(s.text for s in best) + "."
         if rest:
             text += " Also: " + "; ".join(s.text for s in rest) + "."
     else:
         text = f"{when}{head}: " + "; ".join(s.text for s in statements[:4]) + "."
-    used = best or statements[:4]
     runner = statements[len(best)].relevance if len(statements) > len(best) else 0.0
     asked = q.about - terms(focus.text) - terms(str(focus.attributes.get("entity_type", "")))
     evidence = Evidence(
         match=top_rel if asked else 0.5,
         entity=1.0 if normalize_name(focus.text) in q.entity_keys or not q.entity_keys else 0.5,
-        time=(1.0 if used else 0.0) if q.intent.timeframe else None,
+        time=(1.0 if in_time else 0.0) if tf else None,
         agreement=max(1, len(used)) + int(any(s.score > 1.0 for s in used)),
         margin=max(0.0, top_rel - runner),
+        # Nothing the entity holds speaks to the asked words: a list of its facts is not
+        # the thing asked.
+        shaped=bool(best) or not asked,
     )
     entities = [focus.text, *(g.by_id[s.uuid].text for s in used if s.uuid in g.by_id)]
     return Answer(
@@ -693,7 +701,11 @@ def _explore(q: _Question, g: _Graph) -> Answer:
         text,
         Reasoning(semantic_matches=[n.text for n in top if n.graph == "semantic"]),
         [n.uuid for n in top],
-        Evidence(match=rel, entity=_entity_in_text(q, " ".join(n.text for n in top))),
+        Evidence(
+            match=rel,
+            entity=_entity_in_text(q, " ".join(n.text for n in top)),
+            shaped=not asks_span(q.text),
+        ),
     )
 
 
@@ -704,9 +716,15 @@ def extractive_answer(
     g = _Graph(sub, now_ms if now_ms is not None else to_epoch_ms(datetime.now(UTC)))
     q = _Question.of(question, intent)
     if intent.type == IntentType.WHY:
-        return _why(q, g)
-    if intent.type == IntentType.WHEN:
-        return _when(q, g)
-    if intent.type in (IntentType.WHO, IntentType.WHAT):
-        return _who_what(q, g)
-    return _explore(q, g)
+        answer = _why(q, g)
+    elif intent.type == IntentType.WHEN:
+        answer = _when(q, g)
+    elif intent.type in (IntentType.WHO, IntentType.WHAT):
+        answer = _who_what(q, g)
+    else:
+        answer = _explore(q, g)
+    if _COMPOUND.search(question) and answer.evidence.match < 1.0:
+        # Two questions in one ("when did X and who did Y"): one piece of evidence that
+        # does not hold all the asked words answers one of them at most.
+        answer.evidence.shaped = False
+    return answer

@@ -61,6 +61,7 @@ class Evidence:
 NOT_FOUND_CAP = 0.1
 QUOTE_CAP = 0.7
 UNSHAPED_FACTOR = 0.6
+CONTRADICTED_CAP = 0.4
 FLOOR = 0.02
 CEILING = 0.95
 
@@ -71,7 +72,8 @@ def confidence_of(evidence: Evidence) -> float:
         return round(min(NOT_FOUND_CAP, 0.05 + 0.05 * evidence.match), 3)
     score = 0.1 + 0.45 * evidence.match + 0.1 * min(evidence.margin, 1.0)
     if evidence.entity is not None:
-        score += 0.2 * evidence.entity - 0.1 * (1.0 - evidence.entity)
+        # Evidence that leaves out an entity the question names is likely about another.
+        score += 0.2 * evidence.entity - 0.3 * (1.0 - evidence.entity)
     else:
         score += 0.05
     if evidence.time is not None:
@@ -83,6 +85,10 @@ def confidence_of(evidence: Evidence) -> float:
         # An answer of another form than the one asked (a date for "how long", a whole
         # sentence for "what") is seldom right whatever its evidence.
         score *= UNSHAPED_FACTOR
+    if evidence.entity == 0.0 or evidence.time == 0.0:
+        # The evidence is about another entity or another time than the one asked: it
+        # contradicts the question however well its words match.
+        score = min(score, CONTRADICTED_CAP)
     if evidence.chain is not None:
         # A causal answer is no surer than its weakest reading: the chain or the match.
         score = min(score, 0.3 + 0.6 * evidence.chain) * (0.6 + 0.4 * evidence.chain)
