@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from polyg_core.retrieval.answer_span import asked_span, asks_span
 from polyg_core.retrieval.answer_text import (
@@ -92,8 +93,26 @@ class _Graph:
         return key in self.names_of(node) or _names_in(key, node.text)
 
 
+_NAME_WORD = re.compile(r"[\w'’.-]+")
+_NAME_WORDS = 4  # the longest name looked for in a text, in words
+
+
+@lru_cache(maxsize=4096)
+def _names_of_text(text: str) -> frozenset[str]:
+    """Every run of up to four words of `text`, normalised as names are ("auth service"
+    and "auth-service" alike), so an asked name is found inside a sentence."""
+    words = [w.strip(".'’-") for w in _NAME_WORD.findall(text)]
+    words = [w for w in words if w]
+    out: set[str] = set()
+    for i in range(len(words)):
+        for j in range(i + 1, min(i + _NAME_WORDS, len(words)) + 1):
+            out.add(normalize_name(" ".join(words[i:j])))
+    out.discard("")
+    return frozenset(out)
+
+
 def _names_in(key: str, text: str) -> bool:
-    return bool(key) and f" {key} " in f" {normalize_name(text)} "
+    return bool(key) and key in _names_of_text(text)
 
 
 # -- times ------------------------------------------------------------------------------------
