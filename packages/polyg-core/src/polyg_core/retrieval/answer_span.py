@@ -27,7 +27,7 @@ _CLAUSE_END = frozenset({
     "and", "it", "it's", "its", "i", "i'm", "i've", "we", "we're", "they", "you", "he",
     "she", "is", "was", "are", "were", "to", "for", "with", "from", "in", "at", "on",
     "recently", "yesterday", "today", "last", "this", "next", "lately", "too", "also",
-    "while", "ago", "week", "month", "year",
+    "ago", "week", "month", "year",
     "really", "just", "as", "if", "than", "like", "after", "before", "by", "about",
 })  # fmt: skip
 # Words a span does not start with.

@@ -238,9 +238,7 @@ def _when(q: _Question, g: _Graph) -> Answer:
         quoted=best.label == "S_Memory",
         match=rel,
         entity=_entity_found(q, g, best),
-        time=(1.0 if _in_window(dated.start_ms, tf) or _in_window(at, tf) else 0.0)
-        if tf
-        else None,
+        time=(1.0 if _in_window(dated.start_ms, tf) or _in_window(at, tf) else 0.0) if tf else None,
         agreement=max(len(best.views), 1) + same_day,
         margin=max(0.0, rel - runner),
         shaped=duration is not None if is_how_long(q.text) else asks_time(q.text),
@@ -477,9 +475,8 @@ def _who_what(q: _Question, g: _Graph) -> Answer:
             names = ", ".join(q.intent.entities)
             best = _best_memories(q, g)
             if best:
-                answer = _memories_answer(q, best)
-                answer.evidence.entity = 0.0
-                return answer
+                # No entity node by that name: whether the stored text names it decides.
+                return _memories_answer(q, best)
             return Answer(
                 f"Nothing in memory about {names}.",
                 evidence=Evidence(entity=0.0, found=False),
