@@ -182,7 +182,10 @@ async def run_scenario_answers(
         ns = f"{namespace_prefix}_{name}"
         await memory.store.delete_graph(ns)
         try:
-            await load_scenario(memory, name, ns)
+            report = await load_scenario(memory, name, ns)
+            if report.errors or report.aborted:
+                # A scenario that did not load would grade its answers as wrong.
+                raise RuntimeError(f"scenario {name} did not load: {report.errors[:3]}")
             scenario = read_scenario(name)
             for q in [*scenario.queries, *(scenario.probes if probes else [])]:
                 result = await memory.recall(q.input, graph=ns, reference_time=reference_time)

@@ -1,9 +1,12 @@
 """The extractive answer: what the merged subgraph says about the question, shaped by its type.
 
-* WHEN: the time of the asked event first, then at most a few events around it (the same
-  day, the same entities); "what happened in/to/during ..." lists those events in order.
+* WHEN: the time of the asked event as people write it (a relative date in the evidence
+  resolved against when it was stated, `answer_time`), then only a short record of the
+  event; the events around it go to the reasoning. "How long" gets the stated duration;
+  "what happened in/to/during ..." lists those events in order.
 * WHO / WHAT: the asked entity's facts and relations, the ones the question's words point
-  at first; facts valid during the asked timeframe, else the current ones.
+  at first; facts valid during the asked timeframe, else the current ones. From a quoted
+  sentence, the asked span when the question wants a short thing (`answer_span`).
 * WHY: the causal chain whose effect the question names, read from cause to effect.
 * EXPLORE: the top memories, in a few sentences.
 

@@ -14,6 +14,13 @@ right, from what the answer found.
   stored text (a sentence can hold the question's words without saying what is asked,
   so a quote is trusted less: at most 0.7).
 
+* whether the answer has the form the question asks for (`shaped`): a date for a "how
+  long" question, a whole sentence where a short span was wanted, a list of an entity's
+  facts none of which holds the asked words, one piece of evidence for a question that
+  asks two things: each is seldom right, so it counts ×0.6;
+* evidence about another entity or another time than the one asked contradicts the
+  question: at most 0.4.
+
 An answer that says nothing was found scores at most 0.1. The weights are fixed by
 reasoning, not fitted to a dataset; `polyg bench retrieval` and `polyg bench answers`
 measure how often each confidence bucket is right.
