@@ -124,6 +124,17 @@ def test_when_keeps_a_short_record_of_the_event_after_its_time() -> None:
     assert answer.text == "2026-01-07 14:05 UTC (7 January 2026): Nightly build broke on main."
 
 
+def test_a_record_of_an_event_is_dated_by_its_own_time_not_a_date_it_mentions() -> None:
+    slipped = ms("2025-10-20T09:00:00")
+    record = node("e1", "T_Event", "Beta launch slipped to next Monday", occurred_at=slipped)
+    answer, _ = ask("When did the beta launch slip?", IntentType.WHEN, [record])
+    assert answer.text.startswith("2025-10-20 09:00 UTC (20 October 2025)")
+    # Someone's words with a clock time: the time is when it was said, its date is read.
+    said = node("e2", "T_Event", "Dana: I slipped on the ice yesterday", occurred_at=slipped)
+    answer, _ = ask("When did Dana slip?", IntentType.WHEN, [said], entities=["Dana"])
+    assert answer.text == "2025-10-19 (19 October 2025)."
+
+
 def test_how_long_is_answered_by_the_stated_duration() -> None:
     answer, with_duration = ask(
         "How long has Dana known her friends?",

@@ -276,16 +276,19 @@ def _unspoken(sentence: str) -> str:
 
 
 def _stated_ms(g: _Graph, node: ContextNode, at: int) -> int | None:
-    """When the node's text was written: a memory's own time, an event's source memory's
-    time, else the event's time when it has a clock time (a writer that resolved a relative
-    date stores the day at 00:00, which is not when it was said)."""
+    """When the node's text was written, for reading its relative dates: a memory's own
+    time, an event's source memory's time, else the event's time when its text is someone's
+    words with a clock time (a writer that resolved a relative date stores the day at 00:00,
+    which is not when it was said). A record of an event ("billing-v2 beta launched") is
+    dated by its own time, not by a date it mentions: None."""
     if node.label == "S_Memory":
         return at
     body = normalize_name(_unspoken(node.text))
     for m in g.of("S_Memory"):
         if body and body in normalize_name(m.text) and (t := _time_ms(m)) is not None:
             return t
-    return None if is_midnight(at) else at
+    quoted = SPEAKER.match(node.text) is not None or _FIRST_PERSON.search(node.text) is not None
+    return at if quoted and not is_midnight(at) else None
 
 
 def _dated_phrase(g: _Graph, node: ContextNode, sentence: str, at: int) -> Dated:
