@@ -321,6 +321,7 @@ async def test_scenario_answers_are_checked_against_their_expectations(
     from polyg_bench.answers import (
         calibration_table,
         check_expected,
+        kind_table,
         run_scenario_answers,
         scenario_graded,
     )
@@ -338,12 +339,22 @@ async def test_scenario_answers_are_checked_against_their_expectations(
         answers = await run_scenario_answers(
             memory, ["deployment_failure"], namespace_prefix=namespace
         )
-    assert [a.question for a in answers] == [
+    queries = [a for a in answers if a.kind == "answerable"]
+    probes = [a for a in answers if a.kind != "answerable"]
+    assert [a.question for a in queries] == [
         "Why did the auth service crash?",
         "When did the auth service crash?",
         "Who owns the auth service?",
     ]
-    assert all(a.right for a in answers), [(a.question, a.missing) for a in answers]
+    assert all(a.right for a in queries), [(a.question, a.missing) for a in queries]
     assert all(0.0 < a.confidence < 1.0 for a in answers)
-    assert sum(r["n"] for r in calibration_table(scenario_graded(answers))) == 3
+    # The probes expect what the data does not hold: none is right, and each is less sure
+    # than every answerable query (the calibration the buckets show).
+    assert {a.kind for a in probes} >= {"wrong_entity", "wrong_time", "unanswerable", "partial"}
+    assert not any(a.right for a in probes)
+    assert max(a.confidence for a in probes) < min(a.confidence for a in queries)
+    assert all("match" in a.factors for a in answers)
+    rows = calibration_table(scenario_graded(answers))
+    assert sum(r["n"] for r in rows) == len(answers)
+    assert {r["kind"]: r["n"] for r in kind_table(answers)}["answerable"] == 3
     assert f"{namespace}_deployment_failure" not in await store.list_graphs()

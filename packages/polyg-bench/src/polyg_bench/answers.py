@@ -15,7 +15,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 RIGHT_F1 = 0.5
@@ -125,7 +125,11 @@ SCENARIO_REFERENCE_TIME = "2026-01-14T12:00:00Z"
 
 @dataclass(frozen=True)
 class ScenarioAnswer:
-    """One scenario question's answer and whether it says what it should."""
+    """One scenario question's answer and whether it says what it should.
+
+    `kind` is "answerable" for a scenario's query, else the probe's kind (what the data
+    lacks: "unanswerable", "wrong_entity", "wrong_time", "partial").
+    """
 
     scenario: str
     question: str
@@ -134,6 +138,8 @@ class ScenarioAnswer:
     right: bool
     missing: list[str]
     unwanted: list[str]
+    kind: str = "answerable"
+    factors: dict[str, float] = field(default_factory=dict[str, float])
 
 
 def _comparable(text: str) -> str:
@@ -158,11 +164,15 @@ async def run_scenario_answers(
     namespace_prefix: str = "bench_answers",
     keep: bool = False,
     reference_time: str = SCENARIO_REFERENCE_TIME,
+    probes: bool = True,
 ) -> list[ScenarioAnswer]:
     """Load each shipped scenario into its own namespace and ask its questions.
 
     An answer is right when it holds every `expected_answer_contains` and none of the
     `expected_answer_not_contains` (the scenarios carry no gold answer for token F1).
+    With `probes`, the scenarios' probes are asked too and graded by the same rule: each
+    expects what the data does not hold, so none is right, and calibration shows whether
+    their confidence falls below the answerable queries'.
     Namespaces (`<prefix>_<scenario>`) are replaced first and deleted after unless `keep`.
     """
     from polyg_core.scenarios import available, load_scenario, read_scenario
@@ -172,8 +182,12 @@ async def run_scenario_answers(
         ns = f"{namespace_prefix}_{name}"
         await memory.store.delete_graph(ns)
         try:
-            await load_scenario(memory, name, ns)
-            for q in read_scenario(name).queries:
+            report = await load_scenario(memory, name, ns)
+            if report.errors or report.aborted:
+                # A scenario that did not load would grade its answers as wrong.
+                raise RuntimeError(f"scenario {name} did not load: {report.errors[:3]}")
+            scenario = read_scenario(name)
+            for q in [*scenario.queries, *(scenario.probes if probes else [])]:
                 result = await memory.recall(q.input, graph=ns, reference_time=reference_time)
                 missing, unwanted = check_expected(
                     result.answer, q.expected_answer_contains, q.expected_answer_not_contains
@@ -187,6 +201,8 @@ async def run_scenario_answers(
                         not missing and not unwanted,
                         missing,
                         unwanted,
+                        q.kind,
+                        dict(result.confidence_factors),
                     )
                 )
         finally:
@@ -198,3 +214,24 @@ async def run_scenario_answers(
 def scenario_graded(answers: Sequence[ScenarioAnswer]) -> list[Graded]:
     """Scenario answers for the calibration table (no F1: right means as expected)."""
     return [Graded(a.scenario, a.confidence, None, a.right) for a in answers]
+
+
+def kind_table(answers: Sequence[ScenarioAnswer]) -> list[dict[str, Any]]:
+    """Rows of {kind, n, right, mean_confidence, max_confidence} per question kind
+    (answerable queries first, then each kind of probe)."""
+    kinds = ["answerable", *sorted({a.kind for a in answers} - {"answerable"})]
+    rows: list[dict[str, Any]] = []
+    for kind in kinds:
+        inside = [a for a in answers if a.kind == kind]
+        if not inside:
+            continue
+        rows.append(
+            {
+                "kind": kind,
+                "n": len(inside),
+                "right": sum(1 for a in inside if a.right),
+                "mean_confidence": round(sum(a.confidence for a in inside) / len(inside), 3),
+                "max_confidence": round(max(a.confidence for a in inside), 3),
+            }
+        )
+    return rows

@@ -675,10 +675,26 @@ def profile_command(
 
 
 @bench_app.command("answers")
-def answers_command(ctx: typer.Context, json_out: JsonOut = None) -> None:
+def answers_command(
+    ctx: typer.Context,
+    json_out: JsonOut = None,
+    probes: Annotated[
+        bool,
+        typer.Option(
+            "--probes/--no-probes",
+            help="Also ask each scenario's probes (questions its data cannot answer, or "
+            "answers only in part); none can be right, so their confidence should be low.",
+        ),
+    ] = True,
+) -> None:
     """Ask the seven shipped scenarios' questions: how many answers say what they should,
     and how often each confidence bucket is right (calibration)."""
-    from polyg_bench.answers import calibration_table, run_scenario_answers, scenario_graded
+    from polyg_bench.answers import (
+        calibration_table,
+        kind_table,
+        run_scenario_answers,
+        scenario_graded,
+    )
     from polyg_core.memory import Memory
     from polyg_core.providers.llm import make_llm
 
@@ -692,12 +708,13 @@ def answers_command(ctx: typer.Context, json_out: JsonOut = None) -> None:
                 llm=make_llm(st.settings),
                 settings=st.settings,
             )
-            return await run_scenario_answers(memory)
+            return await run_scenario_answers(memory, probes=probes)
 
     answers = run(st, go)
     rows = [
         {
             "scenario": a.scenario,
+            "kind": a.kind,
             "question": a.question,
             "confidence": a.confidence,
             "right": "yes"
@@ -711,8 +728,10 @@ def answers_command(ctx: typer.Context, json_out: JsonOut = None) -> None:
     ]
     right = sum(1 for a in answers if a.right)
     print(f"machine: {machine()}; LLM: {st.settings.llm_model or 'none (rule-based path)'}\n")
-    print(markdown(rows, ["scenario", "question", "confidence", "right"]))
+    print(markdown(rows, ["scenario", "kind", "question", "confidence", "right"]))
     print(f"right: {right}/{len(answers)} (every expected text present, no unwanted one)\n")
+    kinds = kind_table(answers)
+    print(markdown(kinds, ["kind", "n", "right", "mean_confidence", "max_confidence"]))
     calibration = calibration_table(scenario_graded(answers))
     print("calibration: answers bucketed by confidence, how often each bucket is right\n")
     print(markdown(calibration, ["confidence", "n", "right", "accuracy", "mean_confidence"]))
@@ -721,6 +740,7 @@ def answers_command(ctx: typer.Context, json_out: JsonOut = None) -> None:
         {
             "machine": machine(),
             "answers": [a.__dict__ for a in answers],
+            "kinds": kinds,
             "calibration": calibration,
         },
     )

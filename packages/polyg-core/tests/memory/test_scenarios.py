@@ -14,16 +14,25 @@ import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 import yaml
 from polyg_core.config import StorageSettings
+from polyg_core.errors import InvalidInput
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.litellm import LiteLLMProvider
-from polyg_core.scenarios import Scenario, ScenarioQuery, available, load_scenario, read_scenario
+from polyg_core.scenarios import (
+    PROBE_KINDS,
+    Scenario,
+    ScenarioQuery,
+    available,
+    load_scenario,
+    read_scenario,
+)
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.llm_server import ScriptedLLMServer
 from polyg_shared.retrieval import RecallResult
@@ -249,6 +258,27 @@ def test_all_shipped_scenarios_are_covered() -> None:
     assert sorted(available()) == sorted(ALL)
     for name in ALL:
         assert read_scenario(name).queries, f"{name} declares no queries"
+
+
+def test_every_scenario_carries_probes_its_data_cannot_answer() -> None:
+    # A probe expects a text the scenario's data does not hold (or holds only in part):
+    # no answer from memory can be right, which is what lets calibration be measured.
+    for name in ALL:
+        scenario = read_scenario(name)
+        assert scenario.probes, f"{name} declares no probes"
+        data = _lower(scenario.path.read_text(encoding="utf-8").split("\nprobes:")[0])
+        for probe in scenario.probes:
+            assert probe.kind in PROBE_KINDS
+            assert all(q.kind == "answerable" for q in scenario.queries)
+            absent = [w for w in probe.expected_answer_contains if w.lower() not in data]
+            assert absent, (name, probe.input)
+
+
+def test_a_probe_of_an_unknown_kind_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nprobes:\n  - input: Who?\n    kind: tricky\n", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="tricky"):
+        read_scenario(bad)
 
 
 @pytest.mark.parametrize("name", ALL)

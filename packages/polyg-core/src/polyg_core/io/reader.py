@@ -250,14 +250,15 @@ def iter_scenario(doc: dict[str, Any]) -> Iterator[Item]:
     unknown = [
         k
         for k in doc
-        if k not in SCENARIO_SECTIONS and k not in ("name", "description", "queries", "__line__")
+        if k not in SCENARIO_SECTIONS
+        and k not in ("name", "description", "queries", "probes", "__line__")
     ]
     for key in unknown:
         yield (
             0,
             LineError(
                 int(doc.get("__line__", 1)),
-                f"unknown section {key!r}; use {', '.join(SCENARIO_SECTIONS)} or queries",
+                f"unknown section {key!r}; use {', '.join(SCENARIO_SECTIONS)}, queries or probes",
             ),
         )
     for section, kind in SCENARIO_SECTIONS.items():

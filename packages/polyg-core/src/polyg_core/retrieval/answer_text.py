@@ -70,13 +70,13 @@ def short_time(ms: int) -> str:
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_SPEAKER = re.compile(r"^([A-Z][\w .'-]{0,40}):\s+")
+SPEAKER = re.compile(r"^([A-Z][\w .'-]{0,40}):\s+")
 
 
 def best_sentence(q_terms: set[str], text: str) -> str:
     """The sentence of `text` that holds most of the question's terms (the whole text when
     it is one sentence), keeping a leading "Speaker: " so the reader sees who said it."""
-    speaker = _SPEAKER.match(text)
+    speaker = SPEAKER.match(text)
     body = text[speaker.end() :] if speaker else text
     parts = [p for p in _SENTENCE.split(body.strip()) if p.strip()]
     if len(parts) <= 1 or not q_terms:

@@ -14,6 +14,13 @@ right, from what the answer found.
   stored text (a sentence can hold the question's words without saying what is asked,
   so a quote is trusted less: at most 0.7).
 
+* whether the answer has the form the question asks for (`shaped`): a date for a "how
+  long" question, a whole sentence where a short span was wanted, a list of an entity's
+  facts none of which holds the asked words, one piece of evidence for a question that
+  asks two things: each is seldom right, so it counts ×0.6;
+* evidence about another entity or another time than the one asked contradicts the
+  question: at most 0.4.
+
 An answer that says nothing was found scores at most 0.1. The weights are fixed by
 reasoning, not fitted to a dataset; `polyg bench retrieval` and `polyg bench answers`
 measure how often each confidence bucket is right.
@@ -42,6 +49,9 @@ class Evidence:
         quoted: True when the answer quotes a stored text instead of a fact, relation,
             event or chain the graphs hold (a sentence that matches the question's words
             may still not say what is asked).
+        shaped: False when the answer could not take the form the question asks for (a
+            "how long" question answered with a date, a "what" question with a whole
+            quoted sentence in which no asked span was found).
     """
 
     match: float = 0.0
@@ -52,10 +62,13 @@ class Evidence:
     margin: float = 0.0
     found: bool = True
     quoted: bool = False
+    shaped: bool = True
 
 
 NOT_FOUND_CAP = 0.1
 QUOTE_CAP = 0.7
+UNSHAPED_FACTOR = 0.6
+CONTRADICTED_CAP = 0.4
 FLOOR = 0.02
 CEILING = 0.95
 
@@ -66,7 +79,8 @@ def confidence_of(evidence: Evidence) -> float:
         return round(min(NOT_FOUND_CAP, 0.05 + 0.05 * evidence.match), 3)
     score = 0.1 + 0.45 * evidence.match + 0.1 * min(evidence.margin, 1.0)
     if evidence.entity is not None:
-        score += 0.2 * evidence.entity - 0.1 * (1.0 - evidence.entity)
+        # Evidence that leaves out an entity the question names is likely about another.
+        score += 0.2 * evidence.entity - 0.3 * (1.0 - evidence.entity)
     else:
         score += 0.05
     if evidence.time is not None:
@@ -74,6 +88,14 @@ def confidence_of(evidence: Evidence) -> float:
     score += 0.05 * min(max(evidence.agreement, 1) - 1, 3)
     if evidence.quoted:
         score = min(score * 0.85, QUOTE_CAP)
+    if not evidence.shaped:
+        # An answer of another form than the one asked (a date for "how long", a whole
+        # sentence for "what") is seldom right whatever its evidence.
+        score *= UNSHAPED_FACTOR
+    if evidence.entity == 0.0 or evidence.time == 0.0:
+        # The evidence is about another entity or another time than the one asked: it
+        # contradicts the question however well its words match.
+        score = min(score, CONTRADICTED_CAP)
     if evidence.chain is not None:
         # A causal answer is no surer than its weakest reading: the chain or the match.
         score = min(score, 0.3 + 0.6 * evidence.chain) * (0.6 + 0.4 * evidence.chain)
@@ -88,6 +110,7 @@ def factors_of(evidence: Evidence) -> dict[str, float]:
         "agreement": float(evidence.agreement),
         "found": 1.0 if evidence.found else 0.0,
         "quoted": 1.0 if evidence.quoted else 0.0,
+        "shaped": 1.0 if evidence.shaped else 0.0,
     }
     if evidence.entity is not None:
         out["entity_found"] = round(evidence.entity, 3)

@@ -1,8 +1,12 @@
 """Scenarios shipped with polyg (seed 000's synthetic test data), and their loader.
 
 A scenario is a YAML file with `entities`, `relations`, `events`, `facts`,
-`causal_links` and `queries` (the questions it is meant to answer, with what the
-answers should contain). `polyg demo` and the retrieval tests load them.
+`causal_links`, `queries` (the questions it is meant to answer, with what the
+answers should contain) and `probes` (questions its data cannot answer, or answers
+only in part: an entity or a time it does not hold, a detail it never recorded; their
+expectations name what a right answer would have to say, which the data lacks, so
+no answer from it is right and its confidence should be low). `polyg demo` and the
+retrieval tests load them; `polyg bench answers` asks both kinds.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from polyg_core.io.writer import ImportReport, RecordWriter
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "PROBE_KINDS",
     "Scenario",
     "ScenarioQuery",
     "available",
@@ -31,23 +36,33 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ScenarioQuery:
-    """A question of a scenario and what its answer should (not) contain."""
+    """A question of a scenario and what its answer should (not) contain.
+
+    `kind` is "answerable" for a query; for a probe, what the data lacks:
+    "unanswerable" (never recorded), "wrong_entity" (an entity memory does not hold),
+    "wrong_time" (a time when nothing asked happened) or "partial" (one of two asks).
+    """
 
     input: str
     expected_intents: list[str] = field(default_factory=list[str])
     expected_entities: list[str] = field(default_factory=list[str])
     expected_answer_contains: list[str] = field(default_factory=list[str])
     expected_answer_not_contains: list[str] = field(default_factory=list[str])
+    kind: str = "answerable"
+
+
+PROBE_KINDS = ("unanswerable", "wrong_entity", "wrong_time", "partial")
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """A scenario file's name, description, path and queries."""
+    """A scenario file's name, description, path, queries and probes."""
 
     name: str
     description: str
     path: Path
     queries: list[ScenarioQuery]
+    probes: list[ScenarioQuery] = field(default_factory=list[ScenarioQuery])
 
 
 def available() -> list[str]:
@@ -80,32 +95,45 @@ def _strings(value: Any) -> list[str]:
 
 
 def read_scenario(name_or_path: str | Path) -> Scenario:
-    """A scenario's description and queries (its records are read by `load_scenario`).
+    """A scenario's description, queries and probes (its records are read by
+    `load_scenario`).
 
     Raises:
-        InvalidInput: unknown scenario, or not valid YAML.
+        InvalidInput: unknown scenario, not valid YAML, or a probe of an unknown kind.
     """
     path = scenario_path(name_or_path)
     doc = load_yaml(path)
-    queries: list[ScenarioQuery] = []
-    for q in doc.get("queries") or []:
+    return Scenario(
+        name=str(doc.get("name") or path.stem),
+        description=str(doc.get("description") or ""),
+        path=path,
+        queries=_questions(doc.get("queries"), path, probes=False),
+        probes=_questions(doc.get("probes"), path, probes=True),
+    )
+
+
+def _questions(items: Any, path: Path, *, probes: bool) -> list[ScenarioQuery]:
+    out: list[ScenarioQuery] = []
+    for q in items or []:
         if not isinstance(q, dict) or not q.get("input"):
             continue
-        queries.append(
+        kind = str(q.get("kind") or ("unanswerable" if probes else "answerable"))
+        if probes and kind not in PROBE_KINDS:
+            raise InvalidInput(
+                f"{path.name}: probe {q['input']!r} has kind {kind!r}; use one of "
+                + ", ".join(PROBE_KINDS)
+            )
+        out.append(
             ScenarioQuery(
                 input=str(q["input"]),
                 expected_intents=_strings(q.get("expected_intents")),
                 expected_entities=_strings(q.get("expected_entities")),
                 expected_answer_contains=_strings(q.get("expected_answer_contains")),
                 expected_answer_not_contains=_strings(q.get("expected_answer_not_contains")),
+                kind=kind if probes else "answerable",
             )
         )
-    return Scenario(
-        name=str(doc.get("name") or path.stem),
-        description=str(doc.get("description") or ""),
-        path=path,
-        queries=queries,
-    )
+    return out
 
 
 async def load_scenario(
