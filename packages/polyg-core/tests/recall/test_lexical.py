@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import bm25s
 import pytest
 import Stemmer  # PyStemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from polyg_core.recall.lexical import LexicalIndex
+from polyg_core.recall.lexical import STOP_WORDS_EN, LexicalIndex
 
 CORPUS = [
     "The backup job failed because the disk was full.",
@@ -85,3 +88,20 @@ def test_ranking_is_sorted_and_bounded(corpus: list[str], query: str) -> None:
     assert all(s > 0 for _, s in hits)
     assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
     assert all(0 <= d < len(corpus) for d, _ in hits)
+
+
+def test_stop_words_are_bm25s_english_set_without_loading_it() -> None:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    assert frozenset(STOPWORDS_EN) == STOP_WORDS_EN
+    code = (
+        "import sys\n"
+        "from polyg_core.recall.lexical import LexicalIndex\n"
+        "index = LexicalIndex()\n"
+        "index.add('the kiln cracked')\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'bm25s', 'scipy'}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "[]"

@@ -24,10 +24,50 @@ _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 MAX_CACHED_STEMS = 500_000
 
 
-def _stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
+# Lucene's English stop set, the one bm25s applies with stopwords="en" (the retrieval
+# benchmark's BM25 baseline): kept here so the index matches it without importing bm25s,
+# which loads scipy.
+STOP_WORDS_EN = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
 
-    return frozenset(STOPWORDS_EN)
+
+def _stopwords() -> frozenset[str]:
+    return STOP_WORDS_EN
 
 
 def _stemmer() -> Any:
