@@ -6,7 +6,9 @@ COPY pyproject.toml uv.lock README.md ./
 COPY src ./src
 COPY packages ./packages
 # The polyg-mcp application and what it needs; not the benchmarks (polyg-bench).
-RUN uv sync --frozen --no-dev --no-editable
+# Bytecode compiled here: the runtime user cannot write __pycache__ into /app/.venv, and
+# compiling every module from source on each start doubles the start-up time.
+RUN uv sync --frozen --no-dev --no-editable --compile-bytecode
 
 FROM python:3.12-slim
 RUN useradd --create-home --uid 10001 polyg
