@@ -34,9 +34,11 @@ If the context does not contain the answer, say so and give a low confidence."""
 
 SHAPES: dict[IntentType, str] = {
     IntentType.WHEN: (
-        "WHEN: start with the date and time of the asked event (YYYY-MM-DD HH:MM UTC) and "
-        "what happened; then at most two events just before or after it, no longer "
-        "timeline. For 'what happened in/to/during ...' list those events in time order."
+        "WHEN: answer with the date (and time when known) of the asked event first, then "
+        "a few words naming the event; a relative phrase in the evidence ('yesterday', "
+        "'last week') is resolved against the time that evidence was stated. 'How long' "
+        "asks for the stated duration. For 'what happened in/to/during ...' list those "
+        "events in time order."
     ),
     IntentType.WHO: (
         "WHO: answer about the entity the question names, with its facts and relations "
@@ -45,7 +47,8 @@ SHAPES: dict[IntentType, str] = {
     IntentType.WHAT: (
         "WHAT: answer about the entity the question names, with its facts and relations "
         "that answer it; facts valid now unless the question asks about another time, "
-        "then the facts valid then."
+        "then the facts valid then. When a short phrase or a number answers it, give that "
+        "phrase first."
     ),
     IntentType.WHY: (
         "WHY: give the causal chain from the root cause forwards to the asked effect "
