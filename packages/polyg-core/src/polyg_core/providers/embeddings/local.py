@@ -70,7 +70,7 @@ class _Model:
         start = time.perf_counter()
         tokenizer = Tokenizer.from_file(str(key.directory / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=key.max_seq_length)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer.no_padding()  # each chunk is padded to its own longest text below
         options = ort.SessionOptions()
         options.intra_op_num_threads = key.threads
         options.inter_op_num_threads = 1
@@ -128,16 +128,20 @@ class _Model:
 
     def _forward(self, texts: Sequence[str]) -> F32:
         out = np.empty((len(texts), self._dimension), dtype=np.float32)
-        # Sorted by length, each chunk is padded only to its own longest text: a batch
-        # of short names runs at their length, not at the longest sentence's.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
+        # Sorted by token count, each chunk is padded only to its own longest text: a
+        # batch of short names runs at their length, not at the longest sentence's.
+        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         for start in range(0, len(order), self._batch_size):
             chunk = order[start : start + self._batch_size]
-            encodings = self._tokenizer.encode_batch([texts[i] for i in chunk])
-            ids = np.array([e.ids for e in encodings], dtype=np.int32)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int32)
+            width = len(ids[chunk[-1]])
+            tokens = np.zeros((len(chunk), width), dtype=np.int32)  # 0 is [PAD]
+            mask = np.zeros((len(chunk), width), dtype=np.int32)
+            for row, i in enumerate(chunk):
+                tokens[row, : len(ids[i])] = ids[i]
+                mask[row, : len(ids[i])] = 1
             (vectors,) = self._session.run(
-                ["sentence_embedding"], {"input_ids": ids, "attention_mask": mask}
+                ["sentence_embedding"], {"input_ids": tokens, "attention_mask": mask}
             )
             out[chunk] = np.asarray(vectors, dtype=np.float32)
         return out
