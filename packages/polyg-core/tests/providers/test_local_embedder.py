@@ -103,6 +103,46 @@ def test_concurrent_calls_get_their_own_vectors() -> None:
         assert np.allclose(got[i], expected[[i, (i + 1) % len(texts)]], atol=1e-5)
 
 
+def test_calls_made_while_the_model_runs_are_embedded_in_one_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    embedder = MiniLMEmbedder(cache_size=0)
+    model = embedder._model()
+    texts = [f"write {i} about the ledger service" for i in range(8)]
+    expected = embedder.embed_sync(texts)
+    forward = model._forward
+    batches: list[int] = []
+    running, release = threading.Event(), threading.Event()
+
+    def slow_first_forward(batch: list[str]) -> np.ndarray:
+        batches.append(len(batch))
+        if len(batches) == 1:
+            running.set()
+            release.wait(10)
+        return forward(batch)
+
+    monkeypatch.setattr(model, "_forward", slow_first_forward)
+    got: dict[int, np.ndarray] = {}
+    first = threading.Thread(target=embedder.embed_sync, args=(["the first call"],))
+    first.start()
+    assert running.wait(10)
+    callers = [
+        threading.Thread(target=lambda i=i: got.update({i: embedder.embed_sync([texts[i]])[0]}))
+        for i in range(len(texts))
+    ]
+    for caller in callers:
+        caller.start()
+    for _ in range(1000):  # until all eight wait behind the first run (10 s at most)
+        if len(model._pending) == len(texts):
+            break
+        release.wait(0.01)
+    release.set()
+    for thread in [first, *callers]:
+        thread.join(10)
+    assert batches == [1, len(texts)]
+    assert np.allclose(np.stack([got[i] for i in range(len(texts))]), expected, atol=1e-5)
+
+
 def test_a_failing_call_raises_to_its_caller_and_the_model_keeps_serving() -> None:
     embedder = MiniLMEmbedder(cache_size=0)
     with pytest.raises(TypeError):

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,16 +47,21 @@ class _ModelKey:
 @dataclass
 class _Request:
     texts: list[str]
-    future: Future[F32] = field(default_factory=Future)
+    # Set when the vectors (or the error) are in, or when this caller is to run the next batch.
+    wake: threading.Event = field(default_factory=threading.Event)
+    leads: bool = False
+    vectors: F32 | None = None
+    error: BaseException | None = None
 
 
 class _Model:
-    """One loaded session and tokenizer, and the thread that runs every call on them.
+    """One loaded session and tokenizer; calls made at the same time share forward passes.
 
-    Calls from any number of threads (the event loop hands each `embed` to a worker
-    thread) are queued; the runner takes everything queued at once, so concurrent
-    single-text calls (parallel writes, queries) share forward passes instead of
-    queueing for the cores one by one.
+    A call that finds the model idle runs at once in its own thread (no hand-off). Calls
+    that arrive while it runs (the event loop hands each `embed` to a worker thread:
+    parallel writes, queries) wait in a queue; when the run ends, the first of them
+    runs everything queued as one batch, so concurrent single-text calls are embedded
+    together instead of queueing for the cores one by one.
     """
 
     def __init__(self, key: _ModelKey) -> None:
@@ -91,10 +94,9 @@ class _Model:
         self._tokenizer = tokenizer
         self._batch_size = key.batch_size
         self._dimension = int(self._session.get_outputs()[0].shape[1])
-        self.pid = os.getpid()
-        self._queue: queue.SimpleQueue[_Request] = queue.SimpleQueue()
-        runner = threading.Thread(target=self._serve, name="minilm", daemon=True)
-        runner.start()
+        self._lock = threading.Lock()
+        self._pending: list[_Request] = []
+        self._busy = False
         logger.info(
             "loaded local embedding model from %s in %.2f s",
             key.directory,
@@ -103,28 +105,42 @@ class _Model:
 
     def embed(self, texts: list[str]) -> F32:
         request = _Request(texts)
-        self._queue.put(request)
-        return request.future.result()
+        with self._lock:
+            self._pending.append(request)
+            if not self._busy:
+                self._busy = request.leads = True
+        if not request.leads:
+            request.wake.wait()
+        if request.leads:
+            self._run_pending()
+        if request.error is not None:
+            raise request.error
+        assert request.vectors is not None
+        return request.vectors
 
-    def _serve(self) -> None:
-        while True:
-            batch = [self._queue.get()]
-            while True:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            texts = [text for request in batch for text in request.texts]
-            try:
-                vectors = self._forward(texts)
-            except Exception as exc:
-                for request in batch:
-                    request.future.set_exception(exc)
-                continue
+    def _run_pending(self) -> None:
+        """Embed every queued call in one batch, then hand the model to the next caller."""
+        with self._lock:
+            batch, self._pending = self._pending, []
+        try:
+            vectors = self._forward([text for request in batch for text in request.texts])
             start = 0
             for request in batch:
-                request.future.set_result(vectors[start : start + len(request.texts)])
+                request.vectors = vectors[start : start + len(request.texts)]
                 start += len(request.texts)
+        except BaseException as exc:
+            for request in batch:
+                request.error = exc
+            raise
+        finally:
+            with self._lock:
+                if self._pending:
+                    self._pending[0].leads = True
+                    self._pending[0].wake.set()
+                else:
+                    self._busy = False
+            for request in batch:
+                request.wake.set()
 
     def _forward(self, texts: Sequence[str]) -> F32:
         out = np.empty((len(texts), self._dimension), dtype=np.float32)
@@ -148,9 +164,7 @@ class _Model:
 
 
 # Loaded once per process and shared by every MiniLMEmbedder with the same settings:
-# Memory.open, the CLI and the tests each make an embedder, and a session holds ~70 MB
-# of weights and a runner thread. A forked child loads its own (the parent's runner
-# thread does not exist there).
+# Memory.open, the CLI and the tests each make an embedder, and a session holds ~70 MB.
 _MODELS: dict[_ModelKey, _Model] = {}
 _MODELS_LOCK = threading.Lock()
 
@@ -158,7 +172,7 @@ _MODELS_LOCK = threading.Lock()
 def _load(key: _ModelKey) -> _Model:
     with _MODELS_LOCK:
         model = _MODELS.get(key)
-        if model is None or model.pid != os.getpid():
+        if model is None:
             model = _MODELS[key] = _Model(key)
         return model
 
