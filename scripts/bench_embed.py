@@ -9,10 +9,10 @@ Reports, with the vector cache off so every text runs through the model:
 - RSS of the process before and after loading (VmRSS, MB);
 - one sentence at a time: p50/p95 latency of `embed_sync([sentence])`;
 - batches: sentences/s and short names/s for `embed_sync` on 512 texts at once;
-- concurrent: 16 coroutines each embedding one sentence at a time through `embed`,
-  texts/s over all of them (the pattern of concurrent writes in the server); and the
-  same with each call run on the session directly in its own worker thread, without
-  the embedder's batching queue.
+- concurrent: 16 coroutines each embedding one text at a time through `embed`, texts/s
+  over all of them (the pattern of concurrent writes in the server), for sentences and
+  for names; and the same with each call run on the session directly in its own worker
+  thread, without the embedder's batching of concurrent calls.
 CPU milliseconds per text (process time) are printed next to the rates: on a shared
 machine they move less than wall-clock rates.
 
@@ -197,12 +197,11 @@ def main() -> int:
     rate, cpu = per_second(embedder.embed_sync, names(args.batch, rng), args.repeat)
     result["batch_names_per_s"], result["batch_name_cpu_ms"] = rate, cpu
 
-    concurrent_texts = sentences(256, rng)
-    # The shared session, to run it without the embedder's batching queue.
+    # The shared session, to run it without the embedder's batching.
     model = embedder._model()  # pyright: ignore[reportPrivateUsage]
 
-    async def concurrent(batched: bool) -> tuple[float, float]:
-        chunks = [concurrent_texts[i::16] for i in range(16)]
+    async def concurrent(texts: list[str], batched: bool) -> tuple[float, float]:
+        chunks = [texts[i::16] for i in range(16)]
 
         async def client(chunk: list[str]) -> None:
             for text in chunk:
@@ -216,12 +215,13 @@ def main() -> int:
             for chunk in chunks:
                 tg.start_soon(client, chunk)
         wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-        return len(concurrent_texts) / wall, cpu * 1000 / len(concurrent_texts)
+        return len(texts) / wall, cpu * 1000 / len(texts)
 
-    for batched in (True, False):
-        rate, cpu = anyio.run(concurrent, batched)
-        label = "concurrent_16" if batched else "concurrent_16_unbatched"
-        result[f"{label}_sentences_per_s"], result[f"{label}_cpu_ms"] = rate, cpu
+    for kind, texts in (("sentences", sentences(256, rng)), ("names", names(512, rng))):
+        for batched in (True, False):
+            rate, cpu = anyio.run(concurrent, texts, batched)
+            label = f"concurrent_16_{kind}" + ("" if batched else "_unbatched")
+            result[f"{label}_per_s"], result[f"{label}_cpu_ms"] = rate, cpu
     result["rss_end_mb"] = rss_mb()
     result["load_average"] = os.getloadavg()
 
