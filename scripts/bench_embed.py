@@ -208,7 +208,7 @@ def main() -> int:
                 if batched:
                     await embedder.embed([text])
                 else:
-                    await anyio.to_thread.run_sync(model._forward, [text])  # pyright: ignore[reportPrivateUsage]
+                    await anyio.to_thread.run_sync(model._forward, [text], 32)  # pyright: ignore[reportPrivateUsage]
 
         start, start_cpu = time.perf_counter(), time.process_time()
         async with anyio.create_task_group() as tg:

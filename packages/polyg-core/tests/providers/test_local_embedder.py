@@ -114,12 +114,12 @@ def test_calls_made_while_the_model_runs_are_embedded_in_one_batch(
     batches: list[int] = []
     running, release = threading.Event(), threading.Event()
 
-    def slow_first_forward(batch: list[str]) -> np.ndarray:
+    def slow_first_forward(batch: list[str], batch_size: int) -> np.ndarray:
         batches.append(len(batch))
         if len(batches) == 1:
             running.set()
             release.wait(10)
-        return forward(batch)
+        return forward(batch, batch_size)
 
     monkeypatch.setattr(model, "_forward", slow_first_forward)
     got: dict[int, np.ndarray] = {}
@@ -151,7 +151,7 @@ def test_a_failing_call_raises_to_its_caller_and_the_model_keeps_serving() -> No
 
 
 def test_the_model_is_loaded_once_per_process() -> None:
-    assert MiniLMEmbedder()._model() is MiniLMEmbedder(cache_size=0)._model()
+    assert MiniLMEmbedder()._model() is MiniLMEmbedder(cache_size=0, batch_size=4)._model()
     assert MiniLMEmbedder(threads=1)._model() is not MiniLMEmbedder(threads=2)._model()
 
 

@@ -41,7 +41,6 @@ class _ModelKey:
     directory: Path
     max_seq_length: int
     threads: int
-    batch_size: int
 
 
 @dataclass
@@ -92,7 +91,6 @@ class _Model:
             str(key.directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
         )
         self._tokenizer = tokenizer
-        self._batch_size = key.batch_size
         self._dimension = int(self._session.get_outputs()[0].shape[1])
         self._lock = threading.Lock()
         self._pending: list[_Request] = []
@@ -103,7 +101,7 @@ class _Model:
             time.perf_counter() - start,
         )
 
-    def embed(self, texts: list[str]) -> F32:
+    def embed(self, texts: list[str], batch_size: int) -> F32:
         request = _Request(texts)
         with self._lock:
             self._pending.append(request)
@@ -112,18 +110,19 @@ class _Model:
         if not request.leads:
             request.wake.wait()
         if request.leads:
-            self._run_pending()
+            self._run_pending(batch_size)
         if request.error is not None:
             raise request.error
         assert request.vectors is not None
         return request.vectors
 
-    def _run_pending(self) -> None:
+    def _run_pending(self, batch_size: int) -> None:
         """Embed every queued call in one batch, then hand the model to the next caller."""
         with self._lock:
             batch, self._pending = self._pending, []
         try:
-            vectors = self._forward([text for request in batch for text in request.texts])
+            texts = [text for request in batch for text in request.texts]
+            vectors = self._forward(texts, batch_size)
             start = 0
             for request in batch:
                 request.vectors = vectors[start : start + len(request.texts)]
@@ -142,14 +141,14 @@ class _Model:
             for request in batch:
                 request.wake.set()
 
-    def _forward(self, texts: Sequence[str]) -> F32:
+    def _forward(self, texts: Sequence[str], batch_size: int) -> F32:
         out = np.empty((len(texts), self._dimension), dtype=np.float32)
         ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
         # Sorted by token count, each chunk is padded only to its own longest text: a
         # batch of short names runs at their length, not at the longest sentence's.
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
-        for start in range(0, len(order), self._batch_size):
-            chunk = order[start : start + self._batch_size]
+        for start in range(0, len(order), batch_size):
+            chunk = order[start : start + batch_size]
             width = len(ids[chunk[-1]])
             tokens = np.zeros((len(chunk), width), dtype=np.int32)  # 0 is [PAD]
             mask = np.zeros((len(chunk), width), dtype=np.int32)
@@ -213,7 +212,7 @@ class MiniLMEmbedder:
 
     def _model(self) -> _Model:
         directory = self.model_dir or _model_dir()
-        return _load(_ModelKey(directory, self.max_seq_length, self.threads, self.batch_size))
+        return _load(_ModelKey(directory, self.max_seq_length, self.threads))
 
     def embed_sync(self, texts: Sequence[str]) -> F32:
         """Embed in the calling thread (it waits for the model's runner); shape (len(texts), 384)."""
@@ -228,7 +227,7 @@ class MiniLMEmbedder:
                     self._cache.move_to_end(text)
                     out[i] = hit
         if missing:
-            fresh = self._model().embed([texts[i] for i in missing])
+            fresh = self._model().embed([texts[i] for i in missing], self.batch_size)
             out[missing] = fresh
             if self.cache_size > 0:
                 with self._lock:
