@@ -1,8 +1,11 @@
-"""The torch-free MiniLM embedder against sentence-transformers' own output."""
+"""The torch-free MiniLM embedder (onnxruntime) against sentence-transformers' own output."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +14,7 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.embeddings.local import MiniLMEmbedder
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json").read_text())
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def test_matches_sentence_transformers_reference(embedder: MiniLMEmbedder) -> None:
@@ -52,8 +56,108 @@ def test_cache_returns_the_same_vectors_and_stays_bounded() -> None:
     assert len(uncached._cache) == 0
 
 
-def test_a_bulk_call_spread_over_threads_gives_the_vectors_of_one_thread() -> None:
+def test_one_or_two_threads_and_any_chunk_size_give_the_same_vectors() -> None:
     texts = [f"deploy {i} of service {i % 7} paged {'the owner ' * (i % 5)}" for i in range(40)]
-    parallel = MiniLMEmbedder(batch_size=4, threads=3, cache_size=0).embed_sync(texts)
-    serial = MiniLMEmbedder(batch_size=4, threads=1, cache_size=0).embed_sync(texts)
-    assert np.allclose(parallel, serial, atol=1e-5)
+    texts += ["auth", "Bob", "a b", "payments gateway redis"]
+    two = MiniLMEmbedder(batch_size=4, threads=2, cache_size=0).embed_sync(texts)
+    one = MiniLMEmbedder(batch_size=32, threads=1, cache_size=0).embed_sync(texts)
+    assert np.allclose(two, one, atol=1e-5)
+
+
+def test_inputs_past_the_maximum_length_are_truncated() -> None:
+    embedder = MiniLMEmbedder(cache_size=0)
+    long = " ".join(f"word{i % 50}" for i in range(400))  # far more than 256 tokens
+    cut, extended, short = embedder.embed_sync([long, long + " zebra giraffe", long[:200]])
+    # Only the first 256 tokens count: text past them changes nothing.
+    assert np.allclose(cut, extended, atol=1e-6)
+    assert float(cut @ short) < 0.999
+    small = MiniLMEmbedder(max_seq_length=8, cache_size=0)
+    a, b = small.embed_sync(["one two three four five six", "one two three four five six seven"])
+    assert np.allclose(a, b, atol=1e-6)
+
+
+def test_the_empty_text_and_the_empty_call() -> None:
+    embedder = MiniLMEmbedder(cache_size=0)
+    (vec,) = embedder.embed_sync([""])
+    assert np.isclose(np.linalg.norm(vec), 1.0, atol=1e-5)
+    assert embedder.embed_sync([]).shape == (0, 384)
+
+
+def test_concurrent_calls_get_their_own_vectors() -> None:
+    embedder = MiniLMEmbedder(cache_size=0)
+    texts = [f"incident {i}: the {['auth', 'billing', 'search'][i % 3]} service" for i in range(24)]
+    expected = embedder.embed_sync(texts)
+    got: dict[int, np.ndarray] = {}
+    start = threading.Barrier(len(texts))
+
+    def call(i: int) -> None:
+        start.wait()
+        got[i] = embedder.embed_sync([texts[i], texts[(i + 1) % len(texts)]])
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for i in range(len(texts)):
+        assert np.allclose(got[i], expected[[i, (i + 1) % len(texts)]], atol=1e-5)
+
+
+def test_calls_made_while_the_model_runs_are_embedded_in_one_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    embedder = MiniLMEmbedder(cache_size=0)
+    model = embedder._model()
+    texts = [f"write {i} about the ledger service" for i in range(8)]
+    expected = embedder.embed_sync(texts)
+    forward = model._forward
+    batches: list[int] = []
+    running, release = threading.Event(), threading.Event()
+
+    def slow_first_forward(batch: list[str], batch_size: int) -> np.ndarray:
+        batches.append(len(batch))
+        if len(batches) == 1:
+            running.set()
+            release.wait(10)
+        return forward(batch, batch_size)
+
+    monkeypatch.setattr(model, "_forward", slow_first_forward)
+    got: dict[int, np.ndarray] = {}
+    first = threading.Thread(target=embedder.embed_sync, args=(["the first call"],))
+    first.start()
+    assert running.wait(10)
+    callers = [
+        threading.Thread(target=lambda i=i: got.update({i: embedder.embed_sync([texts[i]])[0]}))
+        for i in range(len(texts))
+    ]
+    for caller in callers:
+        caller.start()
+    for _ in range(1000):  # until all eight wait behind the first run (10 s at most)
+        if len(model._pending) == len(texts):
+            break
+        release.wait(0.01)
+    release.set()
+    for thread in [first, *callers]:
+        thread.join(10)
+    assert batches == [1, len(texts)]
+    assert np.allclose(np.stack([got[i] for i in range(len(texts))]), expected, atol=1e-5)
+
+
+def test_a_failing_call_raises_to_its_caller_and_the_model_keeps_serving() -> None:
+    embedder = MiniLMEmbedder(cache_size=0)
+    with pytest.raises(TypeError):
+        embedder.embed_sync([123])  # type: ignore[list-item]
+    assert embedder.embed_sync(["still here"]).shape == (1, 384)
+
+
+def test_the_model_is_loaded_once_per_process() -> None:
+    assert MiniLMEmbedder()._model() is MiniLMEmbedder(cache_size=0, batch_size=4)._model()
+    assert MiniLMEmbedder(threads=1)._model() is not MiniLMEmbedder(threads=2)._model()
+
+
+def test_the_shipped_onnx_graph_is_the_one_the_export_script_builds() -> None:
+    script = ROOT / "scripts" / "export_minilm_onnx.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--check"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -8,5 +8,5 @@ __all__ = ["model_dir"]
 
 
 def model_dir() -> Path:
-    """The directory holding config.json, model.safetensors and tokenizer.json."""
+    """The directory holding config.json, model.safetensors, model.onnx and tokenizer.json."""
     return Path(__file__).resolve().parent / "model"
