@@ -8,6 +8,7 @@ JSON, Mermaid and Cypher.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from polyg_core.analysis.model import DEFAULT_RELATION, EdgeData, GraphData, NodeData, NodeRef
@@ -43,29 +44,11 @@ if TYPE_CHECKING:
     )
 
 # The algorithms need rustworkx and scipy (about a second to import): loaded on first use.
-_ALGORITHMS = frozenset(
-    {
-        "DegreeMode",
-        "all_paths",
-        "betweenness",
-        "connected_components",
-        "degree_centrality",
-        "find_cycles",
-        "graph_info",
-        "pagerank",
-        "personalized_pagerank",
-        "shortest_path",
-        "subgraph",
-        "transitive_reduction",
-    }
-)
-
-
 def __getattr__(name: str) -> Any:
-    if name in _ALGORITHMS:
-        from polyg_core.analysis import algorithms
-
-        return getattr(algorithms, name)
+    if not name.startswith("_"):
+        algorithms = importlib.import_module("polyg_core.analysis.algorithms")
+        if name in algorithms.__all__:
+            return getattr(algorithms, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
