@@ -300,3 +300,35 @@ async def test_concurrent_first_writes_through_several_stores_log_no_rewrite_war
             await s.close()
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert warnings == []
+
+
+async def test_the_first_knn_on_indexes_still_being_built_answers(
+    store: FalkorStore, namespace: str
+) -> None:
+    """FalkorDB builds a new vector index in the background and k-NN on it fails until it
+    is built; a store that finds the indexes (made by another process) waits for them."""
+    from polyg_core.storage.schema import EMBEDDED_LABELS, MEMORY
+    from polyg_core.storage.vector import knn
+
+    with anyio.fail_after(120):
+        await store.ensure_schema(namespace)
+        await store.query(
+            namespace,
+            "MATCH (m:P_Meta {key: 'meta'}) SET m.embedding_model = 'test-model', m.dimension = 3",
+        )
+        await store.query(
+            namespace,
+            f"UNWIND range(1, 5000) AS i CREATE (:{MEMORY} "
+            "{uuid: toString(i), embedding: vecf32([1.0, toFloat(i) / 5000.0, 0.5])})",
+        )
+        # The memories' index last: it is the one still being built below.
+        for label in sorted(EMBEDDED_LABELS, key=lambda name: name == MEMORY):
+            await store.query(
+                namespace,
+                f"CREATE VECTOR INDEX FOR (n:{label}) ON (n.embedding) "
+                "OPTIONS {dimension: 3, similarityFunction: 'cosine'}",
+            )
+        await store.ensure_vectors(namespace, "test-model", 3)
+        hits = await knn(store, namespace, MEMORY, [1.0, 0.0, 0.5], 5)
+    assert len(hits) == 5
+    assert hits[0].properties["uuid"] == "1"

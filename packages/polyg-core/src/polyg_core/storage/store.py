@@ -55,6 +55,8 @@ def _pool_exhausted(exc: BaseException) -> bool:
 
 
 _CONNECT_TIMEOUT_S = 10.0
+# How long the first vector use of a namespace waits for FalkorDB to build its indexes.
+VECTOR_INDEX_WAIT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -607,7 +609,45 @@ class FalkorStore:
             # indexes (storage/index_check.py); rewritten into the base they load intact,
             # so a crash after this point replays only data.
             await self._compact_embedded()
+        await self._vector_indexes_operational(namespace)
         self._vectors[namespace] = (model, dimension)
+
+    async def _vector_indexes_operational(
+        self, namespace: str, timeout_s: float = VECTOR_INDEX_WAIT_S
+    ) -> None:
+        """Wait until the namespace's vector indexes answer queries.
+
+        FalkorDB builds an index in the background after `CREATE VECTOR INDEX`; until it
+        reports OPERATIONAL, `db.idx.vector.queryNodes` on it fails with "Invalid
+        arguments for procedure" (even on an empty label). Waiting here, once per
+        namespace and store, keeps that window away from the first k-NN query.
+
+        Raises:
+            StorageError: an index is still under construction after `timeout_s`.
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            res = await self.query(
+                namespace,
+                "CALL db.indexes() YIELD label, types, status RETURN label, types, status",
+                read_only=True,
+            )
+            pending = [
+                f"{label}: {status}"
+                for label, types, status in res.rows
+                if label in EMBEDDED_LABELS
+                and isinstance(types, dict)
+                and "VECTOR" in cast(dict[str, list[str]], types).get("embedding", [])
+                and status != "OPERATIONAL"
+            ]
+            if not pending:
+                return
+            if time.monotonic() >= deadline:
+                raise StorageError(
+                    f"vector indexes of graph {namespace!r} still being built after "
+                    f"{timeout_s:.0f} s ({'; '.join(pending)}); try again shortly"
+                )
+            await anyio.sleep(0.01)
 
     async def _compact_embedded(self) -> None:
         """Ask the embedded server to rewrite its AOF into the base (no-op when external)."""
