@@ -165,7 +165,11 @@ async def test_graphs_opens_on_the_only_namespace_with_memory_or_asks(
             with anyio.fail_after(60):
                 await load_scenario(memory, "deployment_failure", first)
             one = (await api.get("/api/graphs")).json()
-            assert one["start"] == first and one["default"] == namespace
+            # Graphs other tests left in the same server count too: ours is the one to open
+            # only when no other graph holds memory.
+            others = {g for g, n in one["nodes"].items() if n and g != first}
+            assert one["start"] == (None if others else first)
+            assert one["default"] == namespace
             assert one["nodes"][first] > 0 and one["nodes"][namespace] == 0
             with anyio.fail_after(60):
                 await load_scenario(memory, "incident_response", second)
