@@ -662,7 +662,9 @@ class _Restore:
 
     def node(self, uuid: str, rec: Record) -> None:
         if rec.stored:
-            self._nodes.append({"u": uuid, "p": raw_props(rec)})
+            self._nodes.append(
+                {"u": uuid, "p": raw_props(rec), "x": getattr(rec, "links_stored", None) or {}}
+            )
 
     def edge(self, a: str, b: str, rec: Record, rel_key: str | None = None) -> None:
         if rec.stored:
@@ -686,12 +688,26 @@ class _Restore:
         for r in rows:
             if r["p"].get("uuid") in taken:
                 r["p"]["uuid"] = r["u"]
+        links = [
+            {"u": r["p"].get("uuid", r["u"]), "t": rel, "m": uid, "p": p}
+            for r in rows
+            for rel, by_uuid in r.pop("x").items()
+            for uid, p in by_uuid.items()
+        ]
         await store.query(
             namespace,
             f"UNWIND $rows AS row MATCH (n:{label} {{uuid: row.u}}) "
             "WITH n, row, n.embedding AS v SET n = row.p SET n.embedding = v",
             {"rows": rows},
         )
+        if links:
+            # The links the import wrote with the node, found from it (few per node).
+            await store.query(
+                namespace,
+                f"UNWIND $rows AS row MATCH (n:{label} {{uuid: row.u}})-[r]->(m) "
+                "WHERE type(r) = row.t AND m.uuid = row.m SET r = row.p",
+                {"rows": links},
+            )
 
     async def edges(self, store: FalkorStore, namespace: str, a: str, rel: str, b: str) -> None:
         rows, self._edges = self._edges, []
