@@ -365,22 +365,53 @@ async def ensure_entity_uuids(
         AmbiguousName: a name matches several entities about equally well.
     """
     wanted = _unique(names)
-    if not wanted:
-        return {}
-    rows = await lookup_entities(store, namespace, wanted)
+    got = await resolve_entity_names(store, embedder, namespace, wanted, created=created)
     out: dict[str, str] = {}
-    missing: list[str] = []
     for name in wanted:
+        value = got[name]
+        if isinstance(value, Exception):
+            raise value
+        out[name] = value
+    return out
+
+
+async def resolve_entity_names(
+    store: FalkorStore,
+    embedder: Embedder,
+    namespace: str,
+    names: Sequence[str],
+    *,
+    created: list[str] | None = None,
+) -> dict[str, str | InvalidInput | AmbiguousName]:
+    """`ensure_entity_uuids` for a batch whose names fail one by one: each name (stripped)
+    maps to its entity uuid, or to the error that name raises. One lookup query, one
+    embedding call and one write for the names nothing matched."""
+    out: dict[str, str | InvalidInput | AmbiguousName] = {}
+    wanted: list[str] = []
+    for raw in dict.fromkeys(names):
+        try:
+            wanted.extend(_unique([raw]))
+        except InvalidInput as exc:
+            out[raw.strip()] = exc
+    if not wanted:
+        return out
+    rows = await lookup_entities(store, namespace, wanted)
+    missing: list[str] = []
+    for name in dict.fromkeys(wanted):
         # Exact steps only: a name close in meaning to a stored one is still another
         # entity ("payments-db-secondary" is not "payments-db-primary").
-        found = decide_entity(name, rows)
+        try:
+            found = decide_entity(name, rows)
+        except AmbiguousName as exc:
+            out[name] = exc
+            continue
         if found is not None:
             out[name] = found.uuid
+        elif not normalize_name(name):
+            out[name] = InvalidInput(
+                f"entity name {name!r} has no letters or digits; give a real name"
+            )
         else:
-            if not normalize_name(name):
-                raise InvalidInput(
-                    f"entity name {name!r} has no letters or digits; give a real name"
-                )
             missing.append(name)
     if not missing:
         return out
@@ -418,13 +449,22 @@ async def write_ensured(
     if not items:
         return {}
     now = datetime.now(UTC)
-    rows = [
-        {"name": name, "key": normalize_name(name), "uuid": uuidlib.uuid4().hex, "vec": vec}
-        for name, vec in items
-    ]
+    # One row per key: a MERGE in an UNWIND does not see nodes earlier rows created.
+    rows: dict[str, dict[str, Any]] = {}
+    for name, vec in items:
+        rows.setdefault(
+            normalize_name(name),
+            {"name": name, "key": normalize_name(name), "uuid": uuidlib.uuid4().hex, "vec": vec},
+        )
     res = await store.query(
-        namespace, ENSURE_ENTITIES, {"rows": rows, "now": epoch_ms(now), "now_iso": iso(now)}
+        namespace,
+        ENSURE_ENTITIES,
+        {"rows": list(rows.values()), "now": epoch_ms(now), "now_iso": iso(now)},
     )
-    out = {str(name): (str(uid), bool(new)) for name, uid, new in res.rows}
+    by_key = {normalize_name(str(name)): (str(uid), bool(new)) for name, uid, new in res.rows}
+    out: dict[str, tuple[str, bool]] = {}
+    for name, _ in items:
+        uid, new = by_key[normalize_name(name)]
+        out[name] = (uid, new and rows[normalize_name(name)]["name"] == name)
     logger.debug("created %d entities in %s", res.nodes_created, namespace)
     return out

@@ -127,40 +127,69 @@ async def write_memory(
     """MERGE the `S_Memory` of a checked text on its content hash, with `S_ABOUT` to the
     concepts (uuids); an existing memory gains the `added` tags it lacks. One query; the
     memory and whether this write created it."""
-    now = now_ms()
-    set_vec = ", m.embedding = vecf32($vec)" if vec is not None else ""
-    # Written again only when tags are added (see add_concept on stale index entries).
-    on_match = (
-        "ON MATCH SET m.tags = m.tags + [t IN $added WHERE NOT t IN m.tags] " if added else ""
+    row = memory_row(
+        0, text, category, tags, added, concept_ids, created_at, source_id, vec, now_ms()
     )
-    res = await store.query(
-        namespace,
-        f"MERGE (m:{MEMORY} {{content_hash: $h}}) "
-        "ON CREATE SET m.uuid = $uuid, m.content = $content, m.category = $cat, "
-        "m.tags = $tags, m.created_at = $when, m.created_at_iso = $when_iso, "
-        "m.last_accessed = $when, "
-        f"m.recorded_at = $now, m.source_id = $source{set_vec} "
-        f"{on_match}"
-        f"WITH m CALL {{ WITH m UNWIND $concepts AS cu MATCH (c:{CONCEPT} {{uuid: cu}}) "
-        f"MERGE (m)-[a:{R_ABOUT}]->(c) RETURN count(a) AS n_about }} "
-        f"RETURN {props('m')}, m.uuid = $uuid",
-        {
-            "h": content_hash(text),
-            "uuid": new_uuid(),
-            "content": text,
-            "cat": category.value,
-            "tags": list(tags),
-            "added": list(added),
-            "when": created_at,
-            "when_iso": iso_ms(created_at),
-            "now": now,
-            "source": source_id,
-            "vec": vec,
-            "concepts": list(dict.fromkeys(concept_ids)),
-        },
-    )
-    node, created = res.rows[0]
-    return to_memory(clean(node)), bool(created)
+    return (await write_memories(store, namespace, [row]))[0]
+
+
+def memory_row(
+    i: int,
+    text: str,
+    category: MemoryCategory,
+    tags: Sequence[str],
+    added: Sequence[str],
+    concept_ids: Sequence[str],
+    created_at: int,
+    source_id: str | None,
+    vec: list[float] | None,
+    now: int,
+) -> dict[str, Any]:
+    """One row of `WRITE_MEMORIES`."""
+    return {
+        "i": i,
+        "h": content_hash(text),
+        "uuid": new_uuid(),
+        "content": text,
+        "cat": category.value,
+        "tags": list(tags),
+        "added": list(added),
+        "when": created_at,
+        "when_iso": iso_ms(created_at),
+        "now": now,
+        "source": source_id,
+        "vec": vec,
+        "concepts": list(dict.fromkeys(concept_ids)),
+    }
+
+
+# The same text (up to whitespace) is one memory: MERGE on the content hash. An
+# existing memory is written again only when tags are added (see add_concept on
+# stale index entries).
+WRITE_MEMORIES = f"""
+UNWIND $rows AS row
+MERGE (m:{MEMORY} {{content_hash: row.h}})
+ON CREATE SET m.uuid = row.uuid, m.content = row.content, m.category = row.cat,
+    m.tags = row.tags, m.created_at = row.when, m.created_at_iso = row.when_iso,
+    m.last_accessed = row.when, m.recorded_at = row.now, m.source_id = row.source,
+    m.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+WITH m, row, m.uuid = row.uuid AS created
+FOREACH (_ IN CASE WHEN NOT created AND size(row.added) > 0 THEN [1] ELSE [] END |
+    SET m.tags = m.tags + [t IN row.added WHERE NOT t IN m.tags])
+{each_linked("m, created", "row", "concepts", "cu", "c", CONCEPT, f"MERGE (m)-[:{R_ABOUT}]->(c)")}
+RETURN row.i, {props("m")}, created
+"""
+
+
+async def write_memories(
+    store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
+) -> dict[int, tuple[Memory, bool]]:
+    """Write `memory_row`s (distinct content hashes) in one query; row index to (memory,
+    created)."""
+    if not rows:
+        return {}
+    res = await store.query(namespace, WRITE_MEMORIES, {"rows": list(rows)})
+    return {int(i): (to_memory(clean(node)), bool(created)) for i, node, created in res.rows}
 
 
 # Many concepts in one query, each as `add_concept` writes one: MERGE on the

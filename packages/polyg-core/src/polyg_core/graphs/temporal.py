@@ -36,7 +36,7 @@ from polyg_shared.temporal import EventNeighbourhood, EventOrder, FactWrite, Fac
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
-from polyg_core.graphs.base import check_text
+from polyg_core.graphs.base import check_text, embed_texts
 from polyg_core.graphs.bulk import EventItem, add_events
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import (
@@ -44,6 +44,7 @@ from polyg_core.graphs.entity_refs import (
     epoch_ms,
     from_ms,
     lexically_compatible,
+    resolve_entity_names,
 )
 from polyg_core.graphs.temporal_queries import (
     ADD_FACT,
@@ -80,6 +81,19 @@ __all__ = [
     "parse_bound",
     "parse_time",
 ]
+
+
+@dataclass(frozen=True)
+class FactItem:
+    """A fact to write with `TemporalGraph.add_facts` (the arguments of `add_fact`)."""
+
+    subject: str
+    predicate: str
+    object: str
+    valid_from: TimeInput | None = None
+    valid_to: TimeInput | None = None
+    entities: Sequence[str] = ()
+    source: str | None = None
 
 
 @dataclass
@@ -518,6 +532,46 @@ class TemporalGraph:
         params["eids"] = sorted(set(eids.values()))
         params["vec"] = await self._embed(fact_text(params))
         return await write_fact(self.store, namespace, params)
+
+    async def add_facts(
+        self, namespace: str, items: Sequence[FactItem]
+    ) -> list[FactWrite | InvalidInput | AmbiguousName]:
+        """`add_fact` for many facts: their entity names resolved in one lookup, their texts
+        embedded in one call, then one `ADD_FACT` query each, in order (a fact can
+        supersede the one before it). A fact that cannot be written is its error."""
+        out: list[FactWrite | InvalidInput | AmbiguousName] = []
+        todo: list[tuple[int, dict[str, Any], FactItem]] = []
+        for it in items:
+            try:
+                p = fact_params(
+                    it.subject, it.predicate, it.object, it.valid_from, it.valid_to, it.source
+                )
+            except InvalidInput as exc:
+                out.append(exc)
+                continue
+            todo.append((len(out), p, it))
+            out.append(InvalidInput("not written"))  # replaced below
+        if not todo:
+            return out
+        await self._prepare(namespace)
+        names = [n for _, p, it in todo for n in (p["subject"], *it.entities)]
+        uuids = await resolve_entity_names(self.store, self.embedder, namespace, names)
+        texts = [fact_text(p) for _, p, _ in todo]
+        vectors = dict(zip(texts, await embed_texts(self.embedder, texts), strict=True))
+        for i, p, it in todo:
+            got = [
+                uuids.get(n.strip(), InvalidInput("an entity name is empty"))
+                for n in (p["subject"], *it.entities)
+            ]
+            failed = next((g for g in got if not isinstance(g, str)), None)
+            if failed is not None:
+                out[i] = failed
+                continue
+            eids = sorted({g for g in got if isinstance(g, str)})
+            out[i] = await write_fact(
+                self.store, namespace, {**p, "eids": eids, "vec": vectors[fact_text(p)]}
+            )
+        return out
 
     async def invalidate_fact(self, namespace: str, uuid: str, at: TimeInput | None = None) -> Fact:
         """End a fact's validity at `at` (default now); already ended earlier: unchanged.
