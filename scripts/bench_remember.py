@@ -110,7 +110,7 @@ def notes() -> list[tuple[str, str, str]]:
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def bench(no_embed: bool, warmup: int, limit: int | None) -> None:

@@ -762,3 +762,11 @@ def _matched_by(m: _Match, created: bool) -> CausalMatch:
         return m.how
     # A new description can still meet a node another writer created a moment earlier.
     return "created" if created else "normalized"
+
+
+# The matching rule and checks, for the batched writers (graphs/causal_batch.py, remember).
+Match = _Match
+UUID_PATTERN = _UUID
+check_description = _text
+check_confidence = _confidence
+check_evidence = _evidence

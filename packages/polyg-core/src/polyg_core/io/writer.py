@@ -26,7 +26,12 @@ from polyg_core.errors import (
 )
 from polyg_core.graphs.bulk import BulkResult, EventItem, RelationItem, add_events, add_relations
 from polyg_core.graphs.causal import CausalGraph
-from polyg_core.graphs.causal_batch import CausalNodeItem, add_causal_nodes
+from polyg_core.graphs.causal_batch import (
+    CausalLinkItem,
+    CausalNodeItem,
+    add_causal_links,
+    add_causal_nodes,
+)
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph
 from polyg_core.graphs.semantic_batch import ConceptItem, MemoryItem, SemanticBatch
@@ -613,12 +618,29 @@ class RecordWriter:
             return
         keys = [[normalize_description(r.cause), normalize_description(r.effect)] for _, r in items]
         existing = await self._existing_pairs(namespace, R_CAUSES, keys)
-        for (line, rec), (ck, ek) in zip(items, keys, strict=True):
-            created = (ck, ek) not in existing
+        written = await _each(
+            lambda batch: add_causal_links(self.causal, namespace, batch),
+            [
+                CausalLinkItem(
+                    r.cause, r.effect, r.confidence, r.evidence, list(r.entities), list(r.events)
+                )
+                for _, r in items
+            ],
+        )
+        counts = report.kind("causal_link")
+        for (line, rec), (ck, ek), got in zip(items, keys, written, strict=True):
+            if isinstance(got, StorageUnavailable):
+                raise got
+            if isinstance(got, _RECORD_ERRORS):
+                counts.failed += 1
+                report.errors.append(LineError(line, f"causal_link: {got}"))
+                continue
+            if (ck, ek) in existing:
+                counts.merged += 1
+                continue
             existing.add((ck, ek))
-            await self._one(
-                report, "causal_link", line, self._causal(namespace, rec, created, restore)
-            )
+            counts.created += 1
+            restore.edge(got[0], got[1], rec)
 
     async def _solutions(
         self,
@@ -665,22 +687,6 @@ class RecordWriter:
             ],
         )
         self._outcomes(report, "causal_node", items, written, restore, lambda w: (w[0].uuid, w[1]))
-
-    async def _causal(
-        self, namespace: str, rec: CausalLinkRecord, created: bool, restore: _Restore
-    ) -> bool:
-        got = await self.causal.add_link(
-            namespace,
-            rec.cause,
-            rec.effect,
-            rec.confidence,
-            evidence=rec.evidence,
-            entities=list(rec.entities),
-            events=list(rec.events),
-        )
-        if created:
-            restore.edge(got.cause.uuid, got.effect.uuid, rec)
-        return created
 
     async def _concepts(
         self,

@@ -53,9 +53,9 @@ from polyg_core.graphs.bulk import event_row, write_event_rows
 from polyg_core.graphs.causal import (
     DEFAULT_MATCH_THRESHOLD,
     LinkBatch,
-    _Match,  # pyright: ignore[reportPrivateUsage]
-    paraphrase_match,
+    Match,
 )
+from polyg_core.graphs.causal_batch import match_new, same_node
 from polyg_core.graphs.entity import ORIGIN_ENSURED, EntityGraph, entity_row, merge_entity_rows
 from polyg_core.graphs.entity_refs import (
     LOOKUP_ENTITIES,
@@ -63,7 +63,6 @@ from polyg_core.graphs.entity_refs import (
     decide_entity,
     entity_rows,
     epoch_ms,
-    lexically_compatible,
     lookup_params,
 )
 from polyg_core.graphs.semantic import (
@@ -154,13 +153,13 @@ class _Link:
     confidence: float
     evidence: str | None
     entities: list[str]
-    c: _Match | None = None
-    e: _Match | None = None
+    c: Match | None = None
+    e: Match | None = None
 
     def text(self, end: str) -> str:
         return self.cause if end == "c" else self.effect
 
-    def set(self, end: str, m: _Match) -> None:
+    def set(self, end: str, m: Match) -> None:
         if end == "c":
             self.c = m
         else:
@@ -259,18 +258,6 @@ class _Entities:
 
 def _is_row(ref: str) -> bool:
     return ref.startswith("row:")
-
-
-def _same_node(a: _Match, b: _Match, threshold: float) -> bool:
-    """Cause and effect are one node (`CausalGraph._match_pair`'s check)."""
-    if a.uuid is not None or b.uuid is not None:
-        return a.uuid == b.uuid
-    return a.key == b.key or (
-        bool(a.vector)
-        and bool(b.vector)
-        and float(np.dot(a.vector, b.vector)) >= threshold
-        and lexically_compatible(a.text, b.text)
-    )
 
 
 @dataclass
@@ -582,31 +569,14 @@ class RememberWriter:
         near: dict[tuple[str, int], list[Neighbour]],
         vec: dict[str, list[float]],
     ) -> None:
-        """Match the descriptions no uuid or key matched: a stored paraphrase, else a
-        paraphrase among the nodes this text creates (as if written one after the
-        other), else a new node."""
-        created: list[_Match] = []
-        for n, (li, end) in enumerate(pending):
-            t = links[li].text(end)
-            m = paraphrase_match(t, vec[t], near.get(("causal", n), []), self.causal_threshold)
-            if m.uuid is None:
-                same = next(
-                    (
-                        o
-                        for o in created
-                        if o.key == m.key
-                        or (
-                            float(np.dot(o.vector, m.vector)) >= self.causal_threshold
-                            and lexically_compatible(t, o.text)
-                        )
-                    ),
-                    None,
-                )
-                if same is None:
-                    created.append(m)
-                else:
-                    m = _Match(same.text, same.key, same.vector)
-            links[li].set(end, m)
+        """Match the descriptions no uuid or key matched (`causal_batch.match_new`)."""
+        texts = [links[li].text(end) for li, end in pending]
+        hits: dict[str, list[Neighbour]] = {}
+        for n, t in enumerate(texts):
+            hits.setdefault(t, near.get(("causal", n), []))
+        matched = match_new(texts, vec, hits, self.causal_threshold)
+        for li, end in pending:
+            links[li].set(end, matched[links[li].text(end)])
 
     async def _relations(
         self,
@@ -726,7 +696,7 @@ class RememberWriter:
             cm, em = link.c, link.e
             if cm is None or em is None:
                 continue
-            if _same_node(cm, em, self.causal_threshold):
+            if same_node(cm, em, self.causal_threshold):
                 logger.info("causal link %r -> %r skipped: one node", link.cause, link.effect)
                 continue
             try:
@@ -840,13 +810,13 @@ def _causal_text(value: str, what: str) -> str:
     return text
 
 
-def _stored_causal(text: str, found: _Lookup) -> _Match | None:
+def _stored_causal(text: str, found: _Lookup) -> Match | None:
     """The stored node a description names by uuid or normalised key; None to match it by
     meaning."""
     for how, table in (("uuid", found.causal_uuid), ("normalized", found.causal_key)):
         hit = table.get(text)
         if hit is not None:
-            return _Match(text, hit[1], [], hit[0], how)  # type: ignore[arg-type]
+            return Match(text, hit[1], [], hit[0], how)  # type: ignore[arg-type]
     return None
 
 
