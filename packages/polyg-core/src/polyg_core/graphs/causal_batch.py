@@ -219,26 +219,26 @@ def match_new(
     `hits`), else a paraphrase among the nodes the earlier texts create (as when the
     links are written one after the other), else a new node."""
     out: dict[str, Match] = {}
-    created: list[Match] = []
-    for t in dict.fromkeys(texts):
+    unique = list(dict.fromkeys(texts))
+    matrix = np.asarray([vectors[t] for t in unique], dtype=np.float32).reshape(len(unique), -1)
+    created: list[int] = []  # rows of `matrix` (and `unique`) that create a node
+    keys: dict[str, int] = {}
+    for n, t in enumerate(unique):
         m = paraphrase_match(t, vectors[t], hits.get(t, []), threshold)
         if m.uuid is None:
-            same = next(
-                (
-                    o
-                    for o in created
-                    if o.key == m.key
-                    or (
-                        float(np.dot(o.vector, m.vector)) >= threshold
-                        and lexically_compatible(t, o.text)
-                    )
-                ),
-                None,
-            )
+            same = keys.get(m.key)
+            if same is None and created:
+                scores = matrix[created] @ matrix[n]
+                for at in np.flatnonzero(scores >= threshold):
+                    if lexically_compatible(t, unique[created[int(at)]]):
+                        same = created[int(at)]
+                        break
             if same is None:
-                created.append(m)
+                created.append(n)
+                keys[m.key] = n
             else:
-                m = Match(same.text, same.key, same.vector)
+                first = out[unique[same]]
+                m = Match(first.text, first.key, first.vector)
         out[t] = m
     return out
 
