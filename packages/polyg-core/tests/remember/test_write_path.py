@@ -152,3 +152,59 @@ async def test_entities_a_relation_or_event_creates_report_their_near_duplicates
         "MATCH (:E_Entity {name: 'billing-api'})-[:E_RELATES]->(t:E_Entity) RETURN t.uuid",
     )
     assert [r[0] for r in linked.rows] == [typo.uuid]
+
+
+def _shared_name_extraction(_: list[dict[str, Any]]) -> str:
+    return json.dumps(
+        {
+            "entities": [{"name": "atlas", "entity_type": "Service"}],
+            "relations": [{"source": "atlas", "target": "billing", "relationship_type": "calls"}],
+            "events": [
+                {
+                    "description": "atlas restarted",
+                    "occurred_at": "2026-01-10T11:00:00Z",
+                    "entities": ["atlas"],
+                }
+            ],
+            "facts": [
+                {
+                    "subject": "atlas",
+                    "predicate": "runs_on",
+                    "object": "k8s",
+                    "valid_from": "2026-01-01T00:00:00Z",
+                }
+            ],
+            "causal_links": [],
+            "concepts": [],
+            "category": "episodic",
+        }
+    )
+
+
+async def test_a_name_two_entities_share_is_the_one_of_the_extracted_type_and_facts_skip_it(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    async with ScriptedLLMServer(responder=_shared_name_extraction) as server:
+        llm = LiteLLMProvider(
+            "openai/test-model", api_base=server.api_base, api_key="test", timeout_s=5
+        )
+        mem = Memory(
+            store=store, embedder=embedder, llm=llm, settings=Settings(), namespace=namespace
+        )
+        with anyio.fail_after(60):
+            service, _ = await mem.entities.add(namespace, "atlas", "Service")
+            await mem.entities.add(namespace, "atlas", "Project")
+            result = await mem.remember("atlas calls billing; it restarted.")
+            links = await store.query(
+                namespace,
+                "MATCH (a:E_Entity {name: 'atlas'})<-[:X_INVOLVES]-(:T_Event) RETURN a.uuid "
+                "UNION ALL MATCH (a:E_Entity {name: 'atlas'})-[:E_RELATES]->() RETURN a.uuid",
+            )
+            facts = await store.query(namespace, "MATCH (f:T_Fact) RETURN count(f)")
+    assert result.created
+    assert [(e.uuid, e.created) for e in result.entities if e.name == "atlas"] == [
+        (service.uuid, False)
+    ]
+    assert [r[0] for r in links.rows] == [service.uuid, service.uuid]
+    assert result.relations == ["atlas -calls-> billing"] and len(result.events) == 1
+    assert result.facts == [] and facts.rows[0][0] == 0

@@ -220,6 +220,8 @@ def match_new(
     links are written one after the other), else a new node."""
     out: dict[str, Match] = {}
     unique = list(dict.fromkeys(texts))
+    if not unique:
+        return out
     matrix = np.asarray([vectors[t] for t in unique], dtype=np.float32).reshape(len(unique), -1)
     created: list[int] = []  # rows of `matrix` (and `unique`) that create a node
     keys: dict[str, int] = {}
