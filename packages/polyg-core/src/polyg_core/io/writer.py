@@ -1,11 +1,13 @@
 """Writing records into a memory namespace through the graph classes, in batches.
 
 Records are buffered in batches; each batch is written kind by kind (entities
-first, so relations and events find their typed entities). Entities go in one
-UNWIND query per batch (`EntityGraph.add_many`); the other kinds go through
-their graph's write method, which deduplicates, so importing a file twice
-creates nothing the second time. A record the graphs reject is reported with
-its line number and the import goes on.
+first, so relations and events find their typed entities), each kind in a few
+queries: names resolved in one lookup, one UNWIND write (`EntityGraph.add_many`,
+`graphs/bulk.py`, `graphs/semantic_batch.py`, `graphs/causal_batch.py`; facts
+one `ADD_FACT` each, `TemporalGraph.add_facts`). The writes deduplicate as the
+per-record graph methods do, so importing a file twice creates nothing the second
+time. A record the graphs reject is reported with its line number and the import
+goes on; solutions are still written one by one.
 """
 
 from __future__ import annotations
