@@ -2,6 +2,7 @@
 
     uv run python scripts/bench_import.py --n 10000            # with the configured embedder
     uv run python scripts/bench_import.py --n 10000 --no-embed # random vectors, no model: database cost only
+    uv run python scripts/bench_import.py --n 10000 --extra 2000  # and 2,000 facts, causal links, concepts, memories
 
 Writes a JSONL file of N entities, N relations (a ring plus random chords) and N
 events (each involving two entities), imports it into a fresh namespace and
@@ -24,6 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import numpy as np
@@ -55,7 +57,10 @@ class HashEmbedder:
         return out
 
 
-def write_data(path: Path, n: int, seed: int = 7) -> dict[str, int]:
+EXTRA_KINDS = ("fact", "causal_link", "concept", "memory")
+
+
+def write_data(path: Path, n: int, seed: int = 7, extra: int = 0) -> dict[str, int]:
     rng = random.Random(seed)
     kinds = {"entity": 0, "relation": 0, "event": 0}
     with path.open("w", encoding="utf-8") as f:
@@ -87,6 +92,37 @@ def write_data(path: Path, n: int, seed: int = 7) -> dict[str, int]:
             }
             f.write(json.dumps(rec) + "\n")
             kinds["event"] += 1
+        records: dict[str, Any] = {
+            "fact": lambda i: {
+                "kind": "fact",
+                "subject": f"svc-{i % n}",
+                "predicate": "owned_by",
+                "object": f"team-{i % 50}",
+                "valid_from": 1_700_000_000_000 + i * 60_000,
+            },
+            "causal_link": lambda i: {
+                "kind": "causal_link",
+                "cause": f"svc-{i % n} latency rose in window {i}",
+                "effect": f"svc-{(i * 7) % n} errors rose in window {i}",
+                "confidence": 0.7,
+                "entities": [f"svc-{i % n}"],
+            },
+            "concept": lambda i: {
+                "kind": "concept",
+                "name": f"topic-{i}",
+                "description": f"what svc-{i % n} is about",
+                "entities": [f"svc-{i % n}"],
+            },
+            "memory": lambda i: {
+                "kind": "memory",
+                "content": f"note {i}: svc-{i % n} was tuned",
+                "concepts": [f"topic-{i}"],
+            },
+        }
+        for kind in EXTRA_KINDS if extra else ():
+            for i in range(extra):
+                f.write(json.dumps(records[kind](i)) + "\n")
+            kinds[kind] = extra
     return kinds
 
 
@@ -96,7 +132,7 @@ def progress(marks: list[tuple[int, float]], done: int, elapsed: float) -> None:
         print(f"{done} records in {elapsed:.0f} s", file=sys.stderr, flush=True)
 
 
-async def bench(n: int, no_embed: bool, batch: int) -> None:
+async def bench(n: int, no_embed: bool, batch: int, extra: int) -> None:
     settings = load_settings()
     store = await FalkorStore(settings.storage).connect()
     embedder: Embedder = HashEmbedder() if no_embed else make_embedder(settings.embedding_model)
@@ -104,7 +140,7 @@ async def bench(n: int, no_embed: bool, batch: int) -> None:
     await store.delete_graph(ns)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "data.jsonl"
-        kinds = write_data(path, n)
+        kinds = write_data(path, n, extra=extra)
         writer = RecordWriter.build(store, embedder, batch_size=batch)
         marks: list[tuple[int, float]] = []
         t0 = time.perf_counter()
@@ -120,7 +156,14 @@ async def bench(n: int, no_embed: bool, batch: int) -> None:
 
     e_s = elapsed_at(kinds["entity"])
     r_s = elapsed_at(kinds["entity"] + kinds["relation"]) - e_s
-    v_s = total_s - e_s - r_s
+    done = kinds["entity"] + kinds["relation"] + kinds["event"]
+    v_s = elapsed_at(done) - e_s - r_s
+    extra_rates: dict[str, float | None] = {}
+    for kind in EXTRA_KINDS if extra else ():
+        start = elapsed_at(done)
+        done += kinds[kind]
+        spent = elapsed_at(done) - start
+        extra_rates[f"{kind}s_per_s"] = round(kinds[kind] / spent, 1) if spent > 0 else None
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     graph_mb = (await store.memory_usage(ns) or 0) / 1024 / 1024
     print(
@@ -136,6 +179,7 @@ async def bench(n: int, no_embed: bool, batch: int) -> None:
                 "entities_per_s": round(kinds["entity"] / e_s, 1) if e_s else None,
                 "relations_per_s": round(kinds["relation"] / r_s, 1) if r_s > 0 else None,
                 "events_per_s": round(kinds["event"] / v_s, 1) if v_s > 0 else None,
+                **extra_rates,
                 "peak_rss_mb": round(peak_mb, 1),
                 "falkordb_graph_mb": round(graph_mb, 1),
             },
@@ -153,8 +197,14 @@ def main() -> None:
         "--no-embed", action="store_true", help="hash-seeded random vectors, no model"
     )
     parser.add_argument("--batch", type=int, default=500, help="records per batch")
+    parser.add_argument(
+        "--extra",
+        type=int,
+        default=0,
+        help="also this many facts, causal links, concepts and memories",
+    )
     args = parser.parse_args()
-    anyio.run(bench, args.n, args.no_embed, args.batch)
+    anyio.run(bench, args.n, args.no_embed, args.batch, args.extra)
 
 
 if __name__ == "__main__":

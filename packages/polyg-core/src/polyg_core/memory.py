@@ -15,20 +15,17 @@ from datetime import datetime
 from types import TracebackType
 from typing import Self
 
-from polyg_shared.intents import ExtractedFact, Extraction, Intent
-from polyg_shared.nodes import Fact
-from polyg_shared.results import SimilarNode
+from polyg_shared.intents import Extraction, Intent
 from polyg_shared.retrieval import (
     RecallResult,
     RememberResult,
-    WrittenNode,
 )
 from polyg_shared.stats import GraphStatistics
 from polyg_shared.timeutil import utc_now
 
-from polyg_core.agents.extractor import UNKNOWN_START, extract
+from polyg_core.agents.extractor import extract
 from polyg_core.config import Settings
-from polyg_core.errors import AmbiguousName, InvalidInput
+from polyg_core.errors import InvalidInput
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.crosslinks import CrossLinker
 from polyg_core.graphs.entity import EntityGraph
@@ -45,14 +42,13 @@ from polyg_core.recall.pipeline import (
     mentioned_entities,
     usage_report,
 )
-from polyg_core.remember.links import referred_events, represented_entities
-from polyg_core.resolve import ENTITY_NAMES, NameResolver
+from polyg_core.remember.write import RememberWriter
+from polyg_core.resolve import NameResolver
 from polyg_core.retrieval.decay import refresh_access
 from polyg_core.retrieval.filters import prefixed_tags
 from polyg_core.retrieval.probability import CausalProbability, causal_probability
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.store import FalkorStore
-from polyg_core.text import normalize_name
 
 logger = logging.getLogger(__name__)
 
@@ -340,24 +336,6 @@ class Memory:
             }
         )
 
-    async def _end_stated_fact(self, namespace: str, f: ExtractedFact) -> list[WrittenNode]:
-        """End the current facts `f` names (same subject, predicate and object) at its end."""
-        assert f.valid_to is not None
-        try:
-            current = await self.temporal.facts(namespace, subject=f.subject, predicate=f.predicate)
-        except (AmbiguousName, InvalidInput) as exc:
-            logger.info("ended fact %s not applied: %s", f, exc)
-            return []
-        ended: list[WrittenNode] = []
-        for fact in current:
-            if normalize_name(fact.object) != normalize_name(f.object):
-                continue
-            if fact.valid_from >= f.valid_to:
-                continue  # it started after the stated end: another spell, left as is
-            done = await self.temporal.invalidate_fact(namespace, fact.uuid, f.valid_to)
-            ended.append(_fact_node(done, created=False))
-        return ended
-
     async def _write_extraction(
         self,
         namespace: str,
@@ -370,154 +348,20 @@ class Memory:
         created_at: datetime | None = None,
         who: str | None = None,
     ) -> RememberResult:
-        # Entities first (with their types), so later writes link to them instead of
-        # creating untyped ones; the S_Memory node is written last and marks completion.
-        # A name that already names one entity reuses it whatever type the extractor
-        # guessed, so remembering never splits one entity into several types. A name
-        # several entities answer to (graphs/entity_refs.py) is written with the
-        # extractor's type: the entity of that name and type, or a new one.
-        entities: list[WrittenNode] = []
-        fresh: list[tuple[str, str, None]] = []
-        for e in ex.entities:
-            try:
-                found = await self.resolver.find(namespace, ENTITY_NAMES, e.name, fuzzy=False)
-            except AmbiguousName:
-                found = None
-            if found is None:
-                fresh.append((e.name, e.entity_type, None))
-            else:
-                entities.append(
-                    WrittenNode(uuid=found.uuid, name=found.name, label="E_Entity", created=False)
-                )
-        if fresh:
-            written = await self.entities.add_many(namespace, fresh)
-            for ent, created in written:
-                near = (
-                    await self.resolver.similar_existing(
-                        namespace, ENTITY_NAMES, ent.name, exclude=ent.uuid
-                    )
-                    if created
-                    else []
-                )
-                entities.append(
-                    WrittenNode(
-                        uuid=ent.uuid,
-                        name=ent.name,
-                        label="E_Entity",
-                        created=created,
-                        similar_existing=[
-                            SimilarNode(
-                                uuid=c.uuid, name=c.name, label=c.label, similarity=c.similarity
-                            )
-                            for c in near
-                        ],
-                    )
-                )
-        # The entities just resolved or written, by normalised name: the later writes of
-        # this memory name them by uuid, so a name several stored entities answer to
-        # links to the one chosen above instead of failing the whole memory.
-        chosen = {normalize_name(n.name): n.uuid for n in entities}
-
-        def refs(names: Sequence[str]) -> list[str]:
-            return [chosen.get(normalize_name(n), n) for n in names]
-
-        relations: list[str] = []
-        for rel in ex.relations:
-            try:
-                source, target = refs([rel.source, rel.target])
-                await self.entities.ensure(namespace, [source, target])
-                await self.entities.link(namespace, source, target, rel.relationship_type)
-                relations.append(f"{rel.source} -{rel.relationship_type}-> {rel.target}")
-            except Exception as exc:  # one bad relation must not lose the rest of the memory
-                logger.info("relation %s skipped: %s", rel, exc)
-        events: list[WrittenNode] = []
-        for ev in ex.events:
-            event = await self.temporal.add_event(
-                namespace, ev.description, ev.occurred_at, entities=refs(ev.entities)
-            )
-            events.append(
-                WrittenNode(uuid=event.uuid, name=event.description, label="T_Event", created=True)
-            )
-        facts: list[WrittenNode] = []
-        invalidated: list[WrittenNode] = []
-        # Who stated the facts, kept with each one for its history.
-        said = f"{who} ({source_id})" if who and source_id else (who or source_id or "")
-        source = said.strip()[:256] or None
-        for f in ex.facts:
-            if f.valid_from == UNKNOWN_START and f.valid_to is not None:
-                # The note says when the fact ended, not since when it held ("moved from
-                # the payments team"): end the stored fact it names; with none stored
-                # there is nothing to end, and no start to invent.
-                invalidated.extend(await self._end_stated_fact(namespace, f))
-                continue
-            try:
-                fw = await self.temporal.add_fact(
-                    namespace,
-                    f.subject,
-                    f.predicate,
-                    f.object,
-                    valid_from=f.valid_from,
-                    valid_to=f.valid_to,
-                    source=source,
-                )
-            except AmbiguousName as exc:  # the memory and its other parts are still written
-                logger.info("fact %s skipped: %s", f, exc)
-                continue
-            facts.append(_fact_node(fw.fact, created=fw.status != "existing"))
-            invalidated.extend(_fact_node(o, created=False) for o in fw.invalidated)
-        causal: list[str] = []
-        event_texts = [(e.uuid, e.name) for e in events]
-        for link in ex.causal_links:
-            cr = await self.causal.add_link(
-                namespace,
-                link.cause,
-                link.effect,
-                link.confidence,
-                evidence=link.evidence,
-                entities=refs(link.entities),
-                events=referred_events(link.cause, link.effect, link.evidence, event_texts),
-            )
-            causal.append(
-                f"{cr.cause.description} -> {cr.effect.description} ({cr.link.confidence:.2f})"
-            )
-        concepts: list[WrittenNode] = []
-        concept_names: list[str] = []
-        entity_uuid = {e.name: e.uuid for e in entities}
-        for c in ex.concepts:
-            named = represented_entities(c.name, c.description, entity_uuid)
-            concept, created = await self.semantic.add_concept(
-                namespace, c.name, c.description, [entity_uuid[n] for n in named]
-            )
-            concepts.append(
-                WrittenNode(
-                    uuid=concept.uuid, name=concept.name, label="S_Concept", created=created
-                )
-            )
-            concept_names.append(concept.name)
-        cat = category or (ex.category.value if ex.category else "episodic")
-        # The S_Memory MERGE decides: of concurrent identical calls that all passed the
-        # content-hash check above, only the one that created the node says created.
-        memory, created = await self.semantic.add_memory(
+        # One lookup, one embedding call, one k-NN query and a write per kind; the
+        # S_Memory node is written last and marks completion (remember/write.py).
+        writer = RememberWriter(
+            self.entities, self.temporal, causal_threshold=self.causal.match_threshold
+        )
+        return await writer.write(
             namespace,
             content,
-            category=cat,
+            ex,
+            category=category,
             tags=tags,
-            concepts=concept_names,
             source_id=source_id,
             created_at=created_at,
-        )
-        return RememberResult(
-            graph=namespace,
-            memory_uuid=memory.uuid,
-            created=created,
-            category=cat,
-            entities=entities,
-            relations=relations,
-            events=events,
-            facts=facts,
-            invalidated_facts=invalidated,
-            causal_links=causal,
-            concepts=concepts,
+            who=who,
         )
 
     # -- convenience --------------------------------------------------------------------------
@@ -525,13 +369,3 @@ class Memory:
     async def statistics(self, graph: str | None = None) -> GraphStatistics:
         """Node and edge counts per graph and cross-link type."""
         return await graph_statistics(self.store, self._ns(graph))
-
-
-def _fact_node(fact: Fact, *, created: bool) -> WrittenNode:
-    """A written fact as remember reports it."""
-    return WrittenNode(
-        uuid=fact.uuid,
-        name=f"{fact.subject} {fact.predicate} {fact.object}",
-        label="T_Fact",
-        created=created,
-    )

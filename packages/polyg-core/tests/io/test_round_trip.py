@@ -196,6 +196,14 @@ async def build_demo(store: FalkorStore, embedder: Embedder, ns: str) -> None:
     await mem.semantic.add_memory(
         ns, "Grow volumes before they reach 90%.", "procedural", ["ops"], ["storage capacity"]
     )
+    # cross-links made on purpose carry their creation time
+    dana = await mem.entities.get(ns, "Dana")
+    disk, _ = await mem.semantic.add_concept(ns, "disk capacity")
+    review = await mem.causal.get(ns, "quarterly capacity review")
+    window = await mem.temporal.resolve_event(ns, "atlas migration window", fuzzy=False)
+    await mem.crosslinks.link(ns, "X_REPRESENTS", disk.uuid, dana.uuid)
+    await mem.crosslinks.link(ns, "X_REFERS_TO", review.uuid, window.uuid)
+    await mem.crosslinks.link(ns, "X_INVOLVES", window.uuid, dana.uuid)
 
 
 async def test_demo_round_trip_keeps_the_database_state(
@@ -216,6 +224,16 @@ async def test_demo_round_trip_keeps_the_database_state(
         namespace, "MATCH (c:C_Node) WHERE NOT (c)-[:C_CAUSES|C_SOLVED_BY]-() RETURN count(c)"
     )
     assert isolated.rows[0][0] >= 1
+    timed = await store.query(
+        namespace,
+        "MATCH ()-[r:X_REPRESENTS|X_REFERS_TO|X_INVOLVES]->() WHERE r.created_at IS NOT NULL "
+        "RETURN type(r), count(r)",
+    )
+    assert {str(t): int(c) for t, c in timed.rows} == {
+        "X_REPRESENTS": 1,
+        "X_REFERS_TO": 1,
+        "X_INVOLVES": 1,
+    }
     for name in ("jsonl", "cypher", "bare"):
         assert_same(source, states[name], name)
 

@@ -157,3 +157,23 @@ def name_key(name: str) -> str:
 def type_key(entity_type: str) -> str:
     """Entity types compare case- and space-insensitively ("Person" = "person")."""
     return " ".join(check_text(entity_type, "entity type").casefold().split())
+
+
+def rounds_by_key(keys: Sequence[str | None]) -> list[list[int]]:
+    """Item indexes in rounds in which each key appears once (None: the item failed).
+
+    A MERGE inside an UNWIND does not see what earlier rows of the same query created,
+    so a batch writes items sharing a key in successive queries.
+    """
+    rounds: list[list[int]] = []
+    seen: list[set[str]] = []
+    for i, key in enumerate(keys):
+        if key is None:
+            continue
+        n = next((r for r, keys_of in enumerate(seen) if key not in keys_of), len(rounds))
+        if n == len(rounds):
+            rounds.append([])
+            seen.append(set())
+        rounds[n].append(i)
+        seen[n].add(key)
+    return rounds

@@ -35,6 +35,7 @@ from polyg_core.graphs.entity_refs import ensure_entity_uuids, epoch_ms, from_ms
 from polyg_core.graphs.temporal_queries import REPAIR_CHAINS, TimeInput, parse_time
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
+from polyg_core.storage.cypher import each_linked
 from polyg_core.storage.schema import ENTITY, EVENT, R_RELATES, X_INVOLVES
 from polyg_core.storage.store import FalkorStore
 
@@ -51,12 +52,50 @@ MERGE (ev:{EVENT} {{description: row.desc, occurred_at: row.t}})
 ON CREATE SET ev.uuid = row.uuid, ev.occurred_at_iso = row.t_iso, ev.duration_ms = row.dur,
     ev.recorded_at = $now, ev.recorded_at_iso = $now_iso,
     ev.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
-WITH ev, row
-UNWIND row.eids AS eid
-MATCH (x:{ENTITY} {{uuid: eid}})
-MERGE (ev)-[:{X_INVOLVES}]->(x)
-RETURN count(*)
+{each_linked("ev", "row", "eids", "eid", "x", ENTITY, f"MERGE (ev)-[:{X_INVOLVES}]->(x)")}
+RETURN row.desc, row.t, ev.uuid
 """
+
+
+def event_row(
+    description: str, t: int, duration_ms: int | None, eids: Sequence[str]
+) -> dict[str, Any]:
+    """One row of `WRITE_EVENTS`: a checked description, its instant (epoch ms), duration
+    and entity uuids; `vec` is filled in for events not stored yet."""
+    return {
+        "desc": description,
+        "t": t,
+        "t_iso": iso(from_ms(t)),
+        "dur": duration_ms,
+        "uuid": uuidlib.uuid4().hex,
+        "eids": sorted(set(eids)),
+        "vec": None,
+    }
+
+
+async def write_event_rows(
+    store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
+) -> dict[tuple[str, int], str]:
+    """Write event rows (one query), then repair the `T_BEFORE` chain of each entity
+    they involve from its earliest new event on (one query); the stored uuid of each
+    (description, instant)."""
+    if not rows:
+        return {}
+    now = datetime.now(UTC)
+    res = await store.query(
+        namespace,
+        WRITE_EVENTS,
+        {"rows": list(rows), "now": epoch_ms(now), "now_iso": iso(now)},
+    )
+    earliest: dict[str, int] = {}
+    for row in rows:
+        for eid in row["eids"]:
+            earliest[eid] = min(earliest.get(eid, row["t"]), row["t"])
+    if earliest:
+        await store.query(
+            namespace, REPAIR_CHAINS, {"rows": [{"x": x, "t": t} for x, t in earliest.items()]}
+        )
+    return {(str(d), int(t)): str(u) for d, t, u in res.rows}
 
 
 @dataclass
@@ -286,16 +325,7 @@ async def add_events(
             continue
         row = rows.get(key)
         if row is None:
-            desc, t = key
-            rows[key] = {
-                "desc": desc,
-                "t": t,
-                "t_iso": iso(from_ms(t)),
-                "dur": items[i].duration_ms,
-                "uuid": uuidlib.uuid4().hex,
-                "eids": sorted(set(eids)),
-                "vec": None,
-            }
+            rows[key] = event_row(key[0], key[1], items[i].duration_ms, eids)
         else:
             row["eids"] = sorted(set(row["eids"]) | set(eids))
         slots.append((i, key))
@@ -312,23 +342,10 @@ async def add_events(
     new = [k for k in rows if k not in existing]
     for k, vec in zip(new, await embed_texts(embedder, [k[0] for k in new]), strict=True):
         rows[k]["vec"] = vec
-    now = datetime.now(UTC)
-    await store.query(
-        namespace,
-        WRITE_EVENTS,
-        {"rows": list(rows.values()), "now": epoch_ms(now), "now_iso": iso(now)},
-    )
-    earliest: dict[str, int] = {}
-    for row in rows.values():
-        for eid in row["eids"]:
-            earliest[eid] = min(earliest.get(eid, row["t"]), row["t"])
-    if earliest:
-        await store.query(
-            namespace, REPAIR_CHAINS, {"rows": [{"x": x, "t": t} for x, t in earliest.items()]}
-        )
+    stored = await write_event_rows(store, namespace, list(rows.values()))
     seen: set[tuple[str, int]] = set()
     for i, key in slots:
         result.outcomes[i] = key not in existing and key not in seen
-        result.keys[i] = rows[key]["uuid"]
+        result.keys[i] = stored.get(key, rows[key]["uuid"])
         seen.add(key)
     return result

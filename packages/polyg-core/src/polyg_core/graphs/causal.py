@@ -59,7 +59,7 @@ from polyg_core.graphs.entity_refs import (
 from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import CAUSAL_NAMES, NameResolver
-from polyg_core.storage.cypher import clean, props
+from polyg_core.storage.cypher import clean, each_linked, props
 from polyg_core.storage.schema import (
     CAUSAL,
     ENTITY,
@@ -70,7 +70,7 @@ from polyg_core.storage.schema import (
     X_REFERS_TO,
 )
 from polyg_core.storage.store import FalkorStore
-from polyg_core.storage.vector import knn
+from polyg_core.storage.vector import Neighbour, knn
 from polyg_core.text import normalize_description
 
 logger = logging.getLogger(__name__)
@@ -153,6 +153,141 @@ def _two_nodes(a: tuple[str, bool], b: tuple[str, bool]) -> str:
     return " ".join(c for c, _ in sorted((a, b), key=lambda c: not c[1]))
 
 
+def paraphrase_match(
+    text: str, vector: list[float], hits: Sequence[Neighbour], threshold: float
+) -> _Match:
+    """The node among k-NN `hits` (best first) that `text` paraphrases: similar at least
+    `threshold` and lexically compatible; else a new node to create under `text`'s key."""
+    key = normalize_description(text)
+    for hit in hits:
+        if hit.similarity < threshold:
+            continue
+        if lexically_compatible(text, str(hit.properties.get("description", ""))):
+            stored_key = str(hit.properties.get("key") or key)
+            return _Match(text, stored_key, vector, hit.uuid, "embedding", hit.similarity)
+    return _Match(text, key, vector)
+
+
+# Many causal links in one query: the nodes (`$nodes`, by normalised key: a stored
+# node under its own key, a new one created) then the links between them by index
+# into `$nodes`, with the entities each link's two nodes affect and the events they
+# refer to (the same edges `add_link` writes).
+WRITE_LINKS = f"""
+UNWIND $nodes AS n
+MERGE (c:{CAUSAL} {{key: n.key}})
+ON CREATE SET c.uuid = n.uuid, c.description = n.desc, c.node_type = n.type,
+    c.created_at = $now, c.created_at_iso = $now_iso,
+    c.embedding = CASE WHEN n.vec IS NULL THEN NULL ELSE vecf32(n.vec) END
+WITH n.i AS i, collect(c)[0] AS c ORDER BY i
+WITH collect(c) AS cs
+UNWIND $links AS l
+WITH cs[l.c] AS c, cs[l.e] AS e, l
+MERGE (c)-[r:{R_CAUSES}]->(e)
+ON CREATE SET r.created_at = $now, r.created_at_iso = $now_iso
+SET r.confidence = l.conf, r.evidence = coalesce(l.ev, r.evidence),
+    r.updated_at = $now, r.updated_at_iso = $now_iso
+{
+    each_linked(
+        "c, e, r",
+        "l",
+        "eids",
+        "eid",
+        "x",
+        ENTITY,
+        f"MERGE (c)-[:{X_AFFECTS}]->(x) MERGE (e)-[:{X_AFFECTS}]->(x)",
+    )
+}
+{
+    each_linked(
+        "c, e, r, n_x",
+        "l",
+        "tids",
+        "tid",
+        "t",
+        EVENT,
+        f"MERGE (c)-[:{X_REFERS_TO}]->(t) MERGE (e)-[:{X_REFERS_TO}]->(t)",
+    )
+}
+RETURN l.i, c.uuid, c.description, e.uuid, e.description, r.confidence
+"""
+
+
+@dataclass
+class LinkBatch:
+    """Causal links to write in one query (`WRITE_LINKS`), nodes already matched.
+
+    `node` adds a matched or new node once per key and gives its index; `link` adds a
+    link between two indexes (the same pair again replaces the earlier one, as a
+    second `add_link` would).
+    """
+
+    nodes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    links: dict[tuple[int, int], dict[str, Any]] = field(
+        default_factory=dict[tuple[int, int], dict[str, Any]]
+    )
+    _index: dict[str, int] = field(default_factory=dict[str, int])
+
+    def node(self, m: _Match, node_type: str = CausalNodeType.EVENT.value) -> int:
+        """The index of the node `m` matched (or will create)."""
+        i = self._index.get(m.key)
+        if i is None:
+            i = self._index[m.key] = len(self.nodes)
+            self.nodes.append(
+                {
+                    "i": i,
+                    "key": m.key,
+                    "uuid": uuidlib.uuid4().hex,
+                    "desc": m.text,
+                    "type": node_type,
+                    "vec": m.vector if m.uuid is None else None,
+                }
+            )
+        return i
+
+    def link(
+        self,
+        i: int,
+        cause: int,
+        effect: int,
+        confidence: float,
+        evidence: str | None,
+        eids: Sequence[str],
+        tids: Sequence[str],
+    ) -> None:
+        """A link from node `cause` to node `effect`; `i` is the caller's item index."""
+        self.links[(cause, effect)] = {
+            "i": i,
+            "c": cause,
+            "e": effect,
+            "conf": _confidence(confidence),
+            "ev": _evidence(evidence),
+            "eids": sorted(set(eids)),
+            "tids": sorted(set(tids)),
+        }
+
+    def created(self, index: int, uuid: str) -> bool:
+        """Whether the node at `index` is the one the write created (its new uuid)."""
+        return self.nodes[index]["uuid"] == uuid
+
+    async def write(self, store: FalkorStore, namespace: str) -> list[list[Any]]:
+        """Write the nodes and links; rows (item index, cause uuid, cause description,
+        effect uuid, effect description, confidence) per link."""
+        if not self.links:
+            return []
+        now = datetime.now(UTC)
+        res = await store.query(
+            namespace,
+            WRITE_LINKS,
+            {
+                "nodes": self.nodes,
+                "links": list(self.links.values()),
+                "now": epoch_ms(now),
+                "now_iso": iso(now),
+            },
+        )
+        return res.rows
+
+
 @dataclass
 class CausalGraph:
     """Causal nodes, links, solutions and chains of one FalkorDB store.
@@ -204,11 +339,7 @@ class CausalGraph:
         hits = await knn(
             self.store, namespace, CAUSAL, vector, 5, min_similarity=self.match_threshold
         )
-        for hit in hits:
-            if lexically_compatible(text, str(hit.properties.get("description", ""))):
-                stored_key = str(hit.properties.get("key") or key)
-                return _Match(text, stored_key, vector, hit.uuid, "embedding", hit.similarity)
-        return _Match(text, key, vector)
+        return paraphrase_match(text, vector, hits, self.match_threshold)
 
     async def _match_pair(
         self, namespace: str, first: str, second: str, what: tuple[str, str]
@@ -631,3 +762,11 @@ def _matched_by(m: _Match, created: bool) -> CausalMatch:
         return m.how
     # A new description can still meet a node another writer created a moment earlier.
     return "created" if created else "normalized"
+
+
+# The matching rule and checks, for the batched writers (graphs/causal_batch.py, remember).
+Match = _Match
+UUID_PATTERN = _UUID
+check_description = _text
+check_confidence = _confidence
+check_evidence = _evidence

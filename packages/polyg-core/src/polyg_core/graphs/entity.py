@@ -129,6 +129,75 @@ def _check_mode(mode: str) -> Mode:
     return mode  # type: ignore[return-value]
 
 
+# Typed entity identity: one node per (normalised name, type). Rows carry what the
+# caller decided from what it read: `touch` (new properties to write), `unmark`
+# (named explicitly now), `origin` and `vec` for a node this query creates.
+MERGE_ENTITIES = f"""
+UNWIND $rows AS row
+MERGE (n:{ENTITY} {{name_key: row.key, entity_type: row.type}})
+ON CREATE SET n.uuid = row.uuid, n.name = row.name, n.properties = row.props,
+    n.created_at = $now, n.updated_at = $now, n.created_at_iso = $iso,
+    n.updated_at_iso = $iso, n.origin = row.origin,
+    n.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+WITH n, row, n.uuid = row.uuid AS created
+FOREACH (_ IN CASE WHEN row.touch AND NOT created THEN [1] ELSE [] END |
+    SET n.properties = row.props, n.updated_at = $now, n.updated_at_iso = $iso)
+FOREACH (_ IN CASE WHEN row.unmark AND NOT created THEN [1] ELSE [] END |
+    SET n.origin = NULL)
+RETURN row.i, created, {props("n")}
+"""
+
+
+def entity_row(
+    i: int,
+    name: str,
+    etype: str,
+    given: dict[str, Any] | None,
+    mode: Mode = "merge",
+    *,
+    exists: bool,
+    old_props: Any = None,
+    old_origin: Any = None,
+    origin: str | None = None,
+    vec: list[float] | None = None,
+) -> dict[str, Any]:
+    """One row of `MERGE_ENTITIES` for a checked name and type key, from what was read of
+    the entity of that (name_key, type) (`exists`, its properties JSON and origin)."""
+    merged = _merged(old_props, given, mode) if exists else given
+    props_json = dump_properties(merged)
+    return {
+        "i": i,
+        "key": name_key(name),
+        "type": etype,
+        "name": name,
+        "uuid": new_uuid(),
+        "props": props_json,
+        # Existing nodes are written only when something changes: every write to a
+        # vector-indexed node re-indexes it, and FalkorDB leaves the old vector behind
+        # as a stale entry (see storage/vector.py callers).
+        "touch": given is not None and props_json != (old_props or "{}"),
+        # An entity named explicitly is no longer an implicit cross-link target.
+        "unmark": origin is None and old_origin is not None,
+        "origin": origin,
+        # If an existing node vanishes between the read and this write it is re-created
+        # without a vector (found by name, not by k-NN).
+        "vec": vec,
+    }
+
+
+async def merge_entity_rows(
+    store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
+) -> dict[int, tuple[Entity, bool]]:
+    """Write entity rows (`MERGE_ENTITIES`) in one query; row index to (entity, created)."""
+    if not rows:
+        return {}
+    now = now_ms()
+    res = await store.query(
+        namespace, MERGE_ENTITIES, {"rows": list(rows), "now": now, "iso": iso_ms(now)}
+    )
+    return {int(i): (to_entity(clean(node)), bool(created)) for i, created, node in res.rows}
+
+
 @dataclass
 class EntityGraph:
     """Create, read, update, delete, link and walk entities of a namespace.
@@ -215,49 +284,22 @@ class EntityGraph:
         vec_of = dict(zip(missing, vectors, strict=True))
         params_rows: list[dict[str, Any]] = []
         for i, (key, row) in enumerate(rows.items()):
-            given = row["given"]
             old_props, old_origin = existing.get(key, (None, None))
-            merged = _merged(old_props, given, mode) if key in existing else given
-            props_json = dump_properties(merged)
             params_rows.append(
-                {
-                    "i": i,
-                    "key": row["key"],
-                    "type": row["type"],
-                    "name": row["name"],
-                    "uuid": new_uuid(),
-                    "props": props_json,
-                    # Existing nodes are written only when something changes: every write
-                    # to a vector-indexed node re-indexes it, and FalkorDB leaves the old
-                    # vector behind as a stale entry (see storage/vector.py callers).
-                    "touch": given is not None and props_json != (old_props or "{}"),
-                    # An entity named explicitly is no longer an implicit cross-link target.
-                    "unmark": origin is None and old_origin is not None,
-                    # If an existing node vanishes between the read and this write it is
-                    # re-created without a vector (found by name, not by k-NN).
-                    "vec": vec_of.get(key),
-                }
+                entity_row(
+                    i,
+                    row["name"],
+                    row["type"],
+                    row["given"],
+                    mode,
+                    exists=key in existing,
+                    old_props=old_props,
+                    old_origin=old_origin,
+                    origin=origin,
+                    vec=vec_of.get(key),
+                )
             )
-        now = now_ms()
-        res = await self.store.query(
-            namespace,
-            f"UNWIND $rows AS row "
-            f"MERGE (n:{ENTITY} {{name_key: row.key, entity_type: row.type}}) "
-            "ON CREATE SET n.uuid = row.uuid, n.name = row.name, n.properties = row.props, "
-            "n.created_at = $now, n.updated_at = $now, n.created_at_iso = $iso, "
-            "n.updated_at_iso = $iso, n.origin = $origin, "
-            "n.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END "
-            "WITH n, row, n.uuid = row.uuid AS created "
-            "FOREACH (_ IN CASE WHEN row.touch AND NOT created THEN [1] ELSE [] END | "
-            "SET n.properties = row.props, n.updated_at = $now, n.updated_at_iso = $iso) "
-            "FOREACH (_ IN CASE WHEN row.unmark AND NOT created THEN [1] ELSE [] END | "
-            "SET n.origin = NULL) "
-            f"RETURN row.i, created, {props('n')}",
-            {"rows": params_rows, "now": now, "iso": iso_ms(now), "origin": origin},
-        )
-        by_index: dict[int, tuple[Entity, bool]] = {}
-        for i, created, node in res.rows:
-            by_index[int(i)] = (to_entity(clean(node)), bool(created))
+        by_index = await merge_entity_rows(self.store, namespace, params_rows)
         keys = list(rows)
         out: list[tuple[Entity, bool]] = []
         for key, first in slots:

@@ -30,13 +30,15 @@ import logging
 import re
 import uuid as uuidlib
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from polyg_shared.timeutil import iso
 
-from polyg_core.errors import InvalidInput
+from polyg_core.errors import AmbiguousName, Candidate, InvalidInput
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.resolve import ENTITY_NAMES, NameResolver
+from polyg_core.resolve import NameResolver
 from polyg_core.storage.schema import ENTITY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.text import normalize_description, normalize_name
@@ -253,68 +255,216 @@ def _unique(names: Iterable[str]) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class StoredEntity:
+    """An entity a lookup found: what a write needs to decide and report."""
+
+    uuid: str
+    name: str
+    name_key: str
+    entity_type: str
+    properties: Any = None
+    origin: Any = None
+
+
+# Every entity a name can answer to, for many names in one query: by uuid and by
+# normalised key (both range-indexed). `decide_entity` applies the rule to the rows.
+LOOKUP_ENTITIES = f"""
+UNWIND $refs AS r MATCH (n:{ENTITY} {{uuid: r[0]}})
+RETURN r[0] AS ref, 'uuid' AS how, n.uuid AS uuid, n.name AS name, n.name_key AS key,
+    n.entity_type AS type, n.properties AS props, n.origin AS origin
+UNION ALL
+UNWIND $refs AS r MATCH (n:{ENTITY} {{name_key: r[1]}})
+RETURN r[0] AS ref, 'key' AS how, n.uuid AS uuid, n.name AS name, n.name_key AS key,
+    n.entity_type AS type, n.properties AS props, n.origin AS origin
+"""
+
+EntityRows = dict[str, tuple[list[StoredEntity], list[StoredEntity]]]
+"""Per name (stripped): the entities with that uuid, and those with its normalised key."""
+
+
+def lookup_params(names: Iterable[str]) -> list[list[str]]:
+    """The `$refs` of `LOOKUP_ENTITIES` for names (stripped, blank ones left out)."""
+    out: dict[str, list[str]] = {}
+    for raw in names:
+        name = raw.strip()
+        if name and name not in out:
+            # A name without letters or digits is keyed by its case-folded text (as
+            # `graphs/base.name_key` stores it); only its exact spelling matches then.
+            out[name] = [name, normalize_name(name) or name.casefold()]
+    return list(out.values())
+
+
+def entity_rows(rows: Iterable[Sequence[Any]]) -> EntityRows:
+    """Group the rows of `LOOKUP_ENTITIES` (columns ref, how, uuid, name, key, type,
+    props, origin) by name."""
+    out: EntityRows = {}
+    for ref, how, uid, name, key, etype, properties, origin in rows:
+        by_uuid, by_key = out.setdefault(str(ref), ([], []))
+        found = StoredEntity(
+            str(uid), str(name), str(key), str(etype or "entity"), properties, origin
+        )
+        (by_uuid if how == "uuid" else by_key).append(found)
+    return out
+
+
+async def lookup_entities(store: FalkorStore, namespace: str, names: Iterable[str]) -> EntityRows:
+    """The stored entities each name can answer to, in one query (see `decide_entity`)."""
+    refs = lookup_params(names)
+    if not refs:
+        return {}
+    res = await store.query(namespace, LOOKUP_ENTITIES, {"refs": refs}, read_only=True)
+    return entity_rows(res.rows)
+
+
+def _candidates(found: Sequence[StoredEntity], limit: int = 5) -> list[Candidate]:
+    return [Candidate(e.uuid, e.name, ENTITY, 1.0) for e in found[:limit]]
+
+
+def decide_entity(name: str, rows: EntityRows) -> StoredEntity | None:
+    """The one entity `name` names on a write: its uuid, its exact name, or its normalised
+    name; None when nothing matches.
+
+    Raises:
+        AmbiguousName: several entities have the exact name, or (without one of exact
+            spelling) the normalised name.
+    """
+    text = name.strip()
+    by_uuid, by_key = rows.get(text, ([], []))
+    if len(by_uuid) == 1:
+        return by_uuid[0]
+    exact = [e for e in by_key if e.name == text]
+    steps = (exact, by_key) if normalize_name(text) else (exact,)
+    for found in steps:
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise AmbiguousName("entity", name, _candidates(found))
+    return None
+
+
 async def ensure_entity_uuids(
     store: FalkorStore,
     resolver: NameResolver,
     embedder: Embedder,
     namespace: str,
     names: Sequence[str],
+    *,
+    created: list[str] | None = None,
 ) -> dict[str, str]:
     """Map each entity name (or uuid) to an entity uuid, creating plain entities when missing.
 
-    Each name is resolved by uuid, exact or normalised name, never by meaning. Names
-    that match nothing become `E_Entity {entity_type: "entity"}` nodes, MERGEd on
-    (name_key, entity_type) in one query, so retries and concurrent calls do not
-    duplicate them.
+    Each name is resolved by uuid, exact or normalised name, never by meaning (one
+    lookup query for all names, `decide_entity`). Names that match nothing become
+    `E_Entity {entity_type: "entity"}` nodes, MERGEd on (name_key, entity_type) in one
+    query, so retries and concurrent calls do not duplicate them. The names of the
+    entities this call created are appended to `created` when given.
 
     Raises:
         InvalidInput: an empty or overlong name.
         AmbiguousName: a name matches several entities about equally well.
     """
     wanted = _unique(names)
-    if not wanted:
-        return {}
+    got = await resolve_entity_names(store, embedder, namespace, wanted, created=created)
     out: dict[str, str] = {}
-    missing: list[str] = []
     for name in wanted:
+        value = got[name]
+        if isinstance(value, Exception):
+            raise value
+        out[name] = value
+    return out
+
+
+async def resolve_entity_names(
+    store: FalkorStore,
+    embedder: Embedder,
+    namespace: str,
+    names: Sequence[str],
+    *,
+    created: list[str] | None = None,
+) -> dict[str, str | InvalidInput | AmbiguousName]:
+    """`ensure_entity_uuids` for a batch whose names fail one by one: each name (stripped)
+    maps to its entity uuid, or to the error that name raises. One lookup query, one
+    embedding call and one write for the names nothing matched."""
+    out: dict[str, str | InvalidInput | AmbiguousName] = {}
+    wanted: list[str] = []
+    for raw in dict.fromkeys(names):
+        try:
+            wanted.extend(_unique([raw]))
+        except InvalidInput as exc:
+            out[raw.strip()] = exc
+    if not wanted:
+        return out
+    rows = await lookup_entities(store, namespace, wanted)
+    missing: list[str] = []
+    for name in dict.fromkeys(wanted):
         # Exact steps only: a name close in meaning to a stored one is still another
         # entity ("payments-db-secondary" is not "payments-db-primary").
-        found = await resolver.find(namespace, ENTITY_NAMES, name, fuzzy=False)
+        try:
+            found = decide_entity(name, rows)
+        except AmbiguousName as exc:
+            out[name] = exc
+            continue
         if found is not None:
             out[name] = found.uuid
+        elif not normalize_name(name):
+            out[name] = InvalidInput(
+                f"entity name {name!r} has no letters or digits; give a real name"
+            )
         else:
-            if not normalize_name(name):
-                raise InvalidInput(
-                    f"entity name {name!r} has no letters or digits; give a real name"
-                )
             missing.append(name)
     if not missing:
         return out
     await store.ensure_schema(namespace)
     await store.ensure_vectors(namespace, embedder.model_name, embedder.dimension)
     vectors = await embedder.embed(missing)
+    written = await write_ensured(
+        store,
+        namespace,
+        [(name, [float(x) for x in vectors[i]]) for i, name in enumerate(missing)],
+    )
+    for name, (uid, new) in written.items():
+        out[name] = uid
+        if new and created is not None:
+            created.append(name)
+    return out
+
+
+ENSURE_ENTITIES = f"""
+UNWIND $rows AS row
+MERGE (e:{ENTITY} {{name_key: row.key, entity_type: 'entity'}})
+ON CREATE SET e.uuid = row.uuid, e.name = row.name, e.properties = '{{}}', e.origin = 'ensure',
+    e.created_at = $now, e.created_at_iso = $now_iso, e.updated_at = $now,
+    e.updated_at_iso = $now_iso,
+    e.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+RETURN row.name, e.uuid, e.uuid = row.uuid
+"""
+
+
+async def write_ensured(
+    store: FalkorStore, namespace: str, items: Sequence[tuple[str, list[float] | None]]
+) -> dict[str, tuple[str, bool]]:
+    """Write the plain entities of names nothing matched: (name, vector) in, name to
+    (uuid, created) out. One MERGE query on (name_key, "entity")."""
+    if not items:
+        return {}
     now = datetime.now(UTC)
-    rows = [
-        {
-            "name": name,
-            "key": normalize_name(name),
-            "uuid": uuidlib.uuid4().hex,
-            "vec": [float(x) for x in vectors[i]],
-        }
-        for i, name in enumerate(missing)
-    ]
+    # One row per key: a MERGE in an UNWIND does not see nodes earlier rows created.
+    rows: dict[str, dict[str, Any]] = {}
+    for name, vec in items:
+        rows.setdefault(
+            normalize_name(name),
+            {"name": name, "key": normalize_name(name), "uuid": uuidlib.uuid4().hex, "vec": vec},
+        )
     res = await store.query(
         namespace,
-        f"UNWIND $rows AS row "
-        f"MERGE (e:{ENTITY} {{name_key: row.key, entity_type: 'entity'}}) "
-        "ON CREATE SET e.uuid = row.uuid, e.name = row.name, e.properties = '{}', "
-        "e.origin = 'ensure', "
-        "e.created_at = $now, e.created_at_iso = $now_iso, e.updated_at = $now, "
-        "e.updated_at_iso = $now_iso, e.embedding = vecf32(row.vec) "
-        "RETURN row.name, e.uuid",
-        {"rows": rows, "now": epoch_ms(now), "now_iso": iso(now)},
+        ENSURE_ENTITIES,
+        {"rows": list(rows.values()), "now": epoch_ms(now), "now_iso": iso(now)},
     )
-    for name, uid in res.rows:
-        out[str(name)] = str(uid)
+    by_key = {normalize_name(str(name)): (str(uid), bool(new)) for name, uid, new in res.rows}
+    out: dict[str, tuple[str, bool]] = {}
+    for name, _ in items:
+        uid, new = by_key[normalize_name(name)]
+        out[name] = (uid, new and rows[normalize_name(name)]["name"] == name)
     logger.debug("created %d entities in %s", res.nodes_created, namespace)
     return out

@@ -38,7 +38,7 @@ from polyg_core.graphs.base import (
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import CONCEPT_NAMES, NameResolver
-from polyg_core.storage.cypher import clean, load_properties, props
+from polyg_core.storage.cypher import clean, each_linked, load_properties, props
 from polyg_core.storage.schema import (
     CAUSAL,
     CONCEPT,
@@ -108,6 +108,158 @@ def _hit(n: Neighbour) -> SearchHit:
         text=hit_text(n.label, node),
         similarity=round(n.similarity, 6),
         properties=node,
+    )
+
+
+async def write_memory(
+    store: FalkorStore,
+    namespace: str,
+    text: str,
+    *,
+    category: MemoryCategory,
+    tags: Sequence[str],
+    added: Sequence[str],
+    concept_ids: Sequence[str],
+    created_at: int,
+    source_id: str | None,
+    vec: list[float] | None,
+) -> tuple[Memory, bool]:
+    """MERGE the `S_Memory` of a checked text on its content hash, with `S_ABOUT` to the
+    concepts (uuids); an existing memory gains the `added` tags it lacks. One query; the
+    memory and whether this write created it."""
+    row = memory_row(
+        0, text, category, tags, added, concept_ids, created_at, source_id, vec, now_ms()
+    )
+    return (await write_memories(store, namespace, [row]))[0]
+
+
+def memory_row(
+    i: int,
+    text: str,
+    category: MemoryCategory,
+    tags: Sequence[str],
+    added: Sequence[str],
+    concept_ids: Sequence[str],
+    created_at: int,
+    source_id: str | None,
+    vec: list[float] | None,
+    now: int,
+) -> dict[str, Any]:
+    """One row of `WRITE_MEMORIES`."""
+    return {
+        "i": i,
+        "h": content_hash(text),
+        "uuid": new_uuid(),
+        "content": text,
+        "cat": category.value,
+        "tags": list(tags),
+        "added": list(added),
+        "when": created_at,
+        "when_iso": iso_ms(created_at),
+        "now": now,
+        "source": source_id,
+        "vec": vec,
+        "concepts": list(dict.fromkeys(concept_ids)),
+    }
+
+
+# The same text (up to whitespace) is one memory: MERGE on the content hash. An
+# existing memory is written again only when tags are added (see add_concept on
+# stale index entries).
+WRITE_MEMORIES = f"""
+UNWIND $rows AS row
+MERGE (m:{MEMORY} {{content_hash: row.h}})
+ON CREATE SET m.uuid = row.uuid, m.content = row.content, m.category = row.cat,
+    m.tags = row.tags, m.created_at = row.when, m.created_at_iso = row.when_iso,
+    m.last_accessed = row.when, m.recorded_at = row.now, m.source_id = row.source,
+    m.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+WITH m, row, m.uuid = row.uuid AS created
+FOREACH (_ IN CASE WHEN NOT created AND size(row.added) > 0 THEN [1] ELSE [] END |
+    SET m.tags = m.tags + [t IN row.added WHERE NOT t IN m.tags])
+{each_linked("m, created", "row", "concepts", "cu", "c", CONCEPT, f"MERGE (m)-[:{R_ABOUT}]->(c)")}
+RETURN row.i, {props("m")}, created
+"""
+
+
+async def write_memories(
+    store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
+) -> dict[int, tuple[Memory, bool]]:
+    """Write `memory_row`s (distinct content hashes) in one query; row index to (memory,
+    created)."""
+    if not rows:
+        return {}
+    res = await store.query(namespace, WRITE_MEMORIES, {"rows": list(rows)})
+    return {int(i): (to_memory(clean(node)), bool(created)) for i, node, created in res.rows}
+
+
+# Many concepts in one query, each as `add_concept` writes one: MERGE on the
+# normalised name; a row's `vec` is set for a new concept or a changed description
+# (an existing concept is written only when something changes: each write to a
+# vector-indexed node leaves a stale index entry behind); `similar` are the
+# `S_SIMILAR_TO {score}` targets by uuid, `ents` the entities it represents.
+WRITE_CONCEPTS = f"""
+UNWIND $rows AS row
+MERGE (c:{CONCEPT} {{name_key: row.k}})
+ON CREATE SET c.uuid = row.uuid, c.name = row.name, c.description = row.desc,
+    c.created_at = $now, c.created_at_iso = $iso, c.updated_at = $now,
+    c.updated_at_iso = $iso, c.origin = row.origin,
+    c.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+WITH c, row, c.uuid = row.uuid AS created
+FOREACH (_ IN CASE WHEN NOT created AND row.vec IS NOT NULL THEN [1] ELSE [] END |
+    SET c.description = row.desc, c.embedding = vecf32(row.vec), c.updated_at = $now,
+        c.updated_at_iso = $iso)
+FOREACH (_ IN CASE WHEN NOT created AND row.unmark THEN [1] ELSE [] END |
+    SET c.origin = NULL)
+{
+    each_linked(
+        "c, created",
+        "row",
+        "similar",
+        "s",
+        "o",
+        CONCEPT,
+        f"MERGE (c)-[r:{R_SIMILAR}]->(o) SET r.score = s.score",
+        where=f"o <> c AND NOT (o)-[:{R_SIMILAR}]->(c)",
+        uuid="s.uuid",
+    )
+}
+{
+    each_linked(
+        "c, created, n_o", "row", "ents", "eu", "e", ENTITY, f"MERGE (c)-[:{X_REPRESENTS}]->(e)"
+    )
+}
+RETURN row.i, {props("c")}, created
+"""
+
+
+async def write_concepts(
+    store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
+) -> dict[int, tuple[Concept, bool]]:
+    """Write `WRITE_CONCEPTS` rows (i, k, uuid, name, desc, origin, unmark, vec,
+    similar, ents) in one query; row index to (concept, created)."""
+    if not rows:
+        return {}
+    now = now_ms()
+    res = await store.query(
+        namespace, WRITE_CONCEPTS, {"rows": list(rows), "now": now, "iso": iso_ms(now)}
+    )
+    return {int(i): (to_concept(clean(node)), bool(created)) for i, node, created in res.rows}
+
+
+async def link_similar_uuids(
+    store: FalkorStore, namespace: str, pairs: Sequence[tuple[str, str, float]]
+) -> None:
+    """`S_SIMILAR_TO {score}` from concept to concept (uuids), unless the other way exists:
+    the links `add_concept` makes to the concepts written before it, for concepts
+    written together in one query."""
+    if not pairs:
+        return
+    await store.query(
+        namespace,
+        f"UNWIND $pairs AS p MATCH (c:{CONCEPT} {{uuid: p[0]}}) MATCH (o:{CONCEPT} {{uuid: p[1]}}) "
+        f"WHERE c <> o AND NOT (o)-[:{R_SIMILAR}]->(c) "
+        f"MERGE (c)-[r:{R_SIMILAR}]->(o) SET r.score = p[2]",
+        {"pairs": [list(p) for p in pairs]},
     )
 
 
@@ -373,40 +525,18 @@ class SemanticGraph:
         concept_ids = await self._concept_ids(namespace, concepts)
         vec = None if res.rows else (await embed_texts(self.embedder, [text]))[0]
         old_tags = [str(t) for t in (res.rows[0][0] or [])] if res.rows else []
-        added = [t for t in tag_list if t not in old_tags]
-        now = now_ms()
-        when = to_ms(created_at, now)
-        set_vec = ", m.embedding = vecf32($vec)" if vec is not None else ""
-        # Written again only when tags are added (see add_concept on stale index entries).
-        on_match = "ON MATCH SET m.tags = m.tags + $added " if added else ""
-        res = await self.store.query(
+        return await write_memory(
+            self.store,
             namespace,
-            f"MERGE (m:{MEMORY} {{content_hash: $h}}) "
-            "ON CREATE SET m.uuid = $uuid, m.content = $content, m.category = $cat, "
-            "m.tags = $tags, m.created_at = $when, m.created_at_iso = $when_iso, "
-            "m.last_accessed = $when, "
-            f"m.recorded_at = $now, m.source_id = $source{set_vec} "
-            f"{on_match}"
-            f"WITH m CALL {{ WITH m UNWIND $concepts AS cu MATCH (c:{CONCEPT} {{uuid: cu}}) "
-            f"MERGE (m)-[a:{R_ABOUT}]->(c) RETURN count(a) AS n_about }} "
-            f"RETURN {props('m')}, m.uuid = $uuid",
-            {
-                "h": digest,
-                "uuid": new_uuid(),
-                "content": text,
-                "cat": cat.value,
-                "tags": tag_list,
-                "added": added,
-                "when": when,
-                "when_iso": iso_ms(when),
-                "now": now,
-                "source": source_id,
-                "vec": vec,
-                "concepts": concept_ids,
-            },
+            text,
+            category=cat,
+            tags=tag_list,
+            added=[t for t in tag_list if t not in old_tags],
+            concept_ids=concept_ids,
+            created_at=to_ms(created_at, now_ms()),
+            source_id=source_id,
+            vec=vec,
         )
-        node, created = res.rows[0]
-        return to_memory(clean(node)), bool(created)
 
     # -- search -------------------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import uuid as uuidlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -36,7 +36,7 @@ from polyg_shared.temporal import EventNeighbourhood, EventOrder, FactWrite, Fac
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
-from polyg_core.graphs.base import check_text
+from polyg_core.graphs.base import check_text, embed_texts
 from polyg_core.graphs.bulk import EventItem, add_events
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import (
@@ -44,6 +44,7 @@ from polyg_core.graphs.entity_refs import (
     epoch_ms,
     from_ms,
     lexically_compatible,
+    resolve_entity_names,
 )
 from polyg_core.graphs.temporal_queries import (
     ADD_FACT,
@@ -80,6 +81,19 @@ __all__ = [
     "parse_bound",
     "parse_time",
 ]
+
+
+@dataclass(frozen=True)
+class FactItem:
+    """A fact to write with `TemporalGraph.add_facts` (the arguments of `add_fact`)."""
+
+    subject: str
+    predicate: str
+    object: str
+    valid_from: TimeInput | None = None
+    valid_to: TimeInput | None = None
+    entities: Sequence[str] = ()
+    source: str | None = None
 
 
 @dataclass
@@ -506,60 +520,58 @@ class TemporalGraph:
             InvalidInput: empty parts, bad timestamps, or `valid_to <= valid_from`.
             AmbiguousName: an entity name matches several entities.
         """
-        subj = check_text(subject, "subject", 256)
-        pred = check_text(predicate, "predicate", 256)
-        obj = check_text(object, "object", 4096)
-        sk, pk, ok = normalize_name(subj), normalize_name(pred), normalize_name(obj)
-        if not (sk and pk and ok):
-            raise InvalidInput(
-                "subject, predicate and object each need letters or digits, e.g. "
-                "('Alice', 'works_on', 'Auth Service')"
-            )
-        now = datetime.now(UTC)
-        vf = epoch_ms(parse_time(valid_from, "valid_from") if valid_from is not None else now)
-        vt = (
-            epoch_ms(parse_bound(valid_to, "valid_to", "exclusive_end"))
-            if valid_to is not None
-            else None
-        )
-        said_by = check_text(source, "source", 256) if source is not None else None
-        if vt is not None and vt <= vf:
-            raise InvalidInput(
-                f"valid_to ({iso(from_ms(vt))}) must be after valid_from ({iso(from_ms(vf))})"
-            )
+        params = fact_params(subject, predicate, object, valid_from, valid_to, source)
         await self._prepare(namespace)
         eids = await ensure_entity_uuids(
-            self.store, self.resolver, self.embedder, namespace, [subj, *entities]
-        )
-        res = await self.store.query(
+            self.store,
+            self.resolver,
+            self.embedder,
             namespace,
-            ADD_FACT,
-            {
-                "eids": sorted(set(eids.values())),
-                "sk": sk,
-                "pk": pk,
-                "ok": ok,
-                "subject": subj,
-                "predicate": pred,
-                "object": obj,
-                "vf": vf,
-                "vf_iso": iso(from_ms(vf)),
-                "vt": vt,
-                "vt_iso": iso(from_ms(vt)) if vt is not None else None,
-                "uuid": uuidlib.uuid4().hex,
-                "now": epoch_ms(now),
-                "now_iso": iso(now),
-                "vec": await self._embed(f"{subj} {pred} {obj}"),
-                "source": said_by,
-            },
+            [params["subject"], *entities],
         )
-        node, status, closed = res.rows[0]
-        status_value: FactWriteStatus = status
-        return FactWrite(
-            fact=fact_from_row(clean(node)),
-            status=status_value,
-            invalidated=[fact_from_row(clean(closed))] if closed else [],
-        )
+        params["eids"] = sorted(set(eids.values()))
+        params["vec"] = await self._embed(fact_text(params))
+        return await write_fact(self.store, namespace, params)
+
+    async def add_facts(
+        self, namespace: str, items: Sequence[FactItem]
+    ) -> list[FactWrite | InvalidInput | AmbiguousName]:
+        """`add_fact` for many facts: their entity names resolved in one lookup, their texts
+        embedded in one call, then one `ADD_FACT` query each, in order (a fact can
+        supersede the one before it). A fact that cannot be written is its error."""
+        out: list[FactWrite | InvalidInput | AmbiguousName] = []
+        todo: list[tuple[int, dict[str, Any], FactItem]] = []
+        for it in items:
+            try:
+                p = fact_params(
+                    it.subject, it.predicate, it.object, it.valid_from, it.valid_to, it.source
+                )
+            except InvalidInput as exc:
+                out.append(exc)
+                continue
+            todo.append((len(out), p, it))
+            out.append(InvalidInput("not written"))  # replaced below
+        if not todo:
+            return out
+        await self._prepare(namespace)
+        names = [n for _, p, it in todo for n in (p["subject"], *it.entities)]
+        uuids = await resolve_entity_names(self.store, self.embedder, namespace, names)
+        texts = [fact_text(p) for _, p, _ in todo]
+        vectors = dict(zip(texts, await embed_texts(self.embedder, texts), strict=True))
+        for i, p, it in todo:
+            got = [
+                uuids.get(n.strip(), InvalidInput("an entity name is empty"))
+                for n in (p["subject"], *it.entities)
+            ]
+            failed = next((g for g in got if not isinstance(g, str)), None)
+            if failed is not None:
+                out[i] = failed
+                continue
+            eids = sorted({g for g in got if isinstance(g, str)})
+            out[i] = await write_fact(
+                self.store, namespace, {**p, "eids": eids, "vec": vectors[fact_text(p)]}
+            )
+        return out
 
     async def invalidate_fact(self, namespace: str, uuid: str, at: TimeInput | None = None) -> Fact:
         """End a fact's validity at `at` (default now); already ended earlier: unchanged.
@@ -730,6 +742,77 @@ class TemporalGraph:
         if not versions:
             raise NodeNotFound("fact", f"{subject} {predicate}")
         return versions
+
+
+def fact_params(
+    subject: str,
+    predicate: str,
+    object: str,
+    valid_from: TimeInput | None = None,
+    valid_to: TimeInput | None = None,
+    source: str | None = None,
+) -> dict[str, Any]:
+    """The checked parameters of `ADD_FACT`, without `eids` (entity uuids) and `vec`.
+
+    Raises:
+        InvalidInput: empty parts, bad timestamps, or `valid_to <= valid_from`.
+    """
+    subj = check_text(subject, "subject", 256)
+    pred = check_text(predicate, "predicate", 256)
+    obj = check_text(object, "object", 4096)
+    sk, pk, ok = normalize_name(subj), normalize_name(pred), normalize_name(obj)
+    if not (sk and pk and ok):
+        raise InvalidInput(
+            "subject, predicate and object each need letters or digits, e.g. "
+            "('Alice', 'works_on', 'Auth Service')"
+        )
+    now = datetime.now(UTC)
+    vf = epoch_ms(parse_time(valid_from, "valid_from") if valid_from is not None else now)
+    vt = (
+        epoch_ms(parse_bound(valid_to, "valid_to", "exclusive_end"))
+        if valid_to is not None
+        else None
+    )
+    said_by = check_text(source, "source", 256) if source is not None else None
+    if vt is not None and vt <= vf:
+        raise InvalidInput(
+            f"valid_to ({iso(from_ms(vt))}) must be after valid_from ({iso(from_ms(vf))})"
+        )
+    return {
+        "eids": [],
+        "sk": sk,
+        "pk": pk,
+        "ok": ok,
+        "subject": subj,
+        "predicate": pred,
+        "object": obj,
+        "vf": vf,
+        "vf_iso": iso(from_ms(vf)),
+        "vt": vt,
+        "vt_iso": iso(from_ms(vt)) if vt is not None else None,
+        "uuid": uuidlib.uuid4().hex,
+        "now": epoch_ms(now),
+        "now_iso": iso(now),
+        "vec": None,
+        "source": said_by,
+    }
+
+
+def fact_text(params: Mapping[str, Any]) -> str:
+    """What a fact is embedded as: "subject predicate object"."""
+    return f"{params['subject']} {params['predicate']} {params['object']}"
+
+
+async def write_fact(store: FalkorStore, namespace: str, params: Mapping[str, Any]) -> FactWrite:
+    """Run `ADD_FACT` (the supersession rule, one query) with complete `fact_params`."""
+    res = await store.query(namespace, ADD_FACT, dict(params))
+    node, status, closed = res.rows[0]
+    status_value: FactWriteStatus = status
+    return FactWrite(
+        fact=fact_from_row(clean(node)),
+        status=status_value,
+        invalidated=[fact_from_row(clean(closed))] if closed else [],
+    )
 
 
 def overlap_condition(

@@ -65,6 +65,13 @@ def _links(links: tuple[tuple[str, str, str], ...]) -> str:
         carried.append(f"l_{key}")
     for key, _, rel in links:
         out += f" FOREACH (m IN l_{key} | CREATE (n)-[:{rel}]->(m))"
+    # The stored properties of links that have any (`xp`: type, linked uuid, properties),
+    # found by expanding from `n`.
+    if links:
+        out += (
+            " WITH n, db UNWIND coalesce(db.xp, []) AS p MATCH (n)-[r]->(m) "
+            "WHERE type(r) = p[0] AND m.uuid = p[1] SET r = p[2]"
+        )
     return out
 
 

@@ -95,18 +95,18 @@ async def _pages(
 
 
 _P = "n {.*, embedding: null}"
-_REFS = "collect(DISTINCT [x.uuid, x.name_key, x.name])"
+_REFS = "collect(DISTINCT [x.uuid, x.name_key, x.name, properties(xr)])"
 _ENTITY = f"RETURN id(n), {_P}"
 _RELATION = (
     f"MATCH (n)-[r:{R_RELATES}]->(b:{ENTITY}) "
     "RETURN id(n), n.name, n.entity_type, b.name, b.entity_type, properties(r), n.uuid, b.uuid"
 )
-_EVENT = f"OPTIONAL MATCH (n)-[:{X_INVOLVES}]->(x:{ENTITY}) RETURN id(n), {_P}, {_REFS}"
+_EVENT = f"OPTIONAL MATCH (n)-[xr:{X_INVOLVES}]->(x:{ENTITY}) RETURN id(n), {_P}, {_REFS}"
 _FACT = _EVENT
 _CAUSAL_NODE = (
-    f"OPTIONAL MATCH (n)-[:{X_AFFECTS}]->(x:{ENTITY}) WITH n, {_REFS} AS xs "
-    f"OPTIONAL MATCH (n)-[:{X_REFERS_TO}]->(v:{EVENT}) "
-    f"RETURN id(n), {_P}, xs, collect(DISTINCT [v.uuid, v.description])"
+    f"OPTIONAL MATCH (n)-[xr:{X_AFFECTS}]->(x:{ENTITY}) WITH n, {_REFS} AS xs "
+    f"OPTIONAL MATCH (n)-[vr:{X_REFERS_TO}]->(v:{EVENT}) "
+    f"RETURN id(n), {_P}, xs, collect(DISTINCT [v.uuid, v.description, properties(vr)])"
 )
 _CAUSAL_LINK = (
     f"MATCH (n)-[r:{R_CAUSES}]->(b:{CAUSAL}) "
@@ -114,7 +114,7 @@ _CAUSAL_LINK = (
 )
 _SOLUTION = _CAUSAL_LINK.replace(R_CAUSES, R_SOLVED_BY)
 _CONCEPT = (
-    f"OPTIONAL MATCH (n)-[:{X_REPRESENTS}]->(x:{ENTITY}) WITH n, {_REFS} AS xs "
+    f"OPTIONAL MATCH (n)-[xr:{X_REPRESENTS}]->(x:{ENTITY}) WITH n, {_REFS} AS xs "
     f"OPTIONAL MATCH (n)-[s:{R_SIMILAR}]->(o:{CONCEPT}) "
     f"RETURN id(n), {_P}, xs, collect(DISTINCT [o.uuid, o.name, s.score])"
 )
@@ -147,7 +147,7 @@ class _Names:
         """(record references, uuids) of `[uuid, name_key, name]` rows."""
         got = sorted(
             (str(u), str(n) if k not in self.entity_keys else str(u))
-            for u, k, n in refs or []
+            for u, k, n, *_ in refs or []
             if u is not None
         )
         return sorted({r for _, r in got}), sorted({u for u, _ in got})
@@ -155,7 +155,7 @@ class _Names:
     def events(self, refs: Any) -> tuple[list[str], list[str]]:
         got = sorted(
             (str(u), str(d) if d not in self.event_descriptions else str(u))
-            for u, d in refs or []
+            for u, d, *_ in refs or []
             if u is not None
         )
         return sorted({r for _, r in got}), sorted({u for u, _ in got})
@@ -173,6 +173,24 @@ async def _shared_names(store: FalkorStore, namespace: str) -> _Names:
         read_only=True,
     )
     return _Names({str(r[0]) for r in ents.rows}, {str(r[0]) for r in evs.rows})
+
+
+def _links_stored(**by_type: Any) -> dict[str, dict[str, dict[str, Any]]]:
+    """`links_stored` of a record: per link type, the properties of the links that have
+    any, by the linked node's uuid (the last item of each collected row)."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for rel, refs in by_type.items():
+        got = {str(r[0]): dict(r[-1]) for r in refs or [] if r[0] is not None and r[-1]}
+        if got:
+            out[rel] = got
+    return out
+
+
+def _with_links(db: dict[str, Any], links: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """A dump statement's `db` with `xp`: [link type, linked uuid, properties] per link
+    that has properties (only when there is one)."""
+    xp = [[rel, uid, p] for rel, by_uuid in links.items() for uid, p in by_uuid.items()]
+    return {**db, "xp": xp} if xp else db
 
 
 def _node(r: list[Any]) -> dict[str, Any]:
@@ -212,9 +230,10 @@ def _event(r: list[Any], names: _Names) -> Exported:
         occurred_at=from_ms(int(n["occurred_at"])),
         duration_ms=n.get("duration_ms"),
         entities=refs,
+        links_stored=_links_stored(**{X_INVOLVES: r[2]}),
         stored=split("event", n),
     )
-    return Exported(rec, {"node": n, "x": uuids})
+    return Exported(rec, _with_links({"node": n, "x": uuids}, rec.links_stored))
 
 
 def _fact(r: list[Any], names: _Names) -> Exported:
@@ -227,9 +246,10 @@ def _fact(r: list[Any], names: _Names) -> Exported:
         valid_from=_ms(n.get("valid_from")),
         valid_to=_ms(n.get("valid_to")),
         entities=[x for x in refs if x != n["subject"]],
+        links_stored=_links_stored(**{X_INVOLVES: r[2]}),
         stored=split("fact", n),
     )
-    return Exported(rec, {"node": n, "x": uuids})
+    return Exported(rec, _with_links({"node": n, "x": uuids}, rec.links_stored))
 
 
 def _causal_node(r: list[Any], names: _Names) -> Exported:
@@ -241,9 +261,10 @@ def _causal_node(r: list[Any], names: _Names) -> Exported:
         node_type=CausalNodeType(n.get("node_type") or "event"),
         entities=refs,
         events=ev_refs,
+        links_stored=_links_stored(**{X_AFFECTS: r[2], X_REFERS_TO: r[3]}),
         stored=split("causal_node", n),
     )
-    return Exported(rec, {"node": n, "x": uuids, "v": ev_uuids})
+    return Exported(rec, _with_links({"node": n, "x": uuids, "v": ev_uuids}, rec.links_stored))
 
 
 def _causal_link(r: list[Any], _: _Names) -> Exported:
@@ -276,9 +297,10 @@ def _concept(r: list[Any], names: _Names) -> Exported:
         description=n.get("description"),
         entities=refs,
         similar=dict(similar),
+        links_stored=_links_stored(**{X_REPRESENTS: r[2]}),
         stored=split("concept", n),
     )
-    return Exported(rec, {"node": n, "x": uuids})
+    return Exported(rec, _with_links({"node": n, "x": uuids}, rec.links_stored))
 
 
 def _memory(r: list[Any], _: _Names) -> Exported:

@@ -39,6 +39,13 @@ export imported into an empty namespace is the same graph. A write that merges
 into something already stored ignores it (what is stored wins)."""
 
 
+LinksStored = Annotated[dict[str, dict[str, dict[str, Any]]], Field(max_length=8)]
+"""The stored properties of a node's cross-links that have any (a cross-link made on
+purpose carries `created_at`): link type, then the uuid of the linked node as
+exported, then the properties. Export fills it; an import that creates the node
+restores them on the links it wrote, as `stored` on the node."""
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -74,6 +81,7 @@ class EventRecord(_Record):
     occurred_at: Timestamp
     duration_ms: int | None = Field(default=None, ge=0)
     entities: list[Name] = Field(default_factory=list)
+    links_stored: LinksStored = Field(default_factory=dict)
     stored: Stored = Field(default_factory=dict)
 
 
@@ -87,6 +95,7 @@ class FactRecord(_Record):
     valid_from: Timestamp | None = None
     valid_to: Timestamp | None = None
     entities: list[Name] = Field(default_factory=list)
+    links_stored: LinksStored = Field(default_factory=dict)
     stored: Stored = Field(default_factory=dict)
 
     @field_validator("valid_to", mode="before")
@@ -121,6 +130,7 @@ class CausalNodeRecord(_Record):
     node_type: CausalNodeType = CausalNodeType.EVENT
     entities: list[Name] = Field(default_factory=list)
     events: list[Text] = Field(default_factory=list)
+    links_stored: LinksStored = Field(default_factory=dict)
     stored: Stored = Field(default_factory=dict)
 
 
@@ -161,6 +171,7 @@ class ConceptRecord(_Record):
     similar: dict[str, float] | None = None
     """Concepts this one is similar to (`S_SIMILAR_TO`, name to score). None: found by
     embedding similarity on write; given (export writes it): exactly these."""
+    links_stored: LinksStored = Field(default_factory=dict)
     stored: Stored = Field(default_factory=dict)
 
 

@@ -1,11 +1,13 @@
 """Writing records into a memory namespace through the graph classes, in batches.
 
 Records are buffered in batches; each batch is written kind by kind (entities
-first, so relations and events find their typed entities). Entities go in one
-UNWIND query per batch (`EntityGraph.add_many`); the other kinds go through
-their graph's write method, which deduplicates, so importing a file twice
-creates nothing the second time. A record the graphs reject is reported with
-its line number and the import goes on.
+first, so relations and events find their typed entities), each kind in a few
+queries: names resolved in one lookup, one UNWIND write (`EntityGraph.add_many`,
+`graphs/bulk.py`, `graphs/semantic_batch.py`, `graphs/causal_batch.py`; facts
+one `ADD_FACT` each, `TemporalGraph.add_facts`). The writes deduplicate as the
+per-record graph methods do, so importing a file twice creates nothing the second
+time. A record the graphs reject is reported with its line number and the import
+goes on; solutions are still written one by one.
 """
 
 from __future__ import annotations
@@ -26,9 +28,16 @@ from polyg_core.errors import (
 )
 from polyg_core.graphs.bulk import BulkResult, EventItem, RelationItem, add_events, add_relations
 from polyg_core.graphs.causal import CausalGraph
+from polyg_core.graphs.causal_batch import (
+    CausalLinkItem,
+    CausalNodeItem,
+    add_causal_links,
+    add_causal_nodes,
+)
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph
-from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.graphs.semantic_batch import ConceptItem, MemoryItem, SemanticBatch
+from polyg_core.graphs.temporal import FactItem, TemporalGraph
 from polyg_core.io.embedcache import PrefetchEmbedder
 from polyg_core.io.reader import Item, LineError
 from polyg_core.io.records import (
@@ -69,6 +78,25 @@ _RECORD_ERRORS = (InvalidInput, NodeNotFound, AmbiguousName, StorageError)
 """Errors that concern one record; anything else (FalkorDB down, wrong embedding
 model) stops the import. `StorageUnavailable` is a `StorageError` but concerns every
 record, so it is re-raised before these are caught."""
+
+
+async def _each(write: Callable[[list[Any]], Any], items: list[Any]) -> list[Any]:
+    """Results of a batched write; when the batch fails as a whole on something one
+    record can cause, the items one by one (each failure then its own result)."""
+    try:
+        return list(await write(items))
+    except StorageUnavailable:
+        raise
+    except _RECORD_ERRORS:
+        out: list[Any] = []
+        for item in items:
+            try:
+                out.extend(await write([item]))
+            except StorageUnavailable:
+                raise
+            except _RECORD_ERRORS as exc:
+                out.append(exc)
+        return out
 
 
 @dataclass
@@ -369,21 +397,17 @@ class RecordWriter:
         await restore.edges(self.store, namespace, ENTITY, R_RELATES, ENTITY)
         await self._events(namespace, by_kind["event"], report, restore)
         await restore.nodes(self.store, namespace, EVENT)
-        for line, rec in by_kind["fact"]:
-            await self._one(report, "fact", line, self._fact(namespace, rec, restore))
+        await self._facts(namespace, by_kind["fact"], report, restore)
         await restore.nodes(self.store, namespace, FACT)
-        for line, rec in by_kind["causal_node"]:
-            await self._one(report, "causal_node", line, self._causal_node(namespace, rec, restore))
+        await self._causal_nodes(namespace, by_kind["causal_node"], report, restore)
         await restore.nodes(self.store, namespace, CAUSAL)
         await self._causal_links(namespace, by_kind["causal_link"], report, restore)
         await restore.edges(self.store, namespace, CAUSAL, R_CAUSES, CAUSAL)
         await self._solutions(namespace, by_kind["solution"], report, restore)
         await restore.edges(self.store, namespace, CAUSAL, R_SOLVED_BY, CAUSAL)
-        for line, rec in by_kind["concept"]:
-            await self._one(report, "concept", line, self._concept(namespace, rec, restore))
+        await self._concepts(namespace, by_kind["concept"], report, restore)
         await restore.nodes(self.store, namespace, CONCEPT)
-        for line, rec in by_kind["memory"]:
-            await self._one(report, "memory", line, self._memory(namespace, rec, restore))
+        await self._memories(namespace, by_kind["memory"], report, restore)
         await restore.nodes(self.store, namespace, MEMORY)
 
     async def _one(self, report: ImportReport, kind: str, line: int, write: Any) -> None:
@@ -512,20 +536,63 @@ class RecordWriter:
             if outcome is True and uuid is not None:
                 restore.node(uuid, rec)
 
-    async def _fact(self, namespace: str, rec: FactRecord, restore: _Restore) -> bool:
-        written = await self.temporal.add_fact(
-            namespace,
-            rec.subject,
-            rec.predicate,
-            rec.object,
-            valid_from=rec.valid_from,
-            valid_to=rec.valid_to,
-            entities=list(rec.entities),
+    def _outcomes(
+        self,
+        report: ImportReport,
+        kind: str,
+        items: Sequence[tuple[int, Record]],
+        results: Sequence[Any],
+        restore: _Restore,
+        created_of: Callable[[Any], tuple[str, bool]],
+    ) -> None:
+        """Count per-record results of a batched write (an error, or what `created_of`
+        reads as (uuid, created)) and restore the stored form of what was created."""
+        counts = report.kind(kind)
+        for (line, rec), got in zip(items, results, strict=True):
+            if isinstance(got, StorageUnavailable):
+                raise got
+            if isinstance(got, _RECORD_ERRORS):
+                counts.failed += 1
+                report.errors.append(LineError(line, f"{kind}: {got}"))
+                continue
+            uuid, created = created_of(got)
+            if created:
+                counts.created += 1
+                restore.node(uuid, rec)
+            else:
+                counts.merged += 1
+
+    async def _facts(
+        self,
+        namespace: str,
+        items: list[tuple[int, FactRecord]],
+        report: ImportReport,
+        restore: _Restore,
+    ) -> None:
+        if not items:
+            return
+        written = await _each(
+            lambda batch: self.temporal.add_facts(namespace, batch),
+            [
+                FactItem(
+                    r.subject,
+                    r.predicate,
+                    r.object,
+                    r.valid_from,
+                    r.valid_to,
+                    list(r.entities),
+                )
+                for _, r in items
+            ],
         )
-        created = written.status in ("created", "superseded")
-        if created:
-            restore.node(written.fact.uuid, rec)
-        return created
+        self._outcomes(
+            report,
+            "fact",
+            items,
+            written,
+            restore,
+            lambda w: (w.fact.uuid, w.status in ("created", "superseded")),
+        )
 
     # -- causal and semantic ------------------------------------------------------------------
 
@@ -553,12 +620,29 @@ class RecordWriter:
             return
         keys = [[normalize_description(r.cause), normalize_description(r.effect)] for _, r in items]
         existing = await self._existing_pairs(namespace, R_CAUSES, keys)
-        for (line, rec), (ck, ek) in zip(items, keys, strict=True):
-            created = (ck, ek) not in existing
+        written = await _each(
+            lambda batch: add_causal_links(self.causal, namespace, batch),
+            [
+                CausalLinkItem(
+                    r.cause, r.effect, r.confidence, r.evidence, list(r.entities), list(r.events)
+                )
+                for _, r in items
+            ],
+        )
+        counts = report.kind("causal_link")
+        for (line, rec), (ck, ek), got in zip(items, keys, written, strict=True):
+            if isinstance(got, StorageUnavailable):
+                raise got
+            if isinstance(got, _RECORD_ERRORS):
+                counts.failed += 1
+                report.errors.append(LineError(line, f"causal_link: {got}"))
+                continue
+            if (ck, ek) in existing:
+                counts.merged += 1
+                continue
             existing.add((ck, ek))
-            await self._one(
-                report, "causal_link", line, self._causal(namespace, rec, created, restore)
-            )
+            counts.created += 1
+            restore.edge(got[0], got[1], rec)
 
     async def _solutions(
         self,
@@ -588,63 +672,69 @@ class RecordWriter:
             restore.edge(got.problem.uuid, got.solution.uuid, rec)
         return created
 
-    async def _causal_node(self, namespace: str, rec: CausalNodeRecord, restore: _Restore) -> bool:
-        node, created = await self.causal.add_node(
-            namespace,
-            rec.description,
-            rec.node_type,
-            entities=list(rec.entities),
-            events=list(rec.events),
+    async def _causal_nodes(
+        self,
+        namespace: str,
+        items: list[tuple[int, CausalNodeRecord]],
+        report: ImportReport,
+        restore: _Restore,
+    ) -> None:
+        if not items:
+            return
+        written = await _each(
+            lambda batch: add_causal_nodes(self.causal, namespace, batch),
+            [
+                CausalNodeItem(r.description, r.node_type, list(r.entities), list(r.events))
+                for _, r in items
+            ],
         )
-        if created:
-            restore.node(node.uuid, rec)
-        return created
+        self._outcomes(report, "causal_node", items, written, restore, lambda w: (w[0].uuid, w[1]))
 
-    async def _causal(
-        self, namespace: str, rec: CausalLinkRecord, created: bool, restore: _Restore
-    ) -> bool:
-        got = await self.causal.add_link(
-            namespace,
-            rec.cause,
-            rec.effect,
-            rec.confidence,
-            evidence=rec.evidence,
-            entities=list(rec.entities),
-            events=list(rec.events),
-        )
-        if created:
-            restore.edge(got.cause.uuid, got.effect.uuid, rec)
-        return created
-
-    async def _concept(self, namespace: str, rec: ConceptRecord, restore: _Restore) -> bool:
+    async def _concepts(
+        self,
+        namespace: str,
+        items: list[tuple[int, ConceptRecord]],
+        report: ImportReport,
+        restore: _Restore,
+    ) -> None:
+        if not items:
+            return
         # Stored similarity links are added once every concept is there (a concept's
         # record can come before the one it points to).
-        concept, created = await self.semantic.add_concept(
-            namespace,
-            rec.name,
-            rec.description,
-            entities=list(rec.entities),
-            similar={} if rec.similar is not None else None,
+        written = await _each(
+            lambda batch: SemanticBatch(self.semantic).add_concepts(namespace, batch),
+            [
+                ConceptItem(
+                    r.name,
+                    r.description,
+                    list(r.entities),
+                    similar={} if r.similar is not None else None,
+                )
+                for _, r in items
+            ],
         )
-        if rec.similar:
-            self._similar.append((rec.name, rec.similar))
-        if created:
-            restore.node(concept.uuid, rec)
-        return created
+        for (_, rec), got in zip(items, written, strict=True):
+            if rec.similar and not isinstance(got, Exception):
+                self._similar.append((rec.name, rec.similar))
+        self._outcomes(report, "concept", items, written, restore, lambda w: (w[0].uuid, w[1]))
 
-    async def _memory(self, namespace: str, rec: MemoryRecord, restore: _Restore) -> bool:
-        memory, created = await self.semantic.add_memory(
-            namespace,
-            rec.content,
-            category=rec.category,
-            tags=rec.tags,
-            concepts=rec.concepts,
-            created_at=rec.created_at,
-            source_id=rec.source_id,
+    async def _memories(
+        self,
+        namespace: str,
+        items: list[tuple[int, MemoryRecord]],
+        report: ImportReport,
+        restore: _Restore,
+    ) -> None:
+        if not items:
+            return
+        written = await _each(
+            lambda batch: SemanticBatch(self.semantic).add_memories(namespace, batch),
+            [
+                MemoryItem(r.content, r.category, r.tags, r.concepts, r.created_at, r.source_id)
+                for _, r in items
+            ],
         )
-        if created:
-            restore.node(memory.uuid, rec)
-        return created
+        self._outcomes(report, "memory", items, written, restore, lambda w: (w[0].uuid, w[1]))
 
 
 @dataclass
@@ -662,7 +752,9 @@ class _Restore:
 
     def node(self, uuid: str, rec: Record) -> None:
         if rec.stored:
-            self._nodes.append({"u": uuid, "p": raw_props(rec)})
+            self._nodes.append(
+                {"u": uuid, "p": raw_props(rec), "x": getattr(rec, "links_stored", None) or {}}
+            )
 
     def edge(self, a: str, b: str, rec: Record, rel_key: str | None = None) -> None:
         if rec.stored:
@@ -686,12 +778,26 @@ class _Restore:
         for r in rows:
             if r["p"].get("uuid") in taken:
                 r["p"]["uuid"] = r["u"]
+        links = [
+            {"u": r["p"].get("uuid", r["u"]), "t": rel, "m": uid, "p": p}
+            for r in rows
+            for rel, by_uuid in r.pop("x").items()
+            for uid, p in by_uuid.items()
+        ]
         await store.query(
             namespace,
             f"UNWIND $rows AS row MATCH (n:{label} {{uuid: row.u}}) "
             "WITH n, row, n.embedding AS v SET n = row.p SET n.embedding = v",
             {"rows": rows},
         )
+        if links:
+            # The links the import wrote with the node, found from it (few per node).
+            await store.query(
+                namespace,
+                f"UNWIND $rows AS row MATCH (n:{label} {{uuid: row.u}})-[r]->(m) "
+                "WHERE type(r) = row.t AND m.uuid = row.m SET r = row.p",
+                {"rows": links},
+            )
 
     async def edges(self, store: FalkorStore, namespace: str, a: str, rel: str, b: str) -> None:
         rows, self._edges = self._edges, []

@@ -82,6 +82,44 @@ class QueryResult:
 
 _SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 
+_F9 = "{:.9g}".format
+
+
+class VectorLiteral:
+    """A vector parameter as a compact Cypher list literal.
+
+    The falkordb client sends parameters as Cypher text, stringifying a list element by
+    element (`repr` of each float, ~20 characters). Nine significant digits give back
+    the same float32 that `vecf32` stores, in ~13 characters and a third of the time.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, values: list[float]) -> None:
+        self.text = "[" + ",".join(map(_F9, values)) + "]"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def compact_vectors(value: Any, dimension: int) -> Any:
+    """`value` with every list of `dimension` floats (a vector, also inside row maps and
+    lists of rows) replaced by its `VectorLiteral`."""
+    kind = type(value)
+    if kind is list:
+        items = cast(list[Any], value)
+        if not items:
+            return value
+        first = type(items[0])
+        if first is float and len(items) == dimension:
+            return VectorLiteral(cast(list[float], items))
+        if first is dict:
+            return [compact_vectors(v, dimension) for v in items]
+        return value
+    if kind is dict:
+        return {k: compact_vectors(v, dimension) for k, v in cast(dict[str, Any], value).items()}
+    return value
+
 
 def _convert(value: Any) -> Any:
     # Rows are mostly scalars and flat maps of scalars: those skip the checks below
@@ -312,6 +350,9 @@ class FalkorStore:
         validate_namespace(namespace)
         limit = self.settings.query_timeout_ms if timeout_ms is None else timeout_ms
         args: dict[str, Any] = dict(params or {})
+        vectors = self._vectors.get(namespace)
+        if vectors is not None and args:
+            args = compact_vectors(args, vectors[1])
 
         async def run(db: FalkorDB) -> Any:
             graph = db.select_graph(namespace)

@@ -73,3 +73,38 @@ async def knn(
         if similarity >= min_similarity:
             out.append(Neighbour(label=label, properties=clean(node), similarity=similarity))
     return out[:k]
+
+
+async def knn_many(
+    store: FalkorStore,
+    namespace: str,
+    label: str,
+    queries: Sequence[tuple[int, Sequence[float]]],
+    k: int,
+    *,
+    min_similarity: float = 0.0,
+) -> dict[int, list[Neighbour]]:
+    """`knn` for many vectors in one query: (caller's index, vector) in, index to the `k`
+    nearest live nodes out (asking the index for 2k+16 each, as `knn` does first)."""
+    if label not in EMBEDDED_LABELS:
+        raise ValueError(f"label {label!r} has no vector index")
+    if k <= 0 or not queries:
+        return {}
+    res = await store.query(
+        namespace,
+        f"UNWIND $qs AS q CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, "
+        f"vecf32(q.v)) YIELD node, score RETURN q.i, {props('node')}, score",
+        {"qs": [{"i": i, "v": [float(x) for x in v]} for i, v in queries], "k": 2 * k + 16},
+        read_only=True,
+    )
+    out: dict[int, list[Neighbour]] = {}
+    seen: set[tuple[int, str]] = set()
+    for i, node, distance in sorted(res.rows, key=lambda r: float(r[2])):
+        uid = str(node.get("uuid", ""))
+        if (int(i), uid) in seen:
+            continue
+        seen.add((int(i), uid))
+        similarity = max(0.0, min(1.0, 1.0 - float(distance)))
+        if similarity >= min_similarity:
+            out.setdefault(int(i), []).append(Neighbour(label, clean(node), similarity))
+    return {i: hits[:k] for i, hits in out.items()}

@@ -1,0 +1,314 @@
+"""Concepts and memories written in batches (import): the rules of `add_concept` and
+`add_memory`, a few queries per batch instead of several per record.
+
+A batch is written in rounds in which each normalised concept name (or memory
+text) appears once, because a MERGE inside an UNWIND does not see what earlier
+rows of the same query created; a later record of the same name then updates
+what the earlier one wrote, as it would one call after the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from polyg_shared import Concept, Memory, MemoryCategory
+
+from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
+from polyg_core.graphs.base import (
+    MAX_TEXT,
+    check_text,
+    embed_texts,
+    name_key,
+    new_uuid,
+    now_ms,
+    prepare,
+    rounds_by_key,
+    to_ms,
+)
+from polyg_core.graphs.entity_refs import resolve_entity_names
+from polyg_core.graphs.semantic import (
+    MAX_CONTENT,
+    ORIGIN_IMPLICIT,
+    SemanticGraph,
+    content_hash,
+    memory_row,
+    write_concepts,
+    write_memories,
+)
+from polyg_core.storage.cypher import clean, props
+from polyg_core.storage.schema import CONCEPT, ENTITY, MEMORY
+from polyg_core.storage.vector import knn_many
+
+ItemError = InvalidInput | NodeNotFound | AmbiguousName
+
+
+@dataclass(frozen=True)
+class ConceptItem:
+    """A concept to write (the arguments of `SemanticGraph.add_concept`)."""
+
+    name: str
+    description: str | None = None
+    entities: Sequence[str] = ()
+    origin: str | None = None
+    similar: Mapping[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """A memory to write (the arguments of `SemanticGraph.add_memory`)."""
+
+    content: str
+    category: MemoryCategory | str = MemoryCategory.EPISODIC
+    tags: Sequence[str] = ()
+    concepts: Sequence[str] = ()
+    created_at: datetime | str | int | None = None
+    source_id: str | None = None
+
+
+@dataclass
+class SemanticBatch:
+    """Batched concept and memory writes over one `SemanticGraph`."""
+
+    graph: SemanticGraph
+
+    async def add_concepts(
+        self, namespace: str, items: Sequence[ConceptItem]
+    ) -> list[tuple[Concept, bool] | ItemError]:
+        """`add_concept` for every item; an item that cannot be written is its error."""
+        out: list[tuple[Concept, bool] | ItemError] = [InvalidInput("not written")] * len(items)
+        keys: list[str | None] = []
+        for i, it in enumerate(items):
+            try:
+                check_text(it.name, "concept name")
+                if it.description:
+                    check_text(it.description, "description", MAX_TEXT)
+                keys.append(name_key(it.name.strip()))
+            except InvalidInput as exc:
+                out[i] = exc
+                keys.append(None)
+        if all(k is None for k in keys):
+            return out
+        await prepare(self.graph.store, namespace, self.graph.embedder)
+        for round_ in rounds_by_key(keys):
+            await self._concept_round(namespace, items, round_, out)
+        return out
+
+    async def _concept_round(
+        self,
+        namespace: str,
+        items: Sequence[ConceptItem],
+        idx: list[int],
+        out: list[tuple[Concept, bool] | ItemError],
+    ) -> None:
+        g = self.graph
+        store = g.store
+        names = {i: items[i].name.strip() for i in idx}
+        descs = {i: (items[i].description or "").strip() or None for i in idx}
+        res = await store.query(
+            namespace,
+            f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, {props('c')}",
+            {"keys": [name_key(n) for n in names.values()]},
+            read_only=True,
+        )
+        old: dict[str, dict[str, Any]] = {}
+        for k, node in res.rows:
+            old.setdefault(str(k), clean(node))
+        ents = await self._entity_ids(namespace, [n for i in idx for n in items[i].entities])
+        rows: list[dict[str, Any]] = []
+        texts: dict[int, str] = {}
+        for i in idx:
+            key, desc = name_key(names[i]), descs[i]
+            got = [ents.get(n, InvalidInput("an entity name is empty")) for n in items[i].entities]
+            failed = next((e for e in got if not isinstance(e, str)), None)
+            if failed is not None:
+                out[i] = failed
+                continue
+            before = old.get(key)
+            if before is None or (desc is not None and desc != before.get("description")):
+                shown = str(before["name"]) if before else names[i]
+                texts[i] = f"{shown}: {desc}" if desc else shown
+            rows.append(
+                {
+                    "i": i,
+                    "k": key,
+                    "uuid": new_uuid(),
+                    "name": names[i],
+                    "desc": desc,
+                    "origin": items[i].origin,
+                    "unmark": before is not None
+                    and items[i].origin is None
+                    and before.get("origin") is not None,
+                    "vec": None,
+                    "similar": [],
+                    "ents": list(dict.fromkeys(g for g in got if isinstance(g, str))),
+                }
+            )
+        vectors = await embed_texts(g.embedder, list(texts.values()))
+        vec_of = dict(zip(texts, vectors, strict=True))
+        named = {n for i in idx if items[i].similar is not None for n in items[i].similar or {}}
+        uuid_of: dict[str, str] = {}
+        if named:
+            found = await store.query(
+                namespace,
+                f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, c.uuid",
+                {"keys": sorted({name_key(n) for n in named})},
+                read_only=True,
+            )
+            uuid_of = {str(k): str(u) for k, u in found.rows}
+        nearest = await knn_many(
+            store,
+            namespace,
+            CONCEPT,
+            [
+                (r["i"], vec_of[r["i"]])
+                for r in rows
+                if r["i"] in vec_of and items[r["i"]].similar is None
+            ],
+            g.similar_k + 1,
+            min_similarity=g.similar_threshold,
+        )
+        for r in rows:
+            i = r["i"]
+            r["vec"] = vec_of.get(i)
+            given = items[i].similar
+            if given is not None:
+                r["similar"] = [
+                    {"uuid": uuid_of[name_key(n)], "score": float(s)}
+                    for n, s in given.items()
+                    if name_key(n) in uuid_of
+                ]
+            elif r["vec"] is not None:
+                own = (old.get(r["k"]) or {}).get("uuid")
+                r["similar"] = [
+                    {"uuid": h.uuid, "score": round(h.similarity, 4)}
+                    for h in nearest.get(i, [])
+                    if h.uuid != own
+                ][: g.similar_k]
+        written = await write_concepts(store, namespace, rows)
+        for i, got in written.items():
+            out[i] = got
+
+    async def _entity_ids(self, namespace: str, refs: Sequence[str]) -> dict[str, str | ItemError]:
+        """Entity uuids of names (created when missing) or, without an EntityGraph, of
+        uuids that must exist."""
+        wanted = list(dict.fromkeys(refs))
+        if not wanted:
+            return {}
+        g = self.graph
+        if g.entities is not None:
+            got = await resolve_entity_names(g.store, g.embedder, namespace, wanted)
+            return {
+                raw: got.get(raw.strip(), InvalidInput("an entity name is empty")) for raw in wanted
+            }
+        res = await g.store.query(
+            namespace,
+            f"MATCH (e:{ENTITY}) WHERE e.uuid IN $u RETURN e.uuid",
+            {"u": wanted},
+            read_only=True,
+        )
+        known = {str(r[0]) for r in res.rows}
+        return {u: u if u in known else NodeNotFound("entity", u) for u in wanted}
+
+    async def add_memories(
+        self, namespace: str, items: Sequence[MemoryItem]
+    ) -> list[tuple[Memory, bool] | ItemError]:
+        """`add_memory` for every item; an item that cannot be written is its error."""
+        out: list[tuple[Memory, bool] | ItemError] = [InvalidInput("not written")] * len(items)
+        checked: dict[int, tuple[str, MemoryCategory, list[str]]] = {}
+        keys: list[str | None] = []
+        for i, it in enumerate(items):
+            try:
+                text = check_text(it.content, "content", MAX_CONTENT)
+                try:
+                    cat = MemoryCategory(it.category)
+                except ValueError as exc:
+                    allowed = ", ".join(c.value for c in MemoryCategory)
+                    raise InvalidInput(
+                        f"unknown memory category {it.category!r}; use one of {allowed}"
+                    ) from exc
+                tags = list(dict.fromkeys(check_text(t, "tag") for t in it.tags))
+                for c in it.concepts:
+                    check_text(c, "concept name")
+            except InvalidInput as exc:
+                out[i] = exc
+                keys.append(None)
+                continue
+            checked[i] = (text, cat, tags)
+            keys.append(content_hash(text))
+        if not checked:
+            return out
+        g = self.graph
+        await prepare(g.store, namespace, g.embedder)
+        concept_ids = await self._concept_ids(
+            namespace, [c for i in checked for c in items[i].concepts]
+        )
+        for round_ in rounds_by_key(keys):
+            res = await g.store.query(
+                namespace,
+                f"UNWIND $h AS h MATCH (m:{MEMORY} {{content_hash: h}}) RETURN h, m.tags",
+                {"h": [keys[i] for i in round_]},
+                read_only=True,
+            )
+            old_tags = {str(h): [str(t) for t in (tags or [])] for h, tags in res.rows}
+            new = [i for i in round_ if keys[i] not in old_tags]
+            vectors = await embed_texts(g.embedder, [checked[i][0] for i in new])
+            vec_of = dict(zip(new, vectors, strict=True))
+            now = now_ms()
+            rows: list[dict[str, Any]] = []
+            for i in round_:
+                text, cat, tags = checked[i]
+                had = old_tags.get(str(keys[i]), [])
+                rows.append(
+                    memory_row(
+                        i,
+                        text,
+                        cat,
+                        tags,
+                        [t for t in tags if t not in had] if keys[i] in old_tags else [],
+                        [concept_ids[name_key(c.strip())] for c in items[i].concepts],
+                        to_ms(items[i].created_at, now),
+                        items[i].source_id,
+                        vec_of.get(i),
+                        now,
+                    )
+                )
+            for i, got in (await write_memories(g.store, namespace, rows)).items():
+                out[i] = got
+        return out
+
+    async def _concept_ids(self, namespace: str, names: Sequence[str]) -> dict[str, str]:
+        """The uuid of each concept name (by normalised name; the exact spelling first
+        when several share it), creating the missing ones as implicit concepts."""
+        wanted = list(dict.fromkeys(n.strip() for n in names))
+        if not wanted:
+            return {}
+        res = await self.graph.store.query(
+            namespace,
+            f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, c.name, c.uuid",
+            {"keys": sorted({name_key(n) for n in wanted})},
+            read_only=True,
+        )
+        by_key: dict[str, list[tuple[str, str]]] = {}
+        for k, name, uid in res.rows:
+            by_key.setdefault(str(k), []).append((str(name), str(uid)))
+        out: dict[str, str] = {}
+        missing: list[str] = []
+        for name in wanted:
+            key = name_key(name)
+            hits = by_key.get(key, [])
+            exact = [u for n, u in hits if n == name]
+            if exact or hits:
+                out.setdefault(key, (exact or [u for _, u in hits])[0])
+            elif all(name_key(m) != key for m in missing):
+                missing.append(name)
+        created = await self.add_concepts(
+            namespace, [ConceptItem(n, origin=ORIGIN_IMPLICIT) for n in missing]
+        )
+        for name, got in zip(missing, created, strict=True):
+            if isinstance(got, Exception):
+                raise got
+            out[name_key(name)] = got[0].uuid
+        return out
