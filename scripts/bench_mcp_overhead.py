@@ -1,19 +1,28 @@
 """MCP overhead: `get_entity` and `get_causal_chain` through the SDK client (Streamable HTTP
 and stdio, against real `polyg-mcp` processes) next to the same reads run directly
-against FalkorDB in the same run.
+against FalkorDB, and `get_entity` / `add_entity` next to the SDK's own minimal `echo`
+tool, all in the same run.
 
 Usage:
     uv run python scripts/bench_mcp_overhead.py [--n 200] [--warmup 20]
 
-Columns: `cypher` is one equivalent Cypher query through FalkorStore.query; `core`
+First table: `cypher` is one equivalent Cypher query through FalkorStore.query; `core`
 is the polyg-core call the tool makes (name resolution + read, no MCP); `http` and
 `stdio` are full tool calls through the MCP client. Ratios are against `cypher`.
+
+Second table (per transport): an `MCPServer` with a single `echo(text) -> str` tool,
+started as its own process on the same event loop as `polyg-mcp`, is called in turn
+with `get_entity` (by exact name), `add_entity` (a new name each call, with the local
+MiniLM embedder) and `add_entity` on a `polyg-mcp` whose embedder is a hash (so the
+non-embedding part of a write shows on its own). `embed` is one MiniLM embedding of
+such a name in the bench process. Ratios are against `echo` in the same round.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import os
 import socket
 import statistics
@@ -21,23 +30,30 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
+import numpy as np
+import numpy.typing as npt
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver import MCPServer
 from polyg_core.config import StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.local import MiniLMEmbedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from polyg_core.text import normalize_description
+from polyg_server.main import event_loop_options
+
+SCRIPT = str(Path(__file__).resolve())
 
 GRAPH = "bench_mcp"
+FAKE_GRAPH = "bench_mcp_hash"
 ENTITY = "auth-service"
 EFFECT = "auth service crash"
 
@@ -106,6 +122,47 @@ async def mcp_calls(client: Client, n: int, warmup: int) -> dict[str, list[float
     }
 
 
+class HashEmbedder:
+    """Unit vectors from a hash of the text: a write's cost without the model's."""
+
+    model_name = "bench-hash-384"
+    dimension = 384
+
+    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+            v = np.random.default_rng(seed).standard_normal(self.dimension)
+            out[i] = v / np.linalg.norm(v)
+        return out
+
+
+def serve_echo(port: int | None) -> None:
+    """The SDK's minimal server: one `echo` tool, stdio (or Streamable HTTP on `port`)."""
+    server: MCPServer[Any] = MCPServer("echo", log_level="WARNING")
+
+    @server.tool()
+    def echo(text: str) -> str:  # pyright: ignore[reportUnusedFunction]
+        """Return the text."""
+        return text
+
+    async def run() -> None:
+        if port is None:
+            await server.run_stdio_async()
+        else:
+            await server.run_streamable_http_async(port=port, json_response=True)
+
+    anyio.run(run, backend_options=event_loop_options())
+
+
+def serve_polyg_hash(argv: list[str]) -> None:
+    """`polyg-mcp` with `HashEmbedder` instead of the configured embedding model."""
+    from polyg_server import main as server_main
+
+    setattr(server_main, "_embedder", lambda _settings: HashEmbedder())  # noqa: B010
+    server_main.main(argv)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -113,10 +170,16 @@ def _free_port() -> int:
 
 
 @contextlib.asynccontextmanager
-async def http_server(env: dict[str, str]) -> AsyncGenerator[str]:
+async def http_server(args: list[str], env: dict[str, str]) -> AsyncGenerator[str]:
+    """Run `SCRIPT args --port P` (or `polyg_server.main` for args == []) on a free port."""
     port = _free_port()
+    cmd = (
+        [sys.executable, SCRIPT, *args, "--port", str(port)]
+        if args
+        else [sys.executable, "-m", "polyg_server.main", "--http", "--port", str(port)]
+    )
     proc = await anyio.open_process(
-        [sys.executable, "-m", "polyg_server.main", "--http", "--port", str(port)],
+        cmd,
         env={**env, "POLYG_LOG_LEVEL": "WARNING"},
         stdout=subprocess.DEVNULL,
         stderr=None,
@@ -130,7 +193,7 @@ async def http_server(env: dict[str, str]) -> AsyncGenerator[str]:
                 ):
                     break
                 if proc.returncode is not None:
-                    raise RuntimeError(f"polyg-mcp --http exited with {proc.returncode}")
+                    raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}")
                 await anyio.sleep(0.2)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
@@ -139,13 +202,67 @@ async def http_server(env: dict[str, str]) -> AsyncGenerator[str]:
             await proc.wait()
 
 
+@contextlib.asynccontextmanager
+async def http_client(url: str) -> AsyncGenerator[Client]:
+    async with (
+        httpx2.AsyncClient(timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+def stdio_params(args: list[str], env: dict[str, str]) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=[SCRIPT, *args] if args else ["-m", "polyg_server.main"],
+        env=env,
+    )
+
+
+async def paired_calls(
+    echo: Client, polyg: Client, polyg_hash: Client, prefix: str, n: int, warmup: int
+) -> dict[str, list[float]]:
+    """Each round calls every tool once, in turn, so load changes hit all columns alike."""
+    counter = iter(range(10**9))
+
+    async def call(client: Client, tool: str, args: dict[str, Any]) -> None:
+        r = await client.call_tool(tool, args)
+        assert not r.is_error, r.content
+
+    calls: dict[str, Callable[[], Awaitable[None]]] = {
+        "echo": lambda: call(echo, "echo", {"text": ENTITY}),
+        "get_entity": lambda: call(polyg, "get_entity", {"entity": ENTITY}),
+        "add_entity": lambda: call(
+            polyg, "add_entity", {"name": f"{prefix} item {next(counter)}", "entity_type": "Item"}
+        ),
+        "add_entity_hash": lambda: call(
+            polyg_hash,
+            "add_entity",
+            {"name": f"{prefix} item {next(counter)}", "entity_type": "Item"},
+        ),
+    }
+    for _ in range(warmup):
+        for fn in calls.values():
+            await fn()
+    out: dict[str, list[float]] = {k: [] for k in calls}
+    for _ in range(n):
+        for key, fn in calls.items():
+            t = time.perf_counter()
+            await fn()
+            out[key].append((time.perf_counter() - t) * 1000)
+    return out
+
+
 async def main_async(n: int, warmup: int, data_dir: Path) -> None:
     server = EmbeddedFalkorDB(data_dir)
     server.ensure_running()
     store = await FalkorStore(StorageSettings(data_dir=data_dir)).connect()
+    paired: dict[str, dict[str, list[float]]] = {}
     try:
-        memory = Memory(store=store, embedder=MiniLMEmbedder(), namespace=GRAPH)
+        embedder = MiniLMEmbedder()
+        memory = Memory(store=store, embedder=embedder, namespace=GRAPH)
         await seed(memory)
+        await store.delete_graph(FAKE_GRAPH)
         results: dict[str, dict[str, list[float]]] = {"get_entity": {}, "get_causal_chain": {}}
         key = normalize_description(EFFECT)
 
@@ -165,35 +282,48 @@ async def main_async(n: int, warmup: int, data_dir: Path) -> None:
             root = await memory.causal.get(GRAPH, EFFECT)
             await memory.causal.chain_from(GRAPH, root, 3, "upstream", max_paths=20)
 
+        embed_counter = iter(range(10**9))
+
+        async def embed_name() -> None:
+            await embedder.embed([f"embed item {next(embed_counter)}"])
+
         results["get_entity"]["cypher"] = await timed(cypher_entity, n, warmup)
         results["get_causal_chain"]["cypher"] = await timed(cypher_chain, n, warmup)
         results["get_entity"]["core"] = await timed(core_entity, n, warmup)
         results["get_causal_chain"]["core"] = await timed(core_chain, n, warmup)
+        embed_ms = await timed(embed_name, n, warmup)
 
-        env = {**os.environ, "POLYG_DATA_DIR": str(data_dir), "FALKORDB_GRAPH": GRAPH}
+        env = {
+            **os.environ,
+            "POLYG_DATA_DIR": str(data_dir),
+            "FALKORDB_GRAPH": GRAPH,
+            "POLYG_LOG_LEVEL": "WARNING",
+            "POLYG_JOB_WORKERS": "0",
+        }
         env.pop("LLM_MODEL", None)
+        hash_env = {**env, "FALKORDB_GRAPH": FAKE_GRAPH}
         async with (
-            http_server(env) as url,
-            httpx2.AsyncClient(timeout=60) as http_client,
-            Client(streamable_http_client(url, http_client=http_client)) as client,
+            http_server([], env) as url,
+            http_server(["--serve", "echo"], env) as echo_url,
+            http_server(["--serve", "polyg-hash"], hash_env) as hash_url,
+            http_client(url) as client,
+            http_client(echo_url) as echo,
+            http_client(hash_url) as polyg_hash,
         ):
             for tool, xs in (await mcp_calls(client, n, warmup)).items():
                 results[tool]["http"] = xs
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "polyg_server.main"],
-            env={
-                "POLYG_DATA_DIR": str(data_dir),
-                "FALKORDB_GRAPH": GRAPH,
-                "POLYG_LOG_LEVEL": "WARNING",
-                "PATH": os.environ.get("PATH", ""),
-            },
-        )
+            paired["http"] = await paired_calls(echo, client, polyg_hash, "http", n, warmup)
         with anyio.fail_after(600):
-            async with Client(params) as client:
+            async with (
+                Client(stdio_params([], env)) as client,
+                Client(stdio_params(["--serve", "echo"], env)) as echo,
+                Client(stdio_params(["--serve", "polyg-hash"], hash_env)) as polyg_hash,
+            ):
                 for tool, xs in (await mcp_calls(client, n, warmup)).items():
                     results[tool]["stdio"] = xs
+                paired["stdio"] = await paired_calls(echo, client, polyg_hash, "stdio", n, warmup)
         await store.delete_graph(GRAPH)
+        await store.delete_graph(FAKE_GRAPH)
     finally:
         await store.close()
         server.stop()
@@ -209,13 +339,38 @@ async def main_async(n: int, warmup: int, data_dir: Path) -> None:
                 f"{tool:<18}{path:<8}{med:>9.2f}{tail:>9.2f}"
                 f"{med / base_med:>15.1f}{tail / base_p95:>12.1f}"
             )
+    print(f"\npaired rounds against the SDK's echo tool, n={n} rounds; embed (MiniLM, 1 name):")
+    print(f"median {statistics.median(embed_ms):.2f} ms, p95 {p95(embed_ms):.2f} ms\n")
+    print(f"{'tool':<18}{'path':<8}{'median':>9}{'p95':>9}{'median/echo':>13}{'p95/echo':>10}")
+    for path, cols in paired.items():
+        base_med = statistics.median(cols["echo"])
+        base_p95 = p95(cols["echo"])
+        for tool, xs in cols.items():
+            med, tail = statistics.median(xs), p95(xs)
+            print(
+                f"{tool:<18}{path:<8}{med:>9.2f}{tail:>9.2f}"
+                f"{med / base_med:>13.2f}{tail / base_p95:>10.2f}"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--n", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument(
+        "--serve",
+        choices=("echo", "polyg-hash"),
+        help="run one of the bench's servers instead (the bench starts them itself)",
+    )
+    parser.add_argument("--port", type=int, help="with --serve: Streamable HTTP on this port")
     args = parser.parse_args()
+    if args.serve == "echo":
+        serve_echo(args.port)
+        return
+    if args.serve == "polyg-hash":
+        http = ["--http", "--port", str(args.port)] if args.port is not None else []
+        serve_polyg_hash(http)
+        return
     with tempfile.TemporaryDirectory(prefix="polyg-bench-") as tmp:
         anyio.run(main_async, args.n, args.warmup, Path(tmp))
 

@@ -21,7 +21,7 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, SCRATCH, check_label
 from polyg_core.storage.store import FalkorStore
-from polyg_core.storage.vector import knn
+from polyg_core.storage.vector import knn, knn_of_node
 from polyg_core.text import normalize_description, normalize_name
 
 logger = logging.getLogger(__name__)
@@ -125,22 +125,29 @@ class NameResolver:
         # the key has a range index, the display name has none, so this stays an index
         # lookup instead of a scan of the label.
         exact = f"n.{spec.name_prop} = $v"
-        for how, cond, value in (
-            ("uuid", "n.uuid = $v", text),
-            ("exact", f"n.{spec.key_prop} = $k AND {exact}" if key else exact, text),
-            ("normalized", f"n.{spec.key_prop} = $k", key),
-        ):
-            if not value:
-                continue
-            res = await self.store.query(
-                namespace,
-                f"MATCH (n:{spec.label}) WHERE {cond}{extra} RETURN {props('n')} LIMIT $lim",
-                {**args, "v": value, "k": key, "lim": self.max_candidates + 1},
-                read_only=True,
-            )
-            rows = [clean(r[0]) for r in res.rows]
+        steps: list[tuple[MatchKind, str]] = [
+            ("uuid", "n.uuid = $v"),
+            ("exact", f"n.{spec.key_prop} = $k AND {exact}" if key else exact),
+        ]
+        if key:
+            steps.append(("normalized", f"n.{spec.key_prop} = $k"))
+        # The steps in one round trip, each its own indexed branch, answered in order.
+        res = await self.store.query(
+            namespace,
+            " UNION ALL ".join(
+                f"MATCH (n:{spec.label}) WHERE {cond}{extra} "
+                f"RETURN {i} AS step, {props('n')} AS node LIMIT $lim"
+                for i, (_, cond) in enumerate(steps)
+            ),
+            {**args, "v": text, "k": key, "lim": self.max_candidates + 1},
+            read_only=True,
+        )
+        by_step: list[list[dict[str, Any]]] = [[] for _ in steps]
+        for step, node in res.rows:
+            by_step[int(step)].append(clean(node))
+        for (how, _), rows in zip(steps, by_step, strict=True):
             if len(rows) == 1:
-                return self._resolved(spec, rows[0], how, 1.0)  # type: ignore[arg-type]
+                return self._resolved(spec, rows[0], how, 1.0)
             if len(rows) > 1:
                 cands = [self._candidate(spec, r, 1.0) for r in rows[: self.max_candidates]]
                 raise AmbiguousName(spec.kind, name, cands)
@@ -198,6 +205,25 @@ class NameResolver:
             c
             for c in await self._similar(namespace, spec, name.strip())
             if c.uuid != exclude and c.similarity >= self.near_duplicate
+        ][: self.max_candidates]
+
+    async def similar_to_written(
+        self, namespace: str, spec: NameSpec, uuid: str, name: str
+    ) -> list[Candidate]:
+        """`similar_existing(name, exclude=uuid)` for a node just written with `name`'s vector.
+
+        Searches with the node's stored vector, so the name is not embedded a second
+        time; embeds it only when the node has no vector.
+        """
+        if self.embedder is None or not name.strip():
+            return []
+        hits = await knn_of_node(self.store, namespace, spec.label, uuid, self.max_candidates + 3)
+        if not hits:
+            return await self.similar_existing(namespace, spec, name, exclude=uuid)
+        return [
+            c
+            for c in (self._candidate(spec, h.properties, h.similarity) for h in hits)
+            if c.uuid != uuid and c.similarity >= self.near_duplicate
         ][: self.max_candidates]
 
     async def _similar(self, namespace: str, spec: NameSpec, name: str) -> list[Candidate]:

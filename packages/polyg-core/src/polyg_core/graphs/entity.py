@@ -634,6 +634,20 @@ class EntityGraph:
         if direction not in ("out", "in", "both"):
             raise InvalidInput(f"direction must be 'out', 'in' or 'both', got {direction!r}")
         node = await self._resolve(namespace, name_or_uuid)
+        return await self.relations_of(namespace, node.uuid, direction, limit)
+
+    async def relations_of(
+        self, namespace: str, uuid: str, direction: Direction = "both", limit: int = 1000
+    ) -> list[EntityRelation]:
+        """`relationships` of an entity already resolved (by its uuid, no name lookup).
+
+        Empty when no entity has this uuid.
+
+        Raises:
+            InvalidInput: an unknown direction.
+        """
+        if direction not in ("out", "in", "both"):
+            raise InvalidInput(f"direction must be 'out', 'in' or 'both', got {direction!r}")
         parts: list[str] = []
         if direction in ("out", "both"):
             parts.append(
@@ -646,7 +660,7 @@ class EntityGraph:
                 f"RETURN {_REL_RETURN}"
             )
         res = await self.store.query(
-            namespace, " UNION ALL ".join(parts), {"u": node.uuid}, read_only=True
+            namespace, " UNION ALL ".join(parts), {"u": uuid}, read_only=True
         )
         rels = [_relation(r) for r in res.rows]
         rels.sort(key=lambda r: (r.created_at, r.relationship_type))

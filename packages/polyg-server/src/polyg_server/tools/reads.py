@@ -36,7 +36,7 @@ async def get_entity(ctx: ServerContext, inp: GetEntityInput) -> EntityDetail:
     entity = await mem.entities.get(ns, inp.entity)
     if not inp.include_relationships:
         return EntityDetail(entity=entity, relationships=[])
-    relations = await mem.entities.relationships(ns, entity.uuid, "both", limit=inp.limit)
+    relations = await mem.entities.relations_of(ns, entity.uuid, "both", limit=inp.limit)
     return EntityDetail(entity=entity, relationships=relations)
 
 
