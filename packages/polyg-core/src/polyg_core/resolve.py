@@ -56,6 +56,8 @@ class Resolved:
     how: MatchKind
     similarity: float
     properties: dict[str, Any]
+    extra: Any = None
+    """The value of `find`'s `extra` expression for this node (None for an embedding match)."""
 
 
 @dataclass
@@ -88,17 +90,21 @@ class NameResolver:
         fuzzy: bool = True,
         where: str = "",
         params: dict[str, Any] | None = None,
+        extra: str = "",
     ) -> Resolved:
         """Resolve `name` to exactly one node of `spec.label`.
 
         `where` is an extra Cypher condition on `n` (with `params`) applied to the exact
-        and normalised steps, e.g. an entity type.
+        and normalised steps, e.g. an entity type. `extra` is a Cypher expression on `n`
+        read in the same round trip as the uuid and name steps (`Resolved.extra`).
 
         Raises:
             NodeNotFound: nothing matches; carries the closest names.
             AmbiguousName: several nodes match about equally well.
         """
-        found = await self.find(namespace, spec, name, fuzzy=fuzzy, where=where, params=params)
+        found = await self.find(
+            namespace, spec, name, fuzzy=fuzzy, where=where, params=params, extra=extra
+        )
         if found is not None:
             return found
         raise NodeNotFound(spec.kind, name, await self.candidates(namespace, spec, name))
@@ -112,10 +118,12 @@ class NameResolver:
         fuzzy: bool = True,
         where: str = "",
         params: dict[str, Any] | None = None,
+        extra: str = "",
     ) -> Resolved | None:
         """Like `resolve`, but None when nothing matches (ambiguity still raises)."""
         check_label(spec.label)
-        extra = f" AND ({where})" if where else ""
+        condition = f" AND ({where})" if where else ""
+        also = f", {extra} AS extra" if extra else ""
         args = dict(params or {})
         text = name.strip()
         if not text:
@@ -130,26 +138,35 @@ class NameResolver:
             ("exact", f"n.{spec.key_prop} = $k AND {exact}" if key else exact),
         ]
         if key:
-            steps.append(("normalized", f"n.{spec.key_prop} = $k"))
+            # Read only when no node has the exact name: leaving those out changes no
+            # answer, and a hit's row (and its `extra`) is not read twice.
+            steps.append(
+                (
+                    "normalized",
+                    f"n.{spec.key_prop} = $k AND "
+                    f"(n.{spec.name_prop} IS NULL OR n.{spec.name_prop} <> $v)",
+                )
+            )
         # The steps in one round trip, each its own indexed branch, answered in order.
         res = await self.store.query(
             namespace,
             " UNION ALL ".join(
-                f"MATCH (n:{spec.label}) WHERE {cond}{extra} "
-                f"RETURN {i} AS step, {props('n')} AS node LIMIT $lim"
+                f"MATCH (n:{spec.label}) WHERE {cond}{condition} "
+                f"RETURN {i} AS step, {props('n')} AS node{also} LIMIT $lim"
                 for i, (_, cond) in enumerate(steps)
             ),
             {**args, "v": text, "k": key, "lim": self.max_candidates + 1},
             read_only=True,
         )
-        by_step: list[list[dict[str, Any]]] = [[] for _ in steps]
-        for step, node in res.rows:
-            by_step[int(step)].append(clean(node))
+        by_step: list[list[tuple[dict[str, Any], Any]]] = [[] for _ in steps]
+        for row in res.rows:
+            by_step[int(row[0])].append((clean(row[1]), row[2] if extra else None))
         for (how, _), rows in zip(steps, by_step, strict=True):
             if len(rows) == 1:
-                return self._resolved(spec, rows[0], how, 1.0)
+                node, value = rows[0]
+                return self._resolved(spec, node, how, 1.0, value)
             if len(rows) > 1:
-                cands = [self._candidate(spec, r, 1.0) for r in rows[: self.max_candidates]]
+                cands = [self._candidate(spec, r, 1.0) for r, _ in rows[: self.max_candidates]]
                 raise AmbiguousName(spec.kind, name, cands)
         if not fuzzy or self.embedder is None:
             return None
@@ -263,7 +280,7 @@ class NameResolver:
 
     @staticmethod
     def _resolved(
-        spec: NameSpec, node: dict[str, Any], how: MatchKind, similarity: float
+        spec: NameSpec, node: dict[str, Any], how: MatchKind, similarity: float, extra: Any = None
     ) -> Resolved:
         return Resolved(
             uuid=str(node.get("uuid", "")),
@@ -272,4 +289,5 @@ class NameResolver:
             how=how,
             similarity=similarity,
             properties=node,
+            extra=extra,
         )
