@@ -234,7 +234,14 @@ class NameResolver:
         """
         if self.embedder is None or not name.strip():
             return []
-        hits = await knn_of_node(self.store, namespace, spec.label, uuid, self.max_candidates + 3)
+        hits = await knn_of_node(
+            self.store,
+            namespace,
+            spec.label,
+            uuid,
+            self.max_candidates + 3,
+            fields=[spec.name_prop],
+        )
         if not hits:
             return await self.similar_existing(namespace, spec, name, exclude=uuid)
         return [

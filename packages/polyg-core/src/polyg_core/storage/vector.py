@@ -57,11 +57,13 @@ async def knn_of_node(
     k: int,
     *,
     min_similarity: float = 0.0,
+    fields: Sequence[str] = (),
 ) -> list[Neighbour]:
     """Like `knn`, searching with the stored vector of the `label` node `uuid`.
 
     Nothing is embedded and no vector travels in the query. The node itself is among
     the answers (at similarity 1). Empty when the node is missing or has no vector.
+    `fields`: the properties to read (with `uuid`); default all.
     """
     return await _search(
         store,
@@ -72,6 +74,7 @@ async def knn_of_node(
         f"MATCH (source:{label} {{uuid: $u}}) WHERE source.embedding IS NOT NULL ",
         "source.embedding",
         {"u": uuid},
+        fields,
     )
 
 
@@ -84,15 +87,25 @@ async def _search(
     head: str,
     query_vector: str,
     params: dict[str, Any],
+    fields: Sequence[str] = (),
 ) -> list[Neighbour]:
     if label not in EMBEDDED_LABELS:
         raise ValueError(f"label {label!r} has no vector index")
     if k <= 0:
         return []
     fetch = min(2 * k + 16, MAX_FETCH)
+    for name in fields:
+        if not name.isidentifier():
+            raise ValueError(f"not a property name: {name!r}")
+    # Each returned property is parsed in Python: a caller that needs two reads two.
+    node = (
+        "node {" + ", ".join(f".{f}" for f in dict.fromkeys(("uuid", *fields))) + "}"
+        if fields
+        else props("node")
+    )
     cypher = (
         f"{head}CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, {query_vector}) "
-        f"YIELD node, score RETURN {props('node')}, score ORDER BY score ASC"
+        f"YIELD node, score RETURN {node}, score ORDER BY score ASC"
     )
     try:
         res = await store.query(namespace, cypher, {**params, "k": fetch}, read_only=True)
