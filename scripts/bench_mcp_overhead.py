@@ -17,6 +17,11 @@ a `polyg-mcp` whose embedder is a hash, so the non-embedding part of a write sho
 its own) and `add_entity` (with the local MiniLM embedder). `echo` is that tool's own
 echo median; ratios are against it. `embed` is one MiniLM embedding of such a name in
 the bench process.
+
+Third table: the same `get_entity` and `add_entity` (hash embedder) through
+`PolygServer.call_tool` in the bench process, no transport: FalkorDB queries per call,
+the median call, the median time inside those queries and the rest (validation,
+handler, output).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult
 from polyg_core.config import StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.local import MiniLMEmbedder
@@ -264,6 +270,63 @@ async def paired_calls(
     return out
 
 
+async def in_process(
+    store: FalkorStore, n: int, warmup: int
+) -> dict[str, tuple[int, list[float], list[float]]]:
+    """The handlers through `PolygServer.call_tool` (no transport), hash embedder.
+
+    Per tool: FalkorDB queries per call, call times and the time spent in queries.
+    """
+    from polyg_core.config import Settings
+    from polyg_core.storage.store import QueryResult
+    from polyg_server.app import create_server
+    from polyg_server.context import ServerContext
+
+    ctx = ServerContext(
+        store=store, settings=Settings(), embedder=HashEmbedder(), default_namespace=FAKE_GRAPH
+    )
+    server = create_server(ctx, profiles=["memory"])
+    query = store.query
+    spent: list[float] = []
+
+    async def timed_query(*args: Any, **kwargs: Any) -> QueryResult:
+        t = time.perf_counter()
+        try:
+            return await query(*args, **kwargs)
+        finally:
+            spent.append((time.perf_counter() - t) * 1000)
+
+    counter = iter(range(10**9))
+    calls: dict[str, Callable[[], dict[str, Any]]] = {
+        # The seeded graph: exact names never embed, so the hash embedder is not used.
+        "get_entity": lambda: {"entity": ENTITY, "graph": GRAPH},
+        "add_entity_hash": lambda: {"name": f"inproc item {next(counter)}", "entity_type": "Item"},
+    }
+    out: dict[str, tuple[int, list[float], list[float]]] = {}
+    setattr(store, "query", timed_query)  # noqa: B010
+    try:
+        for name, args in calls.items():
+            tool = name.removesuffix("_hash")
+            for _ in range(warmup):
+                await server.call_tool(tool, args())
+            spent.clear()
+            r = await server.call_tool(tool, args())
+            assert isinstance(r, CallToolResult) and not r.is_error, r
+            queries = len(spent)
+            xs: list[float] = []
+            in_queries: list[float] = []
+            for _ in range(n):
+                spent.clear()
+                t = time.perf_counter()
+                await server.call_tool(tool, args())
+                xs.append((time.perf_counter() - t) * 1000)
+                in_queries.append(sum(spent))
+            out[name] = (queries, xs, in_queries)
+    finally:
+        delattr(store, "query")
+    return out
+
+
 async def main_async(n: int, warmup: int, data_dir: Path) -> None:
     server = EmbeddedFalkorDB(data_dir)
     server.ensure_running()
@@ -302,6 +365,8 @@ async def main_async(n: int, warmup: int, data_dir: Path) -> None:
         results["get_entity"]["core"] = await timed(core_entity, n, warmup)
         results["get_causal_chain"]["core"] = await timed(core_chain, n, warmup)
         embed_ms = await timed(embed_name, n, warmup)
+        local = await in_process(store, n, warmup)
+        await store.delete_graph(FAKE_GRAPH)
 
         env = {
             **os.environ,
@@ -363,6 +428,15 @@ async def main_async(n: int, warmup: int, data_dir: Path) -> None:
                 f"{tool:<18}{path:<8}{base_med:>8.2f}{med:>9.2f}{tail:>9.2f}"
                 f"{med / base_med:>13.2f}{tail / p95(base):>10.2f}"
             )
+
+    print(f"\nin process (PolygServer.call_tool, hash embedder), n={n}; times in ms\n")
+    print(f"{'tool':<18}{'queries':>8}{'median':>9}{'in queries':>12}{'rest':>8}")
+    for tool, (queries, xs, in_queries) in local.items():
+        rest = [a - b for a, b in zip(xs, in_queries, strict=True)]
+        print(
+            f"{tool:<18}{queries:>8}{statistics.median(xs):>9.2f}"
+            f"{statistics.median(in_queries):>12.2f}{statistics.median(rest):>8.2f}"
+        )
 
 
 def main() -> None:
