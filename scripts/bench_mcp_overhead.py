@@ -311,7 +311,8 @@ async def in_process(
                 await server.call_tool(tool, args())
             spent.clear()
             r = await server.call_tool(tool, args())
-            assert isinstance(r, CallToolResult) and not r.is_error, r
+            assert isinstance(r, CallToolResult), r
+            assert not r.is_error, r.content
             queries = len(spent)
             xs: list[float] = []
             in_queries: list[float] = []
