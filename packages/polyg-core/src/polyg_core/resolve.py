@@ -138,8 +138,9 @@ class NameResolver:
             ("exact", f"n.{spec.key_prop} = $k AND {exact}" if key else exact),
         ]
         if key:
-            # Read only when no node has the exact name: leaving those out changes no
-            # answer, and a hit's row (and its `extra`) is not read twice.
+            # Nodes with the exact name are left out: this step only counts when the exact
+            # step found none, so no answer changes, and a hit (with its `extra`) is not
+            # read twice.
             steps.append(
                 (
                     "normalized",
