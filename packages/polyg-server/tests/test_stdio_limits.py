@@ -151,9 +151,11 @@ async def _run_reader(chunks: list[bytes], limits: StdioLimits) -> list[SessionM
         MemoryObjectSendStream[SessionMessage], MemoryObjectReceiveStream[SessionMessage]
     ] = anyio.create_memory_object_stream[SessionMessage](100)
     with anyio.fail_after(10):
-        await read_messages(
-            lambda: pending.pop(0) if pending else b"", limits, messages[0], errors[0]
-        )
+
+        async def read() -> bytes:
+            return pending.pop(0) if pending else b""
+
+        await read_messages(read, limits, messages[0], errors[0])
     for item in [*_receive_all(messages[1]), *_receive_all(errors[1])]:
         assert isinstance(item, SessionMessage)
         got.append(item)

@@ -21,7 +21,7 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, SCRATCH, check_label
 from polyg_core.storage.store import FalkorStore
-from polyg_core.storage.vector import knn
+from polyg_core.storage.vector import knn, knn_of_node
 from polyg_core.text import normalize_description, normalize_name
 
 logger = logging.getLogger(__name__)
@@ -56,6 +56,8 @@ class Resolved:
     how: MatchKind
     similarity: float
     properties: dict[str, Any]
+    extra: Any = None
+    """The value of `find`'s `extra` expression for this node (None for an embedding match)."""
 
 
 @dataclass
@@ -88,17 +90,21 @@ class NameResolver:
         fuzzy: bool = True,
         where: str = "",
         params: dict[str, Any] | None = None,
+        extra: str = "",
     ) -> Resolved:
         """Resolve `name` to exactly one node of `spec.label`.
 
         `where` is an extra Cypher condition on `n` (with `params`) applied to the exact
-        and normalised steps, e.g. an entity type.
+        and normalised steps, e.g. an entity type. `extra` is a Cypher expression on `n`
+        read in the same round trip as the uuid and name steps (`Resolved.extra`).
 
         Raises:
             NodeNotFound: nothing matches; carries the closest names.
             AmbiguousName: several nodes match about equally well.
         """
-        found = await self.find(namespace, spec, name, fuzzy=fuzzy, where=where, params=params)
+        found = await self.find(
+            namespace, spec, name, fuzzy=fuzzy, where=where, params=params, extra=extra
+        )
         if found is not None:
             return found
         raise NodeNotFound(spec.kind, name, await self.candidates(namespace, spec, name))
@@ -112,10 +118,12 @@ class NameResolver:
         fuzzy: bool = True,
         where: str = "",
         params: dict[str, Any] | None = None,
+        extra: str = "",
     ) -> Resolved | None:
         """Like `resolve`, but None when nothing matches (ambiguity still raises)."""
         check_label(spec.label)
-        extra = f" AND ({where})" if where else ""
+        condition = f" AND ({where})" if where else ""
+        also = f", {extra} AS extra" if extra else ""
         args = dict(params or {})
         text = name.strip()
         if not text:
@@ -125,24 +133,41 @@ class NameResolver:
         # the key has a range index, the display name has none, so this stays an index
         # lookup instead of a scan of the label.
         exact = f"n.{spec.name_prop} = $v"
-        for how, cond, value in (
-            ("uuid", "n.uuid = $v", text),
-            ("exact", f"n.{spec.key_prop} = $k AND {exact}" if key else exact, text),
-            ("normalized", f"n.{spec.key_prop} = $k", key),
-        ):
-            if not value:
-                continue
-            res = await self.store.query(
-                namespace,
-                f"MATCH (n:{spec.label}) WHERE {cond}{extra} RETURN {props('n')} LIMIT $lim",
-                {**args, "v": value, "k": key, "lim": self.max_candidates + 1},
-                read_only=True,
+        steps: list[tuple[MatchKind, str]] = [
+            ("uuid", "n.uuid = $v"),
+            ("exact", f"n.{spec.key_prop} = $k AND {exact}" if key else exact),
+        ]
+        if key:
+            # Nodes with the exact name are left out: this step only counts when the exact
+            # step found none, so no answer changes, and a hit (with its `extra`) is not
+            # read twice.
+            steps.append(
+                (
+                    "normalized",
+                    f"n.{spec.key_prop} = $k AND "
+                    f"(n.{spec.name_prop} IS NULL OR n.{spec.name_prop} <> $v)",
+                )
             )
-            rows = [clean(r[0]) for r in res.rows]
+        # The steps in one round trip, each its own indexed branch, answered in order.
+        res = await self.store.query(
+            namespace,
+            " UNION ALL ".join(
+                f"MATCH (n:{spec.label}) WHERE {cond}{condition} "
+                f"RETURN {i} AS step, {props('n')} AS node{also} LIMIT $lim"
+                for i, (_, cond) in enumerate(steps)
+            ),
+            {**args, "v": text, "k": key, "lim": self.max_candidates + 1},
+            read_only=True,
+        )
+        by_step: list[list[tuple[dict[str, Any], Any]]] = [[] for _ in steps]
+        for row in res.rows:
+            by_step[int(row[0])].append((clean(row[1]), row[2] if extra else None))
+        for (how, _), rows in zip(steps, by_step, strict=True):
             if len(rows) == 1:
-                return self._resolved(spec, rows[0], how, 1.0)  # type: ignore[arg-type]
+                node, value = rows[0]
+                return self._resolved(spec, node, how, 1.0, value)
             if len(rows) > 1:
-                cands = [self._candidate(spec, r, 1.0) for r in rows[: self.max_candidates]]
+                cands = [self._candidate(spec, r, 1.0) for r, _ in rows[: self.max_candidates]]
                 raise AmbiguousName(spec.kind, name, cands)
         if not fuzzy or self.embedder is None:
             return None
@@ -200,6 +225,32 @@ class NameResolver:
             if c.uuid != exclude and c.similarity >= self.near_duplicate
         ][: self.max_candidates]
 
+    async def similar_to_written(
+        self, namespace: str, spec: NameSpec, uuid: str, name: str
+    ) -> list[Candidate]:
+        """`similar_existing(name, exclude=uuid)` for a node just written with `name`'s vector.
+
+        Searches with the node's stored vector, so the name is not embedded a second
+        time; embeds it only when the node has no vector.
+        """
+        if self.embedder is None or not name.strip():
+            return []
+        hits = await knn_of_node(
+            self.store,
+            namespace,
+            spec.label,
+            uuid,
+            self.max_candidates + 3,
+            fields=[spec.name_prop],
+        )
+        if not hits:
+            return await self.similar_existing(namespace, spec, name, exclude=uuid)
+        return [
+            c
+            for c in (self._candidate(spec, h.properties, h.similarity) for h in hits)
+            if c.uuid != uuid and c.similarity >= self.near_duplicate
+        ][: self.max_candidates]
+
     async def _similar(self, namespace: str, spec: NameSpec, name: str) -> list[Candidate]:
         assert self.embedder is not None
         vector = (await self.embedder.embed([name]))[0]
@@ -237,7 +288,7 @@ class NameResolver:
 
     @staticmethod
     def _resolved(
-        spec: NameSpec, node: dict[str, Any], how: MatchKind, similarity: float
+        spec: NameSpec, node: dict[str, Any], how: MatchKind, similarity: float, extra: Any = None
     ) -> Resolved:
         return Resolved(
             uuid=str(node.get("uuid", "")),
@@ -246,4 +297,5 @@ class NameResolver:
             how=how,
             similarity=similarity,
             properties=node,
+            extra=extra,
         )

@@ -327,3 +327,89 @@ async def test_the_exact_spelling_wins_over_other_names_with_the_same_key(
             await graph.get(namespace, "authservice")  # same key, neither spelling
     assert (exact.uuid, exact.how) == (team.uuid, "exact")
     assert (other.uuid, other.how) == (service.uuid, "exact")
+
+
+async def test_get_with_relationships_reads_the_entity_and_its_relations_in_one_query(
+    graph: EntityGraph, store: FalkorStore, namespace: str
+) -> None:
+    from polyg_core.storage.store import QueryResult
+
+    alice, _ = await graph.add(namespace, "alice", "person")
+    await graph.add(namespace, "auth service", "service")
+    await graph.add(namespace, "platform team", "team")
+    await graph.add(namespace, "bob", "person")
+    await graph.link(namespace, "alice", "auth service", "owns", {"since": 2021})
+    await graph.link(namespace, "platform team", "alice", "includes")
+    await graph.link(namespace, "alice", "bob", "mentors")
+    queries: list[str] = []
+    query = store.query
+
+    async def counted(*args: object, **kwargs: object) -> QueryResult:
+        queries.append(str(args[1]))
+        return await query(*args, **kwargs)  # type: ignore[arg-type]
+
+    store.query = counted  # type: ignore[method-assign]
+    try:
+        for name in ("alice", "Alice", alice.uuid):
+            queries.clear()
+            entity, rels = await graph.get_with_relationships(namespace, name)
+            assert len(queries) == 1
+            assert entity.uuid == alice.uuid
+            assert rels == await graph.relationships(namespace, "alice")
+            for direction in ("out", "in"):
+                _, some = await graph.get_with_relationships(namespace, name, direction)
+                assert some == await graph.relationships(namespace, "alice", direction)
+    finally:
+        del store.query
+    assert [r.relationship_type for r in rels] == ["owns", "includes", "mentors"]
+    _, first = await graph.get_with_relationships(namespace, "alice", limit=1)
+    assert [r.relationship_type for r in first] == ["owns"]
+
+
+async def test_get_with_relationships_keeps_the_name_rules_of_get(
+    graph: EntityGraph, namespace: str
+) -> None:
+    service, _ = await graph.add(namespace, "Atlas", "service")
+    await graph.add(namespace, "Atlas", "team")
+    await graph.add(namespace, "payment gateway", "service")
+    await graph.link(namespace, "payment gateway", service.uuid, "calls")
+    with pytest.raises(AmbiguousName):
+        await graph.get_with_relationships(namespace, "Atlas")
+    with pytest.raises(NodeNotFound) as info:
+        await graph.get_with_relationships(namespace, "kubernetes cluster")
+    assert [c.name for c in info.value.candidates][:1] == ["payment gateway"]
+    # Matched by meaning: the relations come from their own read.
+    found, rels = await graph.get_with_relationships(namespace, "the payment gateway service")
+    assert found.name == "payment gateway"
+    assert [(r.relationship_type, r.target) for r in rels] == [("calls", service.uuid)]
+    with pytest.raises(InvalidInput, match="direction"):
+        await graph.get_with_relationships(namespace, "payment gateway", "sideways")  # type: ignore[arg-type]
+
+
+async def test_near_duplicates_of_a_written_entity_come_from_its_stored_vector(
+    graph: EntityGraph, namespace: str
+) -> None:
+    from polyg_core.resolve import ENTITY_NAMES
+
+    await graph.add(namespace, "auth service", "service")
+    await graph.add(namespace, "kubernetes cluster", "platform")
+    new, created = await graph.add(namespace, "auth servce", "component")
+    assert created
+    calls = 0
+    embed = graph.resolver.embedder.embed  # type: ignore[union-attr]
+
+    async def counted(texts: list[str]) -> object:
+        nonlocal calls
+        calls += 1
+        return await embed(texts)
+
+    graph.resolver.embedder.embed = counted  # type: ignore[union-attr, method-assign, assignment]
+    try:
+        near = await graph.resolver.similar_to_written(namespace, ENTITY_NAMES, new.uuid, new.name)
+    finally:
+        del graph.resolver.embedder.embed  # type: ignore[union-attr]
+    assert calls == 0
+    assert near == await graph.resolver.similar_existing(
+        namespace, ENTITY_NAMES, new.name, exclude=new.uuid
+    )
+    assert [c.name for c in near] == ["auth service"]

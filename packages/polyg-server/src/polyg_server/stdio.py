@@ -20,8 +20,9 @@ import json
 import logging
 import os
 import re
+import stat
 import sys
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -133,14 +134,14 @@ def parse_line(line: bytes, limits: StdioLimits) -> SessionMessage:
 
 
 async def read_messages(
-    read: Callable[[], bytes],
+    read: Callable[[], Awaitable[bytes]],
     limits: StdioLimits,
     messages: MemoryObjectSendStream[SessionMessage | Exception],
     errors: MemoryObjectSendStream[SessionMessage],
 ) -> None:
     """Split the byte stream into lines; messages go to `messages`, refusals to `errors`.
 
-    `read` blocks for the next chunk (b"" at the end of input) and runs in a thread.
+    `read` waits for the next chunk (b"" at the end of input).
     """
     cap = limits.max_message_bytes
     line = bytearray()
@@ -158,7 +159,7 @@ async def read_messages(
 
     async with messages, errors:
         while True:
-            chunk = await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
+            chunk = await read()
             if not chunk:
                 if line and not skipping:
                     await finish(bytes(line))
@@ -191,13 +192,61 @@ async def read_messages(
 
 
 async def write_messages(
-    write: Callable[[bytes], None], outgoing: MemoryObjectReceiveStream[SessionMessage]
+    write: Callable[[bytes], Awaitable[None]], outgoing: MemoryObjectReceiveStream[SessionMessage]
 ) -> None:
-    """Write each message as one line of JSON; `write` runs in a thread."""
+    """Write each message as one line of JSON."""
     async with outgoing:
         async for session_message in outgoing:
             data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-            await anyio.to_thread.run_sync(write, data.encode("utf-8") + b"\n")
+            await write(data.encode("utf-8") + b"\n")
+
+
+def _pipe_fd(stream: BinaryIO) -> int | None:
+    """The descriptor of a pipe or socket stream (which the event loop can wait on)."""
+    if sys.platform == "win32":  # pragma: no cover
+        return None
+    try:
+        fd = stream.fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError):
+        return None
+    return fd if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else None
+
+
+class _EventLoopIO:
+    """Reads and writes on non-blocking pipe descriptors, waited on by the event loop.
+
+    A blocking read or write runs in a worker thread, and each message then costs two
+    thread hand-offs per direction; on a busy machine those wake-ups are a measurable
+    part of a short tool call. Blocking mode is restored on `close`.
+    """
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+        self._blocking = {fd: os.get_blocking(fd) for fd in (read_fd, write_fd)}
+        for fd in self._blocking:
+            os.set_blocking(fd, False)
+
+    async def read(self) -> bytes:
+        while True:
+            try:
+                return os.read(self.read_fd, _READ_CHUNK)
+            except BlockingIOError:
+                await anyio.wait_readable(self.read_fd)
+
+    async def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self.write_fd, view) :]
+            except BlockingIOError:
+                await anyio.wait_writable(self.write_fd)
+
+    def close(self) -> None:
+        for fd, blocking in self._blocking.items():
+            with suppress(OSError):
+                os.set_blocking(fd, blocking)
 
 
 def reserve_stdout() -> BinaryIO:
@@ -270,17 +319,29 @@ async def limited_stdio_server(
     read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_in, write_out = anyio.create_memory_object_stream[SessionMessage](0)
     errors = write_in.clone()
+    read_fd, write_fd = _pipe_fd(stdin), _pipe_fd(wire)
+    loop_io = (
+        _EventLoopIO(read_fd, write_fd) if read_fd is not None and write_fd is not None else None
+    )
     read1: Callable[[int], bytes] = getattr(stdin, "read1", stdin.read)
 
-    def write(data: bytes) -> None:
+    async def read() -> bytes:
+        return await anyio.to_thread.run_sync(read1, _READ_CHUNK, abandon_on_cancel=True)
+
+    def write_sync(data: bytes) -> None:
         wire.write(data)
         wire.flush()
 
+    async def write(data: bytes) -> None:
+        await anyio.to_thread.run_sync(write_sync, data)
+
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(read_messages, lambda: read1(_READ_CHUNK), limits, read_in, errors)
-            tg.start_soon(write_messages, write, write_out)
+            tg.start_soon(read_messages, loop_io.read if loop_io else read, limits, read_in, errors)
+            tg.start_soon(write_messages, loop_io.write if loop_io else write, write_out)
             yield read_out, write_in
             tg.cancel_scope.cancel()
     finally:
+        if loop_io is not None:
+            loop_io.close()
         restore()

@@ -117,6 +117,12 @@ def _relation(row: Sequence[Any]) -> EntityRelation:
     )
 
 
+def _oldest_first(rows: Sequence[Sequence[Any]], limit: int) -> list[EntityRelation]:
+    rels = [_relation(r) for r in rows]
+    rels.sort(key=lambda r: (r.created_at, r.relationship_type))
+    return rels[: max(0, limit)]
+
+
 def _merged(old: Any, new: dict[str, Any] | None, mode: Mode) -> dict[str, Any] | None:
     if new is None:
         return None
@@ -676,6 +682,20 @@ class EntityGraph:
         if direction not in ("out", "in", "both"):
             raise InvalidInput(f"direction must be 'out', 'in' or 'both', got {direction!r}")
         node = await self._resolve(namespace, name_or_uuid)
+        return await self.relations_of(namespace, node.uuid, direction, limit)
+
+    async def relations_of(
+        self, namespace: str, uuid: str, direction: Direction = "both", limit: int = 1000
+    ) -> list[EntityRelation]:
+        """`relationships` of an entity already resolved (by its uuid, no name lookup).
+
+        Empty when no entity has this uuid.
+
+        Raises:
+            InvalidInput: an unknown direction.
+        """
+        if direction not in ("out", "in", "both"):
+            raise InvalidInput(f"direction must be 'out', 'in' or 'both', got {direction!r}")
         parts: list[str] = []
         if direction in ("out", "both"):
             parts.append(
@@ -688,11 +708,42 @@ class EntityGraph:
                 f"RETURN {_REL_RETURN}"
             )
         res = await self.store.query(
-            namespace, " UNION ALL ".join(parts), {"u": node.uuid}, read_only=True
+            namespace, " UNION ALL ".join(parts), {"u": uuid}, read_only=True
         )
-        rels = [_relation(r) for r in res.rows]
-        rels.sort(key=lambda r: (r.created_at, r.relationship_type))
-        return rels[: max(0, limit)]
+        return _oldest_first(res.rows, limit)
+
+    async def get_with_relationships(
+        self, namespace: str, name_or_uuid: str, direction: Direction = "both", limit: int = 1000
+    ) -> tuple[Entity, list[EntityRelation]]:
+        """`get` and `relationships` together: one round trip when the uuid or name matches.
+
+        Raises:
+            NodeNotFound / AmbiguousName: as for `get`.
+            InvalidInput: an unknown direction.
+        """
+        if direction not in ("out", "in", "both"):
+            raise InvalidInput(f"direction must be 'out', 'in' or 'both', got {direction!r}")
+        text = check_text(name_or_uuid, "entity name")
+        # Pattern comprehensions over the candidate `n`; each its own relation variable
+        # (FalkorDB mixes up one name reused across comprehensions).
+        parts: list[str] = []
+        if direction in ("out", "both"):
+            parts.append(
+                f"[(n)-[ro:{R_RELATES}]->(b:{ENTITY}) | "
+                "[n.uuid, n.name, b.uuid, b.name, ro.relationship_type, ro.properties, "
+                "ro.created_at]]"
+            )
+        if direction in ("in", "both"):
+            parts.append(
+                f"[(a:{ENTITY})-[ri:{R_RELATES}]->(n) | "
+                "[a.uuid, a.name, n.uuid, n.name, ri.relationship_type, ri.properties, "
+                "ri.created_at]]"
+            )
+        found = await self.resolver.resolve(namespace, ENTITY_NAMES, text, extra=" + ".join(parts))
+        entity = to_entity(found.properties)
+        if found.extra is None:  # matched by meaning, which reads no relations
+            return entity, await self.relations_of(namespace, found.uuid, direction, limit)
+        return entity, _oldest_first(found.extra, limit)
 
     async def bfs(
         self, namespace: str, starts: Sequence[str], depth: int, limit: int = 50

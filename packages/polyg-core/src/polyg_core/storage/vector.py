@@ -43,21 +43,75 @@ async def knn(
     (once more for 8 times that when the index answered short of `k`).
     Returns an empty list when the namespace has no vector index yet.
     """
+    values = [float(x) for x in vector]
+    return await _search(
+        store, namespace, label, k, min_similarity, "", "vecf32($v)", {"v": values}
+    )
+
+
+async def knn_of_node(
+    store: FalkorStore,
+    namespace: str,
+    label: str,
+    uuid: str,
+    k: int,
+    *,
+    min_similarity: float = 0.0,
+    fields: Sequence[str] = (),
+) -> list[Neighbour]:
+    """Like `knn`, searching with the stored vector of the `label` node `uuid`.
+
+    Nothing is embedded and no vector travels in the query. The node itself is among
+    the answers (at similarity 1). Empty when the node is missing or has no vector.
+    `fields`: the properties to read (with `uuid`); default all.
+    """
+    return await _search(
+        store,
+        namespace,
+        label,
+        k,
+        min_similarity,
+        f"MATCH (source:{label} {{uuid: $u}}) WHERE source.embedding IS NOT NULL ",
+        "source.embedding",
+        {"u": uuid},
+        fields,
+    )
+
+
+async def _search(
+    store: FalkorStore,
+    namespace: str,
+    label: str,
+    k: int,
+    min_similarity: float,
+    head: str,
+    query_vector: str,
+    params: dict[str, Any],
+    fields: Sequence[str] = (),
+) -> list[Neighbour]:
     if label not in EMBEDDED_LABELS:
         raise ValueError(f"label {label!r} has no vector index")
     if k <= 0:
         return []
-    values = [float(x) for x in vector]
     fetch = min(2 * k + 16, MAX_FETCH)
+    for name in fields:
+        if not name.isidentifier():
+            raise ValueError(f"not a property name: {name!r}")
+    # Each returned property is parsed in Python: a caller that needs two reads two.
+    node = (
+        "node {" + ", ".join(f".{f}" for f in dict.fromkeys(("uuid", *fields))) + "}"
+        if fields
+        else props("node")
+    )
     cypher = (
-        f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) "
-        f"YIELD node, score RETURN {props('node')}, score ORDER BY score ASC"
+        f"{head}CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, {query_vector}) "
+        f"YIELD node, score RETURN {node}, score ORDER BY score ASC"
     )
     try:
-        res = await store.query(namespace, cypher, {"k": fetch, "v": values}, read_only=True)
+        res = await store.query(namespace, cypher, {**params, "k": fetch}, read_only=True)
         if len(res.rows) < k and fetch < MAX_FETCH:
             fetch = min(fetch * 8, MAX_FETCH)
-            res = await store.query(namespace, cypher, {"k": fetch, "v": values}, read_only=True)
+            res = await store.query(namespace, cypher, {**params, "k": fetch}, read_only=True)
     except Exception as exc:  # no index yet for this label: nothing to find
         if "index" in str(exc).lower():
             return []

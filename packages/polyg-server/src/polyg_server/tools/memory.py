@@ -193,7 +193,7 @@ async def add_entity(ctx: ServerContext, inp: AddEntityInput) -> EntityWriteOutp
     mem, ns = memory_and_ns(ctx, inp.graph)
     entity, created = await mem.entities.add(ns, inp.name, inp.entity_type, inp.properties or None)
     similar = (
-        await mem.resolver.similar_existing(ns, ENTITY_NAMES, entity.name, exclude=entity.uuid)
+        await mem.resolver.similar_to_written(ns, ENTITY_NAMES, entity.uuid, entity.name)
         if created
         else []
     )

@@ -33,10 +33,11 @@ from polyg_server.tools.memory import PROFILE, memory_and_ns
 
 async def get_entity(ctx: ServerContext, inp: GetEntityInput) -> EntityDetail:
     mem, ns = memory_and_ns(ctx, inp.graph)
-    entity = await mem.entities.get(ns, inp.entity)
     if not inp.include_relationships:
-        return EntityDetail(entity=entity, relationships=[])
-    relations = await mem.entities.relationships(ns, entity.uuid, "both", limit=inp.limit)
+        return EntityDetail(entity=await mem.entities.get(ns, inp.entity), relationships=[])
+    entity, relations = await mem.entities.get_with_relationships(
+        ns, inp.entity, "both", limit=inp.limit
+    )
     return EntityDetail(entity=entity, relationships=relations)
 
 
