@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         transitive_reduction,
     )
 
+
 # The algorithms need rustworkx and scipy (about a second to import): loaded on first use.
 def __getattr__(name: str) -> Any:
     if not name.startswith("_"):
