@@ -60,7 +60,7 @@ class PPRConfig:
 
     restart: float = 0.5
     hops: int = 4
-    max_nodes: int = 1_000
+    max_nodes: int = 300
     max_edges_per_hop: int = 50_000
     time_budget_s: float = 2.0
     top_n: int = 30
