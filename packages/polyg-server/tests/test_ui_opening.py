@@ -14,13 +14,17 @@ import os
 import shutil
 import sys
 from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from polyg_cli.demo import SCENARIOS
+from polyg_core.config import Settings
+from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.scenarios import load_scenario
+from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
@@ -92,12 +96,29 @@ async def degrees(ctx: ServerContext, graph: str) -> Counter[str]:
     return counted
 
 
+@pytest.fixture
+async def own_ctx(
+    server_settings: Settings, cached_embedder: Embedder, tmp_path: Path
+) -> AsyncIterator[ServerContext]:
+    """A context on a FalkorDB of this test alone: which graph the explorer opens depends on
+    every graph the server holds, and other tests leave theirs in the session's server."""
+    storage = server_settings.storage.model_copy(update={"data_dir": tmp_path / "falkordb"})
+    store = FalkorStore(storage)
+    await store.connect()
+    settings = server_settings.model_copy(update={"storage": storage})
+    try:
+        yield ServerContext(store=store, settings=settings, embedder=cached_embedder)
+    finally:
+        await store.close()
+
+
 async def test_explorer_opens_on_the_graph_with_memory_with_labels_apart(
-    memory_ctx: ServerContext, tmp_path: Path
+    own_ctx: ServerContext, tmp_path: Path
 ) -> None:
     reason = _missing()
     if reason:
         pytest.skip(reason)
+    memory_ctx = own_ctx
     memory = memory_ctx.memory
     assert memory is not None
     # The default namespace stays empty; `polyg demo`'s data goes to its own graph.
