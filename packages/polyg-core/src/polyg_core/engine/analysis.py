@@ -33,6 +33,8 @@ from polyg_shared.engine import (
     TransitiveReductionOutput,
 )
 
+# The package loads its algorithms (rustworkx, scipy) on first use, not at start-up.
+from polyg_core import analysis
 from polyg_core.analysis.model import GraphData, NodeData, NodeRef
 from polyg_core.engine.fetch import DEFAULT_MAX_NODES, fetch_graph
 from polyg_core.engine.graphs import GraphKindName
@@ -123,9 +125,7 @@ class GraphAnalyzer:
     async def graph_info(self, graph: str | None = None) -> GraphInfoOutput:
         """Counts, density, connectivity, acyclicity, node and relation types."""
         g = await self._open(graph)
-        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
-
-        info = algorithms.graph_info(await self._fetch(g))
+        info = analysis.graph_info(await self._fetch(g))
         return GraphInfoOutput(
             name=g.ns,
             kind=g.kind,
@@ -176,9 +176,7 @@ class GraphAnalyzer:
         s = await self._node_id(g, data, source)
         t = await self._node_id(g, data, target)
         sname, tname = data.ref(s).name, data.ref(t).name
-        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
-
-        found = algorithms.shortest_path(data, s, t)
+        found = analysis.shortest_path(data, s, t)
         if found is None:
             return self._no_path(sname, tname)
         return ShortestPathOutput(
@@ -213,9 +211,7 @@ class GraphAnalyzer:
         data = await self._fetch(g)
         s = await self._node_id(g, data, source)
         t = await self._node_id(g, data, target)
-        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
-
-        found = algorithms.all_paths(data, s, t, max_length, limit, time_budget=10.0)
+        found = analysis.all_paths(data, s, t, max_length, limit, time_budget=10.0)
         return AllPathsOutput(
             paths=[_names(p) for p in found.paths],
             count=found.count,
@@ -229,9 +225,7 @@ class GraphAnalyzer:
     async def pagerank(self, top_n: int = 10, *, graph: str | None = None) -> RankingOutput:
         """PageRank (damping 0.85, dangling rank spread evenly, as networkx)."""
         data = await self._fetch(await self._open(graph))
-        from polyg_core.analysis import ranking  # rustworkx, scipy: on first use
-
-        result = ranking.pagerank(data, top_n, time_budget=30.0)
+        result = analysis.pagerank(data, top_n, time_budget=30.0)
         return RankingOutput(
             rankings=[
                 RankedOut(label=r.node.name, score=round(r.score, 6)) for r in result.rankings
@@ -243,9 +237,7 @@ class GraphAnalyzer:
     async def betweenness(self, top_n: int = 10, *, graph: str | None = None) -> RankingOutput:
         """Betweenness centrality, normalised as networkx does for directed graphs."""
         data = await self._fetch(await self._open(graph))
-        from polyg_core.analysis import ranking  # rustworkx, scipy: on first use
-
-        result = ranking.betweenness(data, top_n)
+        result = analysis.betweenness(data, top_n)
         return RankingOutput(
             rankings=[
                 RankedOut(label=r.node.name, score=round(r.score, 6)) for r in result.rankings
@@ -259,9 +251,7 @@ class GraphAnalyzer:
     ) -> DegreeCentralityOutput:
         """Nodes by total degree (in + out), highest first."""
         data = await self._fetch(await self._open(graph))
-        from polyg_core.analysis import ranking  # rustworkx, scipy: on first use
-
-        result = ranking.degree_centrality(data, "total", top_n)
+        result = analysis.degree_centrality(data, "total", top_n)
         return DegreeCentralityOutput(
             rankings=[
                 DegreeOut(
@@ -279,9 +269,7 @@ class GraphAnalyzer:
         """Weakly (or strongly) connected components, largest first."""
         g = await self._open(graph)
         data = await self._fetch(g)
-        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
-
-        result = algorithms.connected_components(data, strong, limit)
+        result = analysis.connected_components(data, strong, limit)
         return ComponentsOutput(
             components=[_names(c) for c in result.components],
             count=result.count,
@@ -293,9 +281,7 @@ class GraphAnalyzer:
     ) -> CyclesOutput:
         """Directed simple cycles, shortest first among those found."""
         data = await self._fetch(await self._open(graph))
-        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
-
-        result = algorithms.find_cycles(data, limit, max_length, time_budget=10.0)
+        result = analysis.find_cycles(data, limit, max_length, time_budget=10.0)
         return CyclesOutput(
             cycles=[_names(c) for c in result.cycles],
             has_cycles=result.has_cycles,
@@ -310,9 +296,7 @@ class GraphAnalyzer:
         if in_place and g.kind != "scratch":
             g = _Opened(await self.scratch.manager.use_scratch(graph), "scratch")
         data = await self._fetch(g)
-        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
-
-        result = algorithms.transitive_reduction(data)
+        result = analysis.transitive_reduction(data)
         redundant = [
             EdgeOut(source=e.source.name, target=e.target.name, relation=e.relation)
             for e in result.removable
@@ -345,9 +329,7 @@ class GraphAnalyzer:
         g = await self._open(graph)
         data = await self._fetch(g)
         ids = [await self._node_id(g, data, n) for n in nodes]
-        from polyg_core.analysis import algorithms  # rustworkx, scipy: on first use
-
-        result = algorithms.subgraph(data, ids, hops)
+        result = analysis.subgraph(data, ids, hops)
         sub = result.graph
         names = {n.id: n.name for n in sub.nodes}
         return SubgraphOutput(
