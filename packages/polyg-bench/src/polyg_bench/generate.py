@@ -8,7 +8,10 @@ node, mostly forward with 2% back-links so cycles exist, each affecting one enti
 (`S_Memory`, each about one concept). The layout is the one the graph classes
 write (keys, epoch-ms times, cross-links), so the public read API works on it.
 
-Embeddings are random unit vectors (`dimension`, default 384), not model output:
+Entities, causal nodes, concepts and memories carry an embedding; events and facts do
+not (they are found through their memory, their entities and full-text search, as the
+write path stores them). Embeddings are random unit vectors (`dimension`, default
+384), not model output:
 k-NN timings through the HNSW index are real, similarities are meaningless. Going
 through the per-record write path would measure the embedding model instead.
 """
@@ -206,9 +209,9 @@ async def generate(
         for x in who:
             involves.append({"e": eid, "x": ents[x]["uuid"]})
             timeline.setdefault(ents[x]["uuid"], []).append((t, eid))
-    await w.write_vectors(
+    await w.write(
         "UNWIND $rows AS r CREATE (:T_Event {uuid: r.uuid, description: r.desc, "
-        "occurred_at: r.t, recorded_at: r.t, embedding: vecf32(r.vec)})",
+        "occurred_at: r.t, recorded_at: r.t})",
         events,
     )
     await w.write(
@@ -239,11 +242,11 @@ async def generate(
         }
         for i, e in enumerate(ents)
     ]
-    await w.write_vectors(
+    await w.write(
         "UNWIND $rows AS r MATCH (x:E_Entity {uuid: r.x}) "
         "CREATE (f:T_Fact {uuid: r.uuid, subject: r.s, subject_key: r.sk, predicate: 'owned_by', "
         "predicate_key: 'ownedby', object: r.o, object_key: r.o, valid_from: r.vf, "
-        "recorded_at: r.vf, embedding: vecf32(r.vec)})-[:X_INVOLVES]->(x)",
+        "recorded_at: r.vf})-[:X_INVOLVES]->(x)",
         facts,
     )
     out.counts |= {"facts": len(facts), "x_involves": len(involves) + len(facts)}
