@@ -75,6 +75,14 @@ async def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[flo
     return [[float(x) for x in row] for row in matrix]
 
 
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two vectors, 0.0 when either is all zeros."""
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na = sum(x * x for x in a) ** 0.5
+    nb = sum(y * y for y in b) ** 0.5
+    return dot / (na * nb) if na and nb else 0.0
+
+
 def new_uuid() -> str:
     """A fresh node id (uuid4 hex)."""
     return uuidlib.uuid4().hex

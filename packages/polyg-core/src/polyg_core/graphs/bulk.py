@@ -25,7 +25,6 @@ from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound, Storage
 from polyg_core.graphs.base import (
     check_properties,
     check_text,
-    embed_texts,
     name_key,
     prepare,
     type_key,
@@ -50,8 +49,7 @@ WRITE_EVENTS = f"""
 UNWIND $rows AS row
 MERGE (ev:{EVENT} {{description: row.desc, occurred_at: row.t}})
 ON CREATE SET ev.uuid = row.uuid, ev.occurred_at_iso = row.t_iso, ev.duration_ms = row.dur,
-    ev.recorded_at = $now, ev.recorded_at_iso = $now_iso,
-    ev.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+    ev.recorded_at = $now, ev.recorded_at_iso = $now_iso
 {each_linked("ev", "row", "eids", "eid", "x", ENTITY, f"MERGE (ev)-[:{X_INVOLVES}]->(x)")}
 RETURN row.desc, row.t, ev.uuid
 """
@@ -61,7 +59,7 @@ def event_row(
     description: str, t: int, duration_ms: int | None, eids: Sequence[str]
 ) -> dict[str, Any]:
     """One row of `WRITE_EVENTS`: a checked description, its instant (epoch ms), duration
-    and entity uuids; `vec` is filled in for events not stored yet."""
+    and entity uuids."""
     return {
         "desc": description,
         "t": t,
@@ -69,7 +67,6 @@ def event_row(
         "dur": duration_ms,
         "uuid": uuidlib.uuid4().hex,
         "eids": sorted(set(eids)),
-        "vec": None,
     }
 
 
@@ -339,9 +336,6 @@ async def add_events(
         read_only=True,
     )
     existing = {(str(k[0]), int(k[1])) for (k,) in res.rows}
-    new = [k for k in rows if k not in existing]
-    for k, vec in zip(new, await embed_texts(embedder, [k[0] for k in new]), strict=True):
-        rows[k]["vec"] = vec
     stored = await write_event_rows(store, namespace, list(rows.values()))
     seen: set[tuple[str, int]] = set()
     for i, key in slots:

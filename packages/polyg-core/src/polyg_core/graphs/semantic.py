@@ -43,7 +43,6 @@ from polyg_core.storage.schema import (
     CAUSAL,
     CONCEPT,
     ENTITY,
-    EVENT,
     FACT,
     GRAPH_OF_LABEL,
     MEMORY,
@@ -58,7 +57,7 @@ logger = logging.getLogger(__name__)
 
 MAX_CONTENT = 100_000
 MAX_K = 1000
-SEARCH_LABELS: tuple[str, ...] = (CONCEPT, MEMORY, ENTITY, EVENT, FACT, CAUSAL)
+SEARCH_LABELS: tuple[str, ...] = (CONCEPT, MEMORY, ENTITY, CAUSAL)
 ORIGIN_IMPLICIT = "implicit"
 """`origin` of concepts created only because a memory named them."""
 

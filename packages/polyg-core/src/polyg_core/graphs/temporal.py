@@ -36,7 +36,7 @@ from polyg_shared.temporal import EventNeighbourhood, EventOrder, FactWrite, Fac
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
-from polyg_core.graphs.base import check_text, embed_texts
+from polyg_core.graphs.base import check_text, cosine, embed_texts
 from polyg_core.graphs.bulk import EventItem, add_events
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import (
@@ -64,9 +64,9 @@ from polyg_core.graphs.temporal_queries import (
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
 from polyg_core.storage.cypher import clean, props
+from polyg_core.storage.fulltext import word_search
 from polyg_core.storage.schema import ENTITY, EVENT, FACT, R_BEFORE, X_INVOLVES
 from polyg_core.storage.store import FalkorStore
-from polyg_core.storage.vector import knn
 from polyg_core.text import normalize_name
 
 logger = logging.getLogger(__name__)
@@ -117,9 +117,6 @@ class TemporalGraph:
         await self.store.ensure_vectors(
             namespace, self.embedder.model_name, self.embedder.dimension
         )
-
-    async def _embed(self, text: str) -> list[float]:
-        return [float(x) for x in (await self.embedder.embed([text]))[0]]
 
     async def _entity_uuid(self, namespace: str, entity: str) -> str:
         return (await self.resolver.resolve(namespace, ENTITY_NAMES, entity)).uuid
@@ -256,16 +253,14 @@ class TemporalGraph:
             "t": final_t,
             "t_iso": iso(from_ms(final_t)),
             "dur": duration_ms if duration_ms is not None else event.duration_ms,
-            "vec": await self._embed(final_desc) if desc is not None else None,
             "eids": eids,
         }
         await self.store.query(
             namespace,
             f"MATCH (ev:{EVENT} {{uuid: $u}}) "
             "SET ev.description = $desc, ev.occurred_at = $t, ev.occurred_at_iso = $t_iso, "
-            "ev.duration_ms = $dur "
-            "FOREACH (_ IN CASE WHEN $vec IS NULL THEN [] ELSE [1] END | "
-            "SET ev.embedding = vecf32($vec)) "
+            # Events carry no vector now; one stored by an older version would be stale.
+            "ev.duration_ms = $dur, ev.embedding = null "
             "WITH ev "
             f"OPTIONAL MATCH (ev)-[b:{R_BEFORE}]-() DELETE b "
             "WITH DISTINCT ev "
@@ -397,20 +392,31 @@ class TemporalGraph:
                 raise AmbiguousName("event", text, cands)
         if not fuzzy:
             raise NodeNotFound("event", text, [])
-        hits = await knn(self.store, namespace, EVENT, await self._embed(text), 5)
+        hits = await self._similar_events(namespace, text)
         good = [
-            h
-            for h in hits
-            if h.similarity >= self.event_match_threshold
-            and lexically_compatible(text, str(h.properties.get("description", "")))
+            (uid, sim)
+            for uid, desc, sim in hits
+            if sim >= self.event_match_threshold and lexically_compatible(text, desc)
         ]
         if not good:
-            cands = [
-                Candidate(h.uuid, str(h.properties.get("description", "")), EVENT, h.similarity)
-                for h in hits
-            ]
+            cands = [Candidate(uid, desc, EVENT, sim) for uid, desc, sim in hits]
             raise NodeNotFound("event", text, cands)
-        return (await self._events(namespace, [good[0].uuid]))[good[0].uuid]
+        return (await self._events(namespace, [good[0][0]]))[good[0][0]]
+
+    async def _similar_events(self, namespace: str, text: str) -> list[tuple[str, str, float]]:
+        """The five events closest in meaning to `text` among those sharing a word with it:
+        (uuid, description, cosine similarity), best first. Events carry no stored vector;
+        the few word-search candidates are embedded with the text, in one call."""
+        found = await word_search(self.store, namespace, EVENT, text, 20)
+        if not found:
+            return []
+        descs = [str(h.properties.get("description", "")) for h in found]
+        query, *vecs = await embed_texts(self.embedder, [text, *descs])
+        ranked = sorted(
+            zip((h.uuid for h in found), descs, (cosine(query, v) for v in vecs), strict=True),
+            key=lambda r: (-r[2], r[0]),
+        )
+        return [(u, d, round(max(0.0, min(1.0, s)), 4)) for u, d, s in ranked[:5]]
 
     async def events_near(
         self,
@@ -530,7 +536,6 @@ class TemporalGraph:
             [params["subject"], *entities],
         )
         params["eids"] = sorted(set(eids.values()))
-        params["vec"] = await self._embed(fact_text(params))
         return await write_fact(self.store, namespace, params)
 
     async def add_facts(
@@ -556,8 +561,6 @@ class TemporalGraph:
         await self._prepare(namespace)
         names = [n for _, p, it in todo for n in (p["subject"], *it.entities)]
         uuids = await resolve_entity_names(self.store, self.embedder, namespace, names)
-        texts = [fact_text(p) for _, p, _ in todo]
-        vectors = dict(zip(texts, await embed_texts(self.embedder, texts), strict=True))
         for i, p, it in todo:
             got = [
                 uuids.get(n.strip(), InvalidInput("an entity name is empty"))
@@ -568,9 +571,7 @@ class TemporalGraph:
                 out[i] = failed
                 continue
             eids = sorted({g for g in got if isinstance(g, str)})
-            out[i] = await write_fact(
-                self.store, namespace, {**p, "eids": eids, "vec": vectors[fact_text(p)]}
-            )
+            out[i] = await write_fact(self.store, namespace, {**p, "eids": eids})
         return out
 
     async def invalidate_fact(self, namespace: str, uuid: str, at: TimeInput | None = None) -> Fact:
@@ -752,7 +753,7 @@ def fact_params(
     valid_to: TimeInput | None = None,
     source: str | None = None,
 ) -> dict[str, Any]:
-    """The checked parameters of `ADD_FACT`, without `eids` (entity uuids) and `vec`.
+    """The checked parameters of `ADD_FACT`, without `eids` (entity uuids).
 
     Raises:
         InvalidInput: empty parts, bad timestamps, or `valid_to <= valid_from`.
@@ -793,7 +794,6 @@ def fact_params(
         "uuid": uuidlib.uuid4().hex,
         "now": epoch_ms(now),
         "now_iso": iso(now),
-        "vec": None,
         "source": said_by,
     }
 

@@ -112,39 +112,6 @@ def fact_from_row(node: dict[str, Any]) -> Fact:
     )
 
 
-# Links a new event into the T_BEFORE chain of each entity it involves: find the
-# entity's event just before and just after it, drop the edge between those two
-# and put the new event in between. Ties in time are ordered by uuid. (FalkorDB
-# cannot bind both ends of a pattern to collected nodes, hence `WHERE m = next`.)
-ADD_EVENT = f"""
-MERGE (ev:{EVENT} {{description: $desc, occurred_at: $t}})
-ON CREATE SET ev.uuid = $uuid, ev.occurred_at_iso = $t_iso, ev.duration_ms = $dur,
-    ev.recorded_at = $now, ev.recorded_at_iso = $now_iso, ev.embedding = vecf32($vec)
-WITH ev
-UNWIND $eids AS eid
-MATCH (x:{ENTITY} {{uuid: eid}})
-MERGE (ev)-[:{X_INVOLVES}]->(x)
-WITH ev, x
-OPTIONAL MATCH (p:{EVENT})-[:{X_INVOLVES}]->(x)
-WHERE p <> ev AND (p.occurred_at < ev.occurred_at
-    OR (p.occurred_at = ev.occurred_at AND p.uuid < ev.uuid))
-WITH ev, x, p ORDER BY p.occurred_at DESC, p.uuid DESC
-WITH ev, x, collect(p)[0] AS prev
-OPTIONAL MATCH (n:{EVENT})-[:{X_INVOLVES}]->(x)
-WHERE n <> ev AND (n.occurred_at > ev.occurred_at
-    OR (n.occurred_at = ev.occurred_at AND n.uuid > ev.uuid))
-WITH ev, x, prev, n ORDER BY n.occurred_at ASC, n.uuid ASC
-WITH ev, x, prev, collect(n)[0] AS next
-OPTIONAL MATCH (prev)-[old:{R_BEFORE}]->(m:{EVENT})
-WHERE m = next AND old.entity = x.uuid
-DELETE old
-FOREACH (_ IN CASE WHEN prev IS NULL THEN [] ELSE [1] END |
-    MERGE (prev)-[:{R_BEFORE} {{entity: x.uuid}}]->(ev))
-FOREACH (_ IN CASE WHEN next IS NULL THEN [] ELSE [1] END |
-    MERGE (ev)-[:{R_BEFORE} {{entity: x.uuid}}]->(next))
-RETURN count(x)
-"""
-
 # One query decides and writes, so concurrent add_fact calls cannot interleave
 # between the check and the write (FalkorDB runs writes to a graph one at a time).
 ADD_FACT = f"""
@@ -173,7 +140,7 @@ MERGE (t:{FACT} {{uuid: CASE WHEN status IN ['created', 'superseded'] THEN $uuid
 ON CREATE SET t.subject = $subject, t.subject_key = $sk, t.predicate = $predicate,
     t.predicate_key = $pk, t.object = $object, t.object_key = $ok,
     t.valid_from = $vf, t.valid_from_iso = $vf_iso, t.valid_to = vend, t.valid_to_iso = vend_iso,
-    t.recorded_at = $now, t.recorded_at_iso = $now_iso, t.embedding = vecf32($vec),
+    t.recorded_at = $now, t.recorded_at_iso = $now_iso,
     t.source = $source
 FOREACH (_ IN CASE WHEN status = 'superseded' THEN [1] ELSE [] END |
     SET f0.valid_to = $vf, f0.valid_to_iso = $vf_iso, f0.invalidated_by = $uuid,

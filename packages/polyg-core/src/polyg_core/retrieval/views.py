@@ -22,9 +22,10 @@ from polyg_core.resolve import ENTITY_NAMES, NameResolver
 from polyg_core.retrieval.nodes import to_context
 from polyg_core.retrieval.ppr import PPRConfig, ppr_view
 from polyg_core.storage.cypher import clean, props
+from polyg_core.storage.fulltext import word_search
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, EVENT, FACT, MEMORY, check_label
 from polyg_core.storage.store import FalkorStore
-from polyg_core.storage.vector import knn
+from polyg_core.storage.vector import Neighbour, knn
 from polyg_shared.intents import CausalDirection, Intent
 from polyg_shared.retrieval import ContextEdge, ContextNode, ViewResult
 from polyg_shared.timeutil import to_epoch_ms, utc_now
@@ -34,7 +35,9 @@ logger = logging.getLogger(__name__)
 MAX_VIEW_NODES = 50
 SEED_ENTITY_MIN = 0.5
 HOP_DECAY = 0.8
-SEARCH_LABELS = (CONCEPT, MEMORY, ENTITY, EVENT, FACT, CAUSAL)
+SEARCH_LABELS = (CONCEPT, MEMORY, ENTITY, CAUSAL)
+WORD_LABELS = (EVENT, FACT)
+"""Labels without vectors, seeded by the words they share with the question."""
 
 
 @dataclass
@@ -81,7 +84,9 @@ async def find_seeds(
     min_score: float = 0.3,
     as_of: datetime | None = None,
 ) -> Seeds:
-    """k-NN over every embedded label, entity-name matches, and X_REPRESENTS to entities.
+    """k-NN over every embedded label, word search over events and facts (the intent's
+    `semantic_query`; score: the share of its words they hold), entity-name matches, and
+    X_REPRESENTS to entities.
 
     Facts not valid during the intent's timeframe (without one: at `as_of`, default now)
     are left out, so a superseded fact never answers a question about the present and
@@ -101,18 +106,28 @@ async def find_seeds(
     seeds = Seeds()
     nodes: dict[str, ContextNode] = {}
     edges: list[ContextEdge] = []
-    if vector is not None:
-        hits_by_label: dict[str, list[Any]] = {}
+    words = intent.semantic_query.strip()
+    if vector is not None or words:
+        hits_by_label: dict[str, list[Neighbour]] = {}
 
         async def search(label: str) -> None:
+            assert vector is not None
             hits_by_label[label] = await knn(
                 store, namespace, label, vector.tolist(), top_k, min_similarity=min_score
             )
 
+        async def search_words(label: str) -> None:
+            found = await word_search(store, namespace, label, words, top_k)
+            hits_by_label[label] = [
+                Neighbour(h.label, h.properties, h.overlap) for h in found if h.overlap >= min_score
+            ]
+
         try:
             async with anyio.create_task_group() as tg:
-                for label in SEARCH_LABELS:
+                for label in SEARCH_LABELS if vector is not None else ():
                     tg.start_soon(search, label)
+                for label in WORD_LABELS if words else ():
+                    tg.start_soon(search_words, label)
         except BaseExceptionGroup as group:
             # Callers expect polyg's own error (storage down, timeout), not a group of them.
             raise group.exceptions[0] from group

@@ -61,7 +61,10 @@ EDGES_OF_GRAPH: Final = {
 }
 
 # Labels whose nodes carry an `embedding` vector (one HNSW index each).
-EMBEDDED_LABELS: Final = (ENTITY, EVENT, FACT, CAUSAL, CONCEPT, MEMORY, SCRATCH)
+# Events and facts carry none: they are found through the entities they involve, their
+# time, their memory and full-text search, and a vector on each would be most of the
+# store at scale (three events and one fact per entity, ~4.5 KB per indexed vector).
+EMBEDDED_LABELS: Final = (ENTITY, CAUSAL, CONCEPT, MEMORY, SCRATCH)
 
 RANGE_INDEXES: Final[dict[str, tuple[str, ...]]] = {
     ENTITY: ("uuid", "name_key", "entity_type"),

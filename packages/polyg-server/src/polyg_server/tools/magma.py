@@ -58,7 +58,9 @@ async def semantic_search(ctx: ServerContext, inp: SemanticSearchInput) -> Seman
         inp.min_score if inp.min_score is not None else ctx.settings.magma_min_semantic_score
     )
     vector = await mem.pipeline.embed_for(ns, inp.query)
-    seeds = await mem.pipeline.seeds(ns, Intent(), vector, top_k=inp.k, min_score=min_score)
+    seeds = await mem.pipeline.seeds(
+        ns, Intent(semantic_query=inp.query), vector, top_k=inp.k, min_score=min_score
+    )
     linked: dict[str, list[str]] = {}
     for edge in seeds.semantic.edges:
         linked.setdefault(edge.source, []).append(edge.target)
