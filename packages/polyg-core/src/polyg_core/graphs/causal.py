@@ -51,6 +51,7 @@ from polyg_shared.timeutil import iso
 from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.base import MAX_TEXT, check_text
 from polyg_core.graphs.entity_refs import (
+    created_entities,
     ensure_entity_uuids,
     epoch_ms,
     from_ms,
@@ -379,8 +380,9 @@ class CausalGraph:
 
         The same pair again updates the link's confidence (and evidence, when given)
         instead of adding a second link. Both nodes are linked to `entities`
-        (`X_AFFECTS`, created if missing) and to `events` (`X_REFERS_TO`, by uuid or
-        description). Nodes and links are written in one query.
+        (`X_AFFECTS`, created if missing and reported in `created_entities`) and to
+        `events` (`X_REFERS_TO`, by uuid or description). Nodes and links are written
+        in one query.
 
         Args:
             namespace: the graph.
@@ -402,8 +404,9 @@ class CausalGraph:
         conf, ev = _confidence(confidence), _evidence(evidence)
         await self._prepare(namespace)
         cm, em = await self._match_pair(namespace, c_text, e_text, ("cause", "effect"))
+        created: dict[str, str] = {}
         eids = await ensure_entity_uuids(
-            self.store, self.resolver, self.embedder, namespace, list(entities)
+            self.store, self.resolver, self.embedder, namespace, list(entities), created=created
         )
         tids = await self._event_uuids(namespace, events)
         now = datetime.now(UTC)
@@ -467,6 +470,7 @@ class CausalGraph:
             effect_similarity=round(min(1.0, em.similarity), 4),
             entities=[str(u) for u in x_ids],
             events=[str(u) for u in t_ids],
+            created_entities=await created_entities(self.resolver, namespace, created),
         )
 
     async def _event_uuids(self, namespace: str, events: Sequence[str]) -> list[str]:

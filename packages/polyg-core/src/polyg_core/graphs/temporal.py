@@ -32,7 +32,13 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from polyg_shared.nodes import Event, Fact
-from polyg_shared.temporal import EventNeighbourhood, EventOrder, FactWrite, FactWriteStatus
+from polyg_shared.temporal import (
+    EventNeighbourhood,
+    EventOrder,
+    EventWrite,
+    FactWrite,
+    FactWriteStatus,
+)
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
@@ -40,6 +46,7 @@ from polyg_core.graphs.base import check_text, embed_texts
 from polyg_core.graphs.bulk import EventItem, add_events
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import (
+    created_entities,
     ensure_entity_uuids,
     epoch_ms,
     from_ms,
@@ -134,12 +141,13 @@ class TemporalGraph:
         *,
         duration_ms: int | None = None,
         entities: Sequence[str] = (),
-    ) -> Event:
+    ) -> EventWrite:
         """Record an event and link it to the entities it involves.
 
         The same description at the same instant is one event (a retry adds nothing).
-        Entities that do not exist yet are created. Each entity's `T_BEFORE` chain is
-        kept in time order, also when an event is inserted between two older ones.
+        Entities that do not exist yet are created and reported (`created_entities`, with
+        their near-duplicates by meaning). Each entity's `T_BEFORE` chain is kept in
+        time order, also when an event is inserted between two older ones.
 
         Raises:
             InvalidInput: empty description, bad timestamp or negative duration.
@@ -147,10 +155,12 @@ class TemporalGraph:
         """
         # A single event is a batch of one: graphs/bulk.py owns the event write and the
         # T_BEFORE chain repair.
+        created: dict[str, str] = {}
         written = await add_events(
             EntityGraph(self.store, self.embedder, self.resolver),
             namespace,
             [EventItem(description, occurred_at, duration_ms, list(entities))],
+            created=created,
         )
         outcome = written.outcomes[0]
         if isinstance(outcome, Exception):
@@ -166,7 +176,10 @@ class TemporalGraph:
             read_only=True,
         )
         node, names = res.rows[0]
-        return event_from_row(clean(node), names)
+        return EventWrite(
+            **event_from_row(clean(node), names).model_dump(),
+            created_entities=await created_entities(self.resolver, namespace, created),
+        )
 
     async def delete_event(self, namespace: str, ref: str) -> Event:
         """Delete an event and join its entities' `T_BEFORE` chains around the gap.
@@ -511,7 +524,7 @@ class TemporalGraph:
         """Record that `subject predicate object` holds from `valid_from` (default now).
 
         The subject becomes (or resolves to) an entity linked by `X_INVOLVES`, as do
-        `entities`. See the module docstring for how overlapping validity is settled.
+        `entities`; the entities created for them are reported (`created_entities`). See the module docstring for how overlapping validity is settled.
         A `valid_to` without a time includes that day (the fact ends at the next
         midnight, UTC). `source` says who or what stated the fact; it is kept with the
         fact and returned by its history.
@@ -522,16 +535,23 @@ class TemporalGraph:
         """
         params = fact_params(subject, predicate, object, valid_from, valid_to, source)
         await self._prepare(namespace)
+        created: dict[str, str] = {}
         eids = await ensure_entity_uuids(
             self.store,
             self.resolver,
             self.embedder,
             namespace,
             [params["subject"], *entities],
+            created=created,
         )
         params["eids"] = sorted(set(eids.values()))
         params["vec"] = await self._embed(fact_text(params))
-        return await write_fact(self.store, namespace, params)
+        written = await write_fact(self.store, namespace, params)
+        if not created:
+            return written
+        return written.model_copy(
+            update={"created_entities": await created_entities(self.resolver, namespace, created)}
+        )
 
     async def add_facts(
         self, namespace: str, items: Sequence[FactItem]

@@ -27,18 +27,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 from polyg_shared.intents import ExtractedFact, ExtractedRelation, Extraction
 from polyg_shared.nodes import Concept, Entity, Fact, MemoryCategory
-from polyg_shared.results import SimilarNode
 from polyg_shared.retrieval import RememberResult, WrittenNode
 
 from polyg_core.agents.extractor import UNKNOWN_START
-from polyg_core.errors import AmbiguousName, InvalidInput
+from polyg_core.errors import AmbiguousName, Candidate, InvalidInput
 from polyg_core.graphs.base import (
     MAX_TEXT,
     check_text,
@@ -79,6 +78,7 @@ from polyg_core.graphs.temporal import (
     write_fact,
 )
 from polyg_core.remember.links import referred_events, represented_entities
+from polyg_core.resolve import similar_nodes
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, EVENT
 from polyg_core.storage.store import FalkorStore
@@ -171,17 +171,6 @@ class _Link:
 
     def unmatched(self) -> list[str]:
         return [self.text(end) for end in self.open_ends()]
-
-
-def _similar_nodes(hits: Sequence[tuple[str, str, float]], limit: int) -> list[SimilarNode]:
-    seen: set[str] = set()
-    out: list[SimilarNode] = []
-    for uid, name, score in sorted(hits, key=lambda h: -h[2]):
-        if uid in seen:
-            continue
-        seen.add(uid)
-        out.append(SimilarNode(uuid=uid, name=name, label=ENTITY, similarity=round(score, 4)))
-    return out[:limit]
 
 
 def _fact_node(fact: Fact, *, created: bool) -> WrittenNode:
@@ -539,27 +528,28 @@ class RememberWriter:
         """How remember reports the entity of row `i`; a new one with the stored entities
         (and the others this text creates) whose names are close in meaning."""
         entity, created = stored[i]
-        hits: list[tuple[str, str, float]] = []
+        hits: list[Candidate] = []
         if created:
-            floor = self.entities.resolver.near_duplicate
             hits = [
-                (h.uuid, str(h.properties.get("name", "")), h.similarity)
+                Candidate(h.uuid, str(h.properties.get("name", "")), ENTITY, h.similarity)
                 for h in near.get(("entities", i), [])
-                if h.uuid != entity.uuid and h.similarity >= floor
             ]
             for j, (other, other_created) in stored.items():
                 vi, vj = ents.rows[i]["vec"], ents.rows[j]["vec"]
                 if j == i or not other_created or vi is None or vj is None:
                     continue
-                score = float(np.dot(vi, vj))
-                if score >= floor:
-                    hits.append((other.uuid, other.name, min(1.0, score)))
+                score = min(1.0, float(np.dot(vi, vj)))
+                hits.append(Candidate(other.uuid, other.name, ENTITY, score))
+        near_dups = self.entities.resolver.near_duplicates(
+            [replace(c, similarity=round(c.similarity, 4)) for c in hits],
+            exclude=(entity.uuid,),
+        )
         return WrittenNode(
             uuid=entity.uuid,
             name=entity.name,
             label=ENTITY,
             created=created,
-            similar_existing=_similar_nodes(hits, self.entities.resolver.max_candidates),
+            similar_existing=similar_nodes(near_dups),
         )
 
     def _match_causal(
