@@ -34,7 +34,7 @@ import uuid as uuidlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from polyg_shared.causal import (
@@ -173,7 +173,7 @@ def paraphrase_match(
 # node under its own key, a new one created) then the links between them by index
 # into `$nodes`, with the entities each link's two nodes affect and the events they
 # refer to (the same edges `add_link` writes).
-WRITE_LINKS = f"""
+BATCH_NODES = f"""
 UNWIND $nodes AS n
 MERGE (c:{CAUSAL} {{key: n.key}})
 ON CREATE SET c.uuid = n.uuid, c.description = n.desc, c.node_type = n.type,
@@ -183,7 +183,10 @@ WITH n.i AS i, collect(c)[0] AS c ORDER BY i
 WITH collect(c) AS cs
 UNWIND $links AS l
 WITH cs[l.c] AS c, cs[l.e] AS e, l
-MERGE (c)-[r:{R_CAUSES}]->(e)
+"""
+"""The nodes of a `LinkBatch` (`$nodes`), then each of its links (`$links`) as `c`, `e`, `l`."""
+
+WRITE_LINKS = f"""{BATCH_NODES}MERGE (c)-[r:{R_CAUSES}]->(e)
 ON CREATE SET r.created_at = $now, r.created_at_iso = $now_iso
 SET r.confidence = l.conf, r.evidence = coalesce(l.ev, r.evidence),
     r.updated_at = $now, r.updated_at_iso = $now_iso
@@ -222,6 +225,7 @@ class LinkBatch:
     second `add_link` would).
     """
 
+    query: ClassVar[str] = WRITE_LINKS
     nodes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     links: dict[tuple[int, int], dict[str, Any]] = field(
         default_factory=dict[tuple[int, int], dict[str, Any]]
@@ -278,7 +282,7 @@ class LinkBatch:
         now = datetime.now(UTC)
         res = await store.query(
             namespace,
-            WRITE_LINKS,
+            self.query,
             {
                 "nodes": self.nodes,
                 "links": list(self.links.values()),
