@@ -208,3 +208,35 @@ async def test_link_entities_creates_no_entity_for_a_near_duplicate_name(
     # A read matches by meaning: the only entity near that name is the primary.
     near = await call(memory_client, "get_entity", {"entity": "payments-db-secondary"})
     assert near["entity"]["name"] == "payments-db-primary"
+
+
+async def test_add_concept_and_update_event_report_the_entities_they_create(
+    memory_client: Client,
+) -> None:
+    await call(memory_client, "add_entity", {"name": "payments-db-primary"})
+    concept = await call(
+        memory_client,
+        "add_concept",
+        {"name": "replication", "entities": ["payments-db-secondary", "payments-db-primary"]},
+    )
+    assert created(concept) == {"payments-db-secondary": ["payments-db-primary"]}
+    event = await call(
+        memory_client,
+        "add_event",
+        {"description": "failover drill", "occurred_at": "2025-03-01T10:00:00Z"},
+    )
+    assert event["created_entities"] == []
+    updated = await call(
+        memory_client,
+        "update_event",
+        {"event": event["uuid"], "entities": ["payments-db-tertiary", "Payments DB Primary"]},
+    )
+    near = created(updated)["payments-db-tertiary"]
+    assert "payments-db-primary" in near and "payments-db-secondary" in near
+    again = await call(
+        memory_client,
+        "update_event",
+        {"event": event["uuid"], "entities": ["payments-db-tertiary", "payments-db-secondary"]},
+    )
+    assert again["created_entities"] == []
+    assert sorted(again["entities"]) == ["payments-db-secondary", "payments-db-tertiary"]

@@ -32,7 +32,8 @@ class FactWrite(BaseModel):
 
 
 class EventWrite(Event):
-    """The event `add_event` stored (or found), with the entities the write created."""
+    """An event as a write left it (`add_event`, `update_event`), with the entities the
+    write created."""
 
     created_entities: list[WrittenNode] = Field(
         default_factory=list[WrittenNode], description=CREATED_ENTITIES

@@ -204,11 +204,12 @@ class TemporalGraph:
         occurred_at: TimeInput | None = None,
         duration_ms: int | None = None,
         entities: Sequence[str] | None = None,
-    ) -> Event:
+    ) -> EventWrite:
         """Change an event's description, time, duration or entities (None: unchanged).
 
         `ref` is the event's uuid or exact description: an update never guesses. New
-        `entities` replace the old ones (names resolved as on `add_event`). The
+        `entities` replace the old ones (names resolved as on `add_event`; the entities
+        created for them are reported in `created_entities`). The
         `T_BEFORE` chains of every entity involved before or after are rebuilt from
         the earlier of the old and new times.
 
@@ -226,12 +227,18 @@ class TemporalGraph:
         if duration_ms is not None and (isinstance(duration_ms, bool) or duration_ms < 0):
             raise InvalidInput(f"duration_ms must be a whole number >= 0, got {duration_ms!r}")
         await self._prepare(namespace)
+        created: dict[str, str] = {}
         eids = (
             sorted(
                 set(
                     (
                         await ensure_entity_uuids(
-                            self.store, self.resolver, self.embedder, namespace, list(entities)
+                            self.store,
+                            self.resolver,
+                            self.embedder,
+                            namespace,
+                            list(entities),
+                            created=created,
                         )
                     ).values()
                 )
@@ -294,7 +301,11 @@ class TemporalGraph:
             await self.store.query(
                 namespace, REPAIR_CHAINS, {"rows": [{"x": x, "t": since} for x in sorted(touched)]}
             )
-        return (await self._events(namespace, [event.uuid]))[event.uuid]
+        updated = (await self._events(namespace, [event.uuid]))[event.uuid]
+        return EventWrite(
+            **updated.model_dump(),
+            created_entities=await created_entities(self.resolver, namespace, created),
+        )
 
     async def _exact_event(self, namespace: str, text: str) -> Event:
         res = await self.store.query(

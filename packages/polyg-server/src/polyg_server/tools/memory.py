@@ -14,6 +14,7 @@ from typing import Any, Final, Literal
 
 from polyg_core.config import Settings
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
+from polyg_core.graphs.entity_refs import created_entities
 from polyg_core.memory import Memory
 from polyg_core.resolve import CAUSAL_NAMES, CONCEPT_NAMES, ENTITY_NAMES, similar_nodes
 from polyg_core.retrieval.filters import prefixed_tags
@@ -21,7 +22,7 @@ from polyg_core.storage.schema import EVENT
 from polyg_shared.causal import CausalLinkResult
 from polyg_shared.edges import EntityRelation
 from polyg_shared.jobs import JobRef
-from polyg_shared.nodes import Event, Fact
+from polyg_shared.nodes import Fact
 from polyg_shared.retrieval import Reasoning, RecallResult, RememberResult
 from polyg_shared.temporal import EventWrite, FactWrite
 from polyg_shared.tools import (
@@ -232,7 +233,7 @@ async def add_event(ctx: ServerContext, inp: AddEventInput) -> EventWrite:
     )
 
 
-async def update_event(ctx: ServerContext, inp: UpdateEventInput) -> Event:
+async def update_event(ctx: ServerContext, inp: UpdateEventInput) -> EventWrite:
     mem, ns = memory_and_ns(ctx, inp.graph)
     if (
         inp.description is None
@@ -287,8 +288,15 @@ async def invalidate_fact(ctx: ServerContext, inp: InvalidateFactInput) -> Inval
 
 async def add_concept(ctx: ServerContext, inp: AddConceptInput) -> ConceptWriteOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
-    concept, created = await mem.semantic.add_concept(ns, inp.name, inp.description, inp.entities)
-    return ConceptWriteOutput(concept=concept, created=created)
+    made: dict[str, str] = {}
+    concept, created = await mem.semantic.add_concept(
+        ns, inp.name, inp.description, inp.entities, created_entities=made
+    )
+    return ConceptWriteOutput(
+        concept=concept,
+        created=created,
+        created_entities=await created_entities(mem.resolver, ns, made),
+    )
 
 
 async def add_causal_link(ctx: ServerContext, inp: AddCausalLinkInput) -> CausalLinkResult:
@@ -547,10 +555,10 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         description=(
             "Change an event's description, time, duration or entities (omitted: unchanged; "
             "entities replace the old ones). The event is named by uuid or exact description; "
-            "the entities' timelines are re-ordered. Returns the event."
+            "the entities' timelines are re-ordered. Returns the event." + _CREATED
         ),
         input_model=UpdateEventInput,
-        output_model=Event,
+        output_model=EventWrite,
         handler=update_event,
         annotations=WRITE_IDEMPOTENT,
         profile=PROFILE,
@@ -586,7 +594,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         description=(
             "Create or update a concept (a named idea, searchable by meaning) and link it to "
             "the entities it represents; semantic_search and recall start from concepts. "
-            "Returns the concept and `created`."
+            "Returns the concept and `created`." + _CREATED
         ),
         input_model=AddConceptInput,
         output_model=ConceptWriteOutput,
