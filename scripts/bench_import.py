@@ -2,7 +2,7 @@
 
     uv run python scripts/bench_import.py --n 10000            # with the configured embedder
     uv run python scripts/bench_import.py --n 10000 --no-embed # random vectors, no model: database cost only
-    uv run python scripts/bench_import.py --n 10000 --extra 2000  # and 2,000 facts, causal links, concepts, memories
+    uv run python scripts/bench_import.py --n 10000 --extra 2000  # and 2,000 facts, causal links, concepts, memories, solutions
 
 Writes a JSONL file of N entities, N relations (a ring plus random chords) and N
 events (each involving two entities), imports it into a fresh namespace and
@@ -57,7 +57,7 @@ class HashEmbedder:
         return out
 
 
-EXTRA_KINDS = ("fact", "causal_link", "concept", "memory")
+EXTRA_KINDS = ("fact", "causal_link", "concept", "memory", "solution")
 
 
 def write_data(path: Path, n: int, seed: int = 7, extra: int = 0) -> dict[str, int]:
@@ -117,6 +117,12 @@ def write_data(path: Path, n: int, seed: int = 7, extra: int = 0) -> dict[str, i
                 "kind": "memory",
                 "content": f"note {i}: svc-{i % n} was tuned",
                 "concepts": [f"topic-{i}"],
+            },
+            "solution": lambda i: {
+                "kind": "solution",
+                "problem": f"svc-{i % n} queue backed up in window {i}",
+                "solution": f"drain the svc-{i % n} queue for window {i}",
+                "evidence": "runbook",
             },
         }
         for kind in EXTRA_KINDS if extra else ():

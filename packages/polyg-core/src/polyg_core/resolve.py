@@ -12,16 +12,18 @@ node; `similar_existing` lists the near-duplicates a write may report.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from polyg_shared.results import SimilarNode
 
 from polyg_core.errors import AmbiguousName, Candidate, NodeNotFound
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, SCRATCH, check_label
 from polyg_core.storage.store import FalkorStore
-from polyg_core.storage.vector import knn, knn_of_node
+from polyg_core.storage.vector import knn, knn_of_node, knn_of_nodes
 from polyg_core.text import normalize_description, normalize_name
 
 logger = logging.getLogger(__name__)
@@ -219,11 +221,8 @@ class NameResolver:
         """
         if self.embedder is None or not name.strip():
             return []
-        return [
-            c
-            for c in await self._similar(namespace, spec, name.strip())
-            if c.uuid != exclude and c.similarity >= self.near_duplicate
-        ][: self.max_candidates]
+        hits = await self._similar(namespace, spec, name.strip())
+        return self.near_duplicates(hits, exclude=() if exclude is None else (exclude,))
 
     async def similar_to_written(
         self, namespace: str, spec: NameSpec, uuid: str, name: str
@@ -245,11 +244,47 @@ class NameResolver:
         )
         if not hits:
             return await self.similar_existing(namespace, spec, name, exclude=uuid)
-        return [
-            c
-            for c in (self._candidate(spec, h.properties, h.similarity) for h in hits)
-            if c.uuid != uuid and c.similarity >= self.near_duplicate
-        ][: self.max_candidates]
+        return self.near_duplicates(
+            (self._candidate(spec, h.properties, h.similarity) for h in hits), exclude=(uuid,)
+        )
+
+    async def similar_to_created(
+        self, namespace: str, spec: NameSpec, uuids: Sequence[str]
+    ) -> dict[str, list[Candidate]]:
+        """`similar_to_written` for many nodes a write created, in one k-NN query with their
+        stored vectors: node uuid to its near-duplicates (the others of `uuids` among
+        them). Empty without an embedder; a node without a vector has none."""
+        if self.embedder is None or not uuids:
+            return {}
+        hits = await knn_of_nodes(
+            self.store,
+            namespace,
+            spec.label,
+            uuids,
+            self.max_candidates + 3,
+            fields=[spec.name_prop],
+        )
+        return {
+            uid: self.near_duplicates(
+                (self._candidate(spec, h.properties, h.similarity) for h in hits.get(uid, [])),
+                exclude=(uid,),
+            )
+            for uid in uuids
+        }
+
+    def near_duplicates(
+        self, hits: Iterable[Candidate], *, exclude: Container[str] = ()
+    ) -> list[Candidate]:
+        """The rule of `similar_existing`: of `hits`, the nodes other than `exclude` at or
+        above `near_duplicate`, once each, best first, at most `max_candidates`."""
+        best: dict[str, Candidate] = {}
+        for c in hits:
+            if c.uuid in exclude or c.similarity < self.near_duplicate:
+                continue
+            if c.uuid not in best or c.similarity > best[c.uuid].similarity:
+                best[c.uuid] = c
+        ranked = sorted(best.values(), key=lambda c: c.similarity, reverse=True)
+        return ranked[: self.max_candidates]
 
     async def _similar(self, namespace: str, spec: NameSpec, name: str) -> list[Candidate]:
         assert self.embedder is not None
@@ -299,3 +334,11 @@ class NameResolver:
             properties=node,
             extra=extra,
         )
+
+
+def similar_nodes(candidates: Iterable[Candidate]) -> list[SimilarNode]:
+    """Near-duplicates (`NameResolver.near_duplicates`) as a write reports them."""
+    return [
+        SimilarNode(uuid=c.uuid, name=c.name, label=c.label, similarity=c.similarity)
+        for c in candidates
+    ]

@@ -150,6 +150,50 @@ async def test_bad_records_are_reported_with_lines_and_the_rest_imported(
     assert report.created == 1
 
 
+async def test_a_batch_of_solutions_imports_the_good_ones_and_reports_the_bad_one(
+    store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
+) -> None:
+    solutions = [
+        {"kind": "solution", "problem": "disk full on atlas-db", "solution": "grow the volume"},
+        # Problem and solution are one causal node (the same normalised description).
+        {"kind": "solution", "problem": "Cache stampede", "solution": "cache stampede!"},
+        {"kind": "solution", "problem": "cert expired", "solution": "rotate the certificate"},
+        # A uuid names a stored node; this one names none.
+        {"kind": "solution", "problem": "0" * 32, "solution": "restart the worker"},
+        {
+            "kind": "solution",
+            "problem": "Disk full on atlas-db",
+            "solution": "grow the volume",
+            "evidence": "runbook",
+        },
+    ]
+    path = write_file(tmp_path, [json.dumps(r) for r in solutions])
+    w = writer(store, embedder)
+    with anyio.fail_after(90):
+        report = await w.run(namespace, lambda: iter_records(path, "jsonl"))
+        again = await w.run(namespace, lambda: iter_records(path, "jsonl"))
+    assert [e.line for e in report.errors] == [2, 4]
+    assert "same causal node" in report.errors[0].message
+    assert report.errors[0].message.startswith("solution: ")
+    counts = report.kind("solution")
+    # The fifth record names the first pair again: merged into it, its evidence kept.
+    assert (counts.created, counts.merged, counts.failed) == (2, 1, 2)
+    again_counts = again.kind("solution")
+    assert (again_counts.created, again_counts.merged, again_counts.failed) == (0, 3, 2)
+    res = await store.query(
+        namespace,
+        "MATCH (p:C_Node)-[r:C_SOLVED_BY]->(s:C_Node) "
+        "RETURN p.description, p.node_type, s.description, s.node_type, r.evidence "
+        "ORDER BY p.description",
+    )
+    assert [list(r) for r in res.rows] == [
+        ["cert expired", "event", "rotate the certificate", "solution", None],
+        ["disk full on atlas-db", "event", "grow the volume", "solution", "runbook"],
+    ]
+    nodes = await store.query(namespace, "MATCH (c:C_Node) RETURN count(c)")
+    assert nodes.rows[0][0] == 4
+
+
 async def test_a_json_escaped_nul_is_refused_naming_the_field(
     store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
 ) -> None:

@@ -63,8 +63,22 @@ from polyg_shared.nodes import (
     MemoryCategory,
     NodeRef,
 )
-from polyg_shared.results import BfsNode, BfsResult, ClearResult, CreateResult, SearchHit
-from polyg_shared.temporal import EventNeighbourhood, EventOrder, FactWrite, FactWriteStatus
+from polyg_shared.results import (
+    BfsNode,
+    BfsResult,
+    ClearResult,
+    CreateResult,
+    SearchHit,
+    SimilarNode,
+    WrittenNode,
+)
+from polyg_shared.temporal import (
+    EventNeighbourhood,
+    EventOrder,
+    EventWrite,
+    FactWrite,
+    FactWriteStatus,
+)
 from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_ms, utc_now
 from polyg_shared.types import Confidence, Content, Name, Properties, Text, Timestamp
 
@@ -105,6 +119,7 @@ __all__ = [
     "Event",
     "EventNeighbourhood",
     "EventOrder",
+    "EventWrite",
     "ExportGraphInput",
     "ExportGraphOutput",
     "ExtractedCausalLink",
@@ -132,10 +147,12 @@ __all__ = [
     "NodeSpec",
     "Properties",
     "SearchHit",
+    "SimilarNode",
     "Similarity",
     "Text",
     "Timeframe",
     "Timestamp",
+    "WrittenNode",
     "default_depth_hints",
     "from_epoch_ms",
     "iso",

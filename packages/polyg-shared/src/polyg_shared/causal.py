@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from polyg_shared.edges import CausalLink, CausalPath
 from polyg_shared.nodes import CausalNode
+from polyg_shared.results import CREATED_ENTITIES, WrittenNode
 from polyg_shared.types import Timestamp, Uuid
 
 CausalMatch = Literal["uuid", "normalized", "embedding", "created"]
@@ -32,6 +33,9 @@ class CausalLinkResult(BaseModel):
     effect_similarity: float = Field(default=1.0, ge=0.0, le=1.0)
     entities: list[Uuid] = Field(default_factory=list, description="Entities linked (X_AFFECTS).")
     events: list[Uuid] = Field(default_factory=list, description="Events linked (X_REFERS_TO).")
+    created_entities: list[WrittenNode] = Field(
+        default_factory=list[WrittenNode], description=CREATED_ENTITIES
+    )
 
 
 class CausalSolution(BaseModel):

@@ -63,6 +63,31 @@ class SimilarNode(BaseModel):
     similarity: float = Field(ge=0.0, le=1.0)
 
 
+class WrittenNode(BaseModel):
+    """A node a write created or reused (remember's items, the entities a write created)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    uuid: str
+    name: str
+    label: str
+    created: bool
+    similar_existing: list[SimilarNode] = Field(
+        default_factory=list[SimilarNode],
+        description="For a new entity: stored entities whose names are close in meaning "
+        "(a typo or a duplicate?). Nothing was merged; merge_entities merges on purpose.",
+    )
+
+
+CREATED_ENTITIES = (
+    "Entities this write created because no stored entity has the name (uuid, exact or "
+    "normalised name; never by meaning), each with `similar_existing`: stored entities "
+    "whose names are close in meaning (a typo or a duplicate?). Nothing was merged; "
+    "merge_entities merges on purpose."
+)
+"""The description of a write result's `created_entities`."""
+
+
 class CreateResult(BaseModel):
     """What a write did: the node's uuid and whether it was new (False: it already existed)."""
 

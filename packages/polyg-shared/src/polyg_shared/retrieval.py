@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from polyg_shared.results import SimilarNode
+# WrittenNode is a write model; remember's result re-exports it where it always was.
+from polyg_shared.results import WrittenNode as WrittenNode
 
 ViewName = Literal["semantic", "entity", "temporal", "causal", "ppr"]
 ViewStatus = Literal["ok", "failed", "timeout", "skipped"]
@@ -286,22 +287,6 @@ class CausalProbabilityResult(BaseModel):
     )
     paths: list[CausalPathProbability] = Field(default_factory=list)
     explanation: str
-
-
-class WrittenNode(BaseModel):
-    """A node that remember created or reused."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    uuid: str
-    name: str
-    label: str
-    created: bool
-    similar_existing: list[SimilarNode] = Field(
-        default_factory=list["SimilarNode"],
-        description="For a new entity: stored entities whose names are close in meaning "
-        "(a typo or a duplicate?). Nothing was merged; merge_entities merges on purpose.",
-    )
 
 
 class RememberResult(BaseModel):

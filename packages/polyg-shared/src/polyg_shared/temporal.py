@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from polyg_shared.nodes import Event, Fact
+from polyg_shared.results import CREATED_ENTITIES, WrittenNode
 from polyg_shared.types import Uuid
 
 FactWriteStatus = Literal["created", "superseded", "existing", "extended"]
@@ -24,6 +25,18 @@ class FactWrite(BaseModel):
     status: FactWriteStatus
     invalidated: list[Fact] = Field(
         default_factory=list, description="Facts closed because this one replaced them."
+    )
+    created_entities: list[WrittenNode] = Field(
+        default_factory=list[WrittenNode], description=CREATED_ENTITIES
+    )
+
+
+class EventWrite(Event):
+    """An event as a write left it (`add_event`, `update_event`), with the entities the
+    write created."""
+
+    created_entities: list[WrittenNode] = Field(
+        default_factory=list[WrittenNode], description=CREATED_ENTITIES
     )
 
 

@@ -16,7 +16,7 @@ from polyg_shared.causal import CausalChain
 from polyg_shared.edges import EntityRelation
 from polyg_shared.intents import CausalDirection, IntentType
 from polyg_shared.nodes import CausalNode, Concept, Entity, Event, Fact, MemoryCategory
-from polyg_shared.results import ClearResult, SimilarNode
+from polyg_shared.results import CREATED_ENTITIES, ClearResult, SimilarNode, WrittenNode
 from polyg_shared.retrieval import (
     ContextEdge,
     ContextNode,
@@ -315,6 +315,9 @@ class ConceptWriteOutput(BaseModel):
 
     concept: Concept
     created: bool
+    created_entities: list[WrittenNode] = Field(
+        default_factory=list[WrittenNode], description=CREATED_ENTITIES
+    )
 
 
 class AddCausalLinkInput(MemoryInput):

@@ -152,6 +152,7 @@ async def _ensure_each(
     embedder: Embedder,
     namespace: str,
     refs: Sequence[Ref],
+    created: dict[str, str] | None = None,
 ) -> dict[Ref, str | Exception]:
     """Resolve (or create) references the exact match left out, one at a time."""
     out: dict[Ref, str | Exception] = {}
@@ -161,7 +162,9 @@ async def _ensure_each(
                 typed = await entities.get(namespace, name, type_key(etype), exact=True)
                 out[(name, etype)] = typed.uuid
             else:
-                got = await ensure_entity_uuids(store, resolver, embedder, namespace, [name])
+                got = await ensure_entity_uuids(
+                    store, resolver, embedder, namespace, [name], created=created
+                )
                 out[(name, etype)] = got[name.strip()]
         except StorageUnavailable:
             raise
@@ -177,18 +180,22 @@ async def resolve_refs(
     embedder: Embedder,
     namespace: str,
     refs: Sequence[Ref],
+    *,
+    created: dict[str, str] | None = None,
 ) -> dict[Ref, str | Exception]:
     """Map every reference to an entity uuid, or to the error that resolving it raised.
 
     Untyped names follow the rule of every write (`graphs/entity_refs.py`): names that
-    match nothing become plain entities; typed references must exist (`NodeNotFound`
-    otherwise).
+    match nothing become plain entities (added to `created`, uuid to name, when given);
+    typed references must exist (`NodeNotFound` otherwise).
     """
     exact = await exact_entity_uuids(store, namespace, refs)
     rest = [r for r in dict.fromkeys(refs) if r not in exact]
     out: dict[Ref, str | Exception] = dict(exact)
     if rest:
-        out.update(await _ensure_each(entities, store, resolver, embedder, namespace, rest))
+        out.update(
+            await _ensure_each(entities, store, resolver, embedder, namespace, rest, created)
+        )
     return out
 
 
@@ -279,12 +286,15 @@ async def add_events(
     entities: EntityGraph,
     namespace: str,
     items: Sequence[EventItem],
+    *,
+    created: dict[str, str] | None = None,
 ) -> BulkResult:
     """Record many events: names resolved per batch, events and links in one query each,
     then each touched entity's `T_BEFORE` chain repaired from the earliest new event on.
 
     The same description at the same instant is one event, as with `add_event`; an
-    event whose entity names cannot be resolved fails on its own.
+    event whose entity names cannot be resolved fails on its own. The entities created
+    for names nothing matched are added to `created` (uuid to name) when given.
     """
     store, resolver, embedder = entities.store, entities.resolver, entities.embedder
     result = BulkResult([False] * len(items), [None] * len(items))
@@ -307,7 +317,9 @@ async def add_events(
             continue
         parsed[i] = (desc, when)
     refs = [(n, None) for i in parsed for n in items[i].entities]
-    uuids = await resolve_refs(entities, store, resolver, embedder, namespace, refs)
+    uuids = await resolve_refs(
+        entities, store, resolver, embedder, namespace, refs, created=created
+    )
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     slots: list[tuple[int, tuple[str, int]]] = []
     for i, key in parsed.items():

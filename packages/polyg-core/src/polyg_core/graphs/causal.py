@@ -34,7 +34,7 @@ import uuid as uuidlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from polyg_shared.causal import (
@@ -51,6 +51,7 @@ from polyg_shared.timeutil import iso
 from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.base import MAX_TEXT, check_text
 from polyg_core.graphs.entity_refs import (
+    created_entities,
     ensure_entity_uuids,
     epoch_ms,
     from_ms,
@@ -172,7 +173,7 @@ def paraphrase_match(
 # node under its own key, a new one created) then the links between them by index
 # into `$nodes`, with the entities each link's two nodes affect and the events they
 # refer to (the same edges `add_link` writes).
-WRITE_LINKS = f"""
+BATCH_NODES = f"""
 UNWIND $nodes AS n
 MERGE (c:{CAUSAL} {{key: n.key}})
 ON CREATE SET c.uuid = n.uuid, c.description = n.desc, c.node_type = n.type,
@@ -182,7 +183,10 @@ WITH n.i AS i, collect(c)[0] AS c ORDER BY i
 WITH collect(c) AS cs
 UNWIND $links AS l
 WITH cs[l.c] AS c, cs[l.e] AS e, l
-MERGE (c)-[r:{R_CAUSES}]->(e)
+"""
+"""The nodes of a `LinkBatch` (`$nodes`), then each of its links (`$links`) as `c`, `e`, `l`."""
+
+WRITE_LINKS = f"""{BATCH_NODES}MERGE (c)-[r:{R_CAUSES}]->(e)
 ON CREATE SET r.created_at = $now, r.created_at_iso = $now_iso
 SET r.confidence = l.conf, r.evidence = coalesce(l.ev, r.evidence),
     r.updated_at = $now, r.updated_at_iso = $now_iso
@@ -221,6 +225,7 @@ class LinkBatch:
     second `add_link` would).
     """
 
+    query: ClassVar[str] = WRITE_LINKS
     nodes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     links: dict[tuple[int, int], dict[str, Any]] = field(
         default_factory=dict[tuple[int, int], dict[str, Any]]
@@ -277,7 +282,7 @@ class LinkBatch:
         now = datetime.now(UTC)
         res = await store.query(
             namespace,
-            WRITE_LINKS,
+            self.query,
             {
                 "nodes": self.nodes,
                 "links": list(self.links.values()),
@@ -379,8 +384,9 @@ class CausalGraph:
 
         The same pair again updates the link's confidence (and evidence, when given)
         instead of adding a second link. Both nodes are linked to `entities`
-        (`X_AFFECTS`, created if missing) and to `events` (`X_REFERS_TO`, by uuid or
-        description). Nodes and links are written in one query.
+        (`X_AFFECTS`, created if missing and reported in `created_entities`) and to
+        `events` (`X_REFERS_TO`, by uuid or description). Nodes and links are written
+        in one query.
 
         Args:
             namespace: the graph.
@@ -402,8 +408,9 @@ class CausalGraph:
         conf, ev = _confidence(confidence), _evidence(evidence)
         await self._prepare(namespace)
         cm, em = await self._match_pair(namespace, c_text, e_text, ("cause", "effect"))
+        created: dict[str, str] = {}
         eids = await ensure_entity_uuids(
-            self.store, self.resolver, self.embedder, namespace, list(entities)
+            self.store, self.resolver, self.embedder, namespace, list(entities), created=created
         )
         tids = await self._event_uuids(namespace, events)
         now = datetime.now(UTC)
@@ -467,6 +474,7 @@ class CausalGraph:
             effect_similarity=round(min(1.0, em.similarity), 4),
             entities=[str(u) for u in x_ids],
             events=[str(u) for u in t_ids],
+            created_entities=await created_entities(self.resolver, namespace, created),
         )
 
     async def _event_uuids(self, namespace: str, events: Sequence[str]) -> list[str]:

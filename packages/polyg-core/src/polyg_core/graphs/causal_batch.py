@@ -1,13 +1,15 @@
-"""Causal nodes written in batches (import): the rule of `CausalGraph.add_node` (uuid or
-normalised description, never meaning; the node's own entities and events) in a
-few queries per batch instead of several per record."""
+"""Causal nodes, links and solutions written in batches (import): the rules of
+`CausalGraph.add_node` (uuid or normalised description, never meaning; the node's own
+entities and events), `add_link` and `add_solution` (uuid, normalised description, a
+lexically compatible paraphrase) in a few queries per batch instead of several per
+record."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from polyg_shared.causal import CausalMatch
@@ -17,6 +19,7 @@ from polyg_shared.timeutil import iso
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
 from polyg_core.graphs.base import check_text, embed_texts, new_uuid, prepare, rounds_by_key
 from polyg_core.graphs.causal import (
+    BATCH_NODES,
     UUID_PATTERN,
     CausalGraph,
     LinkBatch,
@@ -29,7 +32,7 @@ from polyg_core.graphs.causal import (
 )
 from polyg_core.graphs.entity_refs import epoch_ms, lexically_compatible, resolve_entity_names
 from polyg_core.storage.cypher import clean, each_linked, props
-from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT, X_AFFECTS, X_REFERS_TO
+from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT, R_SOLVED_BY, X_AFFECTS, X_REFERS_TO
 from polyg_core.storage.vector import Neighbour, knn_many
 from polyg_core.text import normalize_description
 
@@ -257,30 +260,14 @@ def same_node(a: Match, b: Match, threshold: float) -> bool:
     )
 
 
-async def add_causal_links(
-    graph: CausalGraph, namespace: str, items: Sequence[CausalLinkItem]
-) -> list[tuple[str, str] | ItemError]:
-    """`add_link` for every item in a few queries: (cause uuid, effect uuid) per item, or
-    its error. Descriptions are matched as `add_link` matches them (uuid, normalised
-    key, a lexically compatible paraphrase); the same pair twice keeps the later
-    confidence."""
-    out: list[tuple[str, str] | ItemError] = [InvalidInput("not written")] * len(items)
-    checked: dict[int, tuple[str, str, float, str | None]] = {}
-    for i, it in enumerate(items):
-        try:
-            checked[i] = (
-                check_description(it.cause, "cause"),
-                check_description(it.effect, "effect"),
-                check_confidence(it.confidence),
-                check_evidence(it.evidence),
-            )
-        except InvalidInput as exc:
-            out[i] = exc
-    if not checked:
-        return out
+async def match_descriptions(
+    graph: CausalGraph, namespace: str, descriptions: Sequence[str]
+) -> dict[str, Match]:
+    """Match many causal descriptions as `add_link` matches one (uuid, normalised key, a
+    lexically compatible paraphrase, `match_new` within the batch), in one lookup, one
+    embedding call and one k-NN query. A uuid that matches no node is left out."""
     store = graph.store
-    await prepare(store, namespace, graph.embedder)
-    texts = list(dict.fromkeys(t for c, e, _, _ in checked.values() for t in (c, e)))
+    texts = list(dict.fromkeys(descriptions))
     res = await store.query(
         namespace,
         f"UNWIND $r AS r MATCH (n:{CAUSAL} {{uuid: r[0]}}) "
@@ -315,6 +302,35 @@ async def add_causal_links(
     for t in texts:
         if t in matched and matched[t].uuid is None:
             matched[t] = Match(t, matched[t].key, vectors[t])
+    return matched
+
+
+async def add_causal_links(
+    graph: CausalGraph, namespace: str, items: Sequence[CausalLinkItem]
+) -> list[tuple[str, str] | ItemError]:
+    """`add_link` for every item in a few queries: (cause uuid, effect uuid) per item, or
+    its error. Descriptions are matched as `add_link` matches them (uuid, normalised
+    key, a lexically compatible paraphrase); the same pair twice keeps the later
+    confidence."""
+    out: list[tuple[str, str] | ItemError] = [InvalidInput("not written")] * len(items)
+    checked: dict[int, tuple[str, str, float, str | None]] = {}
+    for i, it in enumerate(items):
+        try:
+            checked[i] = (
+                check_description(it.cause, "cause"),
+                check_description(it.effect, "effect"),
+                check_confidence(it.confidence),
+                check_evidence(it.evidence),
+            )
+        except InvalidInput as exc:
+            out[i] = exc
+    if not checked:
+        return out
+    store = graph.store
+    await prepare(store, namespace, graph.embedder)
+    matched = await match_descriptions(
+        graph, namespace, [t for c, e, _, _ in checked.values() for t in (c, e)]
+    )
     ents = await resolve_entity_names(
         store, graph.embedder, namespace, [n for i in checked for n in items[i].entities]
     )
@@ -348,6 +364,86 @@ async def add_causal_links(
         batch.link(i, *pair, conf, ev if ev is not None else (old or {}).get("ev"), eids, tids)
         pair_of[i] = pair
     rows = await batch.write(store, namespace)
+    uuids = {int(r[0]): (str(r[1]), str(r[3])) for r in rows}
+    by_pair = {pair: uuids[link["i"]] for pair, link in batch.links.items() if link["i"] in uuids}
+    for i, pair in pair_of.items():
+        if pair in by_pair:
+            out[i] = by_pair[pair]
+    return out
+
+
+WRITE_SOLUTIONS = f"""{BATCH_NODES}MERGE (c)-[r:{R_SOLVED_BY}]->(e)
+ON CREATE SET r.created_at = $now, r.created_at_iso = $now_iso
+SET r.evidence = coalesce(l.ev, r.evidence)
+RETURN l.i, c.uuid, c.description, e.uuid, e.description, null
+"""
+
+
+@dataclass
+class SolutionBatch(LinkBatch):
+    """`C_SOLVED_BY` links to write in one query (`WRITE_SOLUTIONS`): `LinkBatch`'s nodes,
+    each link from a problem to its solution."""
+
+    query: ClassVar[str] = WRITE_SOLUTIONS
+
+    def solve(self, i: int, problem: int, solution: int, evidence: str | None) -> None:
+        """A link from node `problem` to node `solution`; `i` is the caller's item index.
+        The same pair again keeps the earlier evidence unless it gives one (as a second
+        `add_solution` would)."""
+        old = self.links.get((problem, solution))
+        ev = evidence if evidence is not None else (old or {}).get("ev")
+        self.links[(problem, solution)] = {"i": i, "c": problem, "e": solution, "ev": ev}
+
+
+@dataclass(frozen=True)
+class SolutionItem:
+    """A solution to write (the arguments of `CausalGraph.add_solution`)."""
+
+    problem: str
+    solution: str
+    evidence: str | None = None
+
+
+async def add_solutions(
+    graph: CausalGraph, namespace: str, items: Sequence[SolutionItem]
+) -> list[tuple[str, str] | ItemError]:
+    """`add_solution` for every item in a few queries: (problem uuid, solution uuid) per
+    item, or its error. Descriptions are matched as `add_solution` matches them; a new
+    problem is an event node, a new solution a solution node."""
+    out: list[tuple[str, str] | ItemError] = [InvalidInput("not written")] * len(items)
+    checked: dict[int, tuple[str, str, str | None]] = {}
+    for i, it in enumerate(items):
+        try:
+            checked[i] = (
+                check_description(it.problem, "problem"),
+                check_description(it.solution, "solution"),
+                check_evidence(it.evidence),
+            )
+        except InvalidInput as exc:
+            out[i] = exc
+    if not checked:
+        return out
+    await prepare(graph.store, namespace, graph.embedder)
+    matched = await match_descriptions(
+        graph, namespace, [t for p, s, _ in checked.values() for t in (p, s)]
+    )
+    batch = SolutionBatch()
+    pair_of: dict[int, tuple[int, int]] = {}
+    for i, (p, s, ev) in checked.items():
+        if p not in matched or s not in matched:
+            out[i] = NodeNotFound("causal", p if p not in matched else s)
+            continue
+        pm, sm = matched[p], matched[s]
+        if same_node(pm, sm, graph.match_threshold):
+            out[i] = InvalidInput(
+                f"problem {p!r} and solution {s!r} are the same causal node; a node cannot "
+                "be its own problem. Describe two different things."
+            )
+            continue
+        pair = (batch.node(pm), batch.node(sm, CausalNodeType.SOLUTION.value))
+        batch.solve(i, *pair, ev)
+        pair_of[i] = pair
+    rows = await batch.write(graph.store, namespace)
     uuids = {int(r[0]): (str(r[1]), str(r[3])) for r in rows}
     by_pair = {pair: uuids[link["i"]] for pair, link in batch.links.items() if link["i"] in uuids}
     for i, pair in pair_of.items():

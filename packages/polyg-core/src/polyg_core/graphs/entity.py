@@ -577,11 +577,14 @@ class EntityGraph:
         )
         return res.relationships_deleted
 
-    async def ensure(self, namespace: str, names: Iterable[str]) -> dict[str, str]:
+    async def ensure(
+        self, namespace: str, names: Iterable[str], *, created: dict[str, str] | None = None
+    ) -> dict[str, str]:
         """Map each name to an existing entity's uuid, creating entities for unknown names.
 
         The rule of every write (`graphs/entity_refs.py`): uuid, exact or normalised
-        name, never by meaning; new entities have type "entity".
+        name, never by meaning; new entities have type "entity" and are added to
+        `created` (uuid to name) when given.
 
         Raises:
             InvalidInput: a blank or too long name.
@@ -590,7 +593,9 @@ class EntityGraph:
         wanted = list(dict.fromkeys(names))
         for raw in wanted:
             check_text(raw, "entity name")
-        got = await ensure_entity_uuids(self.store, self.resolver, self.embedder, namespace, wanted)
+        got = await ensure_entity_uuids(
+            self.store, self.resolver, self.embedder, namespace, wanted, created=created
+        )
         return {raw: got[raw.strip()] for raw in wanted}
 
     # -- reads --------------------------------------------------------------------------------

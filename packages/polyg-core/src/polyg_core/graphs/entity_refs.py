@@ -14,7 +14,9 @@ normalised name without an exact spelling), the write fails with `AmbiguousName`
 and its candidates: the caller names the uuid (or, where the write takes one,
 the type). Nothing picks one of them silently. A name nothing matches becomes
 a new entity of type "entity" marked `origin = "ensure"`, which orphan cleanup
-removes once nothing links to it.
+removes once nothing links to it. The write reports the entities it created
+(`created_entities`), each with its near-duplicates by meaning (`similar_existing`,
+the resolver's rule), so a caller who meant a stored entity can merge on purpose.
 
 `lexically_compatible` is the guard applied to every match by meaning made on a
 write (causal descriptions, events, scratch labels; entity names on a write match
@@ -29,16 +31,17 @@ from __future__ import annotations
 import logging
 import re
 import uuid as uuidlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from polyg_shared.results import WrittenNode
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.resolve import NameResolver
+from polyg_core.resolve import ENTITY_NAMES, NameResolver, similar_nodes
 from polyg_core.storage.schema import ENTITY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.text import normalize_description, normalize_name
@@ -350,15 +353,15 @@ async def ensure_entity_uuids(
     namespace: str,
     names: Sequence[str],
     *,
-    created: list[str] | None = None,
+    created: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Map each entity name (or uuid) to an entity uuid, creating plain entities when missing.
 
     Each name is resolved by uuid, exact or normalised name, never by meaning (one
     lookup query for all names, `decide_entity`). Names that match nothing become
     `E_Entity {entity_type: "entity"}` nodes, MERGEd on (name_key, entity_type) in one
-    query, so retries and concurrent calls do not duplicate them. The names of the
-    entities this call created are appended to `created` when given.
+    query, so retries and concurrent calls do not duplicate them. The entities this
+    call created are added to `created` (uuid to name) when given.
 
     Raises:
         InvalidInput: an empty or overlong name.
@@ -381,7 +384,7 @@ async def resolve_entity_names(
     namespace: str,
     names: Sequence[str],
     *,
-    created: list[str] | None = None,
+    created: dict[str, str] | None = None,
 ) -> dict[str, str | InvalidInput | AmbiguousName]:
     """`ensure_entity_uuids` for a batch whose names fail one by one: each name (stripped)
     maps to its entity uuid, or to the error that name raises. One lookup query, one
@@ -426,8 +429,29 @@ async def resolve_entity_names(
     for name, (uid, new) in written.items():
         out[name] = uid
         if new and created is not None:
-            created.append(name)
+            created[uid] = name
     return out
+
+
+async def created_entities(
+    resolver: NameResolver, namespace: str, created: Mapping[str, str]
+) -> list[WrittenNode]:
+    """How a write reports the entities it created (`created`: uuid to name, as
+    `ensure_entity_uuids` fills it): each with the stored entities close in meaning,
+    one k-NN query for all (`NameResolver.similar_to_created`)."""
+    if not created:
+        return []
+    near = await resolver.similar_to_created(namespace, ENTITY_NAMES, list(created))
+    return [
+        WrittenNode(
+            uuid=uid,
+            name=name,
+            label=ENTITY,
+            created=True,
+            similar_existing=similar_nodes(near.get(uid, [])),
+        )
+        for uid, name in created.items()
+    ]
 
 
 ENSURE_ENTITIES = f"""

@@ -294,6 +294,7 @@ class SemanticGraph:
         *,
         origin: str | None = None,
         similar: Mapping[str, float] | None = None,
+        created_entities: dict[str, str] | None = None,
     ) -> tuple[Concept, bool]:
         """Create a concept (or update the one with the same normalised name).
 
@@ -301,8 +302,9 @@ class SemanticGraph:
         edges to up to `similar_k` existing concepts at or above `similar_threshold`
         (or, when `similar` maps concept names to scores, to exactly those that exist:
         an import restoring what was stored), and `X_REPRESENTS` edges to the given
-        entities. A new description replaces
-        the old one (and the embedding); links are only ever added.
+        entities (names nothing matches become entities, added to `created_entities`,
+        uuid to name, when given). A new description replaces the old one (and the
+        embedding); links are only ever added.
 
         Returns:
             The concept and True when it was created.
@@ -323,7 +325,7 @@ class SemanticGraph:
             read_only=True,
         )
         old = clean(res.rows[0][0]) if res.rows else None
-        entity_ids = await self._entity_ids(namespace, entities)
+        entity_ids = await self._entity_ids(namespace, entities, created_entities)
         vec: list[float] | None = None
         links: list[dict[str, Any]] = []
         if similar is not None:
@@ -415,12 +417,14 @@ class SemanticGraph:
         )
         return [{"uuid": str(u), "score": float(sc)} for u, sc in res.rows]
 
-    async def _entity_ids(self, namespace: str, items: Iterable[str]) -> list[str]:
+    async def _entity_ids(
+        self, namespace: str, items: Iterable[str], created: dict[str, str] | None = None
+    ) -> list[str]:
         wanted = list(dict.fromkeys(items))
         if not wanted:
             return []
         if self.entities is not None:
-            mapping = await self.entities.ensure(namespace, wanted)
+            mapping = await self.entities.ensure(namespace, wanted, created=created)
             return list(dict.fromkeys(mapping.values()))
         res = await self.store.query(
             namespace,

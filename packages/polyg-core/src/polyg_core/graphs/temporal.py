@@ -32,7 +32,13 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from polyg_shared.nodes import Event, Fact
-from polyg_shared.temporal import EventNeighbourhood, EventOrder, FactWrite, FactWriteStatus
+from polyg_shared.temporal import (
+    EventNeighbourhood,
+    EventOrder,
+    EventWrite,
+    FactWrite,
+    FactWriteStatus,
+)
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
@@ -40,6 +46,7 @@ from polyg_core.graphs.base import check_text, cosine, embed_texts
 from polyg_core.graphs.bulk import EventItem, add_events
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import (
+    created_entities,
     ensure_entity_uuids,
     epoch_ms,
     from_ms,
@@ -131,12 +138,13 @@ class TemporalGraph:
         *,
         duration_ms: int | None = None,
         entities: Sequence[str] = (),
-    ) -> Event:
+    ) -> EventWrite:
         """Record an event and link it to the entities it involves.
 
         The same description at the same instant is one event (a retry adds nothing).
-        Entities that do not exist yet are created. Each entity's `T_BEFORE` chain is
-        kept in time order, also when an event is inserted between two older ones.
+        Entities that do not exist yet are created and reported (`created_entities`, with
+        their near-duplicates by meaning). Each entity's `T_BEFORE` chain is kept in
+        time order, also when an event is inserted between two older ones.
 
         Raises:
             InvalidInput: empty description, bad timestamp or negative duration.
@@ -144,10 +152,12 @@ class TemporalGraph:
         """
         # A single event is a batch of one: graphs/bulk.py owns the event write and the
         # T_BEFORE chain repair.
+        created: dict[str, str] = {}
         written = await add_events(
             EntityGraph(self.store, self.embedder, self.resolver),
             namespace,
             [EventItem(description, occurred_at, duration_ms, list(entities))],
+            created=created,
         )
         outcome = written.outcomes[0]
         if isinstance(outcome, Exception):
@@ -163,7 +173,10 @@ class TemporalGraph:
             read_only=True,
         )
         node, names = res.rows[0]
-        return event_from_row(clean(node), names)
+        return EventWrite(
+            **event_from_row(clean(node), names).model_dump(),
+            created_entities=await created_entities(self.resolver, namespace, created),
+        )
 
     async def delete_event(self, namespace: str, ref: str) -> Event:
         """Delete an event and join its entities' `T_BEFORE` chains around the gap.
@@ -188,11 +201,12 @@ class TemporalGraph:
         occurred_at: TimeInput | None = None,
         duration_ms: int | None = None,
         entities: Sequence[str] | None = None,
-    ) -> Event:
+    ) -> EventWrite:
         """Change an event's description, time, duration or entities (None: unchanged).
 
         `ref` is the event's uuid or exact description: an update never guesses. New
-        `entities` replace the old ones (names resolved as on `add_event`). The
+        `entities` replace the old ones (names resolved as on `add_event`; the entities
+        created for them are reported in `created_entities`). The
         `T_BEFORE` chains of every entity involved before or after are rebuilt from
         the earlier of the old and new times.
 
@@ -210,12 +224,18 @@ class TemporalGraph:
         if duration_ms is not None and (isinstance(duration_ms, bool) or duration_ms < 0):
             raise InvalidInput(f"duration_ms must be a whole number >= 0, got {duration_ms!r}")
         await self._prepare(namespace)
+        created: dict[str, str] = {}
         eids = (
             sorted(
                 set(
                     (
                         await ensure_entity_uuids(
-                            self.store, self.resolver, self.embedder, namespace, list(entities)
+                            self.store,
+                            self.resolver,
+                            self.embedder,
+                            namespace,
+                            list(entities),
+                            created=created,
                         )
                     ).values()
                 )
@@ -276,7 +296,11 @@ class TemporalGraph:
             await self.store.query(
                 namespace, REPAIR_CHAINS, {"rows": [{"x": x, "t": since} for x in sorted(touched)]}
             )
-        return (await self._events(namespace, [event.uuid]))[event.uuid]
+        updated = (await self._events(namespace, [event.uuid]))[event.uuid]
+        return EventWrite(
+            **updated.model_dump(),
+            created_entities=await created_entities(self.resolver, namespace, created),
+        )
 
     async def _exact_event(self, namespace: str, text: str) -> Event:
         res = await self.store.query(
@@ -517,7 +541,7 @@ class TemporalGraph:
         """Record that `subject predicate object` holds from `valid_from` (default now).
 
         The subject becomes (or resolves to) an entity linked by `X_INVOLVES`, as do
-        `entities`. See the module docstring for how overlapping validity is settled.
+        `entities`; the entities created for them are reported (`created_entities`). See the module docstring for how overlapping validity is settled.
         A `valid_to` without a time includes that day (the fact ends at the next
         midnight, UTC). `source` says who or what stated the fact; it is kept with the
         fact and returned by its history.
@@ -528,15 +552,22 @@ class TemporalGraph:
         """
         params = fact_params(subject, predicate, object, valid_from, valid_to, source)
         await self._prepare(namespace)
+        created: dict[str, str] = {}
         eids = await ensure_entity_uuids(
             self.store,
             self.resolver,
             self.embedder,
             namespace,
             [params["subject"], *entities],
+            created=created,
         )
         params["eids"] = sorted(set(eids.values()))
-        return await write_fact(self.store, namespace, params)
+        written = await write_fact(self.store, namespace, params)
+        if not created:
+            return written
+        return written.model_copy(
+            update={"created_entities": await created_entities(self.resolver, namespace, created)}
+        )
 
     async def add_facts(
         self, namespace: str, items: Sequence[FactItem]

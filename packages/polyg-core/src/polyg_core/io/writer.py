@@ -3,11 +3,12 @@
 Records are buffered in batches; each batch is written kind by kind (entities
 first, so relations and events find their typed entities), each kind in a few
 queries: names resolved in one lookup, one UNWIND write (`EntityGraph.add_many`,
-`graphs/bulk.py`, `graphs/semantic_batch.py`, `graphs/causal_batch.py`; facts
-one `ADD_FACT` each, `TemporalGraph.add_facts`). The writes deduplicate as the
+`graphs/bulk.py`, `graphs/semantic_batch.py`, `graphs/causal_batch.py` for causal
+nodes, links and solutions; facts one `ADD_FACT` each, `TemporalGraph.add_facts`). The writes deduplicate as the
 per-record graph methods do, so importing a file twice creates nothing the second
 time. A record the graphs reject is reported with its line number and the import
-goes on; solutions are still written one by one.
+goes on: a batch that fails as a whole on something one record can cause is written
+again record by record, so that record fails alone.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.causal_batch import (
     CausalLinkItem,
     CausalNodeItem,
+    SolutionItem,
     add_causal_links,
     add_causal_nodes,
+    add_solutions,
 )
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph
@@ -629,20 +632,7 @@ class RecordWriter:
                 for _, r in items
             ],
         )
-        counts = report.kind("causal_link")
-        for (line, rec), (ck, ek), got in zip(items, keys, written, strict=True):
-            if isinstance(got, StorageUnavailable):
-                raise got
-            if isinstance(got, _RECORD_ERRORS):
-                counts.failed += 1
-                report.errors.append(LineError(line, f"causal_link: {got}"))
-                continue
-            if (ck, ek) in existing:
-                counts.merged += 1
-                continue
-            existing.add((ck, ek))
-            counts.created += 1
-            restore.edge(got[0], got[1], rec)
+        self._pairs(report, "causal_link", items, keys, existing, written, restore)
 
     async def _solutions(
         self,
@@ -657,20 +647,38 @@ class RecordWriter:
             [normalize_description(r.problem), normalize_description(r.solution)] for _, r in items
         ]
         existing = await self._existing_pairs(namespace, R_SOLVED_BY, keys)
-        for (line, rec), (pk, sk) in zip(items, keys, strict=True):
-            created = (pk, sk) not in existing
-            existing.add((pk, sk))
-            await self._one(
-                report, "solution", line, self._solution(namespace, rec, created, restore)
-            )
+        written = await _each(
+            lambda batch: add_solutions(self.causal, namespace, batch),
+            [SolutionItem(r.problem, r.solution, r.evidence) for _, r in items],
+        )
+        self._pairs(report, "solution", items, keys, existing, written, restore)
 
-    async def _solution(
-        self, namespace: str, rec: SolutionRecord, created: bool, restore: _Restore
-    ) -> bool:
-        got = await self.causal.add_solution(namespace, rec.problem, rec.solution, rec.evidence)
-        if created:
-            restore.edge(got.problem.uuid, got.solution.uuid, rec)
-        return created
+    def _pairs(
+        self,
+        report: ImportReport,
+        kind: str,
+        items: Sequence[tuple[int, Record]],
+        keys: Sequence[Sequence[str]],
+        existing: set[tuple[str, str]],
+        written: Sequence[Any],
+        restore: _Restore,
+    ) -> None:
+        """Count what a batch of links did, by the (cause, effect) normalised descriptions
+        already linked before it (`existing`), and restore the links it created."""
+        counts = report.kind(kind)
+        for (line, rec), (a, b), got in zip(items, keys, written, strict=True):
+            if isinstance(got, StorageUnavailable):
+                raise got
+            if isinstance(got, _RECORD_ERRORS):
+                counts.failed += 1
+                report.errors.append(LineError(line, f"{kind}: {got}"))
+                continue
+            if (a, b) in existing:
+                counts.merged += 1
+                continue
+            existing.add((a, b))
+            counts.created += 1
+            restore.edge(got[0], got[1], rec)
 
     async def _causal_nodes(
         self,

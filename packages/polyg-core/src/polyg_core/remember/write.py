@@ -21,167 +21,48 @@ chains (`graphs/bulk.py`), fact supersession (`graphs/temporal_queries.ADD_FACT`
 causal matching (`graphs/causal.py`, `paraphrase_match`, `LinkBatch`), concepts
 and the memory node (`graphs/semantic.py`), the cross-links remember infers
 (`remember/links.py`).
+
+This module runs the steps and writes; its pieces live beside it: the checked items
+of the extraction (`remember/items.py`), the lookup and k-NN queries
+(`remember/lookup.py`), the entity rows and how each entity is reported
+(`remember/entities.py`), and the concept rows and similarity links
+(`remember/concepts.py`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-from polyg_shared.intents import ExtractedFact, ExtractedRelation, Extraction
-from polyg_shared.nodes import Concept, Entity, Fact, MemoryCategory
-from polyg_shared.results import SimilarNode
+from polyg_shared.intents import ExtractedFact, Extraction
+from polyg_shared.nodes import Fact, MemoryCategory
 from polyg_shared.retrieval import RememberResult, WrittenNode
 
-from polyg_core.agents.extractor import UNKNOWN_START
 from polyg_core.errors import AmbiguousName, InvalidInput
-from polyg_core.graphs.base import (
-    MAX_TEXT,
-    check_text,
-    embed_texts,
-    name_key,
-    new_uuid,
-    now_ms,
-    to_ms,
-    type_key,
-)
+from polyg_core.graphs.base import check_text, embed_texts, now_ms, to_ms
 from polyg_core.graphs.bulk import event_row, write_event_rows
-from polyg_core.graphs.causal import (
-    DEFAULT_MATCH_THRESHOLD,
-    LinkBatch,
-    Match,
-)
+from polyg_core.graphs.causal import DEFAULT_MATCH_THRESHOLD, LinkBatch
 from polyg_core.graphs.causal_batch import match_new, same_node
-from polyg_core.graphs.entity import ORIGIN_ENSURED, EntityGraph, entity_row, merge_entity_rows
-from polyg_core.graphs.entity_refs import (
-    LOOKUP_ENTITIES,
-    EntityRows,
-    decide_entity,
-    entity_rows,
-    epoch_ms,
-    lookup_params,
-)
-from polyg_core.graphs.semantic import (
-    MAX_CONTENT,
-    link_similar_uuids,
-    write_concepts,
-    write_memory,
-)
-from polyg_core.graphs.temporal import (
-    TemporalGraph,
-    fact_params,
-    fact_text,
-    parse_time,
-    write_fact,
-)
+from polyg_core.graphs.entity import EntityGraph, merge_entity_rows
+from polyg_core.graphs.entity_refs import decide_entity
+from polyg_core.graphs.semantic import MAX_CONTENT, link_similar_uuids, write_concepts, write_memory
+from polyg_core.graphs.temporal import TemporalGraph, fact_text, write_fact
+from polyg_core.remember.concepts import CONCEPT_K, concept_rows, similar_within, stored_similar
+from polyg_core.remember.entities import Entities, entity_node, is_row
+from polyg_core.remember.items import CausalItem, Items
 from polyg_core.remember.links import referred_events, represented_entities
-from polyg_core.storage.cypher import clean, props
-from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, EVENT
+from polyg_core.remember.lookup import Lookup, lookup, nearest, stored_causal
+from polyg_core.storage.schema import CONCEPT, ENTITY, EVENT
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import Neighbour
-from polyg_core.text import normalize_description, normalize_name
+from polyg_core.text import normalize_name
 
 logger = logging.getLogger(__name__)
 
 _CAUSAL_K = 5
-_CONCEPT_SIMILAR = 0.8
-_CONCEPT_K = 5
-
-# Concepts by normalised name, causal nodes by uuid and by normalised description,
-# events by description and instant: the columns of LOOKUP_ENTITIES, so the
-# entity lookup and these are one UNION ALL query.
-_LOOKUP_OTHERS = f"""
-UNION ALL
-UNWIND $concepts AS k MATCH (n:{CONCEPT} {{name_key: k}})
-RETURN k AS ref, 'concept' AS how, n.uuid AS uuid, n.name AS name, n.name_key AS key,
-    n.description AS type, null AS props, n.origin AS origin
-UNION ALL
-UNWIND $causal AS r MATCH (n:{CAUSAL} {{uuid: r[0]}})
-RETURN r[0] AS ref, 'causal' AS how, n.uuid AS uuid, n.description AS name, n.key AS key,
-    null AS type, null AS props, null AS origin
-UNION ALL
-UNWIND $causal AS r MATCH (n:{CAUSAL} {{key: r[1]}})
-RETURN r[0] AS ref, 'causal_key' AS how, n.uuid AS uuid, n.description AS name,
-    n.key AS key, null AS type, null AS props, null AS origin
-UNION ALL
-UNWIND $events AS r MATCH (n:{EVENT} {{description: r[0], occurred_at: r[1]}})
-RETURN r[0] AS ref, 'event' AS how, n.uuid AS uuid, n.description AS name, null AS key,
-    null AS type, n.occurred_at AS props, null AS origin
-"""
-
-
-def _knn_part(label: str, param: str) -> str:
-    return (
-        f"UNWIND ${param} AS q CALL db.idx.vector.queryNodes('{label}', 'embedding', q.k, "
-        f"vecf32(q.v)) YIELD node, score RETURN '{param}' AS kind, q.i AS i, "
-        f"{props('node')} AS node, score AS score"
-    )
-
-
-_KNN = " UNION ALL ".join(
-    _knn_part(label, param)
-    for label, param in ((ENTITY, "entities"), (CAUSAL, "causal"), (CONCEPT, "concepts"))
-)
-
-
-def _fetch(k: int) -> int:
-    # As storage.vector.knn: stale index entries take result slots, so ask for more.
-    return 2 * k + 16
-
-
-@dataclass
-class _Lookup:
-    """What the one lookup query found."""
-
-    entities: EntityRows = field(default_factory=EntityRows)
-    concepts: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
-    causal_uuid: dict[str, tuple[str, str]] = field(default_factory=dict[str, tuple[str, str]])
-    causal_key: dict[str, tuple[str, str]] = field(default_factory=dict[str, tuple[str, str]])
-    events: dict[tuple[str, int], str] = field(default_factory=dict[tuple[str, int], str])
-
-
-@dataclass
-class _Link:
-    """A causal link of the extraction, checked, with its entity names."""
-
-    cause: str
-    effect: str
-    confidence: float
-    evidence: str | None
-    entities: list[str]
-    c: Match | None = None
-    e: Match | None = None
-
-    def text(self, end: str) -> str:
-        return self.cause if end == "c" else self.effect
-
-    def set(self, end: str, m: Match) -> None:
-        if end == "c":
-            self.c = m
-        else:
-            self.e = m
-
-    def open_ends(self) -> list[str]:
-        """The ends ("c", "e") no uuid or key matched."""
-        return [end for end, m in (("c", self.c), ("e", self.e)) if m is None]
-
-    def unmatched(self) -> list[str]:
-        return [self.text(end) for end in self.open_ends()]
-
-
-def _similar_nodes(hits: Sequence[tuple[str, str, float]], limit: int) -> list[SimilarNode]:
-    seen: set[str] = set()
-    out: list[SimilarNode] = []
-    for uid, name, score in sorted(hits, key=lambda h: -h[2]):
-        if uid in seen:
-            continue
-        seen.add(uid)
-        out.append(SimilarNode(uuid=uid, name=name, label=ENTITY, similarity=round(score, 4)))
-    return out[:limit]
 
 
 def _fact_node(fact: Fact, *, created: bool) -> WrittenNode:
@@ -192,72 +73,6 @@ def _fact_node(fact: Fact, *, created: bool) -> WrittenNode:
         label="T_Fact",
         created=created,
     )
-
-
-@dataclass
-class _Entities:
-    """The entity rows of one remember and how the extraction's names map to them."""
-
-    found: EntityRows
-    rows: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    embed: set[int] = field(default_factory=set[int])  # rows of entities not stored yet
-    chosen: dict[str, str] = field(default_factory=dict[str, str])  # key -> uuid or row:i
-    implicit: set[int] = field(default_factory=set[int])
-
-    def row(self, name: str, etype: str, *, origin: str | None = None) -> str:
-        """A row for the entity (name_key, type), unless there is one; its marker."""
-        key = name_key(name)
-        for row in self.rows:
-            if row["key"] == key and row["type"] == etype:
-                return f"row:{row['i']}"
-        same = [
-            s
-            for s in self.found.get(name.strip(), ([], []))[1]
-            if s.entity_type == etype and s.name_key == key
-        ]
-        old = same[0] if same else None
-        i = len(self.rows)
-        self.rows.append(
-            entity_row(
-                i,
-                name,
-                etype,
-                None,
-                exists=old is not None,
-                old_props=old.properties if old else None,
-                old_origin=old.origin if old else None,
-                origin=origin,
-            )
-        )
-        if old is None:
-            self.embed.add(i)
-        return f"row:{i}"
-
-    def ref(self, raw: str) -> str:
-        """The uuid (or row marker) a name other items use stands for: an entity of this
-        text by normalised name, else the write rule (`decide_entity`), else a new
-        plain entity.
-
-        Raises:
-            AmbiguousName: several stored entities answer to the name.
-            InvalidInput: a blank name, or one without letters or digits.
-        """
-        name = check_text(raw, "entity name")
-        key = normalize_name(name)
-        if key in self.chosen:
-            return self.chosen[key]
-        hit = decide_entity(name, self.found)
-        if hit is not None:
-            return hit.uuid
-        if not key:
-            raise InvalidInput(f"entity name {name!r} has no letters or digits; give a real name")
-        marker = self.chosen[key] = self.row(name, "entity", origin=ORIGIN_ENSURED)
-        self.implicit.add(int(marker[4:]))
-        return marker
-
-
-def _is_row(ref: str) -> bool:
-    return ref.startswith("row:")
 
 
 @dataclass
@@ -312,11 +127,11 @@ class RememberWriter:
         embedder, resolver = self.entities.embedder, self.entities.resolver
         await self.store.ensure_vectors(namespace, embedder.model_name, embedder.dimension)
         said = f"{who} ({source_id})" if who and source_id else (who or source_id or "")
-        items = _Items.of(ex, said.strip()[:256] or None)
-        found = await self._lookup(namespace, items)
+        items = Items.of(ex, said.strip()[:256] or None)
+        found = await lookup(self.store, namespace, items)
 
         # -- entities: the extraction's own (typed), then the names other items use ------
-        ents = _Entities(found.entities)
+        ents = Entities(found.entities)
         explicit: list[WrittenNode | int] = []  # a stored entity, or the row to write
         for name, etype in items.entities:
             try:
@@ -366,11 +181,11 @@ class RememberWriter:
                 logger.info("fact %s skipped: %s", p, exc)
                 subjects.append(None)
         for link in items.links:
-            link.c = _stored_causal(link.cause, found)
-            link.e = _stored_causal(link.effect, found)
+            link.c = stored_causal(link.cause, found)
+            link.e = stored_causal(link.effect, found)
 
         # -- one embedding call for every text stored or matched by meaning -------------
-        concept_rows, concept_text = _concept_rows(items, found)
+        c_rows, concept_text = concept_rows(items, found)
         texts = [ents.rows[i]["name"] for i in sorted(ents.embed)]
         texts += [d for d, t, _ in items.events if (d, t) not in found.events]
         texts += [fact_text(p) for _, p in items.facts if p is not None]
@@ -382,41 +197,36 @@ class RememberWriter:
         for i in ents.embed:
             ents.rows[i]["vec"] = vec[ents.rows[i]["name"]]
         for i, shown in concept_text.items():
-            concept_rows[i]["vec"] = vec[shown]
+            c_rows[i]["vec"] = vec[shown]
 
         # -- one k-NN query: near-duplicate entities, causal paraphrases, similar concepts
         pending = [(li, end) for li, link in enumerate(items.links) for end in link.open_ends()]
-        near = await self._knn(
+        near = await nearest(
+            self.store,
             namespace,
             [(i, resolver.max_candidates + 3, ents.rows[i]["vec"]) for i in sorted(ents.embed)],
             [(n, _CAUSAL_K, vec[items.links[li].text(end)]) for n, (li, end) in enumerate(pending)],
-            [(i, _CONCEPT_K + 1, concept_rows[i]["vec"]) for i in concept_text],
+            [(i, CONCEPT_K + 1, c_rows[i]["vec"]) for i in concept_text],
         )
         self._match_causal(items.links, pending, near, vec)
-        for i in concept_text:
-            own = found.concepts.get(concept_rows[i]["k"], {}).get("uuid")
-            concept_rows[i]["similar"] = [
-                {"uuid": h.uuid, "score": round(h.similarity, 4)}
-                for h in near.get(("concepts", i), [])
-                if h.similarity >= _CONCEPT_SIMILAR and h.uuid != own
-            ][:_CONCEPT_K]
+        stored_similar(c_rows, concept_text, found, near)
 
         # -- writes: entities, relations, events, facts, causal links, concepts, memory --
         stored = await merge_entity_rows(self.store, namespace, ents.rows)
 
         def real(ref: str | None) -> str | None:
-            if ref is None or not _is_row(ref):
+            if ref is None or not is_row(ref):
                 return ref
             got = stored.get(int(ref[4:]))
             return got[0].uuid if got else None
 
         entity_nodes = [
-            n if isinstance(n, WrittenNode) else self._entity_node(n, ents, stored, near)
+            n if isinstance(n, WrittenNode) else entity_node(resolver, n, ents, stored, near)
             for n in explicit
         ]
         represented = {n.name: n.uuid for n in entity_nodes}
         entity_nodes += [
-            self._entity_node(i, ents, stored, near)
+            entity_node(resolver, i, ents, stored, near)
             for i in sorted(ents.implicit)
             if i in stored and stored[i][1]
         ]
@@ -426,13 +236,13 @@ class RememberWriter:
         causal = await self._causal(namespace, items, link_eids, event_nodes, real)
         for i, (cname, cdesc) in enumerate(items.concepts.values()):
             named = represented_entities(cname, cdesc, represented)
-            concept_rows[i]["ents"] = list(dict.fromkeys(represented[n] for n in named))
-        written = await write_concepts(self.store, namespace, concept_rows)
+            c_rows[i]["ents"] = list(dict.fromkeys(represented[n] for n in named))
+        written = await write_concepts(self.store, namespace, c_rows)
         concepts = [
             WrittenNode(uuid=c.uuid, name=c.name, label=CONCEPT, created=created)
             for c, created in (written[i] for i in sorted(written))
         ]
-        await link_similar_uuids(self.store, namespace, _similar_within(concept_rows, written))
+        await link_similar_uuids(self.store, namespace, similar_within(c_rows, written))
         memory, created = await write_memory(
             self.store,
             namespace,
@@ -459,112 +269,11 @@ class RememberWriter:
             concepts=concepts,
         )
 
-    # -- reads ------------------------------------------------------------------------------
-
-    async def _lookup(self, namespace: str, items: _Items) -> _Lookup:
-        """Everything the extraction names that is stored already, in one query."""
-        names = [n for n, _ in items.entities]
-        names += [n for r in items.relations for n in (r.source, r.target)]
-        names += [n for _, _, ents in items.events for n in ents]
-        names += [n for link in items.links for n in link.entities]
-        names += [p["subject"] for _, p in items.facts if p is not None]
-        causal = list(dict.fromkeys(t for link in items.links for t in (link.cause, link.effect)))
-        params: dict[str, Any] = {
-            "refs": lookup_params(names),
-            "concepts": list(items.concepts),
-            "causal": [[t, normalize_description(t)] for t in causal],
-            "events": [[d, t] for d, t, _ in items.events],
-        }
-        out = _Lookup()
-        if not any(params.values()):
-            return out
-        res = await self.store.query(
-            namespace, LOOKUP_ENTITIES + _LOOKUP_OTHERS, params, read_only=True
-        )
-        entity_hits: list[list[Any]] = []
-        for row in res.rows:
-            ref, how, uid, name, key, kind, _props, origin = row
-            if how in ("uuid", "key"):
-                entity_hits.append(row)
-            elif how == "concept":
-                out.concepts.setdefault(
-                    str(ref),
-                    {"uuid": str(uid), "name": str(name), "description": kind, "origin": origin},
-                )
-            elif how == "causal":
-                out.causal_uuid.setdefault(str(ref), (str(uid), str(key)))
-            elif how == "causal_key":
-                out.causal_key.setdefault(str(ref), (str(uid), str(key)))
-            else:
-                out.events[(str(ref), int(_props))] = str(uid)
-        out.entities = entity_rows(entity_hits)
-        return out
-
-    async def _knn(
-        self,
-        namespace: str,
-        entities: list[tuple[int, int, list[float]]],
-        causal: list[tuple[int, int, list[float]]],
-        concepts: list[tuple[int, int, list[float]]],
-    ) -> dict[tuple[str, int], list[Neighbour]]:
-        """The nearest stored entities, causal nodes and concepts of some vectors, in one
-        query: (kind, item index) to neighbours, best first."""
-        params = {
-            kind: [{"i": i, "k": _fetch(k), "v": v} for i, k, v in rows]
-            for kind, rows in (("entities", entities), ("causal", causal), ("concepts", concepts))
-        }
-        if not any(params.values()):
-            return {}
-        label = {"entities": ENTITY, "causal": CAUSAL, "concepts": CONCEPT}
-        res = await self.store.query(namespace, _KNN, params, read_only=True)
-        out: dict[tuple[str, int], list[Neighbour]] = {}
-        for kind, i, node, distance in sorted(res.rows, key=lambda r: float(r[3])):
-            hits = out.setdefault((str(kind), int(i)), [])
-            uid = str(node.get("uuid", ""))
-            if any(h.uuid == uid for h in hits):
-                continue
-            similarity = max(0.0, min(1.0, 1.0 - float(distance)))
-            hits.append(Neighbour(label[str(kind)], clean(node), similarity))
-        return out
-
     # -- pieces -----------------------------------------------------------------------------
-
-    def _entity_node(
-        self,
-        i: int,
-        ents: _Entities,
-        stored: dict[int, tuple[Entity, bool]],
-        near: dict[tuple[str, int], list[Neighbour]],
-    ) -> WrittenNode:
-        """How remember reports the entity of row `i`; a new one with the stored entities
-        (and the others this text creates) whose names are close in meaning."""
-        entity, created = stored[i]
-        hits: list[tuple[str, str, float]] = []
-        if created:
-            floor = self.entities.resolver.near_duplicate
-            hits = [
-                (h.uuid, str(h.properties.get("name", "")), h.similarity)
-                for h in near.get(("entities", i), [])
-                if h.uuid != entity.uuid and h.similarity >= floor
-            ]
-            for j, (other, other_created) in stored.items():
-                vi, vj = ents.rows[i]["vec"], ents.rows[j]["vec"]
-                if j == i or not other_created or vi is None or vj is None:
-                    continue
-                score = float(np.dot(vi, vj))
-                if score >= floor:
-                    hits.append((other.uuid, other.name, min(1.0, score)))
-        return WrittenNode(
-            uuid=entity.uuid,
-            name=entity.name,
-            label=ENTITY,
-            created=created,
-            similar_existing=_similar_nodes(hits, self.entities.resolver.max_candidates),
-        )
 
     def _match_causal(
         self,
-        links: list[_Link],
+        links: list[CausalItem],
         pending: list[tuple[int, str]],
         near: dict[tuple[str, int], list[Neighbour]],
         vec: dict[str, list[float]],
@@ -581,7 +290,7 @@ class RememberWriter:
     async def _relations(
         self,
         namespace: str,
-        items: _Items,
+        items: Items,
         ends: list[tuple[str, str] | None],
         real: Callable[[str | None], str | None],
     ) -> list[str]:
@@ -608,9 +317,9 @@ class RememberWriter:
     async def _events(
         self,
         namespace: str,
-        items: _Items,
+        items: Items,
         eids: list[list[str]],
-        found: _Lookup,
+        found: Lookup,
         vec: dict[str, list[float]],
         real: Callable[[str | None], str | None],
     ) -> list[WrittenNode]:
@@ -638,7 +347,7 @@ class RememberWriter:
     async def _facts(
         self,
         namespace: str,
-        items: _Items,
+        items: Items,
         subjects: list[str | None],
         vec: dict[str, list[float]],
         real: Callable[[str | None], str | None],
@@ -685,7 +394,7 @@ class RememberWriter:
     async def _causal(
         self,
         namespace: str,
-        items: _Items,
+        items: Items,
         eids: list[list[str]],
         events: list[WrittenNode],
         real: Callable[[str | None], str | None],
@@ -716,150 +425,3 @@ class RememberWriter:
             f"{c_desc} -> {e_desc} ({float(conf):.2f})"
             for _, _, c_desc, _, e_desc, conf in sorted(rows, key=lambda r: int(r[0]))
         ]
-
-
-@dataclass
-class _Items:
-    """The extraction's items, checked; what the graphs would refuse is left out."""
-
-    entities: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
-    relations: list[ExtractedRelation] = field(default_factory=list[ExtractedRelation])
-    events: list[tuple[str, int, list[str]]] = field(
-        default_factory=list[tuple[str, int, list[str]]]
-    )
-    facts: list[tuple[ExtractedFact, dict[str, Any] | None]] = field(
-        default_factory=list[tuple[ExtractedFact, dict[str, Any] | None]]
-    )
-    links: list[_Link] = field(default_factory=list[_Link])
-    concepts: dict[str, tuple[str, str | None]] = field(
-        default_factory=dict[str, tuple[str, str | None]]
-    )
-
-    @classmethod
-    def of(cls, ex: Extraction, source: str | None) -> _Items:
-        """Check the extraction's items (`source`: who stated its facts)."""
-        out = cls()
-        seen: set[tuple[str, str]] = set()
-        for e in ex.entities:
-            try:
-                name = check_text(e.name, "entity name")
-                etype = type_key(e.entity_type or "entity")
-            except InvalidInput as exc:
-                logger.info("entity %s skipped: %s", e, exc)
-                continue
-            if (name_key(name), etype) not in seen:
-                seen.add((name_key(name), etype))
-                out.entities.append((name, etype))
-        out.relations = list(ex.relations)
-        for ev in ex.events:
-            try:
-                desc = check_text(ev.description, "description", 4096)
-                t = epoch_ms(parse_time(ev.occurred_at, "occurred_at"))
-            except InvalidInput as exc:
-                logger.info("event %s skipped: %s", ev, exc)
-                continue
-            out.events.append((desc, t, list(ev.entities)))
-        for f in ex.facts:
-            if f.valid_from == UNKNOWN_START and f.valid_to is not None:
-                out.facts.append((f, None))
-                continue
-            try:
-                out.facts.append(
-                    (
-                        f,
-                        fact_params(
-                            f.subject, f.predicate, f.object, f.valid_from, f.valid_to, source
-                        ),
-                    )
-                )
-            except InvalidInput as exc:
-                logger.info("fact %s skipped: %s", f, exc)
-        for link in ex.causal_links:
-            try:
-                cause = _causal_text(link.cause, "cause")
-                effect = _causal_text(link.effect, "effect")
-            except InvalidInput as exc:
-                logger.info("causal link %s skipped: %s", link, exc)
-                continue
-            out.links.append(
-                _Link(cause, effect, link.confidence, link.evidence, list(link.entities))
-            )
-        for c in ex.concepts:
-            try:
-                cname = check_text(c.name, "concept name")
-                cdesc = (
-                    check_text(c.description, "description", MAX_TEXT) if c.description else None
-                )
-            except InvalidInput as exc:
-                logger.info("concept %s skipped: %s", c, exc)
-                continue
-            key = name_key(cname)
-            if key in out.concepts:
-                # As a second add_concept would: a new description replaces the old one.
-                first, old = out.concepts[key]
-                out.concepts[key] = (first, cdesc if cdesc is not None else old)
-            else:
-                out.concepts[key] = (cname, cdesc)
-        return out
-
-
-def _causal_text(value: str, what: str) -> str:
-    text = check_text(value, what, MAX_TEXT)
-    if not normalize_description(text):
-        raise InvalidInput(f"{what} {text!r} has no letters or digits; describe it in words")
-    return text
-
-
-def _stored_causal(text: str, found: _Lookup) -> Match | None:
-    """The stored node a description names by uuid or normalised key; None to match it by
-    meaning."""
-    for how, table in (("uuid", found.causal_uuid), ("normalized", found.causal_key)):
-        hit = table.get(text)
-        if hit is not None:
-            return Match(text, hit[1], [], hit[0], how)  # type: ignore[arg-type]
-    return None
-
-
-def _concept_rows(items: _Items, found: _Lookup) -> tuple[list[dict[str, Any]], dict[int, str]]:
-    """`WRITE_CONCEPTS` rows of the extraction's concepts, and the text to embed for those
-    that are new or whose description changed (as `add_concept` decides)."""
-    rows: list[dict[str, Any]] = []
-    texts: dict[int, str] = {}
-    for i, (key, (cname, cdesc)) in enumerate(items.concepts.items()):
-        old = found.concepts.get(key)
-        if old is None or (cdesc is not None and cdesc != old.get("description")):
-            shown = str(old["name"]) if old else cname
-            texts[i] = f"{shown}: {cdesc}" if cdesc else shown
-        rows.append(
-            {
-                "i": i,
-                "k": key,
-                "uuid": new_uuid(),
-                "name": cname,
-                "desc": cdesc,
-                "origin": None,
-                # Named by a text now: no longer only implied by a memory.
-                "unmark": old is not None and old.get("origin") is not None,
-                "vec": None,
-                "similar": [],
-                "ents": [],
-            }
-        )
-    return rows, texts
-
-
-def _similar_within(
-    rows: list[dict[str, Any]], written: dict[int, tuple[Concept, bool]]
-) -> list[tuple[str, str, float]]:
-    """`S_SIMILAR_TO` between concepts of one text: a later concept to an earlier one."""
-    out: list[tuple[str, str, float]] = []
-    for j, later in enumerate(rows):
-        for earlier in rows[:j]:
-            if later["vec"] is None or earlier["vec"] is None:
-                continue
-            score = float(np.dot(later["vec"], earlier["vec"]))
-            if score >= _CONCEPT_SIMILAR and earlier["i"] in written and j in written:
-                out.append(
-                    (written[j][0].uuid, written[earlier["i"]][0].uuid, round(min(1.0, score), 4))
-                )
-    return out

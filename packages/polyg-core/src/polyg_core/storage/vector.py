@@ -78,6 +78,59 @@ async def knn_of_node(
     )
 
 
+async def knn_of_nodes(
+    store: FalkorStore,
+    namespace: str,
+    label: str,
+    uuids: Sequence[str],
+    k: int,
+    *,
+    fields: Sequence[str] = (),
+) -> dict[str, list[Neighbour]]:
+    """`knn_of_node` for many nodes in one query: node uuid to its `k` nearest live nodes,
+    best first (each node among its own answers). Nodes missing or without a vector are
+    left out; the index is asked for 2k+16 each, as `knn` does first."""
+    if label not in EMBEDDED_LABELS:
+        raise ValueError(f"label {label!r} has no vector index")
+    wanted = list(dict.fromkeys(uuids))
+    if k <= 0 or not wanted:
+        return {}
+    cypher = (
+        f"UNWIND $us AS u MATCH (source:{label} {{uuid: u}}) WHERE source.embedding IS NOT NULL "
+        f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, source.embedding) "
+        f"YIELD node, score RETURN u, {_returned(fields)}, score"
+    )
+    try:
+        res = await store.query(
+            namespace, cypher, {"us": wanted, "k": min(2 * k + 16, MAX_FETCH)}, read_only=True
+        )
+    except Exception as exc:  # no index yet for this label: nothing to find
+        if "index" in str(exc).lower():
+            return {}
+        raise
+    out: dict[str, list[Neighbour]] = {}
+    seen: set[tuple[str, str]] = set()
+    for u, node, distance in sorted(res.rows, key=lambda r: float(r[2])):
+        uid = str(node.get("uuid", ""))
+        if (str(u), uid) in seen:
+            continue
+        seen.add((str(u), uid))
+        similarity = max(0.0, min(1.0, 1.0 - float(distance)))
+        out.setdefault(str(u), []).append(Neighbour(label, clean(node), similarity))
+    return {u: hits[:k] for u, hits in out.items()}
+
+
+def _returned(fields: Sequence[str]) -> str:
+    """The Cypher map a search returns for `node`: `fields` (with `uuid`), default all."""
+    for name in fields:
+        if not name.isidentifier():
+            raise ValueError(f"not a property name: {name!r}")
+    # Each returned property is parsed in Python: a caller that needs two reads two.
+    if not fields:
+        return props("node")
+    return "node {" + ", ".join(f".{f}" for f in dict.fromkeys(("uuid", *fields))) + "}"
+
+
 async def _search(
     store: FalkorStore,
     namespace: str,
@@ -94,15 +147,7 @@ async def _search(
     if k <= 0:
         return []
     fetch = min(2 * k + 16, MAX_FETCH)
-    for name in fields:
-        if not name.isidentifier():
-            raise ValueError(f"not a property name: {name!r}")
-    # Each returned property is parsed in Python: a caller that needs two reads two.
-    node = (
-        "node {" + ", ".join(f".{f}" for f in dict.fromkeys(("uuid", *fields))) + "}"
-        if fields
-        else props("node")
-    )
+    node = _returned(fields)
     cypher = (
         f"{head}CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, {query_vector}) "
         f"YIELD node, score RETURN {node}, score ORDER BY score ASC"

@@ -14,17 +14,17 @@ from typing import Any, Final, Literal
 
 from polyg_core.config import Settings
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
+from polyg_core.graphs.entity_refs import created_entities
 from polyg_core.memory import Memory
-from polyg_core.resolve import CAUSAL_NAMES, CONCEPT_NAMES, ENTITY_NAMES
+from polyg_core.resolve import CAUSAL_NAMES, CONCEPT_NAMES, ENTITY_NAMES, similar_nodes
 from polyg_core.retrieval.filters import prefixed_tags
 from polyg_core.storage.schema import EVENT
 from polyg_shared.causal import CausalLinkResult
 from polyg_shared.edges import EntityRelation
 from polyg_shared.jobs import JobRef
-from polyg_shared.nodes import Event, Fact
-from polyg_shared.results import SimilarNode
+from polyg_shared.nodes import Fact
 from polyg_shared.retrieval import Reasoning, RecallResult, RememberResult
-from polyg_shared.temporal import FactWrite
+from polyg_shared.temporal import EventWrite, FactWrite
 from polyg_shared.tools import (
     AddCausalLinkInput,
     AddConceptInput,
@@ -198,12 +198,7 @@ async def add_entity(ctx: ServerContext, inp: AddEntityInput) -> EntityWriteOutp
         else []
     )
     return EntityWriteOutput(
-        entity=entity,
-        created=created,
-        similar_existing=[
-            SimilarNode(uuid=c.uuid, name=c.name, label=c.label, similarity=c.similarity)
-            for c in similar
-        ],
+        entity=entity, created=created, similar_existing=similar_nodes(similar)
     )
 
 
@@ -231,14 +226,14 @@ async def link_entities(ctx: ServerContext, inp: LinkEntitiesInput) -> EntityRel
     )
 
 
-async def add_event(ctx: ServerContext, inp: AddEventInput) -> Event:
+async def add_event(ctx: ServerContext, inp: AddEventInput) -> EventWrite:
     mem, ns = memory_and_ns(ctx, inp.graph)
     return await mem.temporal.add_event(
         ns, inp.description, inp.occurred_at, duration_ms=inp.duration_ms, entities=inp.entities
     )
 
 
-async def update_event(ctx: ServerContext, inp: UpdateEventInput) -> Event:
+async def update_event(ctx: ServerContext, inp: UpdateEventInput) -> EventWrite:
     mem, ns = memory_and_ns(ctx, inp.graph)
     if (
         inp.description is None
@@ -293,8 +288,15 @@ async def invalidate_fact(ctx: ServerContext, inp: InvalidateFactInput) -> Inval
 
 async def add_concept(ctx: ServerContext, inp: AddConceptInput) -> ConceptWriteOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
-    concept, created = await mem.semantic.add_concept(ns, inp.name, inp.description, inp.entities)
-    return ConceptWriteOutput(concept=concept, created=created)
+    made: dict[str, str] = {}
+    concept, created = await mem.semantic.add_concept(
+        ns, inp.name, inp.description, inp.entities, created_entities=made
+    )
+    return ConceptWriteOutput(
+        concept=concept,
+        created=created,
+        created_entities=await created_entities(mem.resolver, ns, made),
+    )
 
 
 async def add_causal_link(ctx: ServerContext, inp: AddCausalLinkInput) -> CausalLinkResult:
@@ -453,6 +455,13 @@ _IDS = (
     "names are matched exactly, then ignoring case and punctuation, then by meaning."
 )
 
+_CREATED = (
+    " An entity name that matches no stored entity by uuid, exact or normalised name "
+    "creates a new entity, never one close in meaning; `created_entities` lists them, each "
+    "with `similar_existing` (stored entities with a close name: merge_entities merges a "
+    "duplicate on purpose)."
+)
+
 TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="recall",
@@ -532,11 +541,11 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="add_event",
         description=(
-            "Record something that happened at a time, linked to the entities it involves "
-            "(unknown entities are created). Returns the event with its uuid."
+            "Record something that happened at a time, linked to the entities it involves. "
+            "Returns the event with its uuid." + _CREATED
         ),
         input_model=AddEventInput,
-        output_model=Event,
+        output_model=EventWrite,
         handler=add_event,
         annotations=WRITE_IDEMPOTENT,
         profile=PROFILE,
@@ -546,10 +555,10 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         description=(
             "Change an event's description, time, duration or entities (omitted: unchanged; "
             "entities replace the old ones). The event is named by uuid or exact description; "
-            "the entities' timelines are re-ordered. Returns the event."
+            "the entities' timelines are re-ordered. Returns the event." + _CREATED
         ),
         input_model=UpdateEventInput,
-        output_model=Event,
+        output_model=EventWrite,
         handler=update_event,
         annotations=WRITE_IDEMPOTENT,
         profile=PROFILE,
@@ -560,7 +569,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
             "Record that 'subject predicate object' holds from valid_from (default now). A "
             "new value for the same subject and predicate ends the old one's validity. "
             "Returns the fact, what happened (created/superseded/existing/extended) and the "
-            "facts it closed."
+            "facts it closed." + _CREATED
         ),
         input_model=AddFactInput,
         output_model=FactWrite,
@@ -585,7 +594,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         description=(
             "Create or update a concept (a named idea, searchable by meaning) and link it to "
             "the entities it represents; semantic_search and recall start from concepts. "
-            "Returns the concept and `created`."
+            "Returns the concept and `created`." + _CREATED
         ),
         input_model=AddConceptInput,
         output_model=ConceptWriteOutput,
@@ -599,7 +608,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
             "Record that a cause leads to an effect with a confidence (0-1). Descriptions are "
             "matched to existing causal nodes so chains connect; the same pair again updates "
             "the link. Links both nodes to affected entities and referenced events. Returns "
-            "both nodes, the link and how each description was matched."
+            "both nodes, the link and how each description was matched." + _CREATED
         ),
         input_model=AddCausalLinkInput,
         output_model=CausalLinkResult,
@@ -637,7 +646,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="merge_entities",
         description=(
-            "Merge one entity into another on purpose (a typo, a duplicate that add_entity "
+            "Merge one entity into another on purpose (a typo, a duplicate that a write "
             "reported in similar_existing): its relations, events, facts, concepts and causal "
             "links move to the target, which keeps the source's name in merged_from; the "
             "source is deleted. Irreversible: needs confirm: true. Names must be exact."
