@@ -829,11 +829,6 @@ def fact_params(
     }
 
 
-def fact_text(params: Mapping[str, Any]) -> str:
-    """What a fact is embedded as: "subject predicate object"."""
-    return f"{params['subject']} {params['predicate']} {params['object']}"
-
-
 async def write_fact(store: FalkorStore, namespace: str, params: Mapping[str, Any]) -> FactWrite:
     """Run `ADD_FACT` (the supersession rule, one query) with complete `fact_params`."""
     res = await store.query(namespace, ADD_FACT, dict(params))

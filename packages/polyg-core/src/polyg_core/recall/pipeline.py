@@ -307,11 +307,16 @@ class RecallPipeline:
         catalogue = await self.catalogue.get(namespace)
         speakers = catalogue.authors_in(question)
         common = catalogue.common_names([*intent.entities, *speakers], COMMON_NAME_SHARE)
-        vector = await self.embed_for(namespace, without_names(query_text, common))
+        seed_text = without_names(query_text, common)
+        vector = await self.embed_for(namespace, seed_text)
         # A name found in most memories (a speaker, the user) says little about which
-        # ones answer: it does not seed the graph views on its own.
+        # ones answer: it does not seed the graph views on its own. Events and facts
+        # are seeded by the words of the same text the vector embeds.
         seed_intent = intent.model_copy(
-            update={"entities": [e for e in intent.entities if e not in common]}
+            update={
+                "entities": [e for e in intent.entities if e not in common],
+                "semantic_query": seed_text,
+            }
         )
         ranking = MemoryRanking()
         seeds = Seeds()

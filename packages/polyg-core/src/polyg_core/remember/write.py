@@ -49,7 +49,7 @@ from polyg_core.graphs.causal_batch import match_new, same_node
 from polyg_core.graphs.entity import EntityGraph, merge_entity_rows
 from polyg_core.graphs.entity_refs import decide_entity
 from polyg_core.graphs.semantic import MAX_CONTENT, link_similar_uuids, write_concepts, write_memory
-from polyg_core.graphs.temporal import TemporalGraph, fact_text, write_fact
+from polyg_core.graphs.temporal import TemporalGraph, write_fact
 from polyg_core.remember.concepts import CONCEPT_K, concept_rows, similar_within, stored_similar
 from polyg_core.remember.entities import Entities, entity_node, is_row
 from polyg_core.remember.items import CausalItem, Items
@@ -187,8 +187,6 @@ class RememberWriter:
         # -- one embedding call for every text stored or matched by meaning -------------
         c_rows, concept_text = concept_rows(items, found)
         texts = [ents.rows[i]["name"] for i in sorted(ents.embed)]
-        texts += [d for d, t, _ in items.events if (d, t) not in found.events]
-        texts += [fact_text(p) for _, p in items.facts if p is not None]
         texts += [m for link in items.links for m in link.unmatched()]
         texts += list(concept_text.values())
         texts.append(text)
@@ -231,8 +229,8 @@ class RememberWriter:
             if i in stored and stored[i][1]
         ]
         relations = await self._relations(namespace, items, rel_ends, real)
-        event_nodes = await self._events(namespace, items, event_eids, found, vec, real)
-        facts, invalidated = await self._facts(namespace, items, subjects, vec, real)
+        event_nodes = await self._events(namespace, items, event_eids, found, real)
+        facts, invalidated = await self._facts(namespace, items, subjects, real)
         causal = await self._causal(namespace, items, link_eids, event_nodes, real)
         for i, (cname, cdesc) in enumerate(items.concepts.values()):
             named = represented_entities(cname, cdesc, represented)
@@ -320,7 +318,6 @@ class RememberWriter:
         items: Items,
         eids: list[list[str]],
         found: Lookup,
-        vec: dict[str, list[float]],
         real: Callable[[str | None], str | None],
     ) -> list[WrittenNode]:
         rows: dict[tuple[str, int], dict[str, Any]] = {}
@@ -329,8 +326,6 @@ class RememberWriter:
             row = rows.get((desc, t))
             if row is None:
                 row = rows[(desc, t)] = event_row(desc, t, None, ids)
-                if (desc, t) not in found.events:
-                    row["vec"] = vec[desc]
             else:
                 row["eids"] = sorted(set(row["eids"]) | set(ids))
         stored = await write_event_rows(self.store, namespace, list(rows.values()))
@@ -349,7 +344,6 @@ class RememberWriter:
         namespace: str,
         items: Items,
         subjects: list[str | None],
-        vec: dict[str, list[float]],
         real: Callable[[str | None], str | None],
     ) -> tuple[list[WrittenNode], list[WrittenNode]]:
         facts: list[WrittenNode] = []
@@ -361,9 +355,7 @@ class RememberWriter:
             uid = real(subject)
             if not uid:
                 continue
-            fw = await write_fact(
-                self.store, namespace, {**p, "eids": [uid], "vec": vec[fact_text(p)]}
-            )
+            fw = await write_fact(self.store, namespace, {**p, "eids": [uid]})
             facts.append(_fact_node(fw.fact, created=fw.status != "existing"))
             invalidated.extend(_fact_node(o, created=False) for o in fw.invalidated)
         return facts, invalidated

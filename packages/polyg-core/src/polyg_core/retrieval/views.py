@@ -118,9 +118,9 @@ async def find_seeds(
 
         async def search_words(label: str) -> None:
             found = await word_search(store, namespace, label, words, top_k)
-            hits_by_label[label] = [
-                Neighbour(h.label, h.properties, h.overlap) for h in found if h.overlap >= min_score
-            ]
+            # Not held to `min_score`, a bar for cosine similarity: the share of the
+            # question's words a short event holds is low even when it is the answer.
+            hits_by_label[label] = [Neighbour(h.label, h.properties, h.overlap) for h in found]
 
         try:
             async with anyio.create_task_group() as tg:

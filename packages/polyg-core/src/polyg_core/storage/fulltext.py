@@ -3,6 +3,7 @@ labels that carry no vector (events and facts)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +14,7 @@ from polyg_core.storage.store import FalkorStore
 
 MAX_TERMS = 32
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)
-# Too common to tell texts apart (RediSearch drops most of them anyway).
+# Function words and the words questions are asked with: too common to tell texts apart.
 _STOP = frozenset(
     [
         "a",
@@ -61,6 +62,8 @@ _STOP = frozenset(
         "where",
         "which",
         "who",
+        "whom",
+        "whose",
         "why",
         "will",
         "with",
@@ -69,6 +72,29 @@ _STOP = frozenset(
         "he",
         "his",
         "her",
+        "him",
+        "us",
+        "about",
+        "after",
+        "before",
+        "during",
+        "since",
+        "until",
+        "into",
+        "over",
+        "under",
+        "between",
+        "through",
+        "via",
+        "happen",
+        "happened",
+        "happens",
+        "occurred",
+        "tell",
+        "describe",
+        "explain",
+        "status",
+        "timeline",
     ]
 )
 
@@ -95,12 +121,16 @@ def query_terms(text: str) -> list[str]:
     return list(seen)[:MAX_TERMS]
 
 
-def _same_word(term: str, word: str) -> bool:
-    """One word, or one the stem of the other (deploy / deployed, fail / failure)."""
-    if term == word:
-        return True
-    short, long = sorted((term, word), key=len)
-    return len(short) >= 4 and long.startswith(short)
+@functools.cache
+def _stemmer() -> Any:
+    import Stemmer  # PyStemmer, the stemmer of recall's BM25 index
+
+    return Stemmer.Stemmer("english")  # pyright: ignore[reportUnknownMemberType]
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_stemmer().stemWord(word))
 
 
 async def word_search(
@@ -109,8 +139,8 @@ async def word_search(
     """The nodes of `label` that share words with `text`, most shared first, at most `k`.
 
     FalkorDB's index finds the nodes holding any of the words (stemmed); each is then
-    scored by the share of the query's words its indexed fields hold, exact or as a
-    prefix (deploy / deployed), so the score is comparable across labels and queries.
+    scored by the share of the query's words (stemmed: deploy / deployed) its indexed
+    fields hold, so the score is comparable across labels and queries.
     Returns [] when `text` has no searchable word or the label has no full-text index.
     """
     fields = FULLTEXT_INDEXES.get(label)
@@ -129,11 +159,14 @@ async def word_search(
         if "index" in str(exc).lower():
             return []
         raise
+    wanted = {_stem(t) for t in terms}
     hits: list[WordHit] = []
     for (raw,) in res.rows:
         node = clean(raw)
-        words = set(_TERM.findall(" ".join(str(node.get(f) or "") for f in fields).lower()))
-        shared = sum(1 for t in terms if any(_same_word(t, w) for w in words))
-        hits.append(WordHit(label, node, shared / len(terms)))
+        text_of = " ".join(str(node.get(f) or "") for f in fields).lower()
+        stems = {_stem(w) for w in _TERM.findall(text_of)}
+        shared = sum(1 for t in wanted if t in stems)
+        if shared:
+            hits.append(WordHit(label, node, shared / len(wanted)))
     hits.sort(key=lambda h: (-h.overlap, h.uuid))
     return hits[:k]
