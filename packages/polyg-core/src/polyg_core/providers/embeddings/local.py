@@ -9,12 +9,14 @@ weights are read from `model.safetensors` beside it, and `tokenizer.json`.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import logging
 import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +36,34 @@ def _model_dir() -> Path:
     except ImportError as exc:
         raise ImportError(f"the local embedding model is not installed: {_INSTALL}") from exc
     return model_dir()
+
+
+# A forward pass over at least this many padded tokens is followed by a heap trim: its
+# activations (tens of MB for 32 long texts) are freed but stay in the allocator's
+# arenas otherwise. Trimming costs 1-10 ms, about 1% of a pass of this size.
+_TRIM_AFTER_TOKENS = 2048
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, or None where the C library has none (macOS, musl, Windows)."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, TypeError, AttributeError):
+        return None
+
+
+def _release_free_heap() -> None:
+    """Give memory that is free inside the C heap back to the system.
+
+    onnxruntime's allocations (weights transposed and repacked at load time, each
+    pass's activations) go through malloc. Once freed they stay mapped in glibc's
+    arenas, and in the arena of a worker thread (where the server loads the model)
+    nothing returns them: ~19 MB after loading, 12-50 MB after a batch.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 @dataclass(frozen=True)
@@ -90,6 +120,7 @@ class _Model:
         self._session = ort.InferenceSession(
             str(key.directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
         )
+        _release_free_heap()
         self._tokenizer = tokenizer
         self._dimension = int(self._session.get_outputs()[0].shape[1])
         self._lock = threading.Lock()
@@ -147,6 +178,7 @@ class _Model:
         # Sorted by token count, each chunk is padded only to its own longest text: a
         # batch of short names runs at their length, not at the longest sentence's.
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
+        padded = 0
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             width = len(ids[chunk[-1]])
@@ -159,6 +191,9 @@ class _Model:
                 ["sentence_embedding"], {"input_ids": tokens, "attention_mask": mask}
             )
             out[chunk] = np.asarray(vectors, dtype=np.float32)
+            padded += tokens.size
+        if padded >= _TRIM_AFTER_TOKENS:
+            _release_free_heap()
         return out
 
 
