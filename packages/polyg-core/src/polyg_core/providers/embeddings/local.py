@@ -72,6 +72,7 @@ class _ModelKey:
     directory: Path
     max_seq_length: int
     threads: int
+    spin_us: int
 
 
 @dataclass
@@ -114,9 +115,14 @@ class _Model:
         # Without the arena, a long batch's buffers go back to the system afterwards
         # (with it, one 32 x 256-token batch kept ~240 MB for the rest of the process).
         options.enable_cpu_mem_arena = False
-        # Idle threads sleep instead of spinning: the cores are shared with FalkorDB and
-        # the server, and spinning threads that lose their core stall every parallel step.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # By default idle threads sleep instead of spinning: the cores are shared with
+        # FalkorDB and the server, and spinning threads that lose their core stall every
+        # parallel step. A short spin saves a wake-up per operator on idle cores.
+        if key.spin_us > 0:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "1")
+            options.add_session_config_entry("session.intra_op.spin_duration_us", str(key.spin_us))
+        else:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         self._session = ort.InferenceSession(
             str(key.directory / "model.onnx"),
@@ -233,6 +239,10 @@ class MiniLMEmbedder:
         cache_size: vectors of this many recent texts are kept (names and queries repeat a
             lot: every resolve, write and recall embeds them); 0 turns the cache off.
         threads: onnxruntime's threads for one forward pass (default: the cores, at most 4).
+        spin_us: how long an idle onnxruntime thread spins before it sleeps, in
+            microseconds (onnxruntime 1.26 or later; older ones spin for their default
+            time). 0, the default, sleeps at once: spinning is faster on idle cores and
+            slower on busy ones (docs/benchmarks.md, section 15.1).
     """
 
     model_dir: Path | None = None
@@ -240,6 +250,7 @@ class MiniLMEmbedder:
     batch_size: int = 32
     cache_size: int = 8192
     threads: int = field(default_factory=lambda: min(4, os.cpu_count() or 1))
+    spin_us: int = 0
     _cache: OrderedDict[str, F32] = field(default_factory=OrderedDict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -253,7 +264,7 @@ class MiniLMEmbedder:
 
     def _model(self) -> _Model:
         directory = self.model_dir or _model_dir()
-        return _load(_ModelKey(directory, self.max_seq_length, self.threads))
+        return _load(_ModelKey(directory, self.max_seq_length, self.threads, self.spin_us))
 
     def embed_sync(self, texts: Sequence[str]) -> F32:
         """Embed in the calling thread (it waits for the model's runner); shape (len(texts), 384)."""
