@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.embeddings.local import MiniLMEmbedder
+from polyg_core.providers.embeddings.local import _TRIM_AFTER_TOKENS, MiniLMEmbedder
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json").read_text())
 ROOT = Path(__file__).resolve().parents[4]
@@ -56,12 +56,27 @@ def test_cache_returns_the_same_vectors_and_stays_bounded() -> None:
     assert len(uncached._cache) == 0
 
 
-def test_one_or_two_threads_and_any_chunk_size_give_the_same_vectors() -> None:
+def test_threads_spinning_and_any_chunk_size_give_the_same_vectors() -> None:
     texts = [f"deploy {i} of service {i % 7} paged {'the owner ' * (i % 5)}" for i in range(40)]
     texts += ["auth", "Bob", "a b", "payments gateway redis"]
     two = MiniLMEmbedder(batch_size=4, threads=2, cache_size=0).embed_sync(texts)
     one = MiniLMEmbedder(batch_size=32, threads=1, cache_size=0).embed_sync(texts)
     assert np.allclose(two, one, atol=1e-5)
+    spinning = MiniLMEmbedder(batch_size=8, threads=2, cache_size=0, spin_us=200)
+    assert spinning._model() is not MiniLMEmbedder(threads=2)._model()
+    assert np.allclose(spinning.embed_sync(texts), one, atol=1e-5)
+
+
+def test_a_call_large_enough_to_release_memory_keeps_its_vectors_and_the_next_calls() -> None:
+    embedder = MiniLMEmbedder(cache_size=0)
+    texts = [f"release {i}: " + "the ledger service paged the owner " * 4 for i in range(80)]
+    # Enough padded tokens that the heap is trimmed after the pass.
+    tokens = sum(len(e.ids) for e in embedder._model()._tokenizer.encode_batch(texts))
+    assert tokens >= _TRIM_AFTER_TOKENS
+    before = embedder.embed_sync(texts[:3])
+    together = embedder.embed_sync(texts)
+    assert np.allclose(together[:3], before, atol=1e-5)
+    assert np.allclose(embedder.embed_sync(texts[-2:]), together[-2:], atol=1e-5)
 
 
 def test_inputs_past_the_maximum_length_are_truncated() -> None:

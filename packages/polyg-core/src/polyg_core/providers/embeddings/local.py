@@ -1,20 +1,23 @@
 """all-MiniLM-L6-v2 run by onnxruntime, with the `tokenizers` tokenizer (no torch).
 
 The model comes from the workspace package `polyg-minilm`: `model.onnx` (written by
-`scripts/export_minilm_onnx.py`; BERT's 6 layers with onnxruntime's fused CPU
-kernels, then mean pooling over the attention mask and L2 normalisation, the same
-pipeline as sentence-transformers' `SentenceTransformer("all-MiniLM-L6-v2")`), whose
-weights are read from `model.safetensors` beside it, and `tokenizer.json`.
+`scripts/export_minilm_onnx.py`; BERT's 6 layers with onnxruntime's fused embedding
+and attention CPU kernels, then mean pooling over the attention mask and L2
+normalisation, the same pipeline as sentence-transformers'
+`SentenceTransformer("all-MiniLM-L6-v2")`), whose weights are read from
+`model.safetensors` beside it, and `tokenizer.json`.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import logging
 import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,11 +39,40 @@ def _model_dir() -> Path:
     return model_dir()
 
 
+# A forward pass over at least this many padded tokens is followed by a heap trim: its
+# activations (tens of MB for 32 long texts) are freed but stay in the allocator's
+# arenas otherwise. Trimming costs 1-10 ms, about 1% of a pass of this size.
+_TRIM_AFTER_TOKENS = 2048
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, or None where the C library has none (macOS, musl, Windows)."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, TypeError, AttributeError):
+        return None
+
+
+def _release_free_heap() -> None:
+    """Give memory that is free inside the C heap back to the system.
+
+    onnxruntime's allocations (weights transposed and repacked at load time, each
+    pass's activations) go through malloc. Once freed they stay mapped in glibc's
+    arenas, and in the arena of a worker thread (where the server loads the model)
+    nothing returns them: ~19 MB after loading, 12-50 MB after a batch.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
 @dataclass(frozen=True)
 class _ModelKey:
     directory: Path
     max_seq_length: int
     threads: int
+    spin_us: int
 
 
 @dataclass
@@ -83,13 +115,24 @@ class _Model:
         # Without the arena, a long batch's buffers go back to the system afterwards
         # (with it, one 32 x 256-token batch kept ~240 MB for the rest of the process).
         options.enable_cpu_mem_arena = False
-        # Idle threads sleep instead of spinning: the cores are shared with FalkorDB and
-        # the server, and spinning threads that lose their core stall every parallel step.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # By default idle threads sleep instead of spinning: the cores are shared with
+        # FalkorDB and the server, and spinning threads that lose their core stall every
+        # parallel step. A short spin saves a wake-up per operator on idle cores.
+        if key.spin_us > 0:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "1")
+            options.add_session_config_entry("session.intra_op.spin_duration_us", str(key.spin_us))
+        else:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         self._session = ort.InferenceSession(
-            str(key.directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
+            str(key.directory / "model.onnx"),
+            options,
+            providers=["CPUExecutionProvider"],
+            # The graph spells out bias + residual + LayerNormalization and bias + Gelu:
+            # onnxruntime's fused kernels for them were ~14% slower (export script).
+            disabled_optimizers=["SkipLayerNormFusion", "BiasGeluFusion"],
         )
+        _release_free_heap()
         self._tokenizer = tokenizer
         self._dimension = int(self._session.get_outputs()[0].shape[1])
         self._lock = threading.Lock()
@@ -147,6 +190,7 @@ class _Model:
         # Sorted by token count, each chunk is padded only to its own longest text: a
         # batch of short names runs at their length, not at the longest sentence's.
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
+        padded = 0
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             width = len(ids[chunk[-1]])
@@ -159,6 +203,9 @@ class _Model:
                 ["sentence_embedding"], {"input_ids": tokens, "attention_mask": mask}
             )
             out[chunk] = np.asarray(vectors, dtype=np.float32)
+            padded += tokens.size
+        if padded >= _TRIM_AFTER_TOKENS:
+            _release_free_heap()
         return out
 
 
@@ -192,6 +239,10 @@ class MiniLMEmbedder:
         cache_size: vectors of this many recent texts are kept (names and queries repeat a
             lot: every resolve, write and recall embeds them); 0 turns the cache off.
         threads: onnxruntime's threads for one forward pass (default: the cores, at most 4).
+        spin_us: how long an idle onnxruntime thread spins before it sleeps, in
+            microseconds (onnxruntime 1.26 or later; older ones spin for their default
+            time). 0, the default, sleeps at once: spinning is faster on idle cores and
+            slower on busy ones (docs/benchmarks.md, section 15.1).
     """
 
     model_dir: Path | None = None
@@ -199,6 +250,7 @@ class MiniLMEmbedder:
     batch_size: int = 32
     cache_size: int = 8192
     threads: int = field(default_factory=lambda: min(4, os.cpu_count() or 1))
+    spin_us: int = 0
     _cache: OrderedDict[str, F32] = field(default_factory=OrderedDict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -212,7 +264,7 @@ class MiniLMEmbedder:
 
     def _model(self) -> _Model:
         directory = self.model_dir or _model_dir()
-        return _load(_ModelKey(directory, self.max_seq_length, self.threads))
+        return _load(_ModelKey(directory, self.max_seq_length, self.threads, self.spin_us))
 
     def embed_sync(self, texts: Sequence[str]) -> F32:
         """Embed in the calling thread (it waits for the model's runner); shape (len(texts), 384)."""
