@@ -196,7 +196,8 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         name="semantic_search",
         description=(
             "Step 1 of MAGMA retrieval: find nodes similar in meaning to a query (concepts, "
-            "memories, entities, events, facts, causal nodes) through the vector index. "
+            "memories, entities, causal nodes) through the vector index, and events and facts "
+            "that share its words (score: the share of the query's words they hold). "
             "Returns seed_entity_ids FIRST (entities matched directly or represented by "
             "matching concepts): pass those to entity_lookup, temporal_expand and "
             "causal_expand. Then the hits with scores, and `view` for subgraph_merge."
