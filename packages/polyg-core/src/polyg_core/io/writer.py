@@ -194,9 +194,9 @@ def texts_of(rec: Record) -> list[str]:
     if isinstance(rec, RelationRecord):
         return []  # ends are found by name; only a fuzzy fallback embeds them
     if isinstance(rec, EventRecord):
-        return [rec.description]
+        return []  # events carry no vector; an entity they create is embedded then
     if isinstance(rec, FactRecord):
-        return [f"{rec.subject} {rec.predicate} {rec.object}", rec.subject, *rec.entities]
+        return [rec.subject, *rec.entities]  # facts carry no vector either
     if isinstance(rec, CausalLinkRecord):
         return [rec.cause, rec.effect, *rec.entities]
     if isinstance(rec, CausalNodeRecord):
