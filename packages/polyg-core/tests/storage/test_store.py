@@ -135,6 +135,21 @@ async def test_slow_query_times_out_naming_the_setting(store: FalkorStore, names
         )
 
 
+@pytest.mark.slow
+async def test_a_write_longer_than_the_client_default_is_answered_and_applied_once(
+    store: FalkorStore, namespace: str
+) -> None:
+    # ~6-10 s of server work: longer than redis-py's 5 s default read timeout, which
+    # used to cut the reply off, report the server unreachable and re-run the write.
+    res = await store.query(
+        namespace,
+        "UNWIND range(1, 100000000) AS i WITH i WHERE i % 2500000 = 0 CREATE (:G_Node {i: i})",
+    )
+    assert res.nodes_created == 40
+    count = await store.query(namespace, "MATCH (n:G_Node) RETURN count(n)", read_only=True)
+    assert count.scalar(0) == 40
+
+
 async def test_list_and_delete_graphs(store: FalkorStore, namespace: str) -> None:
     await store.ensure_schema(namespace)
     assert namespace in await store.list_graphs()

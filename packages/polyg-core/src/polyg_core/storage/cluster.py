@@ -62,6 +62,11 @@ def open_cluster(settings: StorageSettings, connect_timeout: float = 10.0) -> Fa
             port=port,
             password=password,
             socket_connect_timeout=connect_timeout,
+            # As the single server's client: a reply is awaited past the query timeout
+            # (redis-py's 5 s default cut long writes off while the server applied them).
+            socket_timeout=(
+                settings.query_timeout_ms / 1000 + 30 if settings.query_timeout_ms else None
+            ),
             startup_nodes=[ClusterNode(h, p) for h, p, _ in nodes],
         )
     if not isinstance(db.connection, RedisCluster):

@@ -55,6 +55,7 @@ def _pool_exhausted(exc: BaseException) -> bool:
 
 
 _CONNECT_TIMEOUT_S = 10.0
+_REPLY_MARGIN_S = 30.0
 # How long the first vector use of a namespace waits for FalkorDB to build its indexes.
 VECTOR_INDEX_WAIT_S = 60.0
 
@@ -226,11 +227,24 @@ class FalkorStore:
 
     def _client(self, url: str | None = None, **kwargs: Any) -> FalkorClient:
         """A client on a bounded pool: beyond `max_connections` concurrent queries, callers
-        wait for a free connection (up to the query timeout) instead of failing."""
+        wait for a free connection (up to the query timeout) instead of failing.
+
+        A reply is awaited for the query timeout plus a margin (without a query timeout,
+        for as long as it takes): the server stops a query that runs too long and says
+        so. redis-py's own default (5 s) cut long writes off client-side while the
+        server went on to apply them; the retry then applied them twice.
+        """
         s = self.settings
         wait = (s.query_timeout_ms / 1000) if s.query_timeout_ms else None
+        read = wait + _REPLY_MARGIN_S if wait is not None else None
         return FalkorClient(
-            bounded_pool(max_connections=s.max_connections, wait_s=wait, url=url, **kwargs)
+            bounded_pool(
+                max_connections=s.max_connections,
+                wait_s=wait,
+                url=url,
+                socket_timeout=read,
+                **kwargs,
+            )
         )
 
     def _open_external(self) -> FalkorDB:
