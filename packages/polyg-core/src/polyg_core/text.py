@@ -5,6 +5,47 @@ from __future__ import annotations
 import re
 import unicodedata
 
+# Lucene's English stop set, the one bm25s applies with stopwords="en" (the retrieval
+# benchmark's BM25 baseline): kept here so the index matches it without importing bm25s,
+# which loads scipy.
+STOP_WORDS_EN = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 

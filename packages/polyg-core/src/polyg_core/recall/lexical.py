@@ -20,50 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from polyg_core.text import STOP_WORDS_EN
+
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 MAX_CACHED_STEMS = 500_000
-
-
-# Lucene's English stop set, the one bm25s applies with stopwords="en" (the retrieval
-# benchmark's BM25 baseline): kept here so the index matches it without importing bm25s,
-# which loads scipy.
-STOP_WORDS_EN = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "for",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "such",
-        "that",
-        "the",
-        "their",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "was",
-        "will",
-        "with",
-    ]
-)
 
 
 def _stopwords() -> frozenset[str]:

@@ -11,91 +11,18 @@ from typing import Any
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import FULLTEXT_INDEXES
 from polyg_core.storage.store import FalkorStore
+from polyg_core.text import STOP_WORDS_EN
 
 MAX_TERMS = 32
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)
 # Function words and the words questions are asked with: too common to tell texts apart.
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "she",
-        "that",
-        "the",
-        "their",
-        "them",
-        "they",
-        "this",
-        "to",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-        "he",
-        "his",
-        "her",
-        "him",
-        "us",
-        "about",
-        "after",
-        "before",
-        "during",
-        "since",
-        "until",
-        "into",
-        "over",
-        "under",
-        "between",
-        "through",
-        "via",
-        "happen",
-        "happened",
-        "happens",
-        "occurred",
-        "tell",
-        "describe",
-        "explain",
-        "status",
-        "timeline",
-    ]
+_STOP = STOP_WORDS_EN | frozenset(
+    """
+    did do does from had has have how i its me my our she them we were what when where
+    which who whom whose why you your he his her him us
+    about after before during since until over under between through via
+    happen happened happens occurred tell describe explain status timeline
+    """.split()  # noqa: SIM905 (a word list reads as one)
 )
 
 
