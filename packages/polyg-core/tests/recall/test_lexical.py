@@ -10,7 +10,8 @@ import pytest
 import Stemmer  # PyStemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from polyg_core.recall.lexical import STOP_WORDS_EN, LexicalIndex
+from polyg_core.recall.lexical import LexicalIndex
+from polyg_core.text import STOP_WORDS_EN
 
 CORPUS = [
     "The backup job failed because the disk was full.",
