@@ -36,7 +36,7 @@ from polyg_core.storage.namespace import validate_namespace
 from polyg_shared.types import reject_control_chars
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from polyg_server.context import ServerContext, store_session_key
+from polyg_server.context import ContextOpening, ServerContext, open_context, store_session_key
 from polyg_server.errors import tool_error_text
 from polyg_server.stdio import StdioLimits, limited_stdio_server
 
@@ -180,8 +180,8 @@ class PolygTool(Tool):
     server_context: Any = Field(default=None, exclude=True)
 
     @classmethod
-    def from_spec(cls, spec: ToolSpec[Any, Any], ctx: ServerContext) -> PolygTool:
-        """Build the tool for a spec, bound to a server context."""
+    def from_spec(cls, spec: ToolSpec[Any, Any], ctx: ServerContext | ContextOpening) -> PolygTool:
+        """Build the tool for a spec, bound to a server context (or one being opened)."""
         output_schema = _output_schema(spec.output_model)
         return cls(
             fn=spec.handler,
@@ -211,7 +211,10 @@ class PolygTool(Tool):
         (`store_session_key`): reads that follow the caller's own write go to the
         primary until a replica has it.
         """
-        ctx: ServerContext = self.server_context
+        try:
+            ctx = await open_context(self.server_context)
+        except Exception as exc:
+            return _error(tool_error_text(self.name, exc))
         if not ctx.store.settings.replicas:
             return await self.invoke(arguments)
         with ctx.store.session(_session_key(context)):
@@ -228,7 +231,7 @@ class PolygTool(Tool):
         except ValidationError as exc:
             return _error(tool_error_text(self.name, exc, self.input_model))
         try:
-            out = await self.fn(self.server_context, inp)
+            out = await self.fn(await open_context(self.server_context), inp)
             validated = (
                 out
                 if isinstance(out, self.output_model)
@@ -267,12 +270,15 @@ class PolygServer(MCPServer[Any]):
     """An MCPServer that also takes `ToolSpec`s, filtered by the enabled profiles.
 
     Args:
-        ctx: the server context every tool handler receives.
+        ctx: the server context every tool handler receives (or the one being opened:
+            calls wait for it).
         profiles: the enabled profiles (see `parse_profiles`).
         **kwargs: passed to `MCPServer`.
     """
 
-    def __init__(self, ctx: ServerContext, profiles: frozenset[str], **kwargs: Any) -> None:
+    def __init__(
+        self, ctx: ServerContext | ContextOpening, profiles: frozenset[str], **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.ctx = ctx
         self.profiles = profiles
@@ -310,7 +316,9 @@ class PolygServer(MCPServer[Any]):
 
 
 def register_tool(
-    server: PolygServer, spec: ToolSpec[Any, Any], ctx: ServerContext | None = None
+    server: PolygServer,
+    spec: ToolSpec[Any, Any],
+    ctx: ServerContext | ContextOpening | None = None,
 ) -> bool:
     """Register a tool if its profile is enabled on the server.
 
