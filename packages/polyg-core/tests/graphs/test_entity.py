@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
 import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from polyg_core.config import StorageSettings
 from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
 from polyg_core.graphs.base import name_key
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
-from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.store import FalkorStore, QueryResult
 
 pytestmark = pytest.mark.anyio
 
@@ -332,7 +337,6 @@ async def test_the_exact_spelling_wins_over_other_names_with_the_same_key(
 async def test_get_with_relationships_reads_the_entity_and_its_relations_in_one_query(
     graph: EntityGraph, store: FalkorStore, namespace: str
 ) -> None:
-    from polyg_core.storage.store import QueryResult
 
     alice, _ = await graph.add(namespace, "alice", "person")
     await graph.add(namespace, "auth service", "service")
@@ -413,3 +417,82 @@ async def test_near_duplicates_of_a_written_entity_come_from_its_stored_vector(
         namespace, ENTITY_NAMES, new.name, exclude=new.uuid
     )
     assert [c.name for c in near] == ["auth service"]
+
+
+@dataclass
+class _CountingStore(FalkorStore):
+    """The real store, keeping the queries it sends."""
+
+    queries: list[str] = field(default_factory=list[str], init=False)
+
+    async def query(
+        self,
+        namespace: str,
+        cypher: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        read_only: bool = False,
+        timeout_ms: int | None = None,
+    ) -> QueryResult:
+        self.queries.append(cypher)
+        return await super().query(
+            namespace, cypher, params, read_only=read_only, timeout_ms=timeout_ms
+        )
+
+
+async def test_add_entity_reports_near_duplicates_in_two_queries(
+    falkordb_settings: StorageSettings, embedder: Embedder, namespace: str
+) -> None:
+    """A new entity: what exists (with the namespace check), then the write with its vector
+    search; the near-duplicates are those the resolver's own search finds. An existing
+    entity: the same read, then the write; nothing is reported."""
+    from polyg_core.resolve import ENTITY_NAMES
+
+    store = _CountingStore(falkordb_settings)
+    await store.connect()
+    graph = EntityGraph(store, embedder, NameResolver(store, embedder))
+    try:
+        with anyio.fail_after(60):
+            for i, (name, etype) in enumerate(
+                [("auth service", "service"), ("kubernetes cluster", "platform")]
+                + [(f"billing job {i}", "job") for i in range(8)]
+            ):
+                await graph.add(namespace, name, etype, {"i": i})
+            store.queries.clear()
+            new, created, near = await graph.add_reporting_similar(
+                namespace, "auth servce", "component", {"owner": "alice"}
+            )
+            sent_new = len(store.queries)
+            store.queries.clear()
+            same, again, none = await graph.add_reporting_similar(
+                namespace, "Auth-Servce", "component", {"port": 443}
+            )
+            sent_existing = len(store.queries)
+            expected = await graph.resolver.similar_existing(
+                namespace, ENTITY_NAMES, new.name, exclude=new.uuid
+            )
+            stored = await graph.get(namespace, new.uuid)
+    finally:
+        await store.close()
+    assert sent_new == 2, store.queries
+    assert sent_existing == 2, store.queries
+    assert created and not again and same.uuid == new.uuid and none == []
+    assert [c.name for c in near] == ["auth service"]
+    assert near == expected
+    assert stored.properties == {"owner": "alice", "port": 443}
+
+
+async def test_add_entity_in_a_small_graph_reports_what_the_resolver_finds(
+    graph: EntityGraph, namespace: str
+) -> None:
+    """With fewer entities than the vector search reads, the resolver searches again."""
+    from polyg_core.resolve import ENTITY_NAMES
+
+    with anyio.fail_after(60):
+        await graph.add(namespace, "auth service", "service")
+        new, created, near = await graph.add_reporting_similar(namespace, "auth servce", "x")
+        expected = await graph.resolver.similar_existing(
+            namespace, ENTITY_NAMES, new.name, exclude=new.uuid
+        )
+    assert created
+    assert near == expected and [c.name for c in near] == ["auth service"]

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from polyg_shared import BfsNode, BfsResult, Entity, EntityRelation
 
-from polyg_core.errors import InvalidInput, NodeNotFound
+from polyg_core.errors import Candidate, InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
     check_properties,
     check_text,
@@ -36,7 +36,8 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver, Resolved
 from polyg_core.storage.cypher import clean, dump_properties, load_properties, props
 from polyg_core.storage.schema import ENTITY, EVENT, FACT, R_BEFORE, R_RELATES, X_INVOLVES
-from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.store import META_PRESENT, FalkorStore
+from polyg_core.storage.vector import fetch_size, knn_call, neighbours
 
 logger = logging.getLogger(__name__)
 
@@ -153,6 +154,16 @@ FOREACH (_ IN CASE WHEN row.unmark AND NOT created THEN [1] ELSE [] END |
 RETURN row.i, created, {props("n")}
 """
 
+# MERGE_ENTITIES for rows that all carry a vector, also answering the `$k` entries of the
+# vector index nearest each row's vector (the new node among them): the near-duplicates a
+# write reports come in the write's own round trip.
+_MERGE_ENTITIES_NEAR = (
+    MERGE_ENTITIES.removesuffix(f"RETURN row.i, created, {props('n')}\n")
+    + "WITH row, created, n\n"
+    + knn_call(ENTITY, "vecf32(row.vec)")
+    + f"\nRETURN row.i, created, {props('n')}, node {{.uuid, .name}}, score"
+)
+
 
 def entity_row(
     i: int,
@@ -189,6 +200,20 @@ def entity_row(
         # without a vector (found by name, not by k-NN).
         "vec": vec,
     }
+
+
+def _near_rows(
+    rows: Sequence[Sequence[Any]],
+) -> tuple[dict[int, tuple[Entity, bool]], dict[int, list[tuple[Any, Any]]]]:
+    """`_MERGE_ENTITIES_NEAR`'s answer: row index to (entity, created) and to the
+    (node, distance) pairs of its nearest index entries."""
+    written: dict[int, tuple[Entity, bool]] = {}
+    near: dict[int, list[tuple[Any, Any]]] = {}
+    for i, created, node, other, distance in rows:
+        if int(i) not in written:
+            written[int(i)] = (to_entity(clean(node)), bool(created))
+        near.setdefault(int(i), []).append((other, distance))
+    return written, near
 
 
 async def merge_entity_rows(
@@ -243,6 +268,47 @@ class EntityGraph:
         results = await self.add_many(namespace, [(name, entity_type, properties)], mode=mode)
         return results[0]
 
+    async def add_reporting_similar(
+        self,
+        namespace: str,
+        name: str,
+        entity_type: str = "entity",
+        properties: Mapping[str, Any] | None = None,
+    ) -> tuple[Entity, bool, list[Candidate]]:
+        """`add` (merging properties), and for a new entity the stored entities close to it
+        in meaning (`NameResolver.similar_to_written`), found by the query that writes it.
+
+        Two queries: what exists (with the namespace's metadata check), then the write
+        with its vector search.
+
+        Returns:
+            The entity, whether it was created, and its near-duplicates (empty when it
+            already existed).
+
+        Raises:
+            InvalidInput: blank or too long name/type, or malformed properties.
+            EmbeddingMismatch: the namespace uses another embedding model.
+        """
+        results, near = await self._add(
+            namespace, [(name, entity_type, properties)], "merge", None, near=True
+        )
+        entity, created = results[0]
+        if not created:
+            return entity, False, []
+        hits = near.get(0)
+        if hits is None or len(hits) < self.resolver.near_k:
+            # Not searched in the write, or few entries answered (a small graph, or stale
+            # entries taking the slots): the resolver's own search, which asks for more.
+            return (
+                entity,
+                True,
+                await self.resolver.similar_to_written(
+                    namespace, ENTITY_NAMES, entity.uuid, entity.name
+                ),
+            )
+        found = neighbours(ENTITY, hits, self.resolver.near_k)
+        return entity, True, self.resolver.near_duplicates(ENTITY_NAMES, entity.uuid, found)
+
     async def add_many(
         self,
         namespace: str,
@@ -263,10 +329,22 @@ class EntityGraph:
             InvalidInput: a blank or too long name/type, or malformed properties.
             EmbeddingMismatch: the namespace uses another embedding model.
         """
-        mode = _check_mode(mode)
+        results, _ = await self._add(namespace, items, _check_mode(mode), origin)
+        return results
+
+    async def _add(
+        self,
+        namespace: str,
+        items: Sequence[tuple[str, str, Mapping[str, Any] | None]],
+        mode: Mode,
+        origin: str | None,
+        *,
+        near: bool = False,
+    ) -> tuple[list[tuple[Entity, bool]], dict[int, list[tuple[Any, Any]]]]:
+        """`add_many`; with `near`, when every entity is new, also the (node, distance)
+        pairs of the `resolver.near_k` index entries nearest each, by slot."""
         if not items:
-            return []
-        await prepare(self.store, namespace, self.embedder)
+            return [], {}
         # Rows are deduplicated here: FalkorDB's MERGE inside UNWIND does not see
         # nodes created by earlier rows of the same query.
         rows: dict[tuple[str, str], dict[str, Any]] = {}
@@ -284,7 +362,8 @@ class EntityGraph:
                 continue
             rows[key] = {"key": key[0], "type": etype, "name": name, "given": given}
             slots.append((key, True))
-        existing = await self._existing(namespace, list(rows))
+        meta_present, existing = await self._existing(namespace, list(rows))
+        await prepare(self.store, namespace, self.embedder, meta_present=meta_present)
         missing = [k for k in rows if k not in existing]
         vectors = await embed_texts(self.embedder, [rows[k]["name"] for k in missing])
         vec_of = dict(zip(missing, vectors, strict=True))
@@ -305,26 +384,51 @@ class EntityGraph:
                     vec=vec_of.get(key),
                 )
             )
-        by_index = await merge_entity_rows(self.store, namespace, params_rows)
+        near_of: dict[int, list[tuple[Any, Any]]] = {}
+        if near and self.resolver.embedder is not None and len(missing) == len(rows):
+            now = now_ms()
+            res = await self.store.query(
+                namespace,
+                _MERGE_ENTITIES_NEAR,
+                {
+                    "rows": params_rows,
+                    "now": now,
+                    "iso": iso_ms(now),
+                    "k": fetch_size(self.resolver.near_k),
+                },
+            )
+            by_index, near_rows = _near_rows(res.rows)
+        else:
+            by_index = await merge_entity_rows(self.store, namespace, params_rows)
+            near_rows = {}
         keys = list(rows)
         out: list[tuple[Entity, bool]] = []
-        for key, first in slots:
-            entity, created = by_index[keys.index(key)]
+        for slot, (key, first) in enumerate(slots):
+            index = keys.index(key)
+            entity, created = by_index[index]
             out.append((entity, created and first))
-        return out
+            if first and index in near_rows:
+                near_of[slot] = near_rows[index]
+        return out, near_of
 
     async def _existing(
         self, namespace: str, keys: list[tuple[str, str]]
-    ) -> dict[tuple[str, str], tuple[Any, Any]]:
-        """(properties JSON, origin) of the entities that exist, by (name_key, type)."""
+    ) -> tuple[bool, dict[tuple[str, str], tuple[Any, Any]]]:
+        """Whether the namespace's metadata node exists (`prepare`'s check, read in the
+        same query), and (properties JSON, origin) of the entities that exist, by
+        (name_key, type)."""
         res = await self.store.query(
             namespace,
-            f"UNWIND $keys AS k MATCH (n:{ENTITY} {{name_key: k[0], entity_type: k[1]}}) "
-            "RETURN k[0], k[1], n.properties, n.origin",
+            f"{META_PRESENT} UNWIND $keys AS k "
+            f"OPTIONAL MATCH (n:{ENTITY} {{name_key: k[0], entity_type: k[1]}}) "
+            "RETURN meta_present, k[0], k[1], n IS NOT NULL, n.properties, n.origin",
             {"keys": [list(k) for k in keys]},
             read_only=True,
         )
-        return {(str(k), str(t)): (p, o) for k, t, p, o in res.rows}
+        meta_present = bool(res.rows and res.rows[0][0])
+        return meta_present, {
+            (str(k), str(t)): (p, o) for _, k, t, found, p, o in res.rows if found
+        }
 
     async def update(
         self,
