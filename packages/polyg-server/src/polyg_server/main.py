@@ -13,6 +13,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, BinaryIO
 
 import anyio
+from anyio.abc import TaskGroup
 from polyg_core.config import Settings, load_settings
 from polyg_core.errors import InvalidInput, PolygError
 from polyg_shared.types import MAX_CONTENT
@@ -161,31 +162,44 @@ async def _until_signal(run: Callable[[], Awaitable[None]]) -> None:
         tg.cancel_scope.cancel()
 
 
-def _import_store_and_memory() -> None:
+def _import_store_and_memory(job_queue: bool) -> None:
     """Import what opening the context and the first call need (Redis client, graphs,
-    numpy): a few hundred ms, run in a worker thread while the client handshakes."""
+    numpy; the job queue's saq): a few hundred ms, run in a worker thread while the
+    client handshakes."""
     import polyg_core.memory  # pyright: ignore[reportUnusedImport]
-    import polyg_core.storage.store  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    import polyg_core.storage.store  # pyright: ignore[reportUnusedImport]
+
+    if job_queue:
+        import polyg_core.jobs  # noqa: F401  # pyright: ignore[reportUnusedImport]
 
 
-async def open_server_context(settings: Settings) -> ServerContext:
+async def open_server_context(
+    settings: Settings, *, load_model_in: TaskGroup | None = None
+) -> ServerContext:
     """Connect the store (starting the embedded FalkorDB) and build the server context.
+
+    Args:
+        settings: the configuration.
+        load_model_in: load the embedding model in a task of this group, while the
+            store connects (default: on the first call that embeds).
 
     Raises:
         StorageUnavailable: FalkorDB cannot be reached.
         EmbeddedServerError: the embedded FalkorDB cannot be started.
     """
-    await anyio.to_thread.run_sync(_import_store_and_memory)
+    await anyio.to_thread.run_sync(_import_store_and_memory, settings.job_workers > 0)
     from polyg_core.providers.llm import make_llm
     from polyg_core.storage.store import FalkorStore
 
+    embedder, llm = await anyio.to_thread.run_sync(
+        lambda: (_embedder(settings), make_llm(settings))
+    )
+    if load_model_in is not None and embedder is not None:
+        load_model_in.start_soon(_load_model, embedder)
     store = FalkorStore(settings.storage)
     try:
         await store.connect()
         logger.info("FalkorDB: %s", store.where)
-        embedder, llm = await anyio.to_thread.run_sync(
-            lambda: (_embedder(settings), make_llm(settings))
-        )
         return ServerContext(
             store=store,
             settings=settings,
@@ -199,15 +213,14 @@ async def open_server_context(settings: Settings) -> ServerContext:
         raise
 
 
-async def _warm_up(ctx: ServerContext) -> None:
-    """Load the embedding model and the memory facade before the first call needs them."""
-    load: Callable[[], object] | None = getattr(ctx.embedder, "load", None)
+async def _load_model(embedder: Embedder) -> None:
+    """Load an embedder's model (the local one has `load`) before a call needs it."""
+    load: Callable[[], object] | None = getattr(embedder, "load", None)
     if load is not None:
         try:
             await anyio.to_thread.run_sync(load)
         except Exception as exc:  # the first call that embeds reports it
             logger.warning("embedding model not loaded at start: %s", exc)
-    ctx.memory_or_none()
 
 
 async def serve_stdio(
@@ -227,21 +240,21 @@ async def serve_stdio(
     server = create_server(opening)
     failure: BaseException | None = None
 
-    async def open_in_background(scope: anyio.CancelScope) -> None:
+    async def open_in_background(tg: TaskGroup) -> None:
         nonlocal failure
         try:
-            ctx = await open_server_context(settings)
+            ctx = await open_server_context(settings, load_model_in=tg)
         except Exception as exc:
             failure = exc
             opening.failed(exc)
-            scope.cancel()
+            tg.cancel_scope.cancel()
             return
         opening.opened(ctx)
-        await _warm_up(ctx)
+        ctx.memory_or_none()
 
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(open_in_background, tg.cancel_scope)
+            tg.start_soon(open_in_background, tg)
             logger.info("serving MCP over stdio")
             await _until_signal(lambda: server.run_limited_stdio(limits, stdout))
             tg.cancel_scope.cancel()
