@@ -154,14 +154,17 @@ FOREACH (_ IN CASE WHEN row.unmark AND NOT created THEN [1] ELSE [] END |
 RETURN row.i, created, {props("n")}
 """
 
-# MERGE_ENTITIES for rows that all carry a vector, also answering the `$k` entries of the
-# vector index nearest each row's vector (the new node among them): the near-duplicates a
-# write reports come in the write's own round trip.
+# MERGE_ENTITIES for rows that all carry a vector, also answering how many of the `$k`
+# entries of the vector index nearest each row's vector came back, and those within
+# `$max_distance` (the near-duplicate candidates, the new node among them): the
+# near-duplicates a write reports come in the write's own round trip, and only the
+# entries that can be reported are sent back and parsed.
 _MERGE_ENTITIES_NEAR = (
     MERGE_ENTITIES.removesuffix(f"RETURN row.i, created, {props('n')}\n")
     + "WITH row, created, n\n"
     + knn_call(ENTITY, "vecf32(row.vec)")
-    + f"\nRETURN row.i, created, {props('n')}, node {{.uuid, .name}}, score"
+    + f"\nRETURN row.i, created, {props('n')}, count(node), "
+    + "collect(CASE WHEN score <= $max_distance THEN [node {.uuid, .name}, score] END)"
 )
 
 
@@ -202,17 +205,26 @@ def entity_row(
     }
 
 
+@dataclass(frozen=True)
+class _Near:
+    """What `_MERGE_ENTITIES_NEAR` found near one row's vector."""
+
+    answered: int
+    """How many index entries the search answered (of the `$k` asked for)."""
+    close: list[tuple[Any, Any]]
+    """(node, distance) of those within `$max_distance`."""
+
+
 def _near_rows(
     rows: Sequence[Sequence[Any]],
-) -> tuple[dict[int, tuple[Entity, bool]], dict[int, list[tuple[Any, Any]]]]:
-    """`_MERGE_ENTITIES_NEAR`'s answer: row index to (entity, created) and to the
-    (node, distance) pairs of its nearest index entries."""
+) -> tuple[dict[int, tuple[Entity, bool]], dict[int, _Near]]:
+    """`_MERGE_ENTITIES_NEAR`'s answer: row index to (entity, created) and to what its
+    vector search found."""
     written: dict[int, tuple[Entity, bool]] = {}
-    near: dict[int, list[tuple[Any, Any]]] = {}
-    for i, created, node, other, distance in rows:
-        if int(i) not in written:
-            written[int(i)] = (to_entity(clean(node)), bool(created))
-        near.setdefault(int(i), []).append((other, distance))
+    near: dict[int, _Near] = {}
+    for i, created, node, answered, close in rows:
+        written[int(i)] = (to_entity(clean(node)), bool(created))
+        near[int(i)] = _Near(int(answered), [(other, distance) for other, distance in close])
     return written, near
 
 
@@ -295,8 +307,8 @@ class EntityGraph:
         entity, created = results[0]
         if not created:
             return entity, False, []
-        hits = near.get(0)
-        if hits is None or len(hits) < self.resolver.near_k:
+        found = near.get(0)
+        if found is None or found.answered < self.resolver.near_k:
             # Not searched in the write, or few entries answered (a small graph, or stale
             # entries taking the slots): the resolver's own search, which asks for more.
             return (
@@ -306,8 +318,10 @@ class EntityGraph:
                     namespace, ENTITY_NAMES, entity.uuid, entity.name
                 ),
             )
-        found = neighbours(ENTITY, hits, self.resolver.near_k)
-        return entity, True, self.resolver.near_duplicates(ENTITY_NAMES, entity.uuid, found)
+        # Entries beyond `near_duplicate` were left out by the query: they come after
+        # every entry within it, so the best `near_k` keep the same near-duplicates.
+        hits = neighbours(ENTITY, found.close, self.resolver.near_k)
+        return entity, True, self.resolver.near_duplicates(ENTITY_NAMES, entity.uuid, hits)
 
     async def add_many(
         self,
@@ -340,9 +354,9 @@ class EntityGraph:
         origin: str | None,
         *,
         near: bool = False,
-    ) -> tuple[list[tuple[Entity, bool]], dict[int, list[tuple[Any, Any]]]]:
-        """`add_many`; with `near`, when every entity is new, also the (node, distance)
-        pairs of the `resolver.near_k` index entries nearest each, by slot."""
+    ) -> tuple[list[tuple[Entity, bool]], dict[int, _Near]]:
+        """`add_many`; with `near`, when every entity is new, also what the write's vector
+        search found near each (`_MERGE_ENTITIES_NEAR`), by slot."""
         if not items:
             return [], {}
         # Rows are deduplicated here: FalkorDB's MERGE inside UNWIND does not see
@@ -384,7 +398,7 @@ class EntityGraph:
                     vec=vec_of.get(key),
                 )
             )
-        near_of: dict[int, list[tuple[Any, Any]]] = {}
+        near_of: dict[int, _Near] = {}
         if near and self.resolver.embedder is not None and len(missing) == len(rows):
             now = now_ms()
             res = await self.store.query(
@@ -395,6 +409,8 @@ class EntityGraph:
                     "now": now,
                     "iso": iso_ms(now),
                     "k": fetch_size(self.resolver.near_k),
+                    # A hair over the threshold: the exact test is `near_duplicates`'.
+                    "max_distance": 1.0 - self.resolver.near_duplicate + 1e-6,
                 },
             )
             by_index, near_rows = _near_rows(res.rows)
