@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from polyg_core.config import Settings
-from polyg_core.errors import InvalidInput
+from polyg_core.errors import InvalidInput, PolygError
 from polyg_core.storage.namespace import validate_namespace
 
 if TYPE_CHECKING:
@@ -171,8 +172,6 @@ class ContextOpening:
     """
 
     def __init__(self, settings: Settings) -> None:
-        import anyio
-
         self.settings = settings
         self.ctx: ServerContext | None = None
         self.error: BaseException | None = None
@@ -196,8 +195,6 @@ class ContextOpening:
         """
         await self._done.wait()
         if self.ctx is None:
-            from polyg_core.errors import PolygError
-
             raise PolygError(f"the server could not start: {self.error}") from self.error
         return self.ctx
 
