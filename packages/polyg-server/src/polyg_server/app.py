@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -14,6 +15,7 @@ from polyg_core.errors import PolygError
 from polyg_server.context import ContextOpening, ServerContext
 from polyg_server.registry import PolygServer, ToolSpec, parse_profiles, register_tool
 from polyg_server.resources import register_resources
+from polyg_server.schema_cache import SchemaCache
 from polyg_server.tools import builtin_tool_specs
 from polyg_server.tools.jobs import background_jobs
 
@@ -67,6 +69,7 @@ def create_server(
     *,
     profiles: Iterable[str] | None = None,
     tools: Iterable[ToolSpec[Any, Any]] | None = None,
+    schema_cache: Path | None = None,
 ) -> PolygServer:
     """Create the MCP server for a context.
 
@@ -79,14 +82,18 @@ def create_server(
         profiles: the tool profiles to enable (`memory`, `magma`, `engine`, `all`);
             default: `ctx.settings.tools` (the `POLYG_TOOLS` value).
         tools: the tool specs to register (default: every built-in tool).
+        schema_cache: a file that keeps the tools' JSON schemas between starts
+            (`polyg_server.schema_cache`; default: generated at every start).
 
     Raises:
         InvalidInput: an unknown profile name.
     """
     enabled = parse_profiles(ctx.settings.tools if profiles is None else profiles)
+    schemas = SchemaCache(schema_cache)
     server = PolygServer(
         ctx,
         enabled,
+        schemas,
         name="polyg",
         title="polyg",
         version=_version(),
@@ -96,5 +103,6 @@ def create_server(
     )
     for spec in builtin_tool_specs() if tools is None else tools:
         register_tool(server, spec)
+    schemas.save()
     register_resources(server, ctx)
     return server

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -162,6 +163,13 @@ async def _until_signal(run: Callable[[], Awaitable[None]]) -> None:
         tg.cancel_scope.cancel()
 
 
+def schema_cache_file(environ: Mapping[str, str]) -> Path:
+    """Where `polyg-mcp` keeps its tools' JSON schemas between starts
+    (`$XDG_CACHE_HOME/polyg/tool-schemas.json`, by default under `~/.cache`)."""
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "polyg" / "tool-schemas.json"
+
+
 def _import_store_and_memory(job_queue: bool) -> None:
     """Import what opening the context and the first call need (Redis client, graphs,
     numpy; the job queue's saq): a few hundred ms, run in a worker thread while the
@@ -237,7 +245,7 @@ async def serve_stdio(
         PolygError: the store cannot be connected or started.
     """
     opening = ContextOpening(settings)
-    server = create_server(opening)
+    server = create_server(opening, schema_cache=schema_cache_file(os.environ))
     failure: BaseException | None = None
 
     async def open_in_background(tg: TaskGroup) -> None:
@@ -292,7 +300,7 @@ async def serve(
     ctx = await open_server_context(settings)
     store = ctx.store
     try:
-        server = create_server(ctx)
+        server = create_server(ctx, schema_cache=schema_cache_file(os.environ))
         import uvicorn
 
         if settings.api_key is None and settings.host not in LOOPBACK_HOSTS:
