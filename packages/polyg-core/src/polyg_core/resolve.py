@@ -12,14 +12,14 @@ node; `similar_existing` lists the near-duplicates a write may report.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from polyg_core.errors import AmbiguousName, Candidate, NodeNotFound
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, SCRATCH, check_label
-from polyg_core.storage.vector import Neighbour, knn, knn_of_node
+from polyg_core.storage.vector import knn, knn_of_node
 from polyg_core.text import normalize_description, normalize_name
 
 if TYPE_CHECKING:
@@ -242,24 +242,11 @@ class NameResolver:
             namespace,
             spec.label,
             uuid,
-            self.near_k,
+            self.max_candidates + 3,
             fields=[spec.name_prop],
         )
         if not hits:
             return await self.similar_existing(namespace, spec, name, exclude=uuid)
-        return self.near_duplicates(spec, uuid, hits)
-
-    @property
-    def near_k(self) -> int:
-        """How many nearest nodes `similar_to_written` reads to report near-duplicates."""
-        return self.max_candidates + 3
-
-    def near_duplicates(
-        self, spec: NameSpec, uuid: str, hits: Sequence[Neighbour]
-    ) -> list[Candidate]:
-        """The near-duplicates of the node `uuid` among its nearest nodes `hits` (best
-        first): `similar_to_written` for a writer that ran the vector search itself, in
-        the query that wrote the node (`storage.vector.knn_call`, `near_k` nodes)."""
         return [
             c
             for c in (self._candidate(spec, h.properties, h.similarity) for h in hits)

@@ -15,7 +15,7 @@ from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
 from polyg_core.graphs.base import name_key
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.resolve import NameResolver
+from polyg_core.resolve import ENTITY_NAMES, NameResolver
 from polyg_core.storage.store import FalkorStore, QueryResult
 
 pytestmark = pytest.mark.anyio
@@ -320,7 +320,6 @@ async def test_get_with_a_type_never_returns_another_type(
 async def test_the_exact_spelling_wins_over_other_names_with_the_same_key(
     graph: EntityGraph, store: FalkorStore, namespace: str
 ) -> None:
-    from polyg_core.resolve import ENTITY_NAMES
 
     with anyio.fail_after(30):
         service, _ = await graph.add(namespace, "AuthService", "service")
@@ -393,7 +392,6 @@ async def test_get_with_relationships_keeps_the_name_rules_of_get(
 async def test_near_duplicates_of_a_written_entity_come_from_its_stored_vector(
     graph: EntityGraph, namespace: str
 ) -> None:
-    from polyg_core.resolve import ENTITY_NAMES
 
     await graph.add(namespace, "auth service", "service")
     await graph.add(namespace, "kubernetes cluster", "platform")
@@ -440,59 +438,33 @@ class _CountingStore(FalkorStore):
         )
 
 
-async def test_add_entity_reports_near_duplicates_in_two_queries(
+async def test_adding_an_entity_to_a_used_namespace_takes_two_queries(
     falkordb_settings: StorageSettings, embedder: Embedder, namespace: str
 ) -> None:
-    """A new entity: what exists (with the namespace check), then the write with its vector
-    search; the near-duplicates are those the resolver's own search finds. An existing
-    entity: the same read, then the write; nothing is reported."""
-    from polyg_core.resolve import ENTITY_NAMES
-
+    """What exists, read together with the namespace's metadata check, then the write; a
+    namespace deleted behind the store's back is set up again."""
     store = _CountingStore(falkordb_settings)
     await store.connect()
     graph = EntityGraph(store, embedder, NameResolver(store, embedder))
     try:
         with anyio.fail_after(60):
-            for i, (name, etype) in enumerate(
-                [("auth service", "service"), ("kubernetes cluster", "platform")]
-                + [(f"billing job {i}", "job") for i in range(8)]
-            ):
-                await graph.add(namespace, name, etype, {"i": i})
+            await graph.add(namespace, "auth service", "service")
             store.queries.clear()
-            new, created, near = await graph.add_reporting_similar(
-                namespace, "auth servce", "component", {"owner": "alice"}
-            )
+            new, created = await graph.add(namespace, "billing", "service", {"owner": "a"})
             sent_new = len(store.queries)
             store.queries.clear()
-            same, again, none = await graph.add_reporting_similar(
-                namespace, "Auth-Servce", "component", {"port": 443}
-            )
+            same, again = await graph.add(namespace, "Billing", "service", {"port": 1})
             sent_existing = len(store.queries)
-            expected = await graph.resolver.similar_existing(
-                namespace, ENTITY_NAMES, new.name, exclude=new.uuid
-            )
-            stored = await graph.get(namespace, new.uuid)
+            await store.query(namespace, "MATCH (n) DETACH DELETE n")
+            store.queries.clear()
+            fresh, fresh_created = await graph.add(namespace, "billing", "service")
+            sent_after_delete = len(store.queries)
+            meta = await store.metadata(namespace)
     finally:
         await store.close()
-    assert sent_new == 2, store.queries
-    assert sent_existing == 2, store.queries
-    assert created and not again and same.uuid == new.uuid and none == []
-    assert [c.name for c in near] == ["auth service"]
-    assert near == expected
-    assert stored.properties == {"owner": "alice", "port": 443}
-
-
-async def test_add_entity_in_a_small_graph_reports_what_the_resolver_finds(
-    graph: EntityGraph, namespace: str
-) -> None:
-    """With fewer entities than the vector search reads, the resolver searches again."""
-    from polyg_core.resolve import ENTITY_NAMES
-
-    with anyio.fail_after(60):
-        await graph.add(namespace, "auth service", "service")
-        new, created, near = await graph.add_reporting_similar(namespace, "auth servce", "x")
-        expected = await graph.resolver.similar_existing(
-            namespace, ENTITY_NAMES, new.name, exclude=new.uuid
-        )
-    assert created
-    assert near == expected and [c.name for c in near] == ["auth service"]
+    assert (sent_new, sent_existing) == (2, 2), store.queries
+    assert created and not again and same.uuid == new.uuid
+    assert same.properties == {"owner": "a", "port": 1}
+    assert fresh_created and fresh.uuid != new.uuid
+    assert sent_after_delete > 2  # the metadata node and indexes were written again
+    assert meta.get("embedding_model") == embedder.model_name

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from polyg_shared import BfsNode, BfsResult, Entity, EntityRelation
 
-from polyg_core.errors import Candidate, InvalidInput, NodeNotFound
+from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
     check_properties,
     check_text,
@@ -37,7 +37,6 @@ from polyg_core.resolve import ENTITY_NAMES, NameResolver, Resolved
 from polyg_core.storage.cypher import clean, dump_properties, load_properties, props
 from polyg_core.storage.schema import ENTITY, EVENT, FACT, R_BEFORE, R_RELATES, X_INVOLVES
 from polyg_core.storage.store import META_PRESENT, FalkorStore
-from polyg_core.storage.vector import fetch_size, knn_call, neighbours
 
 logger = logging.getLogger(__name__)
 
@@ -154,19 +153,6 @@ FOREACH (_ IN CASE WHEN row.unmark AND NOT created THEN [1] ELSE [] END |
 RETURN row.i, created, {props("n")}
 """
 
-# MERGE_ENTITIES for rows that all carry a vector, also answering how many of the `$k`
-# entries of the vector index nearest each row's vector came back, and those within
-# `$max_distance` (the near-duplicate candidates, the new node among them): the
-# near-duplicates a write reports come in the write's own round trip, and only the
-# entries that can be reported are sent back and parsed.
-_MERGE_ENTITIES_NEAR = (
-    MERGE_ENTITIES.removesuffix(f"RETURN row.i, created, {props('n')}\n")
-    + "WITH row, created, n\n"
-    + knn_call(ENTITY, "vecf32(row.vec)")
-    + f"\nRETURN row.i, created, {props('n')}, count(node), "
-    + "collect(CASE WHEN score <= $max_distance THEN [node {.uuid, .name}, score] END)"
-)
-
 
 def entity_row(
     i: int,
@@ -203,29 +189,6 @@ def entity_row(
         # without a vector (found by name, not by k-NN).
         "vec": vec,
     }
-
-
-@dataclass(frozen=True)
-class _Near:
-    """What `_MERGE_ENTITIES_NEAR` found near one row's vector."""
-
-    answered: int
-    """How many index entries the search answered (of the `$k` asked for)."""
-    close: list[tuple[Any, Any]]
-    """(node, distance) of those within `$max_distance`."""
-
-
-def _near_rows(
-    rows: Sequence[Sequence[Any]],
-) -> tuple[dict[int, tuple[Entity, bool]], dict[int, _Near]]:
-    """`_MERGE_ENTITIES_NEAR`'s answer: row index to (entity, created) and to what its
-    vector search found."""
-    written: dict[int, tuple[Entity, bool]] = {}
-    near: dict[int, _Near] = {}
-    for i, created, node, answered, close in rows:
-        written[int(i)] = (to_entity(clean(node)), bool(created))
-        near[int(i)] = _Near(int(answered), [(other, distance) for other, distance in close])
-    return written, near
 
 
 async def merge_entity_rows(
@@ -280,49 +243,6 @@ class EntityGraph:
         results = await self.add_many(namespace, [(name, entity_type, properties)], mode=mode)
         return results[0]
 
-    async def add_reporting_similar(
-        self,
-        namespace: str,
-        name: str,
-        entity_type: str = "entity",
-        properties: Mapping[str, Any] | None = None,
-    ) -> tuple[Entity, bool, list[Candidate]]:
-        """`add` (merging properties), and for a new entity the stored entities close to it
-        in meaning (`NameResolver.similar_to_written`), found by the query that writes it.
-
-        Two queries: what exists (with the namespace's metadata check), then the write
-        with its vector search.
-
-        Returns:
-            The entity, whether it was created, and its near-duplicates (empty when it
-            already existed).
-
-        Raises:
-            InvalidInput: blank or too long name/type, or malformed properties.
-            EmbeddingMismatch: the namespace uses another embedding model.
-        """
-        results, near = await self._add(
-            namespace, [(name, entity_type, properties)], "merge", None, near=True
-        )
-        entity, created = results[0]
-        if not created:
-            return entity, False, []
-        found = near.get(0)
-        if found is None or found.answered < self.resolver.near_k:
-            # Not searched in the write, or few entries answered (a small graph, or stale
-            # entries taking the slots): the resolver's own search, which asks for more.
-            return (
-                entity,
-                True,
-                await self.resolver.similar_to_written(
-                    namespace, ENTITY_NAMES, entity.uuid, entity.name
-                ),
-            )
-        # Entries beyond `near_duplicate` were left out by the query: they come after
-        # every entry within it, so the best `near_k` keep the same near-duplicates.
-        hits = neighbours(ENTITY, found.close, self.resolver.near_k)
-        return entity, True, self.resolver.near_duplicates(ENTITY_NAMES, entity.uuid, hits)
-
     async def add_many(
         self,
         namespace: str,
@@ -343,22 +263,9 @@ class EntityGraph:
             InvalidInput: a blank or too long name/type, or malformed properties.
             EmbeddingMismatch: the namespace uses another embedding model.
         """
-        results, _ = await self._add(namespace, items, _check_mode(mode), origin)
-        return results
-
-    async def _add(
-        self,
-        namespace: str,
-        items: Sequence[tuple[str, str, Mapping[str, Any] | None]],
-        mode: Mode,
-        origin: str | None,
-        *,
-        near: bool = False,
-    ) -> tuple[list[tuple[Entity, bool]], dict[int, _Near]]:
-        """`add_many`; with `near`, when every entity is new, also what the write's vector
-        search found near each (`_MERGE_ENTITIES_NEAR`), by slot."""
+        mode = _check_mode(mode)
         if not items:
-            return [], {}
+            return []
         # Rows are deduplicated here: FalkorDB's MERGE inside UNWIND does not see
         # nodes created by earlier rows of the same query.
         rows: dict[tuple[str, str], dict[str, Any]] = {}
@@ -398,34 +305,13 @@ class EntityGraph:
                     vec=vec_of.get(key),
                 )
             )
-        near_of: dict[int, _Near] = {}
-        if near and self.resolver.embedder is not None and len(missing) == len(rows):
-            now = now_ms()
-            res = await self.store.query(
-                namespace,
-                _MERGE_ENTITIES_NEAR,
-                {
-                    "rows": params_rows,
-                    "now": now,
-                    "iso": iso_ms(now),
-                    "k": fetch_size(self.resolver.near_k),
-                    # A hair over the threshold: the exact test is `near_duplicates`'.
-                    "max_distance": 1.0 - self.resolver.near_duplicate + 1e-6,
-                },
-            )
-            by_index, near_rows = _near_rows(res.rows)
-        else:
-            by_index = await merge_entity_rows(self.store, namespace, params_rows)
-            near_rows = {}
+        by_index = await merge_entity_rows(self.store, namespace, params_rows)
         keys = list(rows)
         out: list[tuple[Entity, bool]] = []
-        for slot, (key, first) in enumerate(slots):
-            index = keys.index(key)
-            entity, created = by_index[index]
+        for key, first in slots:
+            entity, created = by_index[keys.index(key)]
             out.append((entity, created and first))
-            if first and index in near_rows:
-                near_of[slot] = near_rows[index]
-        return out, near_of
+        return out
 
     async def _existing(
         self, namespace: str, keys: list[tuple[str, str]]

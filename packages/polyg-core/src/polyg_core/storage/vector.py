@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import EMBEDDED_LABELS
-
-if TYPE_CHECKING:
-    from polyg_core.storage.store import FalkorStore
-
+from polyg_core.storage.store import FalkorStore
 
 MAX_FETCH = 1000
 
@@ -81,40 +78,6 @@ async def knn_of_node(
     )
 
 
-def fetch_size(k: int) -> int:
-    """How many entries to ask the HNSW index for to keep the best `k` live nodes (`knn`)."""
-    return min(2 * k + 16, MAX_FETCH)
-
-
-def knn_call(label: str, query_vector: str, k: str = "$k") -> str:
-    """The Cypher clause that yields `node, score` for the `k` entries of `label`'s vector
-    index nearest `query_vector` (a Cypher expression); score is the cosine distance."""
-    if label not in EMBEDDED_LABELS:
-        raise ValueError(f"label {label!r} has no vector index")
-    return (
-        f"CALL db.idx.vector.queryNodes('{label}', 'embedding', {k}, {query_vector}) "
-        "YIELD node, score"
-    )
-
-
-def neighbours(
-    label: str, rows: Sequence[tuple[Any, Any]], k: int, min_similarity: float = 0.0
-) -> list[Neighbour]:
-    """The best `k` live nodes of (node properties, distance) pairs from `knn_call`, best
-    first: stale index entries repeat a node, so each node counts once."""
-    out: list[Neighbour] = []
-    seen: set[str] = set()
-    for node, distance in sorted(rows, key=lambda r: float(r[1])):
-        uuid = str(node.get("uuid", ""))
-        if uuid in seen:
-            continue
-        seen.add(uuid)
-        similarity = max(0.0, min(1.0, 1.0 - float(distance)))
-        if similarity >= min_similarity:
-            out.append(Neighbour(label=label, properties=clean(node), similarity=similarity))
-    return out[:k]
-
-
 async def _search(
     store: FalkorStore,
     namespace: str,
@@ -126,10 +89,11 @@ async def _search(
     params: dict[str, Any],
     fields: Sequence[str] = (),
 ) -> list[Neighbour]:
-    call = knn_call(label, query_vector)
+    if label not in EMBEDDED_LABELS:
+        raise ValueError(f"label {label!r} has no vector index")
     if k <= 0:
         return []
-    fetch = fetch_size(k)
+    fetch = min(2 * k + 16, MAX_FETCH)
     for name in fields:
         if not name.isidentifier():
             raise ValueError(f"not a property name: {name!r}")
@@ -139,7 +103,10 @@ async def _search(
         if fields
         else props("node")
     )
-    cypher = f"{head}{call} RETURN {node}, score ORDER BY score ASC"
+    cypher = (
+        f"{head}CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, {query_vector}) "
+        f"YIELD node, score RETURN {node}, score ORDER BY score ASC"
+    )
     try:
         res = await store.query(namespace, cypher, {**params, "k": fetch}, read_only=True)
         if len(res.rows) < k and fetch < MAX_FETCH:
@@ -149,7 +116,17 @@ async def _search(
         if "index" in str(exc).lower():
             return []
         raise
-    return neighbours(label, [(node, distance) for node, distance in res.rows], k, min_similarity)
+    out: list[Neighbour] = []
+    seen: set[str] = set()
+    for node, distance in res.rows:
+        uuid = str(node.get("uuid", ""))
+        if uuid in seen:
+            continue
+        seen.add(uuid)
+        similarity = max(0.0, min(1.0, 1.0 - float(distance)))
+        if similarity >= min_similarity:
+            out.append(Neighbour(label=label, properties=clean(node), similarity=similarity))
+    return out[:k]
 
 
 async def knn_many(

@@ -193,8 +193,11 @@ async def remember(ctx: ServerContext, inp: RememberArgs) -> RememberOutput:
 
 async def add_entity(ctx: ServerContext, inp: AddEntityInput) -> EntityWriteOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
-    entity, created, similar = await mem.entities.add_reporting_similar(
-        ns, inp.name, inp.entity_type, inp.properties or None
+    entity, created = await mem.entities.add(ns, inp.name, inp.entity_type, inp.properties or None)
+    similar = (
+        await mem.resolver.similar_to_written(ns, ENTITY_NAMES, entity.uuid, entity.name)
+        if created
+        else []
     )
     return EntityWriteOutput(
         entity=entity,
