@@ -159,7 +159,7 @@ def one_round() -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     rounds = [one_round() for _ in range(max(1, args.rounds))]
