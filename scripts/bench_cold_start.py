@@ -5,7 +5,9 @@ Each round starts a fresh server with a new, empty data directory (so the embedd
 FalkorDB starts too), speaks MCP's JSON-RPC over the pipes (initialize, tools/list,
 then one `add_entity` call, which loads the embedding model and creates the
 namespace's indexes) and reads the server's RSS from /proc after the write (the
-embedded FalkorDB is a separate process: its RSS is reported beside it).
+embedded FalkorDB is a separate process: its RSS is reported beside it). The server's
+CPU time (user + system, from /proc) at both points is reported too: on a shared
+machine it moves less with the load than the wall-clock times do.
 
 Usage:
     uv run python scripts/bench_cold_start.py [--rounds 5]
@@ -33,6 +35,11 @@ def _rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _children(pid: int) -> list[int]:
@@ -123,6 +130,7 @@ def one_round() -> dict[str, float]:
             rid = server.send("tools/list", {})
             tools = server.reply(rid)
             listed = time.perf_counter() - t0
+            listed_cpu = _cpu_s(server.proc.pid)
             rid = server.send(
                 "tools/call",
                 {
@@ -132,6 +140,7 @@ def one_round() -> dict[str, float]:
             )
             result = server.reply(rid)
             written = time.perf_counter() - t0
+            written_cpu = _cpu_s(server.proc.pid)
             if result.get("isError"):
                 raise RuntimeError(f"add_entity failed: {result}")
             rss = _rss_mb(server.proc.pid)
@@ -140,6 +149,8 @@ def one_round() -> dict[str, float]:
                 "tools": float(len(tools["tools"])),
                 "listed_s": listed,
                 "written_s": written,
+                "listed_cpu_s": listed_cpu,
+                "written_cpu_s": written_cpu,
                 "server_rss_mb": rss,
                 "falkordb_rss_mb": db,
             }
@@ -148,14 +159,21 @@ def one_round() -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     rounds = [one_round() for _ in range(max(1, args.rounds))]
     print(f"rounds: {len(rounds)}; tools listed: {int(rounds[0]['tools'])}; load {os.getloadavg()}")
     print("| measure | min | median | max |")
     print("|---|---|---|---|")
-    for key in ("listed_s", "written_s", "server_rss_mb", "falkordb_rss_mb"):
+    for key in (
+        "listed_s",
+        "written_s",
+        "listed_cpu_s",
+        "written_cpu_s",
+        "server_rss_mb",
+        "falkordb_rss_mb",
+    ):
         values = [r[key] for r in rounds]
         print(
             f"| {key} | {min(values):.2f} | {statistics.median(values):.2f} | {max(values):.2f} |"

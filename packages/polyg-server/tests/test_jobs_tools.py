@@ -14,7 +14,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 from polyg_core.config import Settings
-from polyg_core.jobs import JobPolicy, JobQueue
+from polyg_core.jobs import QUEUE_NAME, JobPolicy, JobQueue
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM
 from polyg_core.storage.store import FalkorStore
@@ -326,3 +326,8 @@ async def test_the_http_server_runs_queued_remember_jobs_in_process(
     assert info["worker_id"]
     assert stats["jobs"]["done"] == 1
     assert stats["total_nodes"] > 0
+
+
+def test_the_server_queues_on_the_core_default_queue() -> None:
+    """The server names the default queue without importing the queue (saq, Redis)."""
+    assert JobOptions().queue_name == QUEUE_NAME

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -113,3 +114,72 @@ def test_starting_the_server_loads_no_analysis_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.strip() == ""
+
+
+def test_listing_the_tools_loads_neither_the_store_nor_the_memory_nor_the_model() -> None:
+    """Over stdio the tools are listed while the context opens: nothing a call needs is
+    imported for the listing (the Redis client, numpy, the graphs, the embedding model)."""
+    code = (
+        "import sys, anyio\n"
+        "from polyg_core.config import Settings\n"
+        "from polyg_server.app import create_server\n"
+        "from polyg_server.context import ContextOpening\n"
+        "async def main():\n"
+        "    server = create_server(ContextOpening(Settings()))\n"
+        "    print(len(await server.list_tools()))\n"
+        "anyio.run(main)\n"
+        "heavy = {'redis', 'falkordb', 'numpy', 'onnxruntime', 'tokenizers', 'saq', 'litellm',\n"
+        "         'polyg_core.memory', 'polyg_core.graphs.entity', 'polyg_core.storage.store'}\n"
+        "print(','.join(sorted(heavy & set(sys.modules))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    count, loaded = out.stdout.splitlines()
+    assert int(count) > 50
+    assert loaded == ""
+
+
+async def test_an_unreachable_falkordb_stops_the_stdio_server_with_the_reason() -> None:
+    """The store connects after the handshake starts; when it cannot, calls answer with the
+    reason and the server exits with status 1, as when it connected before serving."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FALKORDB_", "POLYG_"))}
+    env.update(
+        FALKORDB_HOST="127.0.0.1",
+        FALKORDB_PORT=str(free_port()),
+        POLYG_MAX_RETRIES="0",
+        POLYG_LOG_LEVEL="WARNING",
+    )
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "add_entity", "arguments": {"name": "x"}},
+        },
+    ]
+    async with await anyio.open_process(polyg_mcp(), env=env) as proc:
+        assert proc.stdin is not None
+        # stdin stays open: the server stops by itself.
+        await proc.stdin.send(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        with anyio.fail_after(60):
+            stdout, stderr = await _read_all(proc.stdout), await _read_all(proc.stderr)
+            code = await proc.wait()
+    assert code == 1
+    assert b"FalkorDB" in stderr and b"127.0.0.1" in stderr
+    for line in stdout.splitlines():
+        reply = json.loads(line)
+        if reply.get("id") == 2:  # answered before the server stopped: an error with the reason
+            assert reply["result"]["isError"] is True
+            assert "could not start" in reply["result"]["content"][0]["text"]

@@ -31,9 +31,10 @@ def client_for(ctx: ServerContext) -> httpx.AsyncClient:
 
 @pytest.fixture
 async def scenario_ctx(memory_ctx: ServerContext) -> ServerContext:
-    assert memory_ctx.memory is not None
     with anyio.fail_after(60):
-        await load_scenario(memory_ctx.memory, "deployment_failure", memory_ctx.default_namespace)
+        await load_scenario(
+            memory_ctx.require_memory(), "deployment_failure", memory_ctx.default_namespace
+        )
     return memory_ctx
 
 
@@ -155,8 +156,7 @@ async def test_graphs_lists_the_namespace(api: httpx.AsyncClient, namespace: str
 async def test_graphs_opens_on_the_only_namespace_with_memory_or_asks(
     memory_ctx: ServerContext, namespace: str
 ) -> None:
-    memory = memory_ctx.memory
-    assert memory is not None
+    memory = memory_ctx.require_memory()
     first, second = f"{namespace}_a", f"{namespace}_b"
     try:
         async with client_for(memory_ctx) as api:

@@ -58,9 +58,10 @@ async def test_explorer_search_select_and_recall_in_chromium(
     reason = _missing()
     if reason:
         pytest.skip(reason)
-    assert memory_ctx.memory is not None
     with anyio.fail_after(60):
-        await load_scenario(memory_ctx.memory, "deployment_failure", memory_ctx.default_namespace)
+        await load_scenario(
+            memory_ctx.require_memory(), "deployment_failure", memory_ctx.default_namespace
+        )
     memory_ctx.settings = memory_ctx.settings.model_copy(update={"api_key": SecretStr(KEY)})
     app = create_http_app(create_server(memory_ctx), memory_ctx)
     # POLYG_UI_SCREENSHOT=docs/explorer.png refreshes the picture in the docs.

@@ -119,8 +119,7 @@ async def test_explorer_opens_on_the_graph_with_memory_with_labels_apart(
     if reason:
         pytest.skip(reason)
     memory_ctx = own_ctx
-    memory = memory_ctx.memory
-    assert memory is not None
+    memory = memory_ctx.require_memory()
     # The default namespace stays empty; `polyg demo`'s data goes to its own graph.
     demo = f"{memory_ctx.default_namespace}_demo"
     other = f"{memory_ctx.default_namespace}_other"

@@ -7,6 +7,11 @@ async with await Memory.open() as memory:
     print((await memory.recall("Why did the auth service fail?")).answer)
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from polyg_shared.retrieval import RecallResult, RememberResult
 
 from polyg_core.config import Settings, StorageSettings, load_settings
@@ -24,8 +29,28 @@ from polyg_core.errors import (
     StorageError,
     StorageUnavailable,
 )
-from polyg_core.memory import Memory
-from polyg_core.storage import EmbeddedFalkorDB, FalkorStore, open_store
+
+if TYPE_CHECKING:
+    from polyg_core.memory import Memory
+    from polyg_core.storage import EmbeddedFalkorDB, FalkorStore, open_store
+
+# The memory facade and the store pull in the graphs, numpy and the Redis client (a
+# few hundred ms): loaded on first use, so importing `polyg_core.errors` or
+# `polyg_core.config` (the MCP server listing its tools) stays cheap.
+_LAZY = {
+    "Memory": "polyg_core.memory",
+    "EmbeddedFalkorDB": "polyg_core.storage",
+    "FalkorStore": "polyg_core.storage",
+    "open_store": "polyg_core.storage",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "AmbiguousName",

@@ -14,17 +14,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from polyg_shared.results import SimilarNode
 
 from polyg_core.errors import AmbiguousName, Candidate, NodeNotFound
-from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, SCRATCH, check_label
-from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn, knn_of_node, knn_of_nodes
 from polyg_core.text import normalize_description, normalize_name
+
+if TYPE_CHECKING:
+    from polyg_core.providers.embeddings.base import Embedder
+    from polyg_core.storage.store import FalkorStore
 
 logger = logging.getLogger(__name__)
 

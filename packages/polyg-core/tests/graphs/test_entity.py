@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
 import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from polyg_core.config import StorageSettings
 from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
 from polyg_core.graphs.base import name_key
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.resolve import NameResolver
-from polyg_core.storage.store import FalkorStore
+from polyg_core.resolve import ENTITY_NAMES, NameResolver
+from polyg_core.storage.store import FalkorStore, QueryResult
 
 pytestmark = pytest.mark.anyio
 
@@ -315,7 +320,6 @@ async def test_get_with_a_type_never_returns_another_type(
 async def test_the_exact_spelling_wins_over_other_names_with_the_same_key(
     graph: EntityGraph, store: FalkorStore, namespace: str
 ) -> None:
-    from polyg_core.resolve import ENTITY_NAMES
 
     with anyio.fail_after(30):
         service, _ = await graph.add(namespace, "AuthService", "service")
@@ -332,7 +336,6 @@ async def test_the_exact_spelling_wins_over_other_names_with_the_same_key(
 async def test_get_with_relationships_reads_the_entity_and_its_relations_in_one_query(
     graph: EntityGraph, store: FalkorStore, namespace: str
 ) -> None:
-    from polyg_core.storage.store import QueryResult
 
     alice, _ = await graph.add(namespace, "alice", "person")
     await graph.add(namespace, "auth service", "service")
@@ -389,7 +392,6 @@ async def test_get_with_relationships_keeps_the_name_rules_of_get(
 async def test_near_duplicates_of_a_written_entity_come_from_its_stored_vector(
     graph: EntityGraph, namespace: str
 ) -> None:
-    from polyg_core.resolve import ENTITY_NAMES
 
     await graph.add(namespace, "auth service", "service")
     await graph.add(namespace, "kubernetes cluster", "platform")
@@ -413,3 +415,56 @@ async def test_near_duplicates_of_a_written_entity_come_from_its_stored_vector(
         namespace, ENTITY_NAMES, new.name, exclude=new.uuid
     )
     assert [c.name for c in near] == ["auth service"]
+
+
+@dataclass
+class _CountingStore(FalkorStore):
+    """The real store, keeping the queries it sends."""
+
+    queries: list[str] = field(default_factory=list[str], init=False)
+
+    async def query(
+        self,
+        namespace: str,
+        cypher: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        read_only: bool = False,
+        timeout_ms: int | None = None,
+    ) -> QueryResult:
+        self.queries.append(cypher)
+        return await super().query(
+            namespace, cypher, params, read_only=read_only, timeout_ms=timeout_ms
+        )
+
+
+async def test_adding_an_entity_to_a_used_namespace_takes_two_queries(
+    falkordb_settings: StorageSettings, embedder: Embedder, namespace: str
+) -> None:
+    """What exists, read together with the namespace's metadata check, then the write; a
+    namespace deleted behind the store's back is set up again."""
+    store = _CountingStore(falkordb_settings)
+    await store.connect()
+    graph = EntityGraph(store, embedder, NameResolver(store, embedder))
+    try:
+        with anyio.fail_after(60):
+            await graph.add(namespace, "auth service", "service")
+            store.queries.clear()
+            new, created = await graph.add(namespace, "billing", "service", {"owner": "a"})
+            sent_new = len(store.queries)
+            store.queries.clear()
+            same, again = await graph.add(namespace, "Billing", "service", {"port": 1})
+            sent_existing = len(store.queries)
+            await store.query(namespace, "MATCH (n) DETACH DELETE n")
+            store.queries.clear()
+            fresh, fresh_created = await graph.add(namespace, "billing", "service")
+            sent_after_delete = len(store.queries)
+            meta = await store.metadata(namespace)
+    finally:
+        await store.close()
+    assert (sent_new, sent_existing) == (2, 2), store.queries
+    assert created and not again and same.uuid == new.uuid
+    assert same.properties == {"owner": "a", "port": 1}
+    assert fresh_created and fresh.uuid != new.uuid
+    assert sent_after_delete > 2  # the metadata node and indexes were written again
+    assert meta.get("embedding_model") == embedder.model_name

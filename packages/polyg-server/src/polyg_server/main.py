@@ -9,23 +9,25 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from types import FrameType
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import anyio
+from anyio.abc import TaskGroup
 from polyg_core.config import Settings, load_settings
 from polyg_core.errors import InvalidInput, PolygError
-from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm import make_llm
-from polyg_core.storage.store import FalkorStore
 from polyg_shared.types import MAX_CONTENT
 from pydantic import ValidationError
 
 from polyg_server.app import create_server
-from polyg_server.context import JobOptions, ServerContext
+from polyg_server.context import ContextOpening, JobOptions, ServerContext
 from polyg_server.http import LOOPBACK_HOSTS, HttpOptions, create_http_app
 from polyg_server.registry import parse_profiles
 from polyg_server.stdio import StdioLimits, reserve_stdout
+
+if TYPE_CHECKING:
+    from polyg_core.providers.embeddings.base import Embedder
 
 logger = logging.getLogger("polyg_server")
 
@@ -161,6 +163,117 @@ async def _until_signal(run: Callable[[], Awaitable[None]]) -> None:
         tg.cancel_scope.cancel()
 
 
+def schema_cache_file(environ: Mapping[str, str]) -> Path:
+    """Where `polyg-mcp` keeps its tools' JSON schemas between starts
+    (`$XDG_CACHE_HOME/polyg/tool-schemas.json`, by default under `~/.cache`)."""
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "polyg" / "tool-schemas.json"
+
+
+def _import_store_and_memory(job_queue: bool) -> None:
+    """Import what opening the context and the first call need (Redis client, graphs,
+    numpy; the job queue's saq): a few hundred ms, run in a worker thread while the
+    client handshakes."""
+    import polyg_core.memory  # pyright: ignore[reportUnusedImport]
+    import polyg_core.storage.store  # pyright: ignore[reportUnusedImport]
+
+    if job_queue:
+        import polyg_core.jobs  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+
+async def open_server_context(
+    settings: Settings, *, load_model_in: TaskGroup | None = None
+) -> ServerContext:
+    """Connect the store (starting the embedded FalkorDB) and build the server context.
+
+    Args:
+        settings: the configuration.
+        load_model_in: load the embedding model in a task of this group, while the
+            store connects (default: on the first call that embeds).
+
+    Raises:
+        StorageUnavailable: FalkorDB cannot be reached.
+        EmbeddedServerError: the embedded FalkorDB cannot be started.
+    """
+    await anyio.to_thread.run_sync(_import_store_and_memory, settings.job_workers > 0)
+    from polyg_core.providers.llm import make_llm
+    from polyg_core.storage.store import FalkorStore
+
+    embedder, llm = await anyio.to_thread.run_sync(
+        lambda: (_embedder(settings), make_llm(settings))
+    )
+    if load_model_in is not None and embedder is not None:
+        load_model_in.start_soon(_load_model, embedder)
+    store = FalkorStore(settings.storage)
+    try:
+        await store.connect()
+        logger.info("FalkorDB: %s", store.where)
+        return ServerContext(
+            store=store,
+            settings=settings,
+            embedder=embedder,
+            llm=llm,
+            jobs=JobOptions.from_settings(settings),
+        )
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await store.close()
+        raise
+
+
+async def _load_model(embedder: Embedder) -> None:
+    """Load an embedder's model (the local one has `load`) before a call needs it."""
+    load: Callable[[], object] | None = getattr(embedder, "load", None)
+    if load is not None:
+        try:
+            await anyio.to_thread.run_sync(load)
+        except Exception as exc:  # the first call that embeds reports it
+            logger.warning("embedding model not loaded at start: %s", exc)
+
+
+async def serve_stdio(
+    settings: Settings, limits: StdioLimits, stdout: BinaryIO | None = None
+) -> None:
+    """Serve MCP over stdio, answering the handshake while the context opens.
+
+    The client's `initialize` and `tools/list` are answered at once (tool schemas need no
+    database); the store connects, the embedded FalkorDB starts and the embedding model
+    loads meanwhile, and tool calls wait for that. If the context cannot be opened the
+    server stops with the reason, as it did when it connected first.
+
+    Raises:
+        PolygError: the store cannot be connected or started.
+    """
+    opening = ContextOpening(settings)
+    server = create_server(opening, schema_cache=schema_cache_file(os.environ))
+    failure: BaseException | None = None
+
+    async def open_in_background(tg: TaskGroup) -> None:
+        nonlocal failure
+        try:
+            ctx = await open_server_context(settings, load_model_in=tg)
+        except Exception as exc:
+            failure = exc
+            opening.failed(exc)
+            tg.cancel_scope.cancel()
+            return
+        opening.opened(ctx)
+        ctx.memory_or_none()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(open_in_background, tg)
+            logger.info("serving MCP over stdio")
+            await _until_signal(lambda: server.run_limited_stdio(limits, stdout))
+            tg.cancel_scope.cancel()
+    finally:
+        if opening.ctx is not None:
+            with anyio.CancelScope(shield=True):
+                await opening.ctx.store.close()
+    if failure is not None:
+        raise failure
+
+
 async def serve(
     settings: Settings,
     *,
@@ -180,23 +293,14 @@ async def serve(
         stdout: without `http`, the stream MCP messages go to (`reserve_stdout`); default:
             the process's stdout.
     """
-    store = FalkorStore(settings.storage)
-    await store.connect()
+    if not http:
+        limits = StdioLimits(max_message_bytes=settings.stdio_max_message_bytes)
+        await serve_stdio(settings, limits, stdout)
+        return
+    ctx = await open_server_context(settings)
+    store = ctx.store
     try:
-        logger.info("FalkorDB: %s", store.where)
-        ctx = ServerContext(
-            store=store,
-            settings=settings,
-            embedder=_embedder(settings),
-            llm=make_llm(settings),
-            jobs=JobOptions.from_settings(settings),
-        )
-        server = create_server(ctx)
-        if not http:
-            logger.info("serving MCP over stdio")
-            limits = StdioLimits(max_message_bytes=settings.stdio_max_message_bytes)
-            await _until_signal(lambda: server.run_limited_stdio(limits, stdout))
-            return
+        server = create_server(ctx, schema_cache=schema_cache_file(os.environ))
         import uvicorn
 
         if settings.api_key is None and settings.host not in LOOPBACK_HOSTS:

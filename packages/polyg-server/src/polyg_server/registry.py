@@ -36,8 +36,9 @@ from polyg_core.storage.namespace import validate_namespace
 from polyg_shared.types import reject_control_chars
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from polyg_server.context import ServerContext, store_session_key
+from polyg_server.context import ContextOpening, ServerContext, open_context, store_session_key
 from polyg_server.errors import tool_error_text
+from polyg_server.schema_cache import SchemaCache
 from polyg_server.stdio import StdioLimits, limited_stdio_server
 
 if TYPE_CHECKING:
@@ -145,8 +146,8 @@ def parse_profiles(value: str | Iterable[str] | None) -> frozenset[str]:
     return frozenset({*names, CORE})
 
 
-def _output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = model.model_json_schema(by_alias=True, mode="serialization")
+def _output_schema(model: type[BaseModel], schemas: SchemaCache) -> dict[str, Any]:
+    schema = schemas.schema(model, "serialization")
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
         # A self-referencing model's root is a bare $ref; MCP needs an object root.
@@ -180,15 +181,24 @@ class PolygTool(Tool):
     server_context: Any = Field(default=None, exclude=True)
 
     @classmethod
-    def from_spec(cls, spec: ToolSpec[Any, Any], ctx: ServerContext) -> PolygTool:
-        """Build the tool for a spec, bound to a server context."""
-        output_schema = _output_schema(spec.output_model)
+    def from_spec(
+        cls,
+        spec: ToolSpec[Any, Any],
+        ctx: ServerContext | ContextOpening,
+        schemas: SchemaCache | None = None,
+    ) -> PolygTool:
+        """Build the tool for a spec, bound to a server context (or one being opened).
+
+        `schemas`: where the tool's JSON schemas come from (default: generated now).
+        """
+        schemas = schemas or SchemaCache(None)
+        output_schema = _output_schema(spec.output_model, schemas)
         return cls(
             fn=spec.handler,
             name=spec.name,
             title=spec.title,
             description=spec.description,
-            parameters=spec.input_model.model_json_schema(by_alias=True),
+            parameters=schemas.schema(spec.input_model, "validation"),
             fn_metadata=FuncMetadata(arg_model=ArgModelBase, output_schema=output_schema),
             is_async=True,
             context_kwarg=None,
@@ -211,7 +221,10 @@ class PolygTool(Tool):
         (`store_session_key`): reads that follow the caller's own write go to the
         primary until a replica has it.
         """
-        ctx: ServerContext = self.server_context
+        try:
+            ctx = await open_context(self.server_context)
+        except Exception as exc:
+            return _error(tool_error_text(self.name, exc))
         if not ctx.store.settings.replicas:
             return await self.invoke(arguments)
         with ctx.store.session(_session_key(context)):
@@ -228,7 +241,7 @@ class PolygTool(Tool):
         except ValidationError as exc:
             return _error(tool_error_text(self.name, exc, self.input_model))
         try:
-            out = await self.fn(self.server_context, inp)
+            out = await self.fn(await open_context(self.server_context), inp)
             validated = (
                 out
                 if isinstance(out, self.output_model)
@@ -267,15 +280,24 @@ class PolygServer(MCPServer[Any]):
     """An MCPServer that also takes `ToolSpec`s, filtered by the enabled profiles.
 
     Args:
-        ctx: the server context every tool handler receives.
+        ctx: the server context every tool handler receives (or the one being opened:
+            calls wait for it).
         profiles: the enabled profiles (see `parse_profiles`).
+        schemas: where registered tools' JSON schemas come from (default: generated).
         **kwargs: passed to `MCPServer`.
     """
 
-    def __init__(self, ctx: ServerContext, profiles: frozenset[str], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        ctx: ServerContext | ContextOpening,
+        profiles: frozenset[str],
+        schemas: SchemaCache | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.ctx = ctx
         self.profiles = profiles
+        self.schemas = schemas or SchemaCache(None)
 
     async def run_limited_stdio(
         self, limits: StdioLimits | None = None, stdout: BinaryIO | None = None
@@ -310,7 +332,9 @@ class PolygServer(MCPServer[Any]):
 
 
 def register_tool(
-    server: PolygServer, spec: ToolSpec[Any, Any], ctx: ServerContext | None = None
+    server: PolygServer,
+    spec: ToolSpec[Any, Any],
+    ctx: ServerContext | ContextOpening | None = None,
 ) -> bool:
     """Register a tool if its profile is enabled on the server.
 
@@ -328,7 +352,7 @@ def register_tool(
     if spec.profile != CORE and spec.profile not in server.profiles:
         logger.debug("tool %s not registered: profile %s is off", spec.name, spec.profile)
         return False
-    server.add_polyg_tool(PolygTool.from_spec(spec, ctx or server.ctx))
+    server.add_polyg_tool(PolygTool.from_spec(spec, ctx or server.ctx, server.schemas))
     return True
 
 

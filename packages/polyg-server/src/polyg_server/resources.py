@@ -9,14 +9,14 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from polyg_core.errors import PolygError
 from polyg_core.graphs.stats import graph_statistics
 
-from polyg_server.context import ServerContext
+from polyg_server.context import ContextOpening, ServerContext, open_context
 from polyg_server.errors import polyg_error_text
 
 GRAPHS_URI = "polyg://graphs"
 STATS_URI = "polyg://stats/{graph}"
 
 
-def register_resources(server: MCPServer, ctx: ServerContext) -> None:
+def register_resources(server: MCPServer, opening: ServerContext | ContextOpening) -> None:
     """Add `polyg://graphs` and the `polyg://stats/{graph}` template to a server."""
 
     @server.resource(
@@ -27,6 +27,7 @@ def register_resources(server: MCPServer, ctx: ServerContext) -> None:
     )
     async def graphs() -> str:
         try:
+            ctx = await open_context(opening)
             names = await ctx.store.list_graphs()
         except PolygError as exc:
             raise ResourceError(polyg_error_text(exc)) from exc
@@ -40,6 +41,7 @@ def register_resources(server: MCPServer, ctx: ServerContext) -> None:
     )
     async def stats(graph: str) -> str:
         try:
+            ctx = await open_context(opening)
             result = await graph_statistics(ctx.store, ctx.namespace(graph))
         except PolygError as exc:
             raise ResourceError(polyg_error_text(exc)) from exc

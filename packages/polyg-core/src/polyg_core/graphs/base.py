@@ -35,13 +35,17 @@ async def nearest(
     return await knn(store, namespace, label, vector, k, min_similarity=min_similarity)
 
 
-async def prepare(store: FalkorStore, namespace: str, embedder: Embedder) -> None:
+async def prepare(
+    store: FalkorStore, namespace: str, embedder: Embedder, *, meta_present: bool | None = None
+) -> None:
     """Make a namespace ready for writes: indexes, metadata node and vector indexes.
+
+    `meta_present`: what a read of the caller's just found (`FalkorStore.ensure_schema`).
 
     Raises:
         EmbeddingMismatch: the namespace was built with another embedding model or dimension.
     """
-    await store.ensure_schema(namespace)
+    await store.ensure_schema(namespace, meta_present=meta_present)
     await store.ensure_vectors(namespace, embedder.model_name, embedder.dimension)
 
 

@@ -36,7 +36,7 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver, Resolved
 from polyg_core.storage.cypher import clean, dump_properties, load_properties, props
 from polyg_core.storage.schema import ENTITY, EVENT, FACT, R_BEFORE, R_RELATES, X_INVOLVES
-from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.store import META_PRESENT, FalkorStore
 
 logger = logging.getLogger(__name__)
 
@@ -266,7 +266,6 @@ class EntityGraph:
         mode = _check_mode(mode)
         if not items:
             return []
-        await prepare(self.store, namespace, self.embedder)
         # Rows are deduplicated here: FalkorDB's MERGE inside UNWIND does not see
         # nodes created by earlier rows of the same query.
         rows: dict[tuple[str, str], dict[str, Any]] = {}
@@ -284,7 +283,8 @@ class EntityGraph:
                 continue
             rows[key] = {"key": key[0], "type": etype, "name": name, "given": given}
             slots.append((key, True))
-        existing = await self._existing(namespace, list(rows))
+        meta_present, existing = await self._existing(namespace, list(rows))
+        await prepare(self.store, namespace, self.embedder, meta_present=meta_present)
         missing = [k for k in rows if k not in existing]
         vectors = await embed_texts(self.embedder, [rows[k]["name"] for k in missing])
         vec_of = dict(zip(missing, vectors, strict=True))
@@ -315,16 +315,22 @@ class EntityGraph:
 
     async def _existing(
         self, namespace: str, keys: list[tuple[str, str]]
-    ) -> dict[tuple[str, str], tuple[Any, Any]]:
-        """(properties JSON, origin) of the entities that exist, by (name_key, type)."""
+    ) -> tuple[bool, dict[tuple[str, str], tuple[Any, Any]]]:
+        """Whether the namespace's metadata node exists (`prepare`'s check, read in the
+        same query), and (properties JSON, origin) of the entities that exist, by
+        (name_key, type)."""
         res = await self.store.query(
             namespace,
-            f"UNWIND $keys AS k MATCH (n:{ENTITY} {{name_key: k[0], entity_type: k[1]}}) "
-            "RETURN k[0], k[1], n.properties, n.origin",
+            f"{META_PRESENT} UNWIND $keys AS k "
+            f"OPTIONAL MATCH (n:{ENTITY} {{name_key: k[0], entity_type: k[1]}}) "
+            "RETURN meta_present, k[0], k[1], n IS NOT NULL, n.properties, n.origin",
             {"keys": [list(k) for k in keys]},
             read_only=True,
         )
-        return {(str(k), str(t)): (p, o) for k, t, p, o in res.rows}
+        meta_present = bool(res.rows and res.rows[0][0])
+        return meta_present, {
+            (str(k), str(t)): (p, o) for _, k, t, found, p, o in res.rows if found
+        }
 
     async def update(
         self,

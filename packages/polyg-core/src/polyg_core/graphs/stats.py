@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from polyg_shared.stats import GraphCounts, GraphStatistics
 
 from polyg_core.storage.schema import (
@@ -11,7 +13,9 @@ from polyg_core.storage.schema import (
     R_SCRATCH,
     SCRATCH,
 )
-from polyg_core.storage.store import FalkorStore
+
+if TYPE_CHECKING:
+    from polyg_core.storage.store import FalkorStore
 
 
 async def graph_statistics(store: FalkorStore, namespace: str) -> GraphStatistics:

@@ -20,12 +20,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from polyg_core.errors import InvalidInput
 from polyg_core.storage.schema import MEMORY, META
-from polyg_core.storage.store import FalkorStore
 from polyg_shared.timeutil import to_epoch_ms
+
+if TYPE_CHECKING:
+    from polyg_core.storage.store import FalkorStore
 
 logger = logging.getLogger(__name__)
 

@@ -1,8 +1,33 @@
 """FalkorDB storage: the async store, the embedded server, the schema vocabulary."""
 
-from polyg_core.storage.embedded import EmbeddedFalkorDB, default_data_dir
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from polyg_core.storage.namespace import validate_namespace
-from polyg_core.storage.store import FalkorStore, QueryResult, open_store
+
+if TYPE_CHECKING:
+    from polyg_core.storage.embedded import EmbeddedFalkorDB, default_data_dir
+    from polyg_core.storage.store import FalkorStore, QueryResult, open_store
+
+# The store and the embedded server import the Redis client: loaded on first use, so
+# `polyg_core.storage.schema` and `.namespace` import nothing heavy.
+_LAZY = {
+    "EmbeddedFalkorDB": "polyg_core.storage.embedded",
+    "default_data_dir": "polyg_core.storage.embedded",
+    "FalkorStore": "polyg_core.storage.store",
+    "QueryResult": "polyg_core.storage.store",
+    "open_store": "polyg_core.storage.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "EmbeddedFalkorDB",

@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import anyio
 import redis.exceptions as rexc
@@ -56,6 +56,13 @@ def _pool_exhausted(exc: BaseException) -> bool:
 
 _CONNECT_TIMEOUT_S = 10.0
 _REPLY_MARGIN_S = 30.0
+
+META_PRESENT: Final = (
+    f"OPTIONAL MATCH (meta:{META} {{key: 'meta'}}) WITH count(meta) > 0 AS meta_present"
+)
+"""Opens a read that also tells `ensure_schema(meta_present=...)` whether the namespace's
+metadata node exists, saving the round trip of its own check."""
+
 # How long the first vector use of a namespace waits for FalkorDB to build its indexes.
 VECTOR_INDEX_WAIT_S = 60.0
 
@@ -556,19 +563,31 @@ class FalkorStore:
 
     # -- schema -------------------------------------------------------------------------------
 
-    async def ensure_schema(self, namespace: str, kind: str = "memory") -> None:
+    async def ensure_schema(
+        self, namespace: str, kind: str = "memory", *, meta_present: bool | None = None
+    ) -> None:
         """Create the range and full-text indexes and the metadata node once per namespace.
 
         Idempotent: existing indexes are left alone.
+
+        Args:
+            namespace: the graph.
+            kind: its kind, recorded on a new metadata node.
+            meta_present: whether the metadata node exists, as a query of the caller's
+                own has just read it (it opens with `META_PRESENT`); None: checked here.
         """
         validate_namespace(namespace)
         if namespace in self._bootstrapped:
             # The graph may have been deleted (and written again) through another process
             # since this one bootstrapped it; then its indexes and metadata node are gone.
-            res = await self.query(
-                namespace, f"MATCH (m:{META} {{key: 'meta'}}) RETURN count(m)", read_only=True
-            )
-            if res.rows and res.rows[0][0]:
+            if meta_present is None:
+                res = await self.query(
+                    namespace,
+                    f"MATCH (m:{META} {{key: 'meta'}}) RETURN count(m)",
+                    read_only=True,
+                )
+                meta_present = bool(res.rows and res.rows[0][0])
+            if meta_present:
                 return
             self.forget(namespace)
         now = int(time.time() * 1000)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import EMBEDDED_LABELS
-from polyg_core.storage.store import FalkorStore
+
+if TYPE_CHECKING:
+    from polyg_core.storage.store import FalkorStore
 
 MAX_FETCH = 1000
 

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from polyg_core.errors import InvalidInput, PolygError
 from polyg_core.graphs.stats import graph_statistics
 from polyg_core.storage.schema import META
-from polyg_core.storage.store import FalkorStore
 from polyg_shared.engine import GraphInfoOutput
 from polyg_shared.jobs import JobStats
 from polyg_shared.stats import GraphCounts, GraphStatistics
 from polyg_shared.timeutil import from_epoch_ms, iso
 from pydantic import BaseModel, ConfigDict, Field
-from redis.exceptions import RedisError
 
 from polyg_server.context import ServerContext
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, ToolInput, ToolSpec
 from polyg_server.tools.jobs import job_queue
+
+if TYPE_CHECKING:
+    from polyg_core.storage.store import FalkorStore
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +139,8 @@ async def _summary(store: FalkorStore, name: str, default: str) -> GraphSummary:
 
 
 async def _job_stats(ctx: ServerContext, ns: str) -> JobStats | None:
+    from redis.exceptions import RedisError
+
     with anyio.move_on_after(_JOB_STATS_TIMEOUT_S):
         try:
             return await (await job_queue(ctx)).stats(ns)

@@ -6,9 +6,8 @@ used (not the memory graph). Analysis tools also work on memory graphs.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from polyg_core.engine import GraphEngine
 from polyg_shared.engine import (
     AddEdgeInput,
     AddEdgeOutput,
@@ -56,12 +55,17 @@ from polyg_shared.engine import (
 from polyg_server.context import ServerContext
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE_IDEMPOTENT, ToolSpec
 
+if TYPE_CHECKING:
+    from polyg_core.engine import GraphEngine
+
 PROFILE = "engine"
 _KEY = "graph_engine"
 
 
 def engine_of(ctx: ServerContext) -> GraphEngine:
     """The context's graph engine (built on first use, then reused)."""
+    from polyg_core.engine import GraphEngine
+
     engine = ctx.services.get(_KEY)
     if not isinstance(engine, GraphEngine):
         engine = GraphEngine(ctx.store, ctx.embedder, ttl_s=ctx.settings.scratch_ttl_s)

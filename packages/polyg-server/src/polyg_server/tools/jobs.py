@@ -12,17 +12,20 @@ import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from polyg_core.errors import PolygError
-from polyg_core.jobs import JobQueue, JobWorker
 from polyg_core.storage.namespace import validate_namespace
 from polyg_shared.jobs import JobInfo, JobList, JobStatus
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from polyg_server.context import ServerContext
 from polyg_server.registry import READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolSpec
+
+if TYPE_CHECKING:
+    # The queue brings saq and the Redis client: imported when a queue is opened.
+    from polyg_core.jobs import JobQueue, JobWorker
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +72,8 @@ class ListJobsArgs(BaseModel):
 
 async def job_queue(ctx: ServerContext) -> JobQueue:
     """The context's job queue, opened on first use."""
+    from polyg_core.jobs import JobQueue
+
     queue = ctx.services.get(_KEY)
     if isinstance(queue, JobQueue):
         return queue
@@ -83,6 +88,8 @@ async def job_queue(ctx: ServerContext) -> JobQueue:
 
 async def close_job_queue(ctx: ServerContext) -> None:
     """Close the context's job queue if it was opened (a later call opens it again)."""
+    from polyg_core.jobs import JobQueue
+
     queue = ctx.services.pop(_KEY, None)
     if isinstance(queue, JobQueue):
         await queue.close()
@@ -98,6 +105,8 @@ class _WorkerRun:
 
 
 async def _run_worker(ctx: ServerContext, run: _WorkerRun) -> None:
+    from polyg_core.jobs import JobWorker
+
     opts = ctx.jobs
     memory = ctx.require_memory()
     delay = 1.0
@@ -154,7 +163,7 @@ async def background_jobs(ctx: ServerContext) -> AsyncGenerator[None]:
     if ctx.jobs.workers == 0:
         yield
         return
-    if ctx.memory is None:
+    if ctx.embedder is None and ctx.memory is None:
         logger.warning("no job worker: the server has no memory (no embedding model)")
         yield
         return

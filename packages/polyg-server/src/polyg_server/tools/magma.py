@@ -9,12 +9,10 @@ that take them, because agents otherwise pass concept ids to the expansion tools
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polyg_core.errors import InvalidInput
-from polyg_core.memory import Memory
 from polyg_core.resolve import ENTITY_NAMES
-from polyg_core.retrieval.views import Seeds
 from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT
 from polyg_shared.intents import Intent, Timeframe
 from polyg_shared.retrieval import LinearizedContext, MergedSubgraph, ViewResult
@@ -35,6 +33,9 @@ from pydantic import ValidationError
 from polyg_server.context import ServerContext
 from polyg_server.registry import READ_ONLY, ToolSpec
 from polyg_server.tools.memory import memory_and_ns
+
+if TYPE_CHECKING:
+    from polyg_core.memory import Memory
 
 PROFILE = "magma"
 
@@ -114,6 +115,8 @@ def _view_output(seeds: list[str], view: ViewResult) -> ViewOutput:
 
 
 async def entity_lookup(ctx: ServerContext, inp: EntityLookupInput) -> ViewOutput:
+    from polyg_core.retrieval.views import Seeds  # numpy and the PPR view: on first use
+
     mem, ns = memory_and_ns(ctx, inp.graph)
     ids = await _entity_ids(mem, ns, inp.entities)
     view = await mem.pipeline.expand("entity", ns, Intent(), Seeds(entities=ids), inp.depth)
@@ -121,6 +124,8 @@ async def entity_lookup(ctx: ServerContext, inp: EntityLookupInput) -> ViewOutpu
 
 
 async def temporal_expand(ctx: ServerContext, inp: TemporalExpandInput) -> ViewOutput:
+    from polyg_core.retrieval.views import Seeds  # numpy and the PPR view: on first use
+
     mem, ns = memory_and_ns(ctx, inp.graph)
     if not inp.entities and inp.start is None and inp.end is None:
         raise InvalidInput(
@@ -147,6 +152,8 @@ async def temporal_expand(ctx: ServerContext, inp: TemporalExpandInput) -> ViewO
 
 
 async def causal_expand(ctx: ServerContext, inp: CausalExpandInput) -> ViewOutput:
+    from polyg_core.retrieval.views import Seeds  # numpy and the PPR view: on first use
+
     mem, ns = memory_and_ns(ctx, inp.graph)
     seeds = Seeds()
     for ref in inp.nodes:

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from polyg_core.config import Settings
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
-from polyg_core.graphs.entity_refs import created_entities
-from polyg_core.memory import Memory
 from polyg_core.resolve import CAUSAL_NAMES, CONCEPT_NAMES, ENTITY_NAMES, similar_nodes
 from polyg_core.retrieval.filters import prefixed_tags
 from polyg_core.storage.schema import EVENT
@@ -61,6 +59,9 @@ from pydantic import ConfigDict, Field, RootModel
 from polyg_server.context import ServerContext
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolSpec
 from polyg_server.tools.jobs import job_queue
+
+if TYPE_CHECKING:
+    from polyg_core.memory import Memory
 
 PROFILE = "memory"
 
@@ -287,6 +288,8 @@ async def invalidate_fact(ctx: ServerContext, inp: InvalidateFactInput) -> Inval
 
 
 async def add_concept(ctx: ServerContext, inp: AddConceptInput) -> ConceptWriteOutput:
+    from polyg_core.graphs.entity_refs import created_entities
+
     mem, ns = memory_and_ns(ctx, inp.graph)
     made: dict[str, str] = {}
     concept, created = await mem.semantic.add_concept(

@@ -333,9 +333,10 @@ class Explorer:
     async def search(self, request: Request) -> Response:
         inp = _validate(SearchInput, "/api/search", _query_args(request))
         ns = self.ctx.namespace(inp.graph)
+        memory = self.ctx.memory_or_none()
         resolver = (
-            self.ctx.memory.resolver
-            if self.ctx.memory is not None
+            memory.resolver
+            if memory is not None
             else NameResolver(self.ctx.store, self.ctx.embedder)
         )
         return _json(await queries.search(resolver, ns, inp.q.strip() or inp.q, inp.limit))

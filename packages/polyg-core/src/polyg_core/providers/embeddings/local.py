@@ -266,6 +266,14 @@ class MiniLMEmbedder:
         directory = self.model_dir or _model_dir()
         return _load(_ModelKey(directory, self.max_seq_length, self.threads, self.spin_us))
 
+    def load(self) -> None:
+        """Load the model now, in the calling thread, instead of on the first `embed`.
+
+        Raises:
+            ImportError: onnxruntime or tokenizers is not installed.
+        """
+        self._model()
+
     def embed_sync(self, texts: Sequence[str]) -> F32:
         """Embed in the calling thread (it waits for the model's runner); shape (len(texts), 384)."""
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
