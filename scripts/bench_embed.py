@@ -2,7 +2,7 @@
 
     uv run python scripts/bench_embed.py                # the default embedder
     uv run python scripts/bench_embed.py --json out.json
-    uv run python scripts/bench_embed.py --spin-us 200  # idle threads spin 200 µs first
+    uv run python scripts/bench_embed.py --spin-us 0  # idle threads sleep at once (default: spin 200 µs)
 
 Reports, with the vector cache off so every text runs through the model:
 - import + load: importing the module and loading the model (tokenizer and weights),
@@ -155,7 +155,9 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=512, help="texts per batch call")
     parser.add_argument("--repeat", type=int, default=3, help="batch runs (best is kept)")
     parser.add_argument("--threads", type=int, default=None, help="the embedder's threads")
-    parser.add_argument("--spin-us", type=int, default=0, help="the embedder's thread spin (µs)")
+    parser.add_argument(
+        "--spin-us", type=int, default=200, help="the embedder's thread spin (µs; 0: sleep at once)"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     rng = random.Random(7)
