@@ -49,6 +49,12 @@ class PrefetchEmbedder:
             for text, vec in zip(chunk, vectors, strict=True):
                 self._cache[text] = vec
 
+    def retain(self, texts: Sequence[str]) -> None:
+        """Forget every cached vector but those of `texts` (the next batch's, prefetched
+        while the current one was written)."""
+        keep = set(texts)
+        self._cache = {t: v for t, v in self._cache.items() if t in keep}
+
     def clear(self) -> None:
         """Forget the cached vectors (after each batch, so memory stays bounded)."""
         self._cache.clear()

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+
 from polyg_core.errors import (
     AmbiguousName,
     InvalidInput,
@@ -351,26 +353,52 @@ class RecordWriter:
         started: float,
         on_progress: ProgressFn | None,
     ) -> ImportReport:
-        batch: list[tuple[int, Record]] = []
-        seen = 0
-        for line, item in items():
-            seen += 1
-            if isinstance(item, LineError):
-                report.errors.append(item)
-                continue
-            batch.append((line, item))
-            if len(batch) >= self.batch_size:
-                await self._write_batch(namespace, batch, report)
-                batch = []
+        """Write the records batch by batch; the next batch's texts are embedded while
+        the current one is written (the model and FalkorDB work on separate cores)."""
+
+        def batches() -> Iterator[tuple[list[tuple[int, Record]], int]]:
+            batch: list[tuple[int, Record]] = []
+            seen = 0
+            for line, item in items():
+                seen += 1
+                if isinstance(item, LineError):
+                    report.errors.append(item)
+                    continue
+                batch.append((line, item))
+                if len(batch) >= self.batch_size:
+                    yield batch, seen
+                    batch = []
+            yield batch, seen
+
+        def texts(batch: Sequence[tuple[int, Record]]) -> list[str]:
+            return [t for _, rec in batch for t in texts_of(rec)]
+
+        cache = self.cache
+        pending = batches()
+        current: tuple[list[tuple[int, Record]], int] | None = next(pending)
+        if cache is not None:
+            await cache.prefetch(texts(current[0]))
+        try:
+            while current is not None:
+                nxt = next(pending, None)
+                async with anyio.create_task_group() as tg:
+                    if cache is not None and nxt is not None and nxt[0]:
+                        tg.start_soon(cache.prefetch, texts(nxt[0]))
+                    await self._write_batch(namespace, current[0], report)
+                if cache is not None:
+                    cache.retain(texts(nxt[0]) if nxt is not None else [])
                 if on_progress:
-                    on_progress(seen)
-        if batch:
-            await self._write_batch(namespace, batch, report)
+                    on_progress(current[1])
+                current = nxt
+        except BaseExceptionGroup as group:
+            # Callers expect polyg's own error (storage down, embedder failed), not a group.
+            raise group.exceptions[0] from group
+        finally:
+            if cache is not None:
+                cache.clear()
         similar, self._similar = self._similar, []
         for name, links in similar:
             await self.semantic.link_similar(namespace, name, links)
-        if on_progress:
-            on_progress(seen)
         report.errors.sort(key=lambda e: e.line)
         report.elapsed_s = time.perf_counter() - started
         return report
@@ -378,17 +406,13 @@ class RecordWriter:
     async def _write_batch(
         self, namespace: str, batch: Sequence[tuple[int, Record]], report: ImportReport
     ) -> None:
+        if not batch:
+            return
         by_kind: dict[str, list[tuple[int, Any]]] = {k: [] for k in KINDS}
         for line, rec in batch:
             by_kind[rec.kind].append((line, rec))
         report.records += len(batch)
-        if self.cache is not None:
-            await self.cache.prefetch([t for _, rec in batch for t in texts_of(rec)])
-        try:
-            await self._write_kinds(namespace, by_kind, report)
-        finally:
-            if self.cache is not None:
-                self.cache.clear()
+        await self._write_kinds(namespace, by_kind, report)
 
     async def _write_kinds(
         self, namespace: str, by_kind: dict[str, list[tuple[int, Any]]], report: ImportReport
