@@ -19,10 +19,9 @@ import hashlib
 import json
 import statistics
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import numpy as np
@@ -31,7 +30,7 @@ from polyg_core.config import load_settings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.storage.store import FalkorStore, QueryResult
+from polyg_core.testing.counting import CountingStore
 
 DATASET = Path(__file__).with_name("retrieval_dataset.json")
 
@@ -77,27 +76,6 @@ class TimedEmbedder:
             self.seconds += time.perf_counter() - t0
 
 
-@dataclass
-class CountingStore(FalkorStore):
-    """A FalkorStore that counts the queries it sends."""
-
-    queries: int = field(default=0, init=False)
-
-    async def query(
-        self,
-        namespace: str,
-        cypher: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        read_only: bool = False,
-        timeout_ms: int | None = None,
-    ) -> QueryResult:
-        self.queries += 1
-        return await super().query(
-            namespace, cypher, params, read_only=read_only, timeout_ms=timeout_ms
-        )
-
-
 def notes() -> list[tuple[str, str, str]]:
     data = json.loads(DATASET.read_text(encoding="utf-8"))
     out: list[tuple[str, str, str]] = []
@@ -128,14 +106,14 @@ async def bench(no_embed: bool, warmup: int, limit: int | None) -> None:
     embed_ms: list[float] = []
     embed_calls: list[int] = []
     for i, (content, when, source) in enumerate(items):
-        q0, e0, c0 = store.queries, embedder.seconds, embedder.calls
+        q0, e0, c0 = len(store.queries), embedder.seconds, embedder.calls
         t0 = time.perf_counter()
         await memory.remember(content, reference_time=when, source_id=source)
         elapsed = (time.perf_counter() - t0) * 1000
         if i < warmup:
             continue
         totals.append(elapsed)
-        queries.append(store.queries - q0)
+        queries.append(len(store.queries) - q0)
         embed_ms.append((embedder.seconds - e0) * 1000)
         embed_calls.append(embedder.calls - c0)
     stats = await memory.statistics(ns)

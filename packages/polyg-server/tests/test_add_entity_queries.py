@@ -2,41 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
-
 import anyio
 import pytest
 from mcp import Client
 from polyg_core.config import Settings
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.storage.store import FalkorStore, QueryResult
+from polyg_core.testing.counting import CountingStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 
 pytestmark = pytest.mark.anyio
-
-
-@dataclass
-class CountingStore(FalkorStore):
-    """The real store, keeping the queries it sends."""
-
-    queries: list[str] = field(default_factory=list[str], init=False)
-
-    async def query(
-        self,
-        namespace: str,
-        cypher: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        read_only: bool = False,
-        timeout_ms: int | None = None,
-    ) -> QueryResult:
-        self.queries.append(cypher)
-        return await super().query(
-            namespace, cypher, params, read_only=read_only, timeout_ms=timeout_ms
-        )
 
 
 async def test_add_entity_sends_three_queries_for_a_new_entity_and_two_for_a_known_one(

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
-
 import anyio
 import pytest
 from hypothesis import given
@@ -17,6 +13,7 @@ from polyg_core.graphs.entity import EntityGraph
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
 from polyg_core.storage.store import FalkorStore, QueryResult
+from polyg_core.testing.counting import CountingStore
 
 pytestmark = pytest.mark.anyio
 
@@ -417,33 +414,12 @@ async def test_near_duplicates_of_a_written_entity_come_from_its_stored_vector(
     assert [c.name for c in near] == ["auth service"]
 
 
-@dataclass
-class _CountingStore(FalkorStore):
-    """The real store, keeping the queries it sends."""
-
-    queries: list[str] = field(default_factory=list[str], init=False)
-
-    async def query(
-        self,
-        namespace: str,
-        cypher: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        read_only: bool = False,
-        timeout_ms: int | None = None,
-    ) -> QueryResult:
-        self.queries.append(cypher)
-        return await super().query(
-            namespace, cypher, params, read_only=read_only, timeout_ms=timeout_ms
-        )
-
-
 async def test_adding_an_entity_to_a_used_namespace_takes_two_queries(
     falkordb_settings: StorageSettings, embedder: Embedder, namespace: str
 ) -> None:
     """What exists, read together with the namespace's metadata check, then the write; a
     namespace deleted behind the store's back is set up again."""
-    store = _CountingStore(falkordb_settings)
+    store = CountingStore(falkordb_settings)
     await store.connect()
     graph = EntityGraph(store, embedder, NameResolver(store, embedder))
     try:

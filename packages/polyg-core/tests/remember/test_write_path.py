@@ -4,8 +4,8 @@ and entities it creates implicitly reported like explicit ones."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -16,7 +16,8 @@ from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.litellm import LiteLLMProvider
-from polyg_core.storage.store import FalkorStore, QueryResult
+from polyg_core.storage.store import FalkorStore
+from polyg_core.testing.counting import CountingStore
 from polyg_core.testing.llm_server import ScriptedLLMServer
 
 pytestmark = pytest.mark.anyio
@@ -25,27 +26,6 @@ NOTE = (
     "The auth-service crashed on 2026-01-07 because AUTH_SECRET was missing after the "
     "deploy-v2.3.1 deployment. Caching with Redis reduced latency for the auth-service."
 )
-
-
-@dataclass
-class CountingStore(FalkorStore):
-    """The real store, counting the queries it sends."""
-
-    queries: list[str] = field(default_factory=list[str], init=False)
-
-    async def query(
-        self,
-        namespace: str,
-        cypher: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        read_only: bool = False,
-        timeout_ms: int | None = None,
-    ) -> QueryResult:
-        self.queries.append(cypher)
-        return await super().query(
-            namespace, cypher, params, read_only=read_only, timeout_ms=timeout_ms
-        )
 
 
 @dataclass
