@@ -315,7 +315,12 @@ class Memory:
         reasons = [f"extractor: {outcome.reason}"] if outcome.degraded and outcome.reason else []
 
         t1 = time.perf_counter()
-        result = await self._write_extraction(
+        # One lookup, one embedding call, one k-NN query and a write per kind; the
+        # S_Memory node is written last and marks completion (remember/write.py).
+        writer = RememberWriter(
+            self.entities, self.temporal, causal_threshold=self.causal.match_threshold
+        )
+        result = await writer.write(
             namespace,
             content,
             extraction,
@@ -334,34 +339,6 @@ class Memory:
                 "usage": usage_report(outcome.usage),
                 "timings_ms": {k: round(v, 2) for k, v in timings.items()},
             }
-        )
-
-    async def _write_extraction(
-        self,
-        namespace: str,
-        content: str,
-        ex: Extraction,
-        *,
-        category: str | None,
-        tags: list[str],
-        source_id: str | None,
-        created_at: datetime | None = None,
-        who: str | None = None,
-    ) -> RememberResult:
-        # One lookup, one embedding call, one k-NN query and a write per kind; the
-        # S_Memory node is written last and marks completion (remember/write.py).
-        writer = RememberWriter(
-            self.entities, self.temporal, causal_threshold=self.causal.match_threshold
-        )
-        return await writer.write(
-            namespace,
-            content,
-            ex,
-            category=category,
-            tags=tags,
-            source_id=source_id,
-            created_at=created_at,
-            who=who,
         )
 
     # -- convenience --------------------------------------------------------------------------

@@ -260,6 +260,23 @@ def same_node(a: Match, b: Match, threshold: float) -> bool:
     )
 
 
+def match_pair(
+    matched: Mapping[str, Match], a: str, b: str, threshold: float, roles: tuple[str, str]
+) -> tuple[Match, Match] | NodeNotFound | InvalidInput:
+    """The matches of the two ends of a link (`roles`: what each end is called), or why
+    the link cannot be written: an end not matched, or both ends one node."""
+    if a not in matched or b not in matched:
+        return NodeNotFound("causal", a if a not in matched else b)
+    am, bm = matched[a], matched[b]
+    if same_node(am, bm, threshold):
+        first, second = roles
+        return InvalidInput(
+            f"{first} {a!r} and {second} {b!r} are the same causal node; a node cannot be "
+            f"its own {first}. Describe two different things."
+        )
+    return am, bm
+
+
 async def match_descriptions(
     graph: CausalGraph, namespace: str, descriptions: Sequence[str]
 ) -> dict[str, Match]:
@@ -338,16 +355,11 @@ async def add_causal_links(
     batch = LinkBatch()
     pair_of: dict[int, tuple[int, int]] = {}
     for i, (c, e, conf, ev) in checked.items():
-        if c not in matched or e not in matched:
-            out[i] = NodeNotFound("causal", c if c not in matched else e)
+        ends = match_pair(matched, c, e, graph.match_threshold, ("cause", "effect"))
+        if not isinstance(ends, tuple):
+            out[i] = ends
             continue
-        cm, em = matched[c], matched[e]
-        if same_node(cm, em, graph.match_threshold):
-            out[i] = InvalidInput(
-                f"cause {c!r} and effect {e!r} are the same causal node; a node cannot be "
-                "its own cause. Describe two different things."
-            )
-            continue
+        cm, em = ends
         linked: list[str | ItemError] = [
             ents.get(n.strip(), InvalidInput("an entity name is empty")) for n in items[i].entities
         ] + [events[x] for x in items[i].events]
@@ -430,16 +442,11 @@ async def add_solutions(
     batch = SolutionBatch()
     pair_of: dict[int, tuple[int, int]] = {}
     for i, (p, s, ev) in checked.items():
-        if p not in matched or s not in matched:
-            out[i] = NodeNotFound("causal", p if p not in matched else s)
+        ends = match_pair(matched, p, s, graph.match_threshold, ("problem", "solution"))
+        if not isinstance(ends, tuple):
+            out[i] = ends
             continue
-        pm, sm = matched[p], matched[s]
-        if same_node(pm, sm, graph.match_threshold):
-            out[i] = InvalidInput(
-                f"problem {p!r} and solution {s!r} are the same causal node; a node cannot "
-                "be its own problem. Describe two different things."
-            )
-            continue
+        pm, sm = ends
         pair = (batch.node(pm), batch.node(sm, CausalNodeType.SOLUTION.value))
         batch.solve(i, *pair, ev)
         pair_of[i] = pair

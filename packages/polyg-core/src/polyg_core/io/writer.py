@@ -381,12 +381,13 @@ class RecordWriter:
         try:
             while current is not None:
                 nxt = next(pending, None)
+                upcoming = texts(nxt[0]) if cache is not None and nxt is not None else []
                 async with anyio.create_task_group() as tg:
-                    if cache is not None and nxt is not None and nxt[0]:
-                        tg.start_soon(cache.prefetch, texts(nxt[0]))
+                    if cache is not None and upcoming:
+                        tg.start_soon(cache.prefetch, upcoming)
                     await self._write_batch(namespace, current[0], report)
                 if cache is not None:
-                    cache.retain(texts(nxt[0]) if nxt is not None else [])
+                    cache.retain(upcoming)
                 if on_progress:
                     on_progress(current[1])
                 current = nxt
