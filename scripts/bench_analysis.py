@@ -1,10 +1,10 @@
-"""Timings for polyg's graph analysis (polyg_core.analysis).
+"""Timings for polyg's graph analysis (polyg_core.algorithms).
 
 Two parts:
 
 * ``libraries``: the same algorithm in rustworkx, networkx and scipy.sparse on
   one random directed graph (default 100,000 edges), the numbers behind the
-  choice of backend in ``polyg_core/analysis/algorithms.py``.
+  choice of backend in ``polyg_core/algorithms/operations.py``.
 * ``functions``: polyg's own functions on ``GraphData`` at 1,000 / 10,000 /
   100,000 edges (conversion from GraphData included).
 
@@ -28,8 +28,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import rustworkx as rx
-from polyg_core.analysis import algorithms as alg
-from polyg_core.analysis.model import EdgeData, GraphData, NodeData
+from polyg_core.algorithms import operations as alg
+from polyg_core.algorithms.model import EdgeData, GraphData, NodeData
 from scipy import sparse
 from scipy.sparse import csgraph
 
@@ -159,7 +159,7 @@ def graph_data(n_edges: int) -> GraphData:
 
 
 def bench_functions(sizes: list[int], repeat: int) -> None:
-    print(f"polyg_core.analysis on GraphData (conversion included); best of {repeat}, ms")
+    print(f"polyg_core.algorithms on GraphData (conversion included); best of {repeat}, ms")
     print(f"{'function':<34}" + "".join(f"{s:>12,}" for s in sizes))
     graphs = {s: graph_data(s) for s in sizes}
     cases: list[tuple[str, Callable[[GraphData], Any]]] = [
@@ -192,7 +192,7 @@ def main() -> None:
     libs = sub.add_parser("libraries", help="rustworkx vs networkx vs scipy.sparse")
     libs.add_argument("--edges", type=int, default=100_000)
     libs.add_argument("--repeat", type=int, default=3)
-    funcs = sub.add_parser("functions", help="polyg_core.analysis functions")
+    funcs = sub.add_parser("functions", help="polyg_core.algorithms functions")
     funcs.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     funcs.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()

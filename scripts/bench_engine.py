@@ -21,8 +21,8 @@ from typing import Any
 
 import anyio
 from polyg_core.config import StorageSettings
-from polyg_core.engine import GraphEngine
-from polyg_core.engine.fetch import fetch_graph
+from polyg_core.scratch import GraphEngine
+from polyg_core.scratch.fetch import fetch_graph
 from polyg_core.storage.store import FalkorStore
 
 

@@ -31,10 +31,10 @@ import anyio
 import numpy as np
 import numpy.typing as npt
 from polyg_core.config import load_settings
-from polyg_core.io import RecordWriter, iter_records
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
+from polyg_core.transfer import RecordWriter, iter_records
 
 
 @dataclass

@@ -54,7 +54,7 @@ from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.local import MiniLMEmbedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
-from polyg_core.text import normalize_description
+from polyg_core.text.normalize import normalize_description
 from polyg_server.main import event_loop_options
 
 SCRIPT = str(Path(__file__).resolve())

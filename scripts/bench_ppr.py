@@ -23,8 +23,8 @@ from pathlib import Path
 
 import anyio
 from polyg_core.config import StorageSettings
-from polyg_core.retrieval.ppr import PPRConfig, fetch_neighbourhood, ppr_view, seed_specificity
-from polyg_core.retrieval.views import Seeds, ViewContext
+from polyg_core.recall.ppr import PPRConfig, fetch_neighbourhood, ppr_view, seed_specificity
+from polyg_core.recall.views import Seeds, ViewContext
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from polyg_shared.intents import Intent

@@ -45,7 +45,7 @@ from falkordb import FalkorDB as SyncFalkorDB
 from polyg_bench.generate import generate
 from polyg_bench.replication import ReplicaSet, replica_set
 from polyg_core.storage.store import FalkorStore
-from polyg_core.text import normalize_name
+from polyg_core.text.normalize import normalize_name
 
 NS = "bench_replicas"
 

@@ -9,10 +9,10 @@ import pytest
 from polyg_bench.dataset import Dataset
 from polyg_bench.llm_standin import StandinResponder, standin_server
 from polyg_bench.retrieval import run_retrieval
-from polyg_core.agents.extractor import LLMExtractor
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm import LiteLLMProvider
+from polyg_core.remember.extractor import LLMExtractor
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.llm_server import RecordedRequest, Reply, ScriptedLLMServer
 from pydantic import BaseModel

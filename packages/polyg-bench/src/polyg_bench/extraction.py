@@ -32,9 +32,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from polyg_core.agents.extractor import RuleExtractor
 from polyg_core.errors import InvalidInput
-from polyg_core.text import normalize_name
+from polyg_core.remember.extractor import RuleExtractor
+from polyg_core.text.normalize import normalize_name
 from polyg_shared.intents import Extraction
 from polyg_shared.timeutil import parse_timestamp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -94,7 +94,7 @@ def load_labelled_set(path: Path) -> LabelledSet:
     except FileNotFoundError:
         raise InvalidInput(
             f"no labelled set at {path}; pass the path of one (the repository's is "
-            "packages/polyg-core/tests/agents/data/extraction_notes.json)"
+            "packages/polyg-core/tests/remember/data/extraction_notes.json)"
         ) from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{path} is not JSON: {exc}") from None

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 from polyg_core.storage.store import FalkorStore
-from polyg_core.text import normalize_description, normalize_name
+from polyg_core.text.normalize import normalize_description, normalize_name
 
 logger = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from polyg_core.agents.classifier import RuleClassifier
 from polyg_core.errors import InvalidInput
-from polyg_core.text import normalize_name
+from polyg_core.recall.classifier import RuleClassifier
+from polyg_core.text.normalize import normalize_name
 from polyg_shared.intents import Intent, IntentType
 from polyg_shared.timeutil import parse_timestamp
 

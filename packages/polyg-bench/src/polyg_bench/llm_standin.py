@@ -37,12 +37,13 @@ from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
 
-from polyg_core.agents.classifier import RuleClassifier
-from polyg_core.agents.extractor import RuleExtractor
-from polyg_core.agents.prompts import CLASSIFIER_SYSTEM, EXTRACTOR_SYSTEM
 from polyg_core.providers.litellm_common import import_litellm, quiet_litellm
 from polyg_core.providers.llm.litellm import LiteLLMProvider
-from polyg_core.retrieval.synthesizer import SYSTEM_PROMPT as SYNTHESIZER_SYSTEM
+from polyg_core.recall.classifier import RuleClassifier
+from polyg_core.recall.classifier_prompt import CLASSIFIER_SYSTEM
+from polyg_core.recall.synthesizer import SYSTEM_PROMPT as SYNTHESIZER_SYSTEM
+from polyg_core.remember.extraction_prompt import EXTRACTOR_SYSTEM
+from polyg_core.remember.extractor import RuleExtractor
 from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
 from polyg_shared.intents import Intent
 from polyg_shared.retrieval import Reasoning, Synthesis

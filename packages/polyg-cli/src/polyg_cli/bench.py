@@ -538,7 +538,7 @@ def retrieval_command(
     )
 
 
-DEFAULT_EXTRACTION_SET = Path("packages/polyg-core/tests/agents/data/extraction_notes.json")
+DEFAULT_EXTRACTION_SET = Path("packages/polyg-core/tests/remember/data/extraction_notes.json")
 
 
 @bench_app.command("extraction")

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import IO, Annotated
 
 import typer
-from polyg_core.io import iter_export, write_json, write_jsonl
-from polyg_core.io.cypher import write_cypher
+from polyg_core.transfer import iter_export, write_json, write_jsonl
+from polyg_core.transfer.cypher_dump import write_cypher
 
 from polyg_cli.runtime import CliState, run, state
 
@@ -51,7 +51,7 @@ async def export_to(st: CliState, fmt: ExportFormat, graph: str, out: IO[str]) -
             if fmt is ExportFormat.jsonl:
                 return await write_jsonl(records, out)
             return await write_json(records, out, graph)
-        from polyg_core.engine.service import GraphEngine
+        from polyg_core.scratch.service import GraphEngine
 
         engine = GraphEngine(store, None)
         result = await engine.io.export_graph(fmt.value, graph=graph)

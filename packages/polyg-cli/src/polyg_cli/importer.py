@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 from polyg_core.errors import InvalidInput
-from polyg_core.io import (
+from polyg_core.transfer import (
     ImportReport,
     RecordWriter,
     count_lines,
@@ -18,8 +18,8 @@ from polyg_core.io import (
     is_graph_json,
     iter_records,
 )
-from polyg_core.io.reader import MAX_LINE_BYTES, MEMORY_FORMATS, Item, LineError
-from polyg_core.io.records import RECORD
+from polyg_core.transfer.reader import MAX_LINE_BYTES, MEMORY_FORMATS, Item, LineError
+from polyg_core.transfer.records import RECORD
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -101,7 +101,7 @@ async def import_memory(
     total = count_lines(path) if fmt in ("jsonl", "cypher") else None
     if dry_run:
         writer_ns = graph or st.settings.namespace
-        from polyg_core.io.writer import validate
+        from polyg_core.transfer.writer import validate
 
         report = ImportReport(namespace=writer_ns, dry_run=True)
         validate(items(), report)
@@ -127,9 +127,9 @@ async def import_graph_file(
     st: CliState, content: str, fmt: str, graph: str | None, *, dry_run: bool
 ) -> dict[str, object]:
     """Import a graph format (CSV, DOT, GraphML, seed 002 JSON) into a scratch graph."""
-    from polyg_core.analysis.formats import parse
-    from polyg_core.engine.service import GraphEngine
+    from polyg_core.algorithms.formats import parse
     from polyg_core.providers.embeddings import make_embedder
+    from polyg_core.scratch.service import GraphEngine
     from polyg_core.storage.store import FalkorStore
 
     if dry_run:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from polyg_core.io import KINDS, ImportReport
+from polyg_core.transfer import KINDS, ImportReport
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table

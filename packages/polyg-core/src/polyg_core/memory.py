@@ -23,7 +23,6 @@ from polyg_shared.retrieval import (
 from polyg_shared.stats import GraphStatistics
 from polyg_shared.timeutil import utc_now
 
-from polyg_core.agents.extractor import extract
 from polyg_core.config import Settings
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.causal import CausalGraph
@@ -36,17 +35,18 @@ from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM
+from polyg_core.recall.decay import refresh_access
+from polyg_core.recall.filters import prefixed_tags
 from polyg_core.recall.pipeline import (
     RecallOptions,
     RecallPipeline,
     mentioned_entities,
     usage_report,
 )
+from polyg_core.recall.probability import CausalProbability, causal_probability
+from polyg_core.remember.extractor import extract
 from polyg_core.remember.write import RememberWriter
 from polyg_core.resolve import NameResolver
-from polyg_core.retrieval.decay import refresh_access
-from polyg_core.retrieval.filters import prefixed_tags
-from polyg_core.retrieval.probability import CausalProbability, causal_probability
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.store import FalkorStore
 
@@ -240,7 +240,7 @@ class Memory:
         """P(cause leads to effect) under noisy-OR over the causal graph's links.
 
         `cause` and `effect` are causal nodes by uuid or description (resolved like
-        every causal name). See `polyg_core.retrieval.probability`.
+        every causal name). See `polyg_core.recall.probability`.
 
         Raises:
             NodeNotFound: no causal node matches (carries the closest candidates).

@@ -22,7 +22,7 @@ from polyg_core.errors import AmbiguousName, Candidate, NodeNotFound
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, SCRATCH, check_label
 from polyg_core.storage.vector import knn, knn_of_node, knn_of_nodes
-from polyg_core.text import normalize_description, normalize_name
+from polyg_core.text.normalize import normalize_description, normalize_name
 
 if TYPE_CHECKING:
     from polyg_core.providers.embeddings.base import Embedder

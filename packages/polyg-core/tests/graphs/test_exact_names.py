@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from polyg_core.engine import ScratchGraphs
 from polyg_core.errors import AmbiguousName, NodeNotFound
 from polyg_core.graphs.bulk import RelationItem, add_relations
 from polyg_core.graphs.causal import CausalGraph
@@ -17,6 +16,7 @@ from polyg_core.graphs.semantic import SemanticGraph
 from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
+from polyg_core.scratch import ScratchGraphs
 from polyg_core.storage.store import FalkorStore
 
 pytestmark = pytest.mark.anyio

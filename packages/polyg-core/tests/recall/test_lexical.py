@@ -11,7 +11,7 @@ import Stemmer  # PyStemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polyg_core.recall.lexical import LexicalIndex
-from polyg_core.text import STOP_WORDS_EN
+from polyg_core.text.normalize import STOP_WORDS_EN
 
 CORPUS = [
     "The backup job failed because the disk was full.",

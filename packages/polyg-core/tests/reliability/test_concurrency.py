@@ -11,7 +11,7 @@ import pytest
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
-from polyg_core.text import normalize_name
+from polyg_core.text.normalize import normalize_name
 
 pytestmark = pytest.mark.anyio
 

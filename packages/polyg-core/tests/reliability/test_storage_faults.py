@@ -16,11 +16,11 @@ from typing import Any
 import anyio
 import pytest
 from polyg_core.errors import StorageUnavailable
-from polyg_core.io import RecordWriter
-from polyg_core.io.reader import Item, parse_record
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
+from polyg_core.transfer import RecordWriter
+from polyg_core.transfer.reader import Item, parse_record
 from polyg_shared.retrieval import RememberResult
 
 from .conftest import Outage

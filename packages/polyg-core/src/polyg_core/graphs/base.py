@@ -14,7 +14,7 @@ from polyg_core.errors import EmbeddingMismatch, InvalidInput
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import Neighbour, knn
-from polyg_core.text import normalize_name
+from polyg_core.text.normalize import normalize_name
 
 MAX_NAME = 256
 MAX_TEXT = 4_096

@@ -72,7 +72,7 @@ from polyg_core.storage.schema import (
 )
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import Neighbour, knn
-from polyg_core.text import normalize_description
+from polyg_core.text.normalize import normalize_description
 
 logger = logging.getLogger(__name__)
 

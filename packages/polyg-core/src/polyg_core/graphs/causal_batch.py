@@ -34,7 +34,7 @@ from polyg_core.graphs.entity_refs import epoch_ms, lexically_compatible, resolv
 from polyg_core.storage.cypher import clean, each_linked, props
 from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT, R_SOLVED_BY, X_AFFECTS, X_REFERS_TO
 from polyg_core.storage.vector import Neighbour, knn_many
-from polyg_core.text import normalize_description
+from polyg_core.text.normalize import normalize_description
 
 ItemError = InvalidInput | NodeNotFound | AmbiguousName
 

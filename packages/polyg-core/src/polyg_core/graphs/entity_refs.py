@@ -44,7 +44,7 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver, similar_nodes
 from polyg_core.storage.schema import ENTITY
 from polyg_core.storage.store import FalkorStore
-from polyg_core.text import normalize_description, normalize_name
+from polyg_core.text.normalize import normalize_description, normalize_name
 
 logger = logging.getLogger(__name__)
 

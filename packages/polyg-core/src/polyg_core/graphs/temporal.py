@@ -74,7 +74,7 @@ from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.fulltext import word_search
 from polyg_core.storage.schema import ENTITY, EVENT, FACT, R_BEFORE, X_INVOLVES
 from polyg_core.storage.store import FalkorStore
-from polyg_core.text import normalize_name
+from polyg_core.text.normalize import normalize_name
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from polyg_core.text import STOP_WORDS_EN
+from polyg_core.text.normalize import STOP_WORDS_EN
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 MAX_CACHED_STEMS = 500_000

@@ -39,11 +39,11 @@ from polyg_shared.intents import Intent
 from polyg_shared.retrieval import RETRIEVERS, ContextNode, MergedSubgraph, RecalledMemory
 from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms
 
-from polyg_core.agents.classifier import without_hedges
 from polyg_core.errors import InvalidInput
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
-from polyg_core.retrieval.filters import MemoryFilter
-from polyg_core.retrieval.nodes import to_context
+from polyg_core.recall.classifier import without_hedges
+from polyg_core.recall.context_nodes import to_context
+from polyg_core.recall.filters import MemoryFilter
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn

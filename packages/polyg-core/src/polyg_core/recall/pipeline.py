@@ -32,7 +32,6 @@ from polyg_shared.retrieval import (
 )
 from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms, utc_now
 
-from polyg_core.agents.classifier import classify, without_hedges
 from polyg_core.config import Settings
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.base import check_readable
@@ -40,6 +39,12 @@ from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM, Usage
 from polyg_core.recall.catalogue import MemoryCatalogue, without_names
+from polyg_core.recall.classifier import classify, without_hedges
+from polyg_core.recall.decay import DecayPolicy
+from polyg_core.recall.filters import MemoryFilter
+from polyg_core.recall.hybrid import filtered_memory_view, rank_recall
+from polyg_core.recall.hybrid_scores import RankingWeights, check_mode
+from polyg_core.recall.linearizer import linearize
 from polyg_core.recall.memories import (
     COMMON_NAME_SHARE,
     FusionWeights,
@@ -48,15 +53,9 @@ from polyg_core.recall.memories import (
     rank_memories,
     with_memories,
 )
-from polyg_core.resolve import NameResolver
-from polyg_core.retrieval.decay import DecayPolicy
-from polyg_core.retrieval.filters import MemoryFilter
-from polyg_core.retrieval.hybrid import filtered_memory_view, rank_recall
-from polyg_core.retrieval.linearizer import linearize
-from polyg_core.retrieval.merger import merge_views
-from polyg_core.retrieval.ranking import RankingWeights, check_mode
-from polyg_core.retrieval.synthesizer import Synthesizer
-from polyg_core.retrieval.views import (
+from polyg_core.recall.merger import merge_views
+from polyg_core.recall.synthesizer import Synthesizer
+from polyg_core.recall.views import (
     Seeds,
     ViewContext,
     causal_view,
@@ -65,8 +64,9 @@ from polyg_core.retrieval.views import (
     run_views,
     temporal_view,
 )
+from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore
-from polyg_core.text import normalize_name
+from polyg_core.text.normalize import normalize_name
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from polyg_core.graphs.entity_refs import EntityRows, decide_entity
 from polyg_core.resolve import NameResolver, similar_nodes
 from polyg_core.storage.schema import ENTITY
 from polyg_core.storage.vector import Neighbour
-from polyg_core.text import normalize_name
+from polyg_core.text.normalize import normalize_name
 
 
 @dataclass

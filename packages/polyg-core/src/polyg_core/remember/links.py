@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from polyg_core.text import normalize_description
+from polyg_core.text.normalize import normalize_description
 
 
 def _padded(text: str) -> str:

@@ -14,7 +14,7 @@ from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, EVENT
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import Neighbour
-from polyg_core.text import normalize_description
+from polyg_core.text.normalize import normalize_description
 
 # Concepts by normalised name, causal nodes by uuid and by normalised description,
 # events by description and instant: the columns of LOOKUP_ENTITIES, so the

@@ -58,7 +58,7 @@ from polyg_core.remember.lookup import Lookup, lookup, nearest, stored_causal
 from polyg_core.storage.schema import CONCEPT, ENTITY, EVENT
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import Neighbour
-from polyg_core.text import normalize_name
+from polyg_core.text.normalize import normalize_name
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from polyg_core.errors import InvalidInput
-from polyg_core.io.reader import iter_scenario, load_yaml
-from polyg_core.io.writer import ImportReport, RecordWriter
+from polyg_core.transfer.reader import iter_scenario, load_yaml
+from polyg_core.transfer.writer import ImportReport, RecordWriter
 
 logger = logging.getLogger(__name__)
 

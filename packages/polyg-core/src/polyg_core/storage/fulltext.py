@@ -11,7 +11,7 @@ from typing import Any
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import FULLTEXT_INDEXES
 from polyg_core.storage.store import FalkorStore
-from polyg_core.text import STOP_WORDS_EN
+from polyg_core.text.normalize import STOP_WORDS_EN
 
 MAX_TERMS = 32
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)

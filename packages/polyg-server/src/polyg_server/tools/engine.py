@@ -56,7 +56,7 @@ from polyg_server.context import ServerContext
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE_IDEMPOTENT, ToolSpec
 
 if TYPE_CHECKING:
-    from polyg_core.engine import GraphEngine
+    from polyg_core.scratch import GraphEngine
 
 PROFILE = "engine"
 _KEY = "graph_engine"
@@ -64,7 +64,7 @@ _KEY = "graph_engine"
 
 def engine_of(ctx: ServerContext) -> GraphEngine:
     """The context's graph engine (built on first use, then reused)."""
-    from polyg_core.engine import GraphEngine
+    from polyg_core.scratch import GraphEngine
 
     engine = ctx.services.get(_KEY)
     if not isinstance(engine, GraphEngine):

@@ -115,7 +115,7 @@ def _view_output(seeds: list[str], view: ViewResult) -> ViewOutput:
 
 
 async def entity_lookup(ctx: ServerContext, inp: EntityLookupInput) -> ViewOutput:
-    from polyg_core.retrieval.views import Seeds  # numpy and the PPR view: on first use
+    from polyg_core.recall.views import Seeds  # numpy and the PPR view: on first use
 
     mem, ns = memory_and_ns(ctx, inp.graph)
     ids = await _entity_ids(mem, ns, inp.entities)
@@ -124,7 +124,7 @@ async def entity_lookup(ctx: ServerContext, inp: EntityLookupInput) -> ViewOutpu
 
 
 async def temporal_expand(ctx: ServerContext, inp: TemporalExpandInput) -> ViewOutput:
-    from polyg_core.retrieval.views import Seeds  # numpy and the PPR view: on first use
+    from polyg_core.recall.views import Seeds  # numpy and the PPR view: on first use
 
     mem, ns = memory_and_ns(ctx, inp.graph)
     if not inp.entities and inp.start is None and inp.end is None:
@@ -152,7 +152,7 @@ async def temporal_expand(ctx: ServerContext, inp: TemporalExpandInput) -> ViewO
 
 
 async def causal_expand(ctx: ServerContext, inp: CausalExpandInput) -> ViewOutput:
-    from polyg_core.retrieval.views import Seeds  # numpy and the PPR view: on first use
+    from polyg_core.recall.views import Seeds  # numpy and the PPR view: on first use
 
     mem, ns = memory_and_ns(ctx, inp.graph)
     seeds = Seeds()

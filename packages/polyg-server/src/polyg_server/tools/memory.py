@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from polyg_core.config import Settings
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
+from polyg_core.recall.filters import prefixed_tags
 from polyg_core.resolve import CAUSAL_NAMES, CONCEPT_NAMES, ENTITY_NAMES, similar_nodes
-from polyg_core.retrieval.filters import prefixed_tags
 from polyg_core.storage.schema import EVENT
 from polyg_shared.causal import CausalLinkResult
 from polyg_shared.edges import EntityRelation
@@ -397,7 +397,7 @@ async def clear_graph(ctx: ServerContext, inp: ClearGraphInput) -> ClearGraphOut
 
 
 async def export_graph(ctx: ServerContext, inp: ExportGraphInput) -> ExportGraphOutput:
-    from polyg_core.io import iter_export, record_json
+    from polyg_core.transfer import iter_export, record_json
 
     ns = ctx.namespace(inp.graph)
     out = io.StringIO()
@@ -425,8 +425,8 @@ async def export_graph(ctx: ServerContext, inp: ExportGraphInput) -> ExportGraph
 
 
 def _jsonl_items(text: str) -> list[tuple[int, Any]]:
-    from polyg_core.io import LineError
-    from polyg_core.io.reader import parse_record
+    from polyg_core.transfer import LineError
+    from polyg_core.transfer.reader import parse_record
 
     items: list[tuple[int, Any]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -443,7 +443,7 @@ def _jsonl_items(text: str) -> list[tuple[int, Any]]:
 
 
 async def import_graph(ctx: ServerContext, inp: ImportGraphInput) -> ImportGraphOutput:
-    from polyg_core.io import RecordWriter
+    from polyg_core.transfer import RecordWriter
 
     mem, ns = memory_and_ns(ctx, inp.graph)
     items = _jsonl_items(inp.text)

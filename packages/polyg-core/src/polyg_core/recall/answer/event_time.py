@@ -1,0 +1,164 @@
+"""The time a WHEN answer gives: the event's date as people write it, resolved from what
+the evidence says.
+
+A stored text often dates its event relative to when it was written ("I went there
+yesterday", "my school talk last week"). The answer resolves that against the text's
+stated time: "yesterday" in a text of 8 May 2023 is 7 May 2023, "last week" in one of
+9 June 2023 is "the week before 9 June 2023", "last year" is the year before. A "how
+long" question is answered by the duration the evidence states ("for 4 years").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+from polyg_core.text.timeparse import TimeMatch, match_times
+
+DAY_MS = 86_400_000
+_NEAR_WEEK = timedelta(days=8)  # "the week before D" while D lies in the week after it
+
+_HOW_LONG = re.compile(r"^\W*how\s+long\b", re.IGNORECASE)
+_NUMBER = (
+    r"(?:\d+(?:\.\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"fifteen|twenty|thirty|(?:a\s+)?(?:couple|few)(?:\s+of)?|several|many)"
+)
+_DURATION = re.compile(
+    rf"\b(?:for\s+|about\s+|almost\s+|nearly\s+|over\s+)?(?:the\s+(?:last|past)\s+)?"
+    rf"{_NUMBER}\s+(?:years?|months?|weeks?|days?|hours?|decades?)(?:\s+ago|\s+now)?\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Dated:
+    """When the evidence says its event happened.
+
+    Attributes:
+        phrase: the time as an answer writes it ("2023-05-07 (7 May 2023)", "June 2023",
+            "the week before 9 June 2023").
+        start_ms: the first instant of that time (UTC epoch ms), for the timeframe check.
+        resolved: True when a relative expression of the text was resolved.
+    """
+
+    phrase: str
+    start_ms: int
+    resolved: bool
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _spoken(d: date) -> str:
+    return f"{d.day} {d.strftime('%B %Y')}"
+
+
+def _day_phrase(d: date) -> str:
+    return f"{d:%Y-%m-%d} ({_spoken(d)})"
+
+
+def is_midnight(ms: int) -> bool:
+    """True for a time at 00:00 UTC: a date the writer resolved, with no clock time."""
+    return ms % DAY_MS == 0
+
+
+def describe(match: TimeMatch, stated: date) -> str:
+    """A resolved period as people write it: a day, "the week before D", a month, a year."""
+    start = match.start.astimezone(UTC)
+    end = match.end.astimezone(UTC)
+    first, last = start.date(), end.date()
+    days = (end - start).total_seconds() / 86_400
+    if days <= 1.0:
+        return _day_phrase(first)
+    text = match.text.lower()
+    if "weekend" in text or (days <= 3.0 and first.weekday() == 5):
+        unit = "weekend"
+    elif days <= 7.0:
+        unit = "week"
+    else:
+        unit = ""
+    if unit:
+        if last < stated and stated - last <= _NEAR_WEEK:
+            return f"the {unit} before {_spoken(stated)}"
+        if first > stated and first - stated <= _NEAR_WEEK:
+            return f"the {unit} after {_spoken(stated)}"
+        return f"the {unit} of {_spoken(first)}"
+    if first.day == 1 and (last + timedelta(days=1)).day == 1 and days <= 31.0:
+        return first.strftime("%B %Y")
+    if (first.month, first.day, last.month, last.day) == (1, 1, 12, 31) and days <= 366.0:
+        return str(first.year)
+    return f"{_spoken(first)} to {_spoken(last)}"
+
+
+def _up_to_now(match: TimeMatch, stated: datetime) -> bool:
+    """A window that ends when the text was written ("the past week", "earlier this
+    month") dates nothing more than the text's own time does."""
+    return abs(match.end.astimezone(UTC) - stated) <= timedelta(minutes=1)
+
+
+_SHORT_WEEKDAY = re.compile(
+    r"\b(last|this|next|on|past)\s+(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b\.?", re.IGNORECASE
+)
+_WEEKDAY_OF = {
+    "mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
+    "thu": "Thursday", "thur": "Thursday", "thurs": "Thursday", "fri": "Friday",
+    "sat": "Saturday", "sun": "Sunday",
+}  # fmt: skip
+
+
+def _full_weekdays(text: str) -> str:
+    """ "last Tues" as "last Tuesday", so the time parser reads it."""
+    return _SHORT_WEEKDAY.sub(lambda m: f"{m[1]} {_WEEKDAY_OF[m[2].lower()]}", text)
+
+
+def resolve(sentence: str, stated_ms: int) -> Dated | None:
+    """The date `sentence` gives its event, read against the time it was stated.
+
+    Args:
+        sentence: the evidence, e.g. "I went to the support group yesterday".
+        stated_ms: when the text was written or said (UTC epoch ms).
+
+    Returns:
+        The first time expression of the sentence, resolved; else None.
+    """
+    stated = datetime.fromtimestamp(stated_ms / 1000, tz=UTC)
+    for match in match_times(_full_weekdays(sentence), stated):
+        if match.clock is not None and match.day is None:
+            continue  # a bare clock time ("at 9") dates nothing on its own
+        if _up_to_now(match, stated):
+            continue
+        return Dated(describe(match, stated.date()), _ms(match.start), True)
+    return None
+
+
+_ASKS_TIME = re.compile(
+    r"^\W*(?:when\b|since\s+when\b|how\s+long\b|(?:what|which)\s+(?:time|date|day|week|month|"
+    r"year|season)s?\b|(?:on|in)\s+(?:what|which)\s+(?:date|day|week|month|year)\b)"
+    r"|\bhappen(?:ed|s)?\b",
+    re.IGNORECASE,
+)
+
+
+def asks_time(question: str) -> bool:
+    """True when the question asks for a time (when, how long, what date...) or for what
+    happened: a WHEN answer is the form it wants."""
+    return bool(_ASKS_TIME.search(question))
+
+
+def is_how_long(question: str) -> bool:
+    return bool(_HOW_LONG.search(question))
+
+
+def duration_in(sentence: str) -> str | None:
+    """The first duration the sentence states ("4 years", "five years ago"), or None."""
+    m = _DURATION.search(sentence)
+    if m is None:
+        return None
+    words = m.group(0).split()
+    if words[0].lower() in ("for", "about", "almost", "nearly", "over"):
+        words = words[1:]
+    if len(words) > 2 and words[0].lower() == "the" and words[1].lower() in ("last", "past"):
+        words = words[2:]
+    return " ".join(words)

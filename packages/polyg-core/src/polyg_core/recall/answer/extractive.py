@@ -1,0 +1,427 @@
+"""The extractive answer: what the merged subgraph says about the question, shaped by its type.
+
+* WHEN: the time of the asked event as people write it (a relative date in the evidence
+  resolved against when it was stated, `answer_time`), then only a short record of the
+  event; the events around it go to the reasoning. "How long" gets the stated duration;
+  "what happened in/to/during ..." lists those events in order.
+* WHO / WHAT: the asked entity's facts and relations, the ones the question's words point
+  at first; facts valid during the asked timeframe, else the current ones. From a quoted
+  sentence, the asked span when the question wants a short thing (`answer_span`).
+* WHY: the causal chain whose effect the question names, read from cause to effect.
+* EXPLORE: the top memories, in a few sentences.
+
+Every answer carries the evidence its confidence is computed from (`Evidence`); see
+`polyg_core.recall.answer.confidence`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from polyg_shared.intents import Intent, IntentType
+from polyg_shared.retrieval import CausalStep, ContextEdge, ContextNode, MergedSubgraph, Reasoning
+from polyg_shared.timeutil import to_epoch_ms
+
+from polyg_core.recall.answer.confidence import Evidence
+from polyg_core.recall.answer.evidence import (
+    MAX_LISTED,
+    Answer,
+    AnswerGraph,
+    Question,
+    fact_valid,
+    names_in,
+    unspoken,
+)
+from polyg_core.recall.answer.span import asked_span, asks_span
+from polyg_core.recall.answer.when import when_answer
+from polyg_core.recall.answer.words import (
+    as_sentence,
+    best_sentence,
+    overlap,
+    terms,
+)
+from polyg_core.text.normalize import normalize_name
+
+__all__ = ["Answer", "extractive_answer"]
+
+MAX_STATEMENTS = 6
+MAX_MEMORIES = 3
+
+_COMPOUND = re.compile(
+    r"\w.*\b(?:and|but|also)\s+(?:who|whom|what|when|where|why|how|which)\b", re.IGNORECASE
+)
+
+
+# -- WHO / WHAT -------------------------------------------------------------------------------
+
+
+def _focus(q: Question, g: AnswerGraph) -> ContextNode | None:
+    """The entity the question asks about: one it names, never another one."""
+    entities = g.of("E_Entity")
+    named = [n for n in entities if normalize_name(n.text) in q.entity_keys]
+    if not named:
+        named = [
+            n
+            for n in entities
+            if normalize_name(n.text) and names_in(normalize_name(n.text), q.text)
+        ]
+    if not named:
+        return None
+    # Of several named entities, the question is about the one current facts describe
+    # ("which Python version does orders-service run": orders-service, not Python), then
+    # the one named first.
+    subjects: dict[str, int] = {}
+    for n in g.of("T_Fact"):
+        if fact_valid(n, q.intent.timeframe, g.now_ms):
+            key = normalize_name(str(n.attributes.get("subject", "")))
+            subjects[key] = subjects.get(key, 0) + 1
+    order = {k: i for i, k in enumerate(q.entity_keys)}
+    return max(
+        named,
+        key=lambda n: (
+            subjects.get(normalize_name(n.text), 0),
+            -order.get(normalize_name(n.text), len(order)),
+            n.score,
+        ),
+    )
+
+
+def _humane(text: str) -> str:
+    return text.replace("_", " ")
+
+
+@dataclass
+class _Statement:
+    text: str
+    uuid: str
+    score: float
+    relevance: float
+    key: str
+    dated: bool = False  # a fact valid in the asked timeframe (relations carry no time)
+
+
+def _statements(q: Question, g: AnswerGraph, focus: ContextNode) -> list[_Statement]:
+    key = normalize_name(focus.text)
+    about = q.wanted - terms(focus.text) - terms(str(focus.attributes.get("entity_type", "")))
+    tf = q.intent.timeframe
+    kinds = {
+        normalize_name(n.text): str(n.attributes.get("entity_type", "")) for n in g.of("E_Entity")
+    }
+    out: dict[str, _Statement] = {}
+    for f in g.of("T_Fact"):
+        ends = {
+            normalize_name(str(f.attributes.get("subject", ""))),
+            normalize_name(str(f.attributes.get("object", ""))),
+        }
+        if key not in ends or not fact_valid(f, tf, g.now_ms):
+            continue
+        since = f.attributes.get("valid_from_iso")
+        until = f.attributes.get("valid_to_iso")
+        when = ""
+        if since and until:
+            when = f" ({str(since)[:10]} → {str(until)[:10]})"
+        elif since:
+            when = f" (since {str(since)[:10]})"
+        text = _humane(f.text) + when
+        dedup = normalize_name(_humane(f.text))
+        other_key = next((k for k in ends if k != key), key)
+        rel = overlap(about, f"{f.text} {kinds.get(other_key, '')}")
+        if dedup not in out or out[dedup].relevance < rel:
+            out[dedup] = _Statement(text, f.uuid, f.score, rel, dedup, dated=True)
+    for e in g.sub.edges:
+        if e.type != "E_RELATES" or focus.uuid not in (e.source, e.target):
+            continue
+        if e.source not in g.by_id or e.target not in g.by_id:
+            continue
+        other = g.by_id[e.target if e.source == focus.uuid else e.source]
+        src, dst = g.by_id[e.source].text, g.by_id[e.target].text
+        label = _humane(e.label or "relates to")
+        kind = str(other.attributes.get("entity_type", ""))
+        text = f"{src} {label} {dst}" + (f" ({kind})" if kind and kind != "entity" else "")
+        dedup = normalize_name(f"{src} {label} {dst}")
+        rel = overlap(about, f"{label} {other.text} {kind}")
+        if dedup not in out:
+            out[dedup] = _Statement(text, other.uuid, other.score, rel, dedup)
+        else:  # a relation saying what a fact says: the two agree
+            out[dedup].score += other.score
+    return sorted(out.values(), key=lambda s: (-s.relevance, -s.score))
+
+
+def _who_what(q: Question, g: AnswerGraph) -> Answer:
+    focus = _focus(q, g)
+    if focus is None:
+        if q.entity_keys:
+            names = ", ".join(q.intent.entities)
+            best = _best_memories(q, g)
+            if best:
+                # No entity node by that name: whether the stored text names it decides.
+                return _memories_answer(q, best)
+            return Answer(
+                f"Nothing in memory about {names}.",
+                evidence=Evidence(entity=0.0, found=False),
+            )
+        return _explore(q, g)
+    statements = _statements(q, g, focus)
+    kind = focus.attributes.get("entity_type")
+    head = focus.text + (f" ({kind})" if kind and kind != "entity" else "")
+    memories = _best_memories(q, g)
+    top_rel = statements[0].relevance if statements else 0.0
+    if memories and overlap(q.about - terms(focus.text), memories[0].text) > top_rel:
+        # The stored text says more about what is asked than any fact or relation.
+        answer = _memories_answer(q, memories)
+        answer.evidence.entity = 1.0
+        return answer
+    if not statements:
+        return Answer(
+            f"{head}: no {'facts valid then' if q.intent.timeframe else 'current facts'} or "
+            "relations recorded.",
+            Reasoning(entities_involved=[focus.text]),
+            [focus.uuid],
+            Evidence(entity=1.0, found=False),
+        )
+    best = [s for s in statements if s.relevance == top_rel and top_rel > 0][:MAX_STATEMENTS]
+    rest = [s for s in statements if s not in best][: max(0, 4 - len(best)) or 2]
+    used = best or statements[:4]
+    # The asked time is answered only by facts valid then, not by undated relations.
+    in_time = any(s.dated for s in used)
+    tf = q.intent.timeframe
+    when = f"{tf.phrase}: " if tf and tf.phrase and in_time else ""
+    if best:
+        text = when + "; ".join(s.text for s in best) + "."
+        if rest:
+            text += " Also: " + "; ".join(s.text for s in rest) + "."
+    else:
+        text = f"{when}{head}: " + "; ".join(s.text for s in statements[:4]) + "."
+    runner = statements[len(best)].relevance if len(statements) > len(best) else 0.0
+    asked = q.about - terms(focus.text) - terms(str(focus.attributes.get("entity_type", "")))
+    evidence = Evidence(
+        match=top_rel if asked else 0.5,
+        entity=1.0 if normalize_name(focus.text) in q.entity_keys or not q.entity_keys else 0.5,
+        time=(1.0 if in_time else 0.0) if tf else None,
+        agreement=max(1, len(used)) + int(any(s.score > 1.0 for s in used)),
+        margin=max(0.0, top_rel - runner),
+        # Nothing the entity holds speaks to the asked words: a list of its facts is not
+        # the thing asked.
+        shaped=bool(best) or not asked,
+    )
+    entities = [focus.text, *(g.by_id[s.uuid].text for s in used if s.uuid in g.by_id)]
+    return Answer(
+        text,
+        Reasoning(entities_involved=list(dict.fromkeys(entities))[:8]),
+        [focus.uuid, *(s.uuid for s in used)],
+        evidence,
+    )
+
+
+# -- WHY --------------------------------------------------------------------------------------
+
+
+def _chain_to(
+    target: ContextNode, incoming: dict[str, list[ContextEdge]], g: AnswerGraph
+) -> tuple[list[ContextNode], list[float]]:
+    chain = [target]
+    confidences: list[float] = []
+    seen = {target.uuid}
+    current = target.uuid
+    while current in incoming:
+        options = [e for e in incoming[current] if e.source not in seen]
+        if not options:
+            break
+        edge = max(options, key=lambda e: e.confidence or 0.0)
+        chain.append(g.by_id[edge.source])
+        confidences.append(edge.confidence if edge.confidence is not None else 0.5)
+        seen.add(edge.source)
+        current = edge.source
+    chain.reverse()
+    confidences.reverse()
+    return chain, confidences
+
+
+def _why(q: Question, g: AnswerGraph) -> Answer:
+    incoming: dict[str, list[ContextEdge]] = {}
+    for e in g.sub.edges:
+        if e.type == "C_CAUSES" and e.source in g.by_id and e.target in g.by_id:
+            incoming.setdefault(e.target, []).append(e)
+    effects = [n for n in g.of("C_Node") if n.uuid in incoming]
+    if not effects:
+        causal = g.of("C_Node")
+        if causal:
+            top = max(causal, key=lambda n: (overlap(q.wanted, n.text), n.score))
+            return Answer(
+                f"No recorded cause leads to this; the closest causal record is: {top.text}.",
+                sources=[top.uuid],
+                evidence=Evidence(match=overlap(q.wanted, top.text), found=False),
+            )
+        return _why_from_memories(q, g)
+    best_score = max(n.score for n in effects) or 1.0
+
+    def fit(n: ContextNode) -> float:
+        named = (
+            sum(1 for k in q.entity_keys if g.mentions(n, k)) / len(q.entity_keys)
+            if q.entity_keys
+            else 0.0
+        )
+        return overlap(q.wanted, n.text) + 0.3 * named + 0.2 * n.score / best_score
+
+    ranked = sorted(effects, key=fit, reverse=True)
+    target = ranked[0]
+    memories = _best_memories(q, g)
+    if memories and overlap(q.wanted, memories[0].text) > overlap(q.wanted, target.text) + 0.25:
+        # No recorded chain ends in what is asked; a stored text speaks to it better.
+        answer = _memories_answer(q, memories)
+        answer.evidence.chain = 0.0
+        return answer
+    chain, confs = _chain_to(target, incoming, g)
+    confidence = 1.0
+    for c in confs:
+        confidence *= c
+    steps = [
+        CausalStep(cause=chain[i].text, effect=chain[i + 1].text, confidence=confs[i])
+        for i in range(len(confs))
+    ]
+    hops = ", which led to ".join(
+        f"{chain[i + 1].text} ({confs[i]:.2f})" for i in range(len(confs))
+    )
+    text = (
+        f"{chain[0].text} led to {hops}. "
+        f"Chain confidence {confidence:.2f} (the product of the hop confidences)."
+    )
+    match = overlap(q.wanted, target.text)
+    runner = overlap(q.wanted, ranked[1].text) if len(ranked) > 1 else 0.0
+    entities = [g.by_id[u].text for n in chain for u in g.involves.get(n.uuid, set())]
+    evidence = Evidence(
+        match=match,
+        entity=_entity_found_chain(q, g, chain),
+        chain=confidence,
+        agreement=max(len(target.views), 1),
+        margin=max(0.0, match - runner),
+    )
+    return Answer(
+        text,
+        Reasoning(causal_chain=steps, entities_involved=list(dict.fromkeys(entities))[:5]),
+        [n.uuid for n in chain],
+        evidence,
+    )
+
+
+def _entity_found_chain(q: Question, g: AnswerGraph, chain: list[ContextNode]) -> float | None:
+    if not q.entity_keys:
+        return None
+    return sum(1 for k in q.entity_keys if any(g.mentions(n, k) for n in chain)) / len(
+        q.entity_keys
+    )
+
+
+def _why_from_memories(q: Question, g: AnswerGraph) -> Answer:
+    best = _best_memories(q, g)
+    if not best:
+        return Answer("No causal chain in memory explains this.", evidence=Evidence(found=False))
+    answer = _memories_answer(q, best)
+    answer.evidence.chain = 0.0
+    return answer
+
+
+# -- EXPLORE and memories ---------------------------------------------------------------------
+
+
+def _best_memories(q: Question, g: AnswerGraph) -> list[ContextNode]:
+    memories = g.of("S_Memory")
+    if not memories:
+        return []
+    best_score = max(n.score for n in memories) or 1.0
+    return sorted(
+        memories,
+        key=lambda n: _memory_fit(q, n) + 0.5 * n.score / best_score,
+        reverse=True,
+    )[:MAX_MEMORIES]
+
+
+def _memory_fit(q: Question, node: ContextNode) -> float:
+    """How well a memory's best sentence matches; a question in a memory answers less
+    well than a statement (in a conversation, the reply holds the answer)."""
+    sentence = best_sentence(q.wanted, node.text)
+    fit = overlap(q.wanted, sentence)
+    return fit * 0.5 if sentence.rstrip().endswith("?") else fit
+
+
+def _memories_answer(q: Question, best: list[ContextNode], summary: bool = False) -> Answer:
+    """The best memory's text; a summary (EXPLORE) adds the next ones that match too. A
+    question that wants a short thing (what, which, how many) gets the asked span of the
+    best sentence when a rule finds it (`answer_span`)."""
+    top = best[0]
+    rel = _memory_fit(q, top)
+    runner = _memory_fit(q, best[1]) if len(best) > 1 else 0.0
+    agree = sum(1 for n in best[1:] if overlap(q.about or q.wanted, n.text) >= max(0.5, rel))
+    others = [n.text for n in best[1:] if overlap(q.wanted, n.text) > 0] if summary else []
+    lines = [top.text, *others][:MAX_MEMORIES]
+    text = " ".join(as_sentence(best_sentence(q.wanted, t)) for t in lines)
+    shaped = True
+    if asks_span(q.text):
+        sentence = unspoken(best_sentence(q.wanted, top.text))
+        span = asked_span(q.text, q.about or q.wanted, sentence)
+        shaped = span is not None
+        if span is not None:
+            text, lines = as_sentence(span), lines[:1]
+    return Answer(
+        text,
+        Reasoning(semantic_matches=[n.text for n in best]),
+        [n.uuid for n in best[: len(lines)]],
+        Evidence(
+            match=rel,
+            entity=_entity_in_text(q, top.text),
+            agreement=1 + agree,
+            margin=max(0.0, rel - runner),
+            quoted=True,
+            shaped=shaped,
+        ),
+    )
+
+
+def _entity_in_text(q: Question, text: str) -> float | None:
+    if not q.entity_keys:
+        return None
+    return sum(1 for k in q.entity_keys if names_in(k, text)) / len(q.entity_keys)
+
+
+def _explore(q: Question, g: AnswerGraph) -> Answer:
+    best = _best_memories(q, g)
+    if best:
+        return _memories_answer(q, best, summary=True)
+    top = sorted(g.sub.nodes, key=lambda n: -n.score)[:MAX_LISTED]
+    if not top:
+        return Answer("Memory has nothing on this yet.", evidence=Evidence(found=False))
+    text = "Related memory: " + "; ".join(f"{n.text} [{n.graph}]" for n in top) + "."
+    rel = max(overlap(q.wanted, n.text) for n in top)
+    return Answer(
+        text,
+        Reasoning(semantic_matches=[n.text for n in top if n.graph == "semantic"]),
+        [n.uuid for n in top],
+        Evidence(
+            match=rel,
+            entity=_entity_in_text(q, " ".join(n.text for n in top)),
+            shaped=not asks_span(q.text),
+        ),
+    )
+
+
+def extractive_answer(
+    question: str, intent: Intent, sub: MergedSubgraph, now_ms: int | None = None
+) -> Answer:
+    """The answer the merged subgraph gives to `question`, shaped by the intent's type."""
+    g = AnswerGraph(sub, now_ms if now_ms is not None else to_epoch_ms(datetime.now(UTC)))
+    q = Question.of(question, intent)
+    if intent.type == IntentType.WHY:
+        answer = _why(q, g)
+    elif intent.type == IntentType.WHEN:
+        answer = when_answer(q, g)
+    elif intent.type in (IntentType.WHO, IntentType.WHAT):
+        answer = _who_what(q, g)
+    else:
+        answer = _explore(q, g)
+    if _COMPOUND.search(question) and answer.evidence.match < 1.0:
+        # Two questions in one ("when did X and who did Y"): one piece of evidence that
+        # does not hold all the asked words answers one of them at most.
+        answer.evidence.shaped = False
+    return answer

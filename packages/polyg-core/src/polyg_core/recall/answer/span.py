@@ -1,0 +1,121 @@
+"""The asked span of a quoted sentence: what a WHAT or HOW MANY question wants, not the
+whole sentence around it.
+
+A question names what it asks about with a word the evidence repeats ("What did she
+research?" — "Researching adoption agencies, it's been a dream"): the answer is the
+phrase that follows that word, up to the end of its clause ("adoption agencies"). A "how
+many" question is answered by the number the sentence gives (as digits). A span is taken
+only when it is short and says something the question does not already say; otherwise
+the caller keeps the sentence (and trusts it less).
+"""
+
+from __future__ import annotations
+
+import re
+
+from polyg_core.recall.answer.words import stem, terms
+
+MAX_SPAN_WORDS = 6
+
+_HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
+_HOW_MUCH = re.compile(r"^\W*how\s+much\b", re.IGNORECASE)
+_WHAT = re.compile(r"^\W*(?:what|which)\b", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9][\w'’-]*|[.,;:!?()\"“”–—]|\s-\s")
+# Words that end a clause: the span stops before them.
+_CLAUSE_END = frozenset({
+    "because", "since", "so", "but", "which", "who", "that", "when", "while", "where",
+    "and", "it", "it's", "its", "i", "i'm", "i've", "we", "we're", "they", "you", "he",
+    "she", "is", "was", "are", "were", "to", "for", "with", "from", "in", "at", "on",
+    "recently", "yesterday", "today", "last", "this", "next", "lately", "too", "also",
+    "ago", "week", "month", "year",
+    "really", "just", "as", "if", "than", "like", "after", "before", "by", "about",
+})  # fmt: skip
+# Words a span does not start with.
+_LEADING = frozenset({
+    "a", "an", "the", "some", "my", "our", "your", "his", "her", "their", "this", "that",
+    "these", "those", "of", "to", "for", "about", "into", "on", "in", "at", "with", "up",
+    "out", "lots", "lot", "bunch", "few", "couple", "all", "really", "so", "been", "be",
+    "like", "such", "as", "go", "going", "own",
+})  # fmt: skip
+_SUBJECT_OF = frozenset({
+    "is", "are", "was", "were", "has", "have", "had", "does", "did", "will", "would", "can",
+    "could", "should", "must", "'s", "’s", "sounds", "looks", "seems", "makes", "made",
+})  # fmt: skip
+_PRONOUNS = frozenset({
+    "i", "you", "he", "she", "we", "they", "it", "me", "him", "them", "us", "i'm", "you're",
+    "it's", "that's", "there", "here", "what", "who",
+})  # fmt: skip
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twice": 2, "once": 1, "both": 2,
+}  # fmt: skip
+
+
+def asks_span(question: str) -> bool:
+    """True for a question that wants a short thing: what/which ..., how many/much ..."""
+    return bool(_WHAT.search(question) or _HOW_MANY.search(question) or _HOW_MUCH.search(question))
+
+
+def _words(sentence: str) -> list[str]:
+    return [t.strip() for t in _TOKEN.findall(sentence)]
+
+
+def _count(about: set[str], words: list[str]) -> str | None:
+    """The number the sentence gives for the counted thing (as digits)."""
+    found: list[tuple[int, str]] = []
+    for i, w in enumerate(words):
+        low = w.lower()
+        value = str(_NUMBER_WORDS[low]) if low in _NUMBER_WORDS else low if low.isdigit() else ""
+        if not value:
+            continue
+        after = {stem(x.lower()) for x in words[i + 1 : i + 3]}
+        found.append((0 if after & about else 1, value))
+    return min(found)[1] if found else None
+
+
+def _after(words: list[str], start: int, asked: set[str]) -> str | None:
+    """The phrase after the asked word, when the asked word governs one: not when it is
+    the subject of what follows ("this painting is awesome") or a person follows it."""
+    if start < len(words) and words[start].lower() in _SUBJECT_OF:
+        return None
+    span: list[str] = []
+    for w in words[start:]:
+        low = w.lower()
+        if not w[0].isalnum():
+            break
+        if not span and low in _LEADING:
+            continue
+        if not span and (low in _PRONOUNS or low in _CLAUSE_END):
+            return None  # a new clause starts: the asked word governs no phrase here
+        if span and low in _CLAUSE_END:
+            break
+        span.append(w)
+        if len(span) > MAX_SPAN_WORDS:
+            return None
+    while span and span[-1].lower() in _LEADING:
+        span.pop()
+    if not span or not (terms(" ".join(span)) - asked):
+        return None
+    return " ".join(span)
+
+
+def asked_span(question: str, about: set[str], sentence: str) -> str | None:
+    """The short phrase of `sentence` that answers `question`, or None.
+
+    Args:
+        question: the question as asked.
+        about: the question's content terms that are not an asked entity's name (stems).
+        sentence: the best sentence of the evidence, without a "Speaker: " prefix.
+    """
+    words = _words(sentence)
+    if not words:
+        return None
+    if _HOW_MANY.search(question):
+        return _count(about, words)
+    asked = terms(question)
+    for i, w in enumerate(words):
+        if w[0].isalnum() and stem(w.lower()) in about:
+            span = _after(words, i + 1, asked)
+            if span is not None:
+                return span
+    return None

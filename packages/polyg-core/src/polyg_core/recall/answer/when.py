@@ -1,0 +1,237 @@
+"""The WHEN answer: the asked event's time as people write it, then only a short record
+of it; "how long" gets the stated duration; "what happened in/to/during ..." lists the
+events in time order. The events around the answer go to the reasoning."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from polyg_shared.retrieval import ContextNode, Reasoning
+
+from polyg_core.recall.answer.confidence import Evidence
+from polyg_core.recall.answer.event_time import (
+    Dated,
+    asks_time,
+    duration_in,
+    is_how_long,
+    is_midnight,
+    resolve,
+)
+from polyg_core.recall.answer.evidence import (
+    MAX_LISTED,
+    Answer,
+    AnswerGraph,
+    Question,
+    entity_found,
+    in_window,
+    time_ms,
+    unspoken,
+)
+from polyg_core.recall.answer.words import (
+    SPEAKER,
+    as_sentence,
+    best_sentence,
+    format_time,
+    overlap,
+    short_time,
+    terms,
+)
+from polyg_core.text.normalize import normalize_name
+
+CONTEXT_BEFORE = 2
+CONTEXT_AFTER = 2
+CONTEXT_WINDOW_MS = 12 * 3600 * 1000
+SHORT_CONTEXT_WORDS = 8  # a WHEN answer repeats its event only when it is this short
+
+_HAPPENED = re.compile(r"^\W*what\s+(?:has\s+|had\s+|else\s+)?happen(?:ed|s)?\b", re.IGNORECASE)
+
+
+def _dated(g: AnswerGraph) -> list[ContextNode]:
+    events = g.of("T_Event")
+    memories = [n for n in g.of("S_Memory") if time_ms(n) is not None]
+    return events + memories or [n for n in g.of("T_Fact") if time_ms(n) is not None]
+
+
+def _relevance(q: Question, g: AnswerGraph, node: ContextNode, best_score: float) -> float:
+    words = overlap(q.wanted, node.text)
+    named = (
+        sum(1 for k in q.entity_keys if g.mentions(node, k)) / len(q.entity_keys)
+        if q.entity_keys
+        else 0.0
+    )
+    return words + 0.5 * named + 0.2 * (node.score / best_score if best_score else 0.0)
+
+
+def when_answer(q: Question, g: AnswerGraph) -> Answer:
+    cands = _dated(g)
+    tf = q.intent.timeframe
+    if not cands:
+        return Answer(
+            "Nothing in memory is dated for this question.", evidence=Evidence(found=False)
+        )
+    if _HAPPENED.search(q.text) or not q.about:
+        return _happened(q, g, cands)
+    best_score = max(n.score for n in cands) or 1.0
+    ranked = sorted(
+        cands,
+        key=lambda n: (
+            in_window(time_ms(n), tf) if tf else True,
+            _relevance(q, g, n, best_score),
+        ),
+        reverse=True,
+    )
+    best = ranked[0]
+    at = time_ms(best)
+    assert at is not None
+    sentence = unspoken(best_sentence(q.wanted, best.text))
+    context = _around(g, best, [n for n in cands if n.label == best.label])
+    lines = [f"{short_time(t)}: {n.text}" for n, t in context]
+    duration = duration_in(sentence) if is_how_long(q.text) else None
+    dated = _dated_phrase(g, best, sentence, at)
+    if duration is not None:
+        text = as_sentence(duration)
+    else:
+        text = dated.phrase
+        if _record(best, sentence):
+            text += f": {sentence}"
+        text = as_sentence(text)
+    rel = overlap(q.wanted, best.text)
+    runner = max((overlap(q.wanted, n.text) for n in ranked[1:]), default=0.0)
+    same_day = sum(
+        1
+        for n in ranked[1:4]
+        if (t := time_ms(n)) is not None
+        and abs(t - at) < 86_400_000
+        and overlap(q.about, n.text) > 0
+    )
+    evidence = Evidence(
+        quoted=best.label == "S_Memory",
+        match=rel,
+        entity=entity_found(q, g, best),
+        time=(1.0 if in_window(dated.start_ms, tf) or in_window(at, tf) else 0.0) if tf else None,
+        agreement=max(len(best.views), 1) + same_day,
+        margin=max(0.0, rel - runner),
+        shaped=duration is not None if is_how_long(q.text) else asks_time(q.text),
+    )
+    timeline = [f"{short_time(at)}: {best.text}", *lines]
+    return Answer(
+        text,
+        Reasoning(temporal_context=sorted(timeline)),
+        [best.uuid, *(n.uuid for n, _ in context)],
+        evidence,
+    )
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|me|my|we|we're|our|us|you|your)\b", re.IGNORECASE)
+
+
+def _record(node: ContextNode, sentence: str) -> bool:
+    """A short record of an event ("Auth service crashed on startup"), worth repeating after
+    its time; a quote of someone's words is not (it stays in the reasoning)."""
+    return (
+        node.label == "T_Event"
+        and SPEAKER.match(node.text) is None
+        and len(sentence.split()) <= SHORT_CONTEXT_WORDS
+        and _FIRST_PERSON.search(sentence) is None
+    )
+
+
+def _stated_ms(g: AnswerGraph, node: ContextNode, at: int) -> int | None:
+    """When the node's text was written, for reading its relative dates: a memory's own
+    time, an event's source memory's time, else the event's time when its text is someone's
+    words with a clock time (a writer that resolved a relative date stores the day at 00:00,
+    which is not when it was said). A record of an event ("billing-v2 beta launched") is
+    dated by its own time, not by a date it mentions: None."""
+    if node.label == "S_Memory":
+        return at
+    body = normalize_name(unspoken(node.text))
+    for m in g.of("S_Memory"):
+        if body and body in normalize_name(m.text) and (t := time_ms(m)) is not None:
+            return t
+    quoted = SPEAKER.match(node.text) is not None or _FIRST_PERSON.search(node.text) is not None
+    return at if quoted and not is_midnight(at) else None
+
+
+def _dated_phrase(g: AnswerGraph, node: ContextNode, sentence: str, at: int) -> Dated:
+    stated = _stated_ms(g, node, at)
+    if stated is not None and (dated := resolve(sentence, stated)) is not None:
+        return dated
+    if is_midnight(at):
+        # The writer resolved the date; say it no finer than the text does.
+        day = datetime.fromtimestamp(at / 1000, tz=UTC)
+        words = set(terms(sentence))
+        if (day.month, day.day) == (1, 1) and "year" in words:
+            return Dated(str(day.year), at, False)
+        if day.day == 1 and "month" in words:
+            return Dated(day.strftime("%B %Y"), at, False)
+    return Dated(format_time(at), at, False)
+
+
+def _around(
+    g: AnswerGraph, best: ContextNode, pool: list[ContextNode]
+) -> list[tuple[ContextNode, int]]:
+    """Up to two events before and two after `best`, the same day, sharing an entity."""
+    at = time_ms(best)
+    if at is None or best.label != "T_Event":
+        return []
+    mine = g.names_of(best)
+    near: list[tuple[ContextNode, int]] = []
+    for n in pool:
+        t = time_ms(n)
+        if n.uuid == best.uuid or t is None or abs(t - at) > CONTEXT_WINDOW_MS:
+            continue
+        if mine and not (mine & g.names_of(n)):
+            continue
+        near.append((n, t))
+    before = sorted((p for p in near if p[1] <= at), key=lambda p: -p[1])[:CONTEXT_BEFORE]
+    after = sorted((p for p in near if p[1] > at), key=lambda p: p[1])[:CONTEXT_AFTER]
+    return sorted(before + after, key=lambda p: p[1])
+
+
+def _happened(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> Answer:
+    """What happened in a period, or to an entity (during another one's events)."""
+    tf = q.intent.timeframe
+    pool = [n for n in cands if n.label == "T_Event"] or cands
+    if tf is not None:
+        pool = [n for n in pool if in_window(time_ms(n), tf)]
+    focus_key = q.entity_keys[0] if q.entity_keys else None
+    if focus_key is not None:
+        mine = [n for n in pool if g.mentions(n, focus_key)]
+        others = q.entity_keys[1:]
+        if mine and others:
+            # "X during Y": X's events within the span of Y's events.
+            span = [
+                t
+                for n in pool
+                if any(g.mentions(n, k) for k in others) and (t := time_ms(n)) is not None
+            ]
+            if span:
+                lo, hi = min(span), max(span)
+                inside = [n for n in mine if lo <= (time_ms(n) or 0) <= hi]
+                mine = inside or mine
+        pool = mine or pool
+    if not pool:
+        return Answer(
+            "Nothing in memory happened then." if tf else "Nothing in memory is dated for this.",
+            evidence=Evidence(
+                entity=0.0 if focus_key else None, time=0.0 if tf else None, found=False
+            ),
+        )
+    best_score = max(n.score for n in pool) or 1.0
+    chosen = sorted(pool, key=lambda n: -_relevance(q, g, n, best_score))[:MAX_LISTED]
+    dated = sorted(((n, time_ms(n) or 0) for n in chosen), key=lambda p: p[1])
+    lines = [f"{short_time(t)}: {n.text}" for n, t in dated]
+    text = "; ".join(lines) + "."
+    if len(pool) > len(chosen):
+        text += f" ({len(pool) - len(chosen)} more events)"
+    found_entity = bool(focus_key) and any(g.mentions(n, focus_key) for n in chosen)
+    # A question that names only a period or entities is answered by their events.
+    match = max((overlap(q.about, n.text) for n in chosen), default=0.0) if q.about else 1.0
+    evidence = Evidence(
+        match=match,
+        entity=(1.0 if found_entity else 0.0) if focus_key else None,
+        time=(1.0 if tf is not None else None),
+        agreement=len(chosen),
+    )
+    return Answer(text, Reasoning(temporal_context=lines), [n.uuid for n in chosen], evidence)

@@ -1,0 +1,172 @@
+"""Recall's last retrieval step: filters, decay and hybrid ranking over the merged subgraph.
+
+Runs after `merge_views` and before linearizing:
+
+1. memories (`S_Memory`) that fail the category / tag / project / who filter leave the
+   merged subgraph (with their edges);
+2. each remaining memory gets its decay weight `exp(-days since last access / 30)` and a
+   retention tier (short / mid / long) in its attributes; the weight breaks ties between
+   equally relevant memories (at most a 1% cut, unless decay is off), so age never pushes
+   a matching memory below one that does not match;
+3. the hybrid ranking (`polyg_core.recall.hybrid_scores`) splits the best nodes into core and
+   extended by the query mode.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from polyg_shared.retrieval import ContextNode, MergedSubgraph, RankingReport, ViewResult
+from polyg_shared.timeutil import to_epoch_ms
+
+from polyg_core.recall.context_nodes import to_context
+from polyg_core.recall.decay import DecayPolicy, memory_meta
+from polyg_core.recall.filters import MemoryFilter
+from polyg_core.recall.hybrid_scores import (
+    Mode,
+    Ranked,
+    RankingWeights,
+    Vector,
+    causal_scores,
+    fetch_embeddings,
+    hybrid_rank,
+)
+from polyg_core.storage.schema import CAUSAL, MEMORY, X_AFFECTS
+from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.vector import knn
+
+logger = logging.getLogger(__name__)
+
+FILTER_KNN = 100
+AGE_TIE_BREAK = 0.01
+
+
+@dataclass
+class RankedRecall:
+    """The merged subgraph after filters and decay, the ranking, and its report."""
+
+    merged: MergedSubgraph
+    ranked: Ranked
+    report: RankingReport
+
+
+EMBEDDING_CANDIDATES = 60
+
+
+async def filtered_memory_view(
+    store: FalkorStore,
+    namespace: str,
+    vector: Vector,
+    memory_filter: MemoryFilter,
+    *,
+    k: int = FILTER_KNN,
+    min_similarity: float = 0.2,
+) -> ViewResult:
+    """Memories that pass the filter among the `k` nearest to the question.
+
+    With a filter set, the few seed memories may all fail it; this wider k-NN (through the
+    vector index) finds the matching ones.
+    """
+    hits = await knn(store, namespace, MEMORY, vector.tolist(), k, min_similarity=min_similarity)
+    meta = await memory_meta(store, namespace, [h.uuid for h in hits])
+    nodes = [
+        to_context(MEMORY, h.properties, h.similarity)
+        for h in hits
+        if h.uuid in meta and memory_filter.matches(meta[h.uuid])
+    ]
+    return ViewResult(view="semantic", nodes=nodes)
+
+
+def _causal_targets(
+    merged: MergedSubgraph, causal_seeds: Mapping[str, float], entities: Mapping[str, float]
+) -> set[str]:
+    targets = set(causal_seeds)
+    for e in merged.edges:
+        if e.type == X_AFFECTS and e.target in entities:
+            targets.add(e.source)
+    labels = {n.uuid: n.label for n in merged.nodes}
+    return {t for t in targets if labels.get(t) == CAUSAL}
+
+
+async def rank_recall(
+    store: FalkorStore,
+    namespace: str,
+    merged: MergedSubgraph,
+    *,
+    vector: Vector | None,
+    mode: Mode,
+    now: datetime,
+    causal_seeds: Mapping[str, float],
+    entity_seeds: Mapping[str, float],
+    decay: bool = True,
+    policy: DecayPolicy | None = None,
+    memory_filter: MemoryFilter | None = None,
+    weights: RankingWeights | None = None,
+) -> RankedRecall:
+    """Filter, decay and rank the merged candidates (see the module docstring)."""
+    policy = policy or DecayPolicy()
+    flt = memory_filter or MemoryFilter()
+    w = weights or RankingWeights()
+    now_ms = to_epoch_ms(now)
+    memory_ids = [n.uuid for n in merged.nodes if n.label == MEMORY]
+    meta = await memory_meta(store, namespace, memory_ids)
+    dropped = {u for u in memory_ids if flt.active and (u not in meta or not flt.matches(meta[u]))}
+    multipliers: dict[str, float] = {}
+    nodes: list[ContextNode] = []
+    for n in merged.nodes:
+        if n.uuid in dropped:
+            continue
+        m = meta.get(n.uuid)
+        if m is not None:
+            weight = policy.weight(m.last_ms, now_ms)
+            attrs = {
+                **n.attributes,
+                "decay": round(weight, 4),
+                "retention_tier": policy.tier(m.created_ms, now_ms),
+                "tags": list(m.tags),
+            }
+            if decay:
+                # Age breaks ties and never vetoes: at most a 1% cut for the oldest.
+                multipliers[n.uuid] = 1.0 - AGE_TIE_BREAK * (1.0 - weight)
+            n = n.model_copy(update={"attributes": attrs})
+        nodes.append(n)
+    kept = {n.uuid for n in nodes}
+    edges = [e for e in merged.edges if e.source in kept and e.target in kept]
+    base = MergedSubgraph(nodes=nodes, edges=edges, views=merged.views)
+    # Vectors travel as 384 floats each: fetch them only for the best-placed candidates,
+    # the only ones that can reach the core and extended lists.
+    top = sorted(nodes, key=lambda n: -n.score)[:EMBEDDING_CANDIDATES]
+    embeddings = await fetch_embeddings(store, namespace, top)
+    causal = causal_scores(base, _causal_targets(base, causal_seeds, entity_seeds))
+    ranked = hybrid_rank(
+        nodes,
+        mode=mode,
+        query_vector=np.asarray(vector, dtype=np.float32) if vector is not None else None,
+        embeddings=embeddings,
+        causal=causal,
+        multipliers=multipliers,
+        weights=w,
+    )
+    decayed = [
+        n.model_copy(update={"score": n.score * multipliers.get(n.uuid, 1.0)}) for n in nodes
+    ]
+    decayed.sort(key=lambda n: (-n.score, n.text))
+    report = RankingReport(
+        weights={"vector": w.vector, "graph": w.graph, "causal": w.causal},
+        threshold=w.threshold,
+        candidates=ranked.candidates,
+        below_threshold=ranked.below_threshold,
+        duplicates_removed=ranked.duplicates,
+        decay=decay,
+        filters=flt.describe(),
+        memories_filtered_out=len(dropped),
+    )
+    return RankedRecall(
+        merged=MergedSubgraph(nodes=decayed, edges=edges, views=merged.views),
+        ranked=ranked,
+        report=report,
+    )

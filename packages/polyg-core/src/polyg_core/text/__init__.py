@@ -1,0 +1,1 @@
+"""Pure text utilities: name normalisation, name finding, the gazetteer, time parsing."""

@@ -1,0 +1,433 @@
+"""Finding entity names in text: known names (any spelling) and new name-like words."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz, process
+
+from polyg_core.text.gazetteer import (
+    FIRST_NAMES,
+    GREETINGS,
+    KINSHIP,
+    ORG_SUFFIXES,
+    PLACE_NAMES,
+    words,
+)
+from polyg_core.text.normalize import normalize_name
+
+__all__ = [
+    "STOP_WORDS",
+    "EntityMatcher",
+    "KnownEntities",
+    "NameMention",
+    "find_names",
+    "guess_entity_type",
+    "words",
+]
+
+KnownEntities = Iterable[tuple[str, str] | str]
+"""Known entity names: (name, normalized key) pairs, or bare names (the key is computed)."""
+
+MAX_NGRAM = 5
+FUZZY_CUTOFF = 90.0
+_FUZZY_BUDGET = 5_000  # n-grams tried fuzzily per text; long texts fall back to exact matches
+_MIN_FUZZY_KEY = 6
+
+_TOKEN = re.compile(r"[\w](?:[\w.\-/@#'’]*[\w])?")
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+_CAMEL_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[\W_]+")
+
+
+STOP_WORDS = words(
+    """
+    a an the and or but if then so of to in on at by for with from about into onto over
+    under is are was were be been being am do does did done has have had having will
+    would shall should can could may might must it its this that these those there here
+    what which who whom whose why when where how me my we our us you your he him his she
+    her they them their i not no yes any some all each every much many more most less
+    than too very just also only up down out off as tell show give describe explain list
+    find know happen happened happens going get got
+    """
+)
+
+_GENERIC_HEADS = words(
+    """
+    project service services team api app data new old main test user users system
+    server config deploy deployment release build job task issue bug the auth
+    """
+) - {"auth"}
+
+_KIND_WORDS = words(
+    """
+    service svc api server gateway team project app db database worker system cluster
+    module library lib repo pipeline squad
+    """
+)
+_OTHER_KINDS = words("team squad project db database repo library lib")
+# A sentence's first word counts as a name when its type is this clear from the word itself.
+_STRONG_TYPES = frozenset({"person", "database", "place", "organization", "team", "project"})
+_PERSON_VERBS = words(
+    """
+    said says told tells asked asks wrote writes thinks thought reported reports noticed
+    found deployed fixed merged approved reviewed owns owned leads led manages managed
+    joined left works worked working suggested proposed decided agreed mentioned
+    explained called emailed pinged shipped built wrote moved transferred switched
+    visited loves loved likes liked enjoys enjoyed bought met married adopted graduated
+    painted plays played lives lived feels felt wants wanted
+    """
+)
+_PERSON_BEFORE = words(
+    """
+    asked told ping pinged thanks thank cc ask tell with
+    """
+)
+_PLACE_BEFORE = words(
+    """
+    in to from visited visit visiting near around across
+    """
+)
+_ORG_BEFORE = words(
+    """
+    at for joined join joining
+    """
+)
+
+_NOT_NAMES = (
+    words(
+        """
+    The This That These Those It Its We I They He She You Our My Your Their His Her
+    Because But And So Then When Why Who Whom Whose What Which Where How After Before
+    Since If Yes No Also However Therefore Please Tell Show Describe List Find Give
+    Explain Is Are Was Were Did Does Do Can Could Would Should Will Has Have Had There
+    Here Today Yesterday Tomorrow Tonight Monday Tuesday Wednesday Thursday Friday
+    Saturday Sunday January February March April May June July August September October
+    November December Last Next Every Each All Some Any On In At For From To Of With By
+    Not Then Thus Hence Meanwhile Later Earlier First Second Finally Once While Although
+    Though Until Due Run Use Set Add Make Check Open Click Install Note Let Ok OK
+    Mon Tue Tues Wed Thu Thur Thurs Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept
+    Oct Nov Dec Am Pm AM PM
+    API APIs CPU GPU RAM DNS TLS SSL OOM HTTP HTTPS URL URLs SQL VPN SLA SLO CI CD PR PRs
+    QA UI UX ETA FAQ IP TTL ID IDs OS PDF CSV JSON YAML
+    """
+    )
+    | GREETINGS
+)
+_QUARTER = re.compile(r"[QH][1-4]|FY\d{2,4}")
+
+_TECH_PARTS = words(
+    """
+    service svc api gateway server worker daemon db database cache queue cluster app bot
+    proxy lb node pod job cron pipeline repo sdk cli ui frontend backend web auth
+    """
+)
+_FILE = re.compile(
+    r"\b[\w\-/]+\.(?:py|ts|tsx|js|jsx|go|rs|java|rb|yaml|yml|json|toml|md|sql|sh|cfg|ini|env|txt)\b"
+)
+_DEPLOY = re.compile(r"\b(?:[Dd]eploy(?:ment)?|[Rr]elease|[Bb]uild)\s+v?\d+(?:\.\d+)+\b")
+_DOMAIN = re.compile(
+    r"\b[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|internal|local|cloud)\b"
+)
+_IDENT = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+")
+_CAMEL = re.compile(r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z][A-Za-z0-9]*)\b")
+_CAPS = re.compile(r"\b[A-Z][a-zA-Z]+(?:[ \t]+(?:[A-Z][a-zA-Z0-9]*|\d+))*\b")
+# "the payments team", "our billing service": a lower-case name made by its kind word.
+_LOWER_KIND = re.compile(
+    r"\b(?:[Tt]he|[Oo]ur|[Mm]y|[Tt]heir|[Hh]is|[Hh]er|[Yy]our|a|an)\s+"
+    r"(?P<name>(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*\s+){1,2}(?:team|squad|service|project))\b"
+)
+_NOT_MODIFIERS = words(
+    """
+    new old same other whole entire next last first second best main own big small
+    local one two this that every each whole entire
+    """
+)
+
+
+@dataclass(frozen=True)
+class NameMention:
+    """A name found in text.
+
+    Attributes:
+        name: the canonical known name, or the name as written for a new one.
+        span: (start, end) character offsets in the text.
+        known: True when it matched a known entity.
+        entity_type: a guessed type ("person", "service", "config", ...; "entity" if unsure).
+        score: 1.0 for an exact (normalized) match, less for fuzzy or partial ones.
+    """
+
+    name: str
+    span: tuple[int, int]
+    known: bool
+    entity_type: str = "entity"
+    score: float = 1.0
+
+
+def _split_words(name: str) -> list[str]:
+    return [w.lower() for w in _CAMEL_SPLIT.split(name) if w]
+
+
+def guess_entity_type(name: str, following: str = "", preceding: str = "") -> str:
+    """A likely entity type from the name's shape and the words around it."""
+    words = _split_words(name)
+    key = normalize_name(name)
+    if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", name):
+        return "config"
+    if _FILE.fullmatch(name):
+        return "file"
+    if re.search(r"(?:deploy|deployment|release|build)[\W_]*v?\d", name, re.IGNORECASE):
+        return "deployment"
+    if re.fullmatch(r"v?\d+(?:\.\d+)+\S*", name, re.IGNORECASE):
+        return "version"
+    next_kind = following.split()[0].lower().strip(".,;:!?") if following.split() else ""
+    if words and words[-1] in {"service", "svc", "api", "gateway", "server", "worker", "daemon"}:
+        return "service"
+    if (words and words[-1] == "proxy") or next_kind in {"service", "api", "app", "server"}:
+        return "service"
+    if key.endswith(("db", "database", "sql")) or key in {"redis", "postgres", "mongo", "falkor"}:
+        return "database"
+    if (words and (words[0] == "project" or words[-1] == "project")) or next_kind == "project":
+        return "project"
+    if (words and (words[0] == "team" or words[-1] in ("team", "squad"))) or next_kind == "team":
+        return "team"
+    next_word = following.split()[0].lower().strip(".,;:!?") if following.split() else ""
+    prev_word = preceding.split()[-1].lower().strip(".,;:!?") if preceding.split() else ""
+    before_article = preceding.split()[:-1][-1:] if prev_word == "the" else []
+    place_word = before_article[0].lower() if before_article else prev_word
+    capitalised_words = re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", name) is not None
+    first = words[0] if words else ""
+    if capitalised_words and (next_word in _PERSON_VERBS or prev_word in _PERSON_BEFORE):
+        return "person"
+    if capitalised_words and following.lower().lstrip().startswith(("is working", "was working")):
+        return "person"
+    if capitalised_words and (prev_word in KINSHIP or following.startswith(":")):
+        return "person"  # "my sister Jane", a speaker's "Jane: ..."
+    if len(words) >= 2 and words[-1] in ORG_SUFFIXES:
+        return "organization"
+    if key in PLACE_NAMES:
+        return "place"
+    if capitalised_words and first in FIRST_NAMES:
+        return "person"
+    if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}", name):
+        if place_word in _PLACE_BEFORE:
+            return "place"
+        if prev_word in _ORG_BEFORE:
+            return "organization"
+    return "entity"
+
+
+@dataclass
+class EntityMatcher:
+    """Finds mentions of known entity names in text, whatever their spelling.
+
+    Word n-grams of the text are normalized with `normalize_name`, so "auth
+    service" finds "AuthService" and "auth-service"; n-grams of at least six
+    characters that miss may still match a known key with a rapidfuzz ratio of
+    90 or more; a lone word that begins exactly one known multi-word name
+    ("auth" for "auth-service") matches it with a lower score.
+    """
+
+    by_key: dict[str, str] = field(default_factory=dict[str, str])
+    heads: dict[str, str] = field(default_factory=dict[str, str])
+
+    @classmethod
+    def from_known(cls, known: KnownEntities) -> EntityMatcher:
+        """Build a matcher from (name, key) pairs or bare names."""
+        by_key: dict[str, str] = {}
+        head_count: dict[str, list[str]] = {}
+        for item in known:
+            name, key = (item, "") if isinstance(item, str) else item
+            key = key or normalize_name(name)
+            if not name.strip() or not key or key in by_key:
+                continue
+            by_key[key] = name
+            words = _split_words(name)
+            # "auth" stands for "auth service", not for "auth secret": only kind words may follow.
+            if (
+                len(words) >= 2
+                and len(words[0]) >= 4
+                and words[0] not in _GENERIC_HEADS
+                and all(w in _KIND_WORDS for w in words[1:])
+            ):
+                head_count.setdefault(words[0], []).append(name)
+        heads = {w: names[0] for w, names in head_count.items() if len(names) == 1}
+        return cls(by_key=by_key, heads=heads)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_key)
+
+    def find(self, text: str) -> list[NameMention]:
+        """Known-entity mentions in text order, longest match first, not overlapping."""
+        if not self.by_key:
+            return []
+        tokens = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(text)]
+        keys = list(self.by_key)
+        out: list[NameMention] = []
+        budget = _FUZZY_BUDGET
+        i = 0
+        while i < len(tokens):
+            best: tuple[int, str, float] | None = None
+            grams = self._grams(text, tokens, i)
+            for n, gram_key in grams:
+                if gram_key in self.by_key:
+                    best = (n, self.by_key[gram_key], 1.0)
+                    break
+            if best is None and budget > 0 and tokens[i][2].lower() not in STOP_WORDS:
+                for n, gram_key in grams:
+                    if len(gram_key) < _MIN_FUZZY_KEY:
+                        continue
+                    budget -= 1
+                    hit = process.extractOne(
+                        gram_key, keys, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF
+                    )
+                    if hit is not None:
+                        best = (n, self.by_key[hit[0]], float(hit[1]) / 100.0)
+                        break
+            if best is None:
+                word = _POSSESSIVE.sub("", tokens[i][2]).lower()
+                following = tokens[i + 1][2].lower() if i + 1 < len(tokens) else ""
+                # "auth" stands for "auth-service", but "auth team" names another thing.
+                if word in self.heads and following not in _OTHER_KINDS:
+                    best = (1, self.heads[word], 0.8)
+            if best is None:
+                i += 1
+                continue
+            n, name, score = best
+            span = (tokens[i][0], tokens[i + n - 1][1])
+            entity_type = guess_entity_type(name, text[span[1] :][:40], text[: span[0]][-20:])
+            out.append(NameMention(name, span, True, entity_type, score))
+            i += n
+        return out
+
+    @staticmethod
+    def _grams(text: str, tokens: list[tuple[int, int, str]], i: int) -> list[tuple[int, str]]:
+        """(length, key) of the n-grams starting at token i, longest first, within one phrase."""
+        grams: list[tuple[int, str]] = []
+        words = [tokens[i][2]]
+        for j in range(i + 1, min(i + MAX_NGRAM, len(tokens))):
+            if text[tokens[j - 1][1] : tokens[j][0]].strip():
+                break  # punctuation between words ends the phrase
+            words.append(tokens[j][2])
+        for n in range(len(words), 0, -1):
+            gram = " ".join(words[:n])
+            key = normalize_name(_POSSESSIVE.sub("", gram))
+            if key:
+                grams.append((n, key))
+        return grams
+
+
+def _not_name(word: str) -> bool:
+    """A word that cannot start or end a name: a greeting, a stop word, a bare number."""
+    return (
+        word in _NOT_NAMES
+        or word.lower() in STOP_WORDS
+        or word.isdigit()
+        or _QUARTER.fullmatch(word) is not None
+    )
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    before = text[:start].rstrip(" \t\"'“‘(")
+    return not before or before[-1] in ".!?\n:;"
+
+
+def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
+    """(start, end, name, weak) of name-like words; weak ones count only if seen elsewhere."""
+    found: list[tuple[int, int, str, bool]] = []
+    for m in _FILE.finditer(text):
+        found.append((m.start(), m.end(), m.group(0), False))
+    for m in _DEPLOY.finditer(text):
+        found.append((m.start(), m.end(), m.group(0), False))
+    for m in _IDENT.finditer(text):
+        name = m.group(0)
+        parts = re.split(r"[-_.]", name)
+        if (
+            any(c.isdigit() for c in name)
+            or ("_" in name and len(name) >= 4)
+            or any(p.lower() in _TECH_PARTS for p in parts)
+        ):
+            found.append((m.start(), m.end(), name, False))
+    for m in _CAMEL.finditer(text):
+        found.append((m.start(), m.end(), m.group(0), False))
+    for m in _LOWER_KIND.finditer(text):
+        parts = list(re.finditer(r"\S+", m.group("name")))
+        while len(parts) > 1 and (
+            parts[0].group(0) in _NOT_MODIFIERS or parts[0].group(0) in STOP_WORDS
+        ):
+            parts.pop(0)
+        if len(parts) > 1:
+            start = m.start("name") + parts[0].start()
+            found.append((start, m.end("name"), text[start : m.end("name")], False))
+    for m in _DOMAIN.finditer(text):
+        found.append((m.start(), m.end(), m.group(0), False))
+    for m in _CAPS.finditer(text):
+        words = [
+            (m.start() + w.start(), m.start() + w.end(), w.group(0))
+            for w in re.finditer(r"\S+", m.group(0))
+        ]
+        # "a band called The Night Owls": a capital "The" inside a sentence belongs to the name.
+        titled = (
+            len(words) >= 2
+            and words[0][2] == "The"
+            and not _sentence_initial(text, words[0][0])
+            and not _not_name(words[-1][2])
+        )
+        while words and not titled and _not_name(words[0][2]):
+            words.pop(0)
+        while words and _not_name(words[-1][2]):
+            words.pop()
+        if not words:
+            continue
+        start, end = words[0][0], words[-1][1]
+        name = text[start:end]
+        # A capitalised first word is usually just the start of a sentence: keep it only
+        # when a person verb follows, or when the name also appears elsewhere.
+        weak = (
+            _sentence_initial(text, start)
+            and len(words) == 1
+            and guess_entity_type(name, text[end:][:30]) not in _STRONG_TYPES
+        )
+        found.append((start, end, name, weak))
+    return found
+
+
+def find_names(text: str, matcher: EntityMatcher | None = None) -> list[NameMention]:
+    """Known entity mentions plus new name-like words, every occurrence, in text order.
+
+    New names are CamelCase, kebab-case or snake_case identifiers with a digit or a
+    technical part ("auth-service", "deploy-v2.3.1", "AUTH_SECRET"), file names,
+    "deploy v1.2" phrases, and capitalised words that do not start a sentence
+    (or do, when a verb like "said" follows: "Alice said ..."). Later occurrences
+    of a name carry the name (and type) of its first occurrence.
+    """
+    known = matcher.find(text) if matcher else []
+    taken = [m.span for m in known]
+    by_key: dict[str, NameMention] = {}
+    for m in known:
+        by_key.setdefault(normalize_name(m.name), m)
+    out = list(known)
+    cands = sorted(_candidates(text), key=lambda c: (c[0], -(c[1] - c[0])))
+    strong = set(by_key) | {normalize_name(_POSSESSIVE.sub("", c[2])) for c in cands if not c[3]}
+    for start, end, name, weak in cands:
+        name = _POSSESSIVE.sub("", name).strip()
+        key = normalize_name(name)
+        if not key or len(name) < 2 or any(s < end and start < e for s, e in taken):
+            continue
+        if weak and key not in strong:
+            continue
+        taken.append((start, end))
+        first = by_key.get(key)
+        if first is not None:
+            out.append(NameMention(first.name, (start, end), first.known, first.entity_type))
+            continue
+        if matcher and key in matcher.by_key:
+            mention = NameMention(matcher.by_key[key], (start, end), True, "entity", 1.0)
+        else:
+            etype = guess_entity_type(name, text[end:][:40], text[:start][-20:])
+            mention = NameMention(name, (start, end), False, etype, 1.0)
+        by_key[key] = mention
+        out.append(mention)
+    out.sort(key=lambda m: m.span[0])
+    return out

@@ -1,0 +1,331 @@
+"""The rules that shape an extractive answer and its confidence, on small built subgraphs.
+
+Short answers where the question asks for a short thing (a date, a duration, a span, a
+count), relative dates resolved against the time the evidence was stated, and a
+confidence that falls when the evidence does not answer what is asked.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from polyg_core.recall.answer.confidence import CONTRADICTED_CAP, Evidence, confidence_of
+from polyg_core.recall.answer.event_time import duration_in, resolve
+from polyg_core.recall.answer.extractive import Answer, extractive_answer
+from polyg_core.recall.answer.span import asked_span
+from polyg_shared.intents import Intent, IntentType, Timeframe
+from polyg_shared.retrieval import ContextEdge, ContextNode, MergedSubgraph
+
+
+def ms(iso: str) -> int:
+    return int(datetime.fromisoformat(iso).replace(tzinfo=UTC).timestamp() * 1000)
+
+
+NOW = ms("2023-11-01T12:00:00")
+
+
+def node(uuid: str, label: str, text: str, score: float = 1.0, **attrs: Any) -> ContextNode:
+    graph = {"S_Memory": "semantic", "T_Event": "temporal", "T_Fact": "temporal"}.get(
+        label, "entity"
+    )
+    return ContextNode(
+        uuid=uuid, label=label, graph=graph, text=text, score=score, attributes=dict(attrs)
+    )
+
+
+def memory(uuid: str, text: str, said: str, score: float = 1.0) -> ContextNode:
+    return node(uuid, "S_Memory", text, score, created_at=ms(said))
+
+
+def ask(
+    question: str,
+    kind: IntentType,
+    nodes: list[ContextNode],
+    entities: list[str] | None = None,
+    edges: list[ContextEdge] | None = None,
+    timeframe: Timeframe | None = None,
+) -> tuple[Answer, float]:
+    intent = Intent(type=kind, entities=entities or [], timeframe=timeframe)
+    answer = extractive_answer(
+        question, intent, MergedSubgraph(nodes=nodes, edges=edges or []), NOW
+    )
+    return answer, confidence_of(answer.evidence)
+
+
+# -- relative dates ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "said", "phrase"),
+    [
+        ("I went to the support group yesterday", "2023-05-08T13:56:00", "2023-05-07 (7 May 2023)"),
+        ("I ran a charity race last Saturday", "2023-05-25T13:14:00", "2023-05-20 (20 May 2023)"),
+        ("I joined a new group last Tues", "2023-07-20T20:56:00", "2023-07-18 (18 July 2023)"),
+        ("I told you about my school talk last week", "2023-06-09T19:55:00", "the week before 9 June 2023"),
+        ("The roadtrip this past weekend was wild", "2023-10-20T10:00:00", "the weekend before 20 October 2023"),
+        ("I painted that lake sunrise last year", "2023-05-08T13:56:00", "2022"),
+        ("I'm going to a conference this month", "2023-07-03T13:36:00", "July 2023"),
+        ("We're thinking about going camping next month", "2023-05-25T10:00:00", "June 2023"),
+        ("We met on 5 July and talked", "2023-07-20T20:56:00", "2023-07-05 (5 July 2023)"),
+    ],
+)  # fmt: skip
+def test_a_relative_date_is_resolved_against_when_it_was_said(
+    sentence: str, said: str, phrase: str
+) -> None:
+    dated = resolve(sentence, ms(said))
+    assert dated is not None
+    assert dated.phrase == phrase
+    assert dated.resolved
+
+
+@pytest.mark.parametrize(
+    "sentence", ["Nothing dated here", "In the past week I did a lot", "We talked at 9"]
+)
+def test_a_sentence_without_a_date_of_its_own_resolves_to_nothing(sentence: str) -> None:
+    # "the past week" ends when the text was written: it dates nothing more than the text.
+    assert resolve(sentence, ms("2023-07-20T20:56:00")) is None
+
+
+def test_durations_are_read_as_stated() -> None:
+    assert duration_in("I've known these friends for 4 years, since I moved") == "4 years"
+    assert duration_in("I started about five years ago and loved it") == "five years ago"
+    assert duration_in("We moved in March") is None
+
+
+# -- WHEN ----------------------------------------------------------------------------------------
+
+
+def test_when_answers_with_the_resolved_date_alone_for_a_quoted_memory() -> None:
+    answer, confidence = ask(
+        "When did Dana go to the support group?",
+        IntentType.WHEN,
+        [
+            memory("m1", "Dana: I went to a support group yesterday and it was powerful.", "2023-05-08T13:56:00"),
+            memory("m2", "Lee: I went hiking with my kids.", "2023-05-08T14:00:00", 0.5),
+        ],
+        entities=["Dana"],
+    )  # fmt: skip
+    assert answer.text == "2023-05-07 (7 May 2023)."
+    assert answer.sources[0] == "m1"
+    # The evidence stays in the reasoning.
+    assert "support group yesterday" in answer.reasoning.temporal_context[0]
+    assert answer.evidence.entity == 1.0  # "Dana" found inside the quoted sentence
+    assert confidence >= 0.6
+
+
+def test_when_keeps_a_short_record_of_the_event_after_its_time() -> None:
+    answer, _ = ask(
+        "When did the build break?",
+        IntentType.WHEN,
+        [node("e1", "T_Event", "Nightly build broke on main", occurred_at=ms("2026-01-07T14:05:00"))],
+    )  # fmt: skip
+    assert answer.text == "2026-01-07 14:05 UTC (7 January 2026): Nightly build broke on main."
+
+
+def test_a_record_of_an_event_is_dated_by_its_own_time_not_a_date_it_mentions() -> None:
+    slipped = ms("2025-10-20T09:00:00")
+    record = node("e1", "T_Event", "Beta launch slipped to next Monday", occurred_at=slipped)
+    answer, _ = ask("When did the beta launch slip?", IntentType.WHEN, [record])
+    assert answer.text.startswith("2025-10-20 09:00 UTC (20 October 2025)")
+    # Someone's words with a clock time: the time is when it was said, its date is read.
+    said = node("e2", "T_Event", "Dana: I slipped on the ice yesterday", occurred_at=slipped)
+    answer, _ = ask("When did Dana slip?", IntentType.WHEN, [said], entities=["Dana"])
+    assert answer.text == "2025-10-19 (19 October 2025)."
+
+
+def test_how_long_is_answered_by_the_stated_duration() -> None:
+    answer, with_duration = ask(
+        "How long has Dana known her friends?",
+        IntentType.WHEN,
+        [memory("m1", "Dana: I've known these friends for 4 years, since I moved.", "2023-06-01T10:00:00")],
+        entities=["Dana"],
+    )  # fmt: skip
+    assert answer.text == "4 years."
+    assert answer.evidence.shaped
+    # Without a stated duration the answer is a date, not what was asked: trusted less.
+    dated, without = ask(
+        "How long has Dana known her friends?",
+        IntentType.WHEN,
+        [memory("m1", "Dana: I met these friends when I moved.", "2023-06-01T10:00:00")],
+        entities=["Dana"],
+    )  # fmt: skip
+    assert not dated.evidence.shaped
+    assert without < with_duration
+
+
+def test_a_question_that_asks_no_time_is_trusted_less_with_a_date() -> None:
+    _, when = ask(
+        "When did Dana go to the museum?",
+        IntentType.WHEN,
+        [memory("m1", "Dana: I went to the museum yesterday.", "2023-07-06T10:00:00")],
+        entities=["Dana"],
+    )
+    answer, how = ask(
+        "How did Dana feel at the museum?",
+        IntentType.WHEN,
+        [memory("m1", "Dana: I went to the museum yesterday.", "2023-07-06T10:00:00")],
+        entities=["Dana"],
+    )
+    assert not answer.evidence.shaped
+    assert how < when
+
+
+def test_evidence_outside_the_asked_time_caps_the_confidence() -> None:
+    events = [
+        node("e1", "T_Event", "Database pool exhausted", occurred_at=ms("2026-01-05T09:15:00"))
+    ]
+    _, inside = ask("When was the database pool exhausted?", IntentType.WHEN, events)
+    answer, outside = ask(
+        "When was the database pool exhausted in 2024?",
+        IntentType.WHEN,
+        events,
+        timeframe=Timeframe(
+            phrase="2024",
+            start=datetime(2024, 1, 1, tzinfo=UTC),
+            end=datetime(2024, 12, 31, 23, 59, tzinfo=UTC),
+        ),
+    )  # fmt: skip
+    assert answer.evidence.time == 0.0
+    assert outside <= CONTRADICTED_CAP < inside
+
+
+# -- WHAT / HOW MANY spans -----------------------------------------------------------------------
+
+
+def test_what_is_answered_by_the_asked_span_of_the_sentence() -> None:
+    answer, _ = ask(
+        "What instruments does Dana play?",
+        IntentType.WHAT,
+        [memory("m1", "Dana: Yeah, I play clarinet! It helps me relax.", "2023-06-01T10:00:00")],
+        entities=["Dana"],
+    )  # fmt: skip
+    assert answer.text == "clarinet."
+    assert answer.evidence.shaped
+
+
+@pytest.mark.parametrize(
+    ("question", "about", "sentence", "span"),
+    [
+        ("What did Dana research?", {"research"}, "Researching adoption agencies, it's been a dream.", "adoption agencies"),
+        ("How many kids does Dana have?", {"kid"}, "I took my three kids to the beach.", "3"),
+        # The asked word is the subject of what follows: no span, the sentence stays.
+        ("What has Dana painted?", {"paint"}, "This painting is awesome.", None),
+        # A new clause follows the asked word: no span.
+        ("What does Dana do to relax?", {"relax"}, "A great way to relax and clear my mind.", None),
+    ],
+)  # fmt: skip
+def test_asked_spans(question: str, about: set[str], sentence: str, span: str | None) -> None:
+    assert asked_span(question, about, sentence) == span
+
+
+def test_a_what_question_answered_by_a_whole_sentence_is_trusted_less() -> None:
+    found, with_span = ask(
+        "What instruments does Dana play?",
+        IntentType.WHAT,
+        [memory("m1", "Dana: Yeah, I play clarinet!", "2023-06-01T10:00:00")],
+        entities=["Dana"],
+    )
+    sentence, without = ask(
+        "What instruments does Dana play?",
+        IntentType.WHAT,
+        [memory("m1", "Dana: Yeah, I play!", "2023-06-01T10:00:00")],
+        entities=["Dana"],
+    )
+    assert found.evidence.shaped and not sentence.evidence.shaped
+    assert without < with_span
+
+
+# -- questions memory cannot answer --------------------------------------------------------------
+
+
+def owner_graph() -> tuple[list[ContextNode], list[ContextEdge]]:
+    nodes = [
+        node("alice", "E_Entity", "Alice", entity_type="person"),
+        node("auth", "E_Entity", "auth-service", entity_type="service"),
+        node("team", "E_Entity", "Platform", entity_type="team"),
+    ]
+    edges = [
+        ContextEdge(source="alice", target="auth", type="E_RELATES", label="owns"),
+        ContextEdge(source="alice", target="team", type="E_RELATES", label="member_of"),
+    ]
+    return nodes, edges
+
+
+def test_an_unanswerable_question_gets_a_low_confidence() -> None:
+    nodes, edges = owner_graph()
+    answered, sure = ask("Who owns auth-service?", IntentType.WHO, nodes, ["auth-service"], edges)
+    assert answered.text.startswith("Alice owns auth-service")
+    # An entity memory does not hold: nothing found.
+    missing, none = ask(
+        "Who owns the billing ledger?", IntentType.WHO, nodes, ["billing ledger"], edges
+    )
+    assert not missing.evidence.found
+    # An entity memory holds, a detail it never recorded: its other facts answer nothing asked.
+    detail, unsure = ask(
+        "What is the SLA of auth-service?", IntentType.WHAT, nodes, ["auth-service"], edges
+    )
+    assert not detail.evidence.shaped
+    assert none <= 0.1 < unsure < 0.4 < sure
+
+
+def test_a_missing_asked_entity_lowers_the_confidence() -> None:
+    events = [
+        node("e1", "T_Event", "Ken joined the Mobile team", occurred_at=ms("2025-06-02T09:00:00"))
+    ]
+    edges = [
+        ContextEdge(source="e1", target="ken", type="X_INVOLVES"),
+        ContextEdge(source="e1", target="mobile", type="X_INVOLVES"),
+    ]
+    people = [
+        node("ken", "E_Entity", "Ken"),
+        node("mobile", "E_Entity", "Mobile"),
+        node("data", "E_Entity", "Data"),
+    ]
+    right, sure = ask(
+        "When did Ken join the Mobile team?",
+        IntentType.WHEN,
+        events + people,
+        ["Ken", "Mobile"],
+        edges,
+    )
+    wrong, unsure = ask(
+        "When did Ken join the Data team?", IntentType.WHEN, events + people, ["Ken", "Data"], edges
+    )
+    assert right.evidence.entity == 1.0 and wrong.evidence.entity == 0.5
+    assert unsure < sure - 0.2
+    # Another entity altogether: capped.
+    other, capped = ask(
+        "When did Lena join the Data team?", IntentType.WHEN, events + people, ["Lena"], edges
+    )
+    assert other.evidence.entity == 0.0
+    assert capped <= CONTRADICTED_CAP
+
+
+def test_a_compound_question_answered_in_part_is_trusted_less() -> None:
+    events = [
+        node("e1", "T_Event", "Incident INC-7 resolved", occurred_at=ms("2026-01-12T10:00:00"))
+    ]
+    whole, sure = ask("When was incident INC-7 resolved?", IntentType.WHEN, events)
+    part, unsure = ask(
+        "When was incident INC-7 resolved and who paid the customer credits?",
+        IntentType.WHEN,
+        events,
+    )
+    assert whole.evidence.shaped and not part.evidence.shaped
+    assert unsure < sure
+
+
+def test_confidence_orders_the_evidence_factors() -> None:
+    base = Evidence(match=1.0, entity=1.0, agreement=2, margin=0.5)
+    assert confidence_of(
+        Evidence(match=1.0, entity=1.0, agreement=2, margin=0.5, shaped=False)
+    ) < confidence_of(base)
+    assert confidence_of(Evidence(match=1.0, entity=0.5, agreement=2, margin=0.5)) < confidence_of(
+        base
+    )
+    assert (
+        confidence_of(Evidence(match=1.0, entity=0.0, agreement=2, margin=0.5)) <= CONTRADICTED_CAP
+    )
+    assert confidence_of(Evidence(found=False, match=1.0)) <= 0.1
