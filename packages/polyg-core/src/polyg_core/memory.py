@@ -34,14 +34,12 @@ from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.base import LLM
+from polyg_core.providers.llm.base import LLM, usage_report
 from polyg_core.recall.decay import refresh_access
 from polyg_core.recall.filters import prefixed_tags
 from polyg_core.recall.pipeline import (
     RecallOptions,
     RecallPipeline,
-    mentioned_entities,
-    usage_report,
 )
 from polyg_core.recall.probability import CausalProbability, causal_probability
 from polyg_core.remember.extractor import extract
@@ -306,7 +304,7 @@ class Memory:
                 category=str(cat or "episodic"),
             )
 
-        known = await mentioned_entities(self.store, namespace, content)
+        known = await self.entities.named_in(namespace, content)
         outcome = await extract(
             content, known, ref, llm=self.llm, max_tokens=self.settings.classifier_max_tokens * 4
         )

@@ -37,6 +37,7 @@ from polyg_core.resolve import ENTITY_NAMES, NameResolver, Resolved
 from polyg_core.storage.cypher import clean, dump_properties, load_properties, props
 from polyg_core.storage.schema import ENTITY, EVENT, FACT, R_BEFORE, R_RELATES, X_INVOLVES
 from polyg_core.storage.store import META_PRESENT, FalkorStore
+from polyg_core.text.names import ngram_keys
 
 logger = logging.getLogger(__name__)
 
@@ -825,6 +826,23 @@ class EntityGraph:
             edges=list(edges.values()),
             truncated=truncated,
         )
+
+    async def named_in(self, namespace: str, text: str) -> list[tuple[str, str]]:
+        """Known entities whose normalised name equals a word n-gram of `text` (index lookups).
+
+        Returns:
+            (name, name_key) pairs, at most 200.
+        """
+        keys = ngram_keys(text)
+        if not keys:
+            return []
+        res = await self.store.query(
+            namespace,
+            "MATCH (e:E_Entity) WHERE e.name_key IN $keys RETURN e.name, e.name_key LIMIT 200",
+            {"keys": keys},
+            read_only=True,
+        )
+        return [(str(n), str(k)) for n, k in res.rows]
 
     async def known_names(self, namespace: str, limit: int = 5000) -> list[tuple[str, str]]:
         """(name, name_key) of up to `limit` entities, most recently updated first."""

@@ -26,7 +26,6 @@ from polyg_shared.retrieval import (
     LinearizedContext,
     MergedSubgraph,
     RecallResult,
-    UsageReport,
     ViewResult,
     ViewSummary,
 )
@@ -35,9 +34,10 @@ from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms, utc_now
 from polyg_core.config import Settings
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.base import check_readable
+from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.base import LLM, Usage
+from polyg_core.providers.llm.base import LLM, Usage, usage_report
 from polyg_core.recall.catalogue import MemoryCatalogue, without_names
 from polyg_core.recall.classifier import classify, without_hedges
 from polyg_core.recall.decay import DecayPolicy
@@ -66,58 +66,15 @@ from polyg_core.recall.views import (
 )
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore
-from polyg_core.text.normalize import normalize_name
 
 logger = logging.getLogger(__name__)
 
-MAX_NGRAM = 4
 MAX_MEMORY_LIMIT = 200
 CONTEXT_MEMORIES = 10
 SEMANTIC_ONLY_BELOW = 3
 
 Vector = npt.NDArray[np.float32]
 ViewKind = Literal["entity", "temporal", "causal"]
-
-
-def usage_report(*usages: Usage) -> UsageReport:
-    """The sum of several LLM calls' usage, as reported to callers."""
-    total = Usage()
-    for u in usages:
-        total.add(u)
-    return UsageReport(
-        prompt_tokens=total.prompt_tokens,
-        completion_tokens=total.completion_tokens,
-        cost_usd=round(total.cost_usd, 6),
-        llm_calls=total.calls,
-    )
-
-
-def ngram_keys(text: str) -> list[str]:
-    """Normalised keys of every word n-gram (n ≤ 4) of `text`."""
-    words = [w for w in text.replace("?", " ").replace(",", " ").split() if w]
-    keys: set[str] = set()
-    for n in range(1, MAX_NGRAM + 1):
-        for i in range(len(words) - n + 1):
-            key = normalize_name(" ".join(words[i : i + n]))
-            if len(key) >= 2:
-                keys.add(key)
-    return sorted(keys)
-
-
-async def mentioned_entities(
-    store: FalkorStore, namespace: str, text: str
-) -> list[tuple[str, str]]:
-    """Known entities whose normalised name equals a word n-gram of `text` (index lookups)."""
-    keys = ngram_keys(text)
-    if not keys:
-        return []
-    res = await store.query(
-        namespace,
-        "MATCH (e:E_Entity) WHERE e.name_key IN $keys RETURN e.name, e.name_key LIMIT 200",
-        {"keys": keys},
-        read_only=True,
-    )
-    return [(str(n), str(k)) for n, k in res.rows]
 
 
 def source_nodes(uuids: Sequence[str], nodes: Sequence[ContextNode]) -> list[AnswerSource]:
@@ -178,10 +135,12 @@ class RecallPipeline:
     ranking_weights: RankingWeights = field(default_factory=RankingWeights)
     fusion_weights: FusionWeights = field(default_factory=FusionWeights)
     catalogue: MemoryCatalogue = field(init=False)
+    entities: EntityGraph = field(init=False)
     synthesizer: Synthesizer = field(init=False)
 
     def __post_init__(self) -> None:
         self.catalogue = MemoryCatalogue(self.store)
+        self.entities = EntityGraph(self.store, self.embedder, self.resolver)
         self.synthesizer = Synthesizer(self.llm, self.settings.synthesizer_max_tokens)
 
     # -- single steps (the MAGMA tools) -------------------------------------------------------
@@ -284,7 +243,7 @@ class RecallPipeline:
 
         intent = opts.intent
         if intent is None:
-            known = await mentioned_entities(self.store, namespace, question)
+            known = await self.entities.named_in(namespace, question)
             outcome = await classify(
                 question,
                 known,

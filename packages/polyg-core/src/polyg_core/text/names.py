@@ -431,3 +431,15 @@ def find_names(text: str, matcher: EntityMatcher | None = None) -> list[NameMent
         out.append(mention)
     out.sort(key=lambda m: m.span[0])
     return out
+
+
+def ngram_keys(text: str, max_words: int = 4) -> list[str]:
+    """Normalised keys of every word n-gram (n ≤ max_words) of `text`."""
+    words = [w for w in text.replace("?", " ").replace(",", " ").split() if w]
+    keys: set[str] = set()
+    for n in range(1, max_words + 1):
+        for i in range(len(words) - n + 1):
+            key = normalize_name(" ".join(words[i : i + n]))
+            if len(key) >= 2:
+                keys.add(key)
+    return sorted(keys)

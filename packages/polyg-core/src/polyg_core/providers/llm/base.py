@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar, runtime_checkable
 
+from polyg_shared.retrieval import UsageReport
 from pydantic import BaseModel
 
 T = TypeVar("T", bound=BaseModel)
@@ -55,3 +56,16 @@ class LLM(Protocol):
             ProviderError: after retries (timeouts, HTTP errors, output that never validates).
         """
         ...
+
+
+def usage_report(*usages: Usage) -> UsageReport:
+    """The sum of several LLM calls' usage, as reported to callers."""
+    total = Usage()
+    for u in usages:
+        total.add(u)
+    return UsageReport(
+        prompt_tokens=total.prompt_tokens,
+        completion_tokens=total.completion_tokens,
+        cost_usd=round(total.cost_usd, 6),
+        llm_calls=total.calls,
+    )
