@@ -81,46 +81,55 @@ def parse_delimited(text: str, limits: Limits, *, fmt: str = "csv") -> ParseResu
     rows = _rows(text, delimiter, errors)
     if not rows:
         return ParseResult(builder.graph, errors, warnings)
-    header = [cell.strip().lower() for cell in rows[0][1]]
-    columns = [_ALIASES.get(name, rows[0][1][i].strip()) for i, name in enumerate(header)]
-    if "source" in columns and "target" in columns:
-        rows = rows[1:]
-    else:
-        width = max(len(row) for _, row in rows)
-        columns = ["source", "target", "relation"][:width] + [
-            f"column{i + 1}" for i in range(3, width)
-        ]
-        warnings.append(
-            "no header row with 'source' and 'target': columns read as source, target, relation"
-        )
+    columns, rows = _columns(rows, warnings)
     for line, row in rows:
         if len(row) != len(columns):
             errors.append(
                 LineError(line, f"expected {len(columns)} fields, found {len(row)}; row skipped")
             )
             continue
-        cells = dict(zip(columns, row, strict=True))
-        source, target = cells.get("source", "").strip(), cells.get("target", "").strip()
-        if not source:
-            errors.append(LineError(line, "empty source; row skipped"))
-            continue
-        raw_weight = cells.get("weight", "").strip()
-        weight = to_float(raw_weight) if raw_weight else None
-        if raw_weight and weight is None:
-            errors.append(LineError(line, f"weight {raw_weight!r} is not a number; row skipped"))
-            continue
-        builder.node(source, cells.get("source_name") or None, cells.get("source_type") or None)
-        if not target:
-            continue
-        builder.node(target, cells.get("target_name") or None, cells.get("target_type") or None)
-        props: dict[str, Any] = {k: v for k, v in cells.items() if k not in _RESERVED and v != ""}
-        builder.edge(source, target, cells.get("relation") or None, props, weight)
+        error = _add_row(builder, dict(zip(columns, row, strict=True)))
+        if error:
+            errors.append(LineError(line, error))
     return ParseResult(builder.graph, errors, warnings)
 
 
-def dump_delimited(g: GraphData, *, fmt: str = "csv") -> str:
-    """Write a graph as a CSV (or TSV) edge list with a header row."""
-    nodes = g.node_map()
+def _columns(
+    rows: list[tuple[int, list[str]]], warnings: list[str]
+) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The column names (from the header row, else positional) and the data rows."""
+    header = [cell.strip().lower() for cell in rows[0][1]]
+    columns = [_ALIASES.get(name, rows[0][1][i].strip()) for i, name in enumerate(header)]
+    if "source" in columns and "target" in columns:
+        return columns, rows[1:]
+    width = max(len(row) for _, row in rows)
+    columns = ["source", "target", "relation"][:width] + [f"column{i + 1}" for i in range(3, width)]
+    warnings.append(
+        "no header row with 'source' and 'target': columns read as source, target, relation"
+    )
+    return columns, rows
+
+
+def _add_row(builder: GraphBuilder, cells: dict[str, str]) -> str | None:
+    """Add the row's nodes and edge; the reason when the row is skipped."""
+    source, target = cells.get("source", "").strip(), cells.get("target", "").strip()
+    if not source:
+        return "empty source; row skipped"
+    raw_weight = cells.get("weight", "").strip()
+    weight = to_float(raw_weight) if raw_weight else None
+    if raw_weight and weight is None:
+        return f"weight {raw_weight!r} is not a number; row skipped"
+    builder.node(source, cells.get("source_name") or None, cells.get("source_type") or None)
+    if not target:
+        return None
+    builder.node(target, cells.get("target_name") or None, cells.get("target_type") or None)
+    props: dict[str, Any] = {k: v for k, v in cells.items() if k not in _RESERVED and v != ""}
+    builder.edge(source, target, cells.get("relation") or None, props, weight)
+    return None
+
+
+def _dump_columns(g: GraphData) -> list[str]:
+    """The header: the fixed columns the graph uses, then every edge property's name."""
     columns = ["source", "target", "relation"]
     if any(e.weight is not None for e in g.edges):
         columns.append("weight")
@@ -131,7 +140,13 @@ def dump_delimited(g: GraphData, *, fmt: str = "csv") -> str:
     extra: dict[str, None] = {}
     for edge in g.edges:
         extra.update((k, None) for k in edge.properties if k.lower() not in _RESERVED)
-    columns += list(extra)
+    return columns + list(extra)
+
+
+def dump_delimited(g: GraphData, *, fmt: str = "csv") -> str:
+    """Write a graph as a CSV (or TSV) edge list with a header row."""
+    nodes = g.node_map()
+    columns = _dump_columns(g)
     rows: list[list[str]] = [columns]
 
     def node_cells(prefix: str, node_id: str, cells: dict[str, str]) -> None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from xml.etree.ElementTree import Element, ParseError
 from xml.sax.saxutils import escape, quoteattr
@@ -107,10 +109,35 @@ def parse_graphml(text: str, limits: Limits) -> ParseResult:
     except ParseError as exc:
         line, column = getattr(exc, "position", (0, 0))
         return ParseResult(builder.graph, [LineError(line, f"XML syntax error: {exc}", column)])
+    keys = _read_keys(root)
+    graph = next((e for e in root.iter() if _local(e.tag) == "graph"), None)
+    if graph is None:
+        return ParseResult(builder.graph, [LineError(0, "no <graph> element found")])
+    builder.graph.name = graph.get("id") or None
     errors: list[LineError] = []
-    keys: dict[str, _Key] = {}
-    node_keys: dict[str, _Key] = {}
-    edge_keys: dict[str, _Key] = {}
+    default_directed = graph.get("edgedefault", "directed") != "undirected"
+    warned_undirected = False
+    for element in graph.iter():
+        tag = _local(element.tag)
+        if tag == "node":
+            _read_node(element, keys, builder, errors)
+        elif tag == "edge":
+            warned_undirected |= _read_edge(element, keys, default_directed, builder, errors)
+    warnings = ["undirected edges became two directed edges"] if warned_undirected else []
+    return ParseResult(builder.graph, errors, warnings)
+
+
+@dataclass
+class _Keys:
+    """The document's <key> declarations: all of them, and those that apply to nodes and edges."""
+
+    all: dict[str, _Key] = field(default_factory=dict[str, _Key])
+    node: dict[str, _Key] = field(default_factory=dict[str, _Key])
+    edge: dict[str, _Key] = field(default_factory=dict[str, _Key])
+
+
+def _read_keys(root: Element) -> _Keys:
+    keys = _Keys()
     for element in root.iter():
         if _local(element.tag) != "key":
             continue
@@ -120,55 +147,60 @@ def parse_graphml(text: str, limits: Limits) -> ParseResult:
             element.get("attr.type", "string"),
             "".join(default.itertext()) if default is not None else None,
         )
-        keys[element.get("id", "")] = key
+        key_id = element.get("id", "")
+        keys.all[key_id] = key
         target = element.get("for", "all")
         if target in ("node", "all"):
-            node_keys[element.get("id", "")] = key
+            keys.node[key_id] = key
         if target in ("edge", "all"):
-            edge_keys[element.get("id", "")] = key
-    graph = next((e for e in root.iter() if _local(e.tag) == "graph"), None)
-    if graph is None:
-        return ParseResult(builder.graph, [LineError(0, "no <graph> element found")])
-    builder.graph.name = graph.get("id") or None
-    default_directed = graph.get("edgedefault", "directed") != "undirected"
-    warned_undirected = False
-    for element in graph.iter():
-        tag = _local(element.tag)
-        if tag == "node":
-            node_id = element.get("id")
-            if not node_id:
-                errors.append(LineError(0, "<node> without an id attribute skipped"))
-                continue
-            data = _read_data(element, keys, node_keys, errors)
-            fields = {v: data.pop(k) for k, v in _NODE_RESERVED.items() if k in data}
-            name, node_type = fields.get("name"), fields.get("type")
-            builder.node(
-                node_id,
-                str(name) if name is not None else None,
-                str(node_type) if node_type is not None else None,
-                data,
-            )
-        elif tag == "edge":
-            source, target = element.get("source"), element.get("target")
-            if not source or not target:
-                errors.append(LineError(0, "<edge> without source and target skipped"))
-                continue
-            data = _read_data(element, keys, edge_keys, errors)
-            fields = {v: data.pop(k) for k, v in _EDGE_RESERVED.items() if k in data}
-            relation = fields.get("relation")
-            weight = fields.get("weight")
-            if weight is not None and not isinstance(weight, int | float):
-                data["weight"], weight = weight, None
-            directed = element.get("directed")
-            is_directed = default_directed if directed is None else directed != "false"
-            rel = str(relation) if relation is not None else None
-            w = float(weight) if weight is not None else None
-            builder.edge(source, target, rel, data, w)
-            if not is_directed:
-                builder.edge(target, source, rel, dict(data), w)
-                warned_undirected = True
-    warnings = ["undirected edges became two directed edges"] if warned_undirected else []
-    return ParseResult(builder.graph, errors, warnings)
+            keys.edge[key_id] = key
+    return keys
+
+
+def _read_node(
+    element: Element, keys: _Keys, builder: GraphBuilder, errors: list[LineError]
+) -> None:
+    node_id = element.get("id")
+    if not node_id:
+        errors.append(LineError(0, "<node> without an id attribute skipped"))
+        return
+    data = _read_data(element, keys.all, keys.node, errors)
+    fields = {v: data.pop(k) for k, v in _NODE_RESERVED.items() if k in data}
+    name, node_type = fields.get("name"), fields.get("type")
+    builder.node(
+        node_id,
+        str(name) if name is not None else None,
+        str(node_type) if node_type is not None else None,
+        data,
+    )
+
+
+def _read_edge(
+    element: Element,
+    keys: _Keys,
+    default_directed: bool,
+    builder: GraphBuilder,
+    errors: list[LineError],
+) -> bool:
+    """Add the edge (both ways when undirected); True when it was undirected."""
+    source, target = element.get("source"), element.get("target")
+    if not source or not target:
+        errors.append(LineError(0, "<edge> without source and target skipped"))
+        return False
+    data = _read_data(element, keys.all, keys.edge, errors)
+    fields = {v: data.pop(k) for k, v in _EDGE_RESERVED.items() if k in data}
+    relation = fields.get("relation")
+    weight = fields.get("weight")
+    if weight is not None and not isinstance(weight, int | float):
+        data["weight"], weight = weight, None
+    directed = element.get("directed")
+    is_directed = default_directed if directed is None else directed != "false"
+    rel = str(relation) if relation is not None else None
+    w = float(weight) if weight is not None else None
+    builder.edge(source, target, rel, data, w)
+    if not is_directed:
+        builder.edge(target, source, rel, dict(data), w)
+    return not is_directed
 
 
 def _clean(text: str) -> str:
@@ -200,18 +232,46 @@ def _serial(value: Any, kind: str) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
+def _property_values(
+    properties: Iterable[dict[str, Any]], reserved: Mapping[str, str]
+) -> dict[str, list[Any]]:
+    """Every non-null value of each property name, reserved names left out."""
+    values: dict[str, list[Any]] = {}
+    for props in properties:
+        for k, v in props.items():
+            if v is not None and k not in reserved:
+                values.setdefault(k, []).append(v)
+    return values
+
+
+def _declare_keys(
+    domain: str, values: dict[str, list[Any]], lines: list[str]
+) -> dict[str, tuple[str, str]]:
+    """Append a typed <key> per property name; each name's (key id, kind)."""
+    ids: dict[str, tuple[str, str]] = {}
+    for i, (name, seen) in enumerate(values.items()):
+        kind = _kind(seen)
+        ids[name] = (f"{domain[0]}{i}", kind)
+        lines.append(
+            f"  <key id={quoteattr(ids[name][0])} for={quoteattr(domain)} "
+            f"attr.name={quoteattr(_clean(name))} attr.type={quoteattr(kind)}/>"
+        )
+    return ids
+
+
+def _data_lines(properties: dict[str, Any], keys: dict[str, tuple[str, str]]) -> list[str]:
+    lines: list[str] = []
+    for k, v in properties.items():
+        if k in keys and v is not None:
+            key_id, kind = keys[k]
+            lines.append(f'      <data key="{key_id}">{_text(_serial(v, kind))}</data>')
+    return lines
+
+
 def dump_graphml(g: GraphData) -> str:
     """Write a graph as GraphML with typed `<key>` declarations and escaped text."""
-    node_values: dict[str, list[Any]] = {}
-    edge_values: dict[str, list[Any]] = {}
-    for node in g.nodes:
-        for k, v in node.properties.items():
-            if v is not None and k not in _NODE_RESERVED:
-                node_values.setdefault(k, []).append(v)
-    for edge in g.edges:
-        for k, v in edge.properties.items():
-            if v is not None and k not in _EDGE_RESERVED:
-                edge_values.setdefault(k, []).append(v)
+    node_values = _property_values((n.properties for n in g.nodes), _NODE_RESERVED)
+    edge_values = _property_values((e.properties for e in g.edges), _EDGE_RESERVED)
     lines = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f'<graphml xmlns="{_NS}">',
@@ -220,16 +280,8 @@ def dump_graphml(g: GraphData) -> str:
         '  <key id="e_relation" for="edge" attr.name="relation" attr.type="string"/>',
         '  <key id="e_weight" for="edge" attr.name="weight" attr.type="double"/>',
     ]
-    node_key: dict[str, tuple[str, str]] = {}
-    edge_key: dict[str, tuple[str, str]] = {}
-    for domain, values, ids in (("node", node_values, node_key), ("edge", edge_values, edge_key)):
-        for i, (name, seen) in enumerate(values.items()):
-            kind = _kind(seen)
-            ids[name] = (f"{domain[0]}{i}", kind)
-            lines.append(
-                f"  <key id={quoteattr(ids[name][0])} for={quoteattr(domain)} "
-                f"attr.name={quoteattr(_clean(name))} attr.type={quoteattr(kind)}/>"
-            )
+    node_key = _declare_keys("node", node_values, lines)
+    edge_key = _declare_keys("edge", edge_values, lines)
     graph_id = f" id={quoteattr(_clean(g.name))}" if g.name else ""
     lines.append(f'  <graph{graph_id} edgedefault="directed">')
     for node in g.nodes:
@@ -237,10 +289,7 @@ def dump_graphml(g: GraphData) -> str:
         lines.append(f'      <data key="n_label">{_text(node.name)}</data>')
         if node.type is not None:
             lines.append(f'      <data key="n_type">{_text(node.type)}</data>')
-        for k, v in node.properties.items():
-            if k in node_key and v is not None:
-                key_id, kind = node_key[k]
-                lines.append(f'      <data key="{key_id}">{_text(_serial(v, kind))}</data>')
+        lines += _data_lines(node.properties, node_key)
         lines.append("    </node>")
     for edge in g.edges:
         lines.append(
@@ -250,10 +299,7 @@ def dump_graphml(g: GraphData) -> str:
         lines.append(f'      <data key="e_relation">{_text(edge.relation)}</data>')
         if edge.weight is not None:
             lines.append(f'      <data key="e_weight">{edge.weight!r}</data>')
-        for k, v in edge.properties.items():
-            if k in edge_key and v is not None:
-                key_id, kind = edge_key[k]
-                lines.append(f'      <data key="{key_id}">{_text(_serial(v, kind))}</data>')
+        lines += _data_lines(edge.properties, edge_key)
         lines.append("    </edge>")
     lines += ["  </graph>", "</graphml>"]
     return "\n".join(lines) + "\n"

@@ -58,15 +58,9 @@ def parse_json(text: str, limits: Limits) -> ParseResult:
             [LineError(0, 'expected an object {"nodes": [...], "edges": [...]}')],
         )
     doc = cast("dict[str, Any]", data)
-    nodes, edges = doc.get("nodes", []), doc.get("edges", doc.get("links", []))
     errors: list[LineError] = []
-    if not isinstance(nodes, list):
-        errors.append(LineError(0, "'nodes' must be a list"))
-        nodes = []
-    if not isinstance(edges, list):
-        errors.append(LineError(0, "'edges' must be a list"))
-        edges = []
-    node_list, edge_list = cast("list[Any]", nodes), cast("list[Any]", edges)
+    node_list = _list_of("nodes", doc.get("nodes", []), errors)
+    edge_list = _list_of("edges", doc.get("edges", doc.get("links", [])), errors)
     if len(node_list) > limits.max_nodes or len(edge_list) > limits.max_edges:
         raise InvalidInput(
             f"The json input has {len(node_list):,} nodes and {len(edge_list):,} edges, over "
@@ -76,46 +70,63 @@ def parse_json(text: str, limits: Limits) -> ParseResult:
         builder.graph.name = doc["name"]
     by_name: dict[str, str] = {}
     for i, raw in enumerate(node_list):
-        if not isinstance(raw, dict):
-            errors.append(LineError(0, f"nodes[{i}]: expected an object"))
-            continue
-        item = cast("dict[str, Any]", raw)
-        name = _as_id(item.get("label")) or _as_id(item.get("name"))
-        node_id = _as_id(item.get("id")) or name
-        node_type = item.get("type")
-        props = _properties(item, _NODE_KEYS)
-        if node_id is None:
-            errors.append(LineError(0, f"nodes[{i}]: needs a non-empty 'label' (or 'id')"))
-        elif node_type is not None and not isinstance(node_type, str):
-            errors.append(LineError(0, f"nodes[{i}]: 'type' must be a string"))
-        elif isinstance(props, str):
-            errors.append(LineError(0, f"nodes[{i}]: {props}"))
-        else:
-            builder.node(node_id, name or node_id, node_type, props)
-            by_name.setdefault(name or node_id, node_id)
+        error = _add_node(builder, raw, by_name)
+        if error:
+            errors.append(LineError(0, f"nodes[{i}]: {error}"))
     for i, raw in enumerate(edge_list):
-        if not isinstance(raw, dict):
-            errors.append(LineError(0, f"edges[{i}]: expected an object"))
-            continue
-        item = cast("dict[str, Any]", raw)
-        ends = [_as_id(item.get("source")), _as_id(item.get("target"))]
-        relation = item.get("relation", item.get("label", item.get("type")))
-        props = _properties(item, _EDGE_KEYS)
-        weight = item.get("weight")
-        if ends[0] is None or ends[1] is None:
-            errors.append(LineError(0, f"edges[{i}]: needs 'source' and 'target' node labels"))
-        elif relation is not None and not isinstance(relation, str):
-            errors.append(LineError(0, f"edges[{i}]: 'relation' must be a string"))
-        elif isinstance(props, str):
-            errors.append(LineError(0, f"edges[{i}]: {props}"))
-        elif weight is not None and to_float(weight) is None:
-            errors.append(LineError(0, f"edges[{i}]: 'weight' must be a number"))
-        else:
-            source, target = (
-                e if builder.has_node(e) else by_name.get(e, e) for e in (ends[0], ends[1])
-            )
-            builder.edge(source, target, relation, props, to_float(weight))
+        error = _add_edge(builder, raw, by_name)
+        if error:
+            errors.append(LineError(0, f"edges[{i}]: {error}"))
     return ParseResult(builder.graph, errors)
+
+
+def _list_of(key: str, value: Any, errors: list[LineError]) -> list[Any]:
+    if isinstance(value, list):
+        return cast("list[Any]", value)
+    errors.append(LineError(0, f"'{key}' must be a list"))
+    return []
+
+
+def _add_node(builder: GraphBuilder, raw: Any, by_name: dict[str, str]) -> str | None:
+    """Add one node; the reason when it is skipped."""
+    if not isinstance(raw, dict):
+        return "expected an object"
+    item = cast("dict[str, Any]", raw)
+    name = _as_id(item.get("label")) or _as_id(item.get("name"))
+    node_id = _as_id(item.get("id")) or name
+    node_type = item.get("type")
+    props = _properties(item, _NODE_KEYS)
+    if node_id is None:
+        return "needs a non-empty 'label' (or 'id')"
+    if node_type is not None and not isinstance(node_type, str):
+        return "'type' must be a string"
+    if isinstance(props, str):
+        return props
+    builder.node(node_id, name or node_id, node_type, props)
+    by_name.setdefault(name or node_id, node_id)
+    return None
+
+
+def _add_edge(builder: GraphBuilder, raw: Any, by_name: dict[str, str]) -> str | None:
+    """Add one edge, its ends named by id or label; the reason when it is skipped."""
+    if not isinstance(raw, dict):
+        return "expected an object"
+    item = cast("dict[str, Any]", raw)
+    first, second = _as_id(item.get("source")), _as_id(item.get("target"))
+    relation = item.get("relation", item.get("label", item.get("type")))
+    props = _properties(item, _EDGE_KEYS)
+    weight = item.get("weight")
+    if first is None or second is None:
+        return "needs 'source' and 'target' node labels"
+    if relation is not None and not isinstance(relation, str):
+        return "'relation' must be a string"
+    if isinstance(props, str):
+        return props
+    if weight is not None and to_float(weight) is None:
+        return "'weight' must be a number"
+    source, target = (e if builder.has_node(e) else by_name.get(e, e) for e in (first, second))
+    builder.edge(source, target, relation, props, to_float(weight))
+    return None
 
 
 def dump_json(g: GraphData) -> str:
