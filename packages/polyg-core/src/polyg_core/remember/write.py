@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from polyg_shared.intents import ExtractedFact, Extraction
-from polyg_shared.nodes import Fact, MemoryCategory
+from polyg_shared.intents import ExtractedFact, ExtractedRelation, Extraction
+from polyg_shared.nodes import Entity, Fact, MemoryCategory
 from polyg_shared.retrieval import RememberResult, WrittenNode
 
 from polyg_core.errors import AmbiguousName, InvalidInput
@@ -55,6 +55,7 @@ from polyg_core.remember.entities import Entities, entity_node, is_row
 from polyg_core.remember.items import CausalItem, Items
 from polyg_core.remember.links import referred_events, represented_entities
 from polyg_core.remember.lookup import Lookup, lookup, nearest, stored_causal
+from polyg_core.resolve import NameResolver
 from polyg_core.storage.schema import CONCEPT, ENTITY, EVENT
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import Neighbour
@@ -73,6 +74,104 @@ def _fact_node(fact: Fact, *, created: bool) -> WrittenNode:
         label="T_Fact",
         created=created,
     )
+
+
+def _category(category: str | None, ex: Extraction) -> MemoryCategory:
+    """The memory's category: the caller's, else the extractor's, else episodic.
+
+    Raises:
+        InvalidInput: an unknown category.
+    """
+    value = category or (ex.category.value if ex.category else "episodic")
+    try:
+        return MemoryCategory(value)
+    except ValueError as exc:
+        allowed = ", ".join(c.value for c in MemoryCategory)
+        raise InvalidInput(f"unknown memory category {value!r}; use one of {allowed}") from exc
+
+
+def _explicit_entities(items: Items, found: Lookup, ents: Entities) -> list[WrittenNode | int]:
+    """The extraction's own entities: a stored one, or the index of the row to write."""
+    explicit: list[WrittenNode | int] = []
+    for name, etype in items.entities:
+        try:
+            hit = decide_entity(name, found.entities)
+        except AmbiguousName:
+            hit = None  # written with the extractor's type: that entity, or a new one
+        if hit is not None:
+            explicit.append(WrittenNode(uuid=hit.uuid, name=hit.name, label=ENTITY, created=False))
+            ents.chosen[normalize_name(hit.name)] = hit.uuid
+            ents.chosen[normalize_name(name)] = hit.uuid
+        else:
+            marker = ents.row(name, etype)
+            ents.chosen[normalize_name(name)] = marker
+            explicit.append(int(marker[4:]))
+    return explicit
+
+
+def _created_implicitly(
+    resolver: NameResolver,
+    ents: Entities,
+    stored: dict[int, tuple[Entity, bool]],
+    near: dict[tuple[str, int], list[Neighbour]],
+) -> list[WrittenNode]:
+    """The entities other items named that this write created."""
+    return [
+        entity_node(resolver, i, ents, stored, near)
+        for i in sorted(ents.implicit)
+        if i in stored and stored[i][1]
+    ]
+
+
+def _refs(ents: Entities, names: Sequence[str], what: str) -> list[str]:
+    """The entity references of `names`; a name that cannot be one is left out and logged."""
+    out: list[str] = []
+    for raw in names:
+        try:
+            out.append(ents.ref(raw))
+        except (AmbiguousName, InvalidInput) as exc:
+            logger.info("%s: entity %r left out: %s", what, raw, exc)
+    return out
+
+
+@dataclass
+class _ItemEnds:
+    """The entities each relation, event, causal link and fact of an extraction names."""
+
+    relations: list[tuple[str, str] | None]
+    events: list[list[str]]
+    links: list[list[str]]
+    subjects: list[str | None]
+
+    @classmethod
+    def of(cls, items: Items, found: Lookup, ents: Entities) -> _ItemEnds:
+        return cls(
+            relations=[_relation_ends(ents, r) for r in items.relations],
+            events=[_refs(ents, ents_of, f"event {d!r}") for d, _, ents_of in items.events],
+            links=[_refs(ents, link.entities, "causal link") for link in items.links],
+            subjects=[_fact_subject(found, ents, p) for _, p in items.facts],
+        )
+
+
+def _relation_ends(ents: Entities, relation: ExtractedRelation) -> tuple[str, str] | None:
+    try:
+        return (ents.ref(relation.source), ents.ref(relation.target))
+    except (AmbiguousName, InvalidInput) as exc:
+        logger.info("relation %s skipped: %s", relation, exc)
+        return None
+
+
+def _fact_subject(found: Lookup, ents: Entities, p: dict[str, Any] | None) -> str | None:
+    if p is None:
+        return None
+    try:
+        # The subject is named as on any fact write; a name several entities
+        # answer to skips the fact (the memory and its other parts are written).
+        hit = decide_entity(p["subject"], found.entities)
+        return hit.uuid if hit is not None else ents.ref(p["subject"])
+    except (AmbiguousName, InvalidInput) as exc:
+        logger.info("fact %s skipped: %s", p, exc)
+        return None
 
 
 @dataclass
@@ -115,14 +214,7 @@ class RememberWriter:
             InvalidInput: blank or overlong content, an unknown category or a bad tag.
         """
         text = check_text(content, "content", MAX_CONTENT)
-        cat_value = category or (ex.category.value if ex.category else "episodic")
-        try:
-            cat = MemoryCategory(cat_value)
-        except ValueError as exc:
-            allowed = ", ".join(c.value for c in MemoryCategory)
-            raise InvalidInput(
-                f"unknown memory category {cat_value!r}; use one of {allowed}"
-            ) from exc
+        cat = _category(category, ex)
         tag_list = list(dict.fromkeys(check_text(t, "tag") for t in tags))
         embedder, resolver = self.entities.embedder, self.entities.resolver
         await self.store.ensure_vectors(namespace, embedder.model_name, embedder.dimension)
@@ -132,70 +224,15 @@ class RememberWriter:
 
         # -- entities: the extraction's own (typed), then the names other items use ------
         ents = Entities(found.entities)
-        explicit: list[WrittenNode | int] = []  # a stored entity, or the row to write
-        for name, etype in items.entities:
-            try:
-                hit = decide_entity(name, found.entities)
-            except AmbiguousName:
-                hit = None  # written with the extractor's type: that entity, or a new one
-            if hit is not None:
-                explicit.append(
-                    WrittenNode(uuid=hit.uuid, name=hit.name, label=ENTITY, created=False)
-                )
-                ents.chosen[normalize_name(hit.name)] = hit.uuid
-                ents.chosen[normalize_name(name)] = hit.uuid
-            else:
-                marker = ents.row(name, etype)
-                ents.chosen[normalize_name(name)] = marker
-                explicit.append(int(marker[4:]))
-
-        def refs(names: Sequence[str], what: str) -> list[str]:
-            out: list[str] = []
-            for raw in names:
-                try:
-                    out.append(ents.ref(raw))
-                except (AmbiguousName, InvalidInput) as exc:
-                    logger.info("%s: entity %r left out: %s", what, raw, exc)
-            return out
-
-        rel_ends: list[tuple[str, str] | None] = []
-        for r in items.relations:
-            try:
-                rel_ends.append((ents.ref(r.source), ents.ref(r.target)))
-            except (AmbiguousName, InvalidInput) as exc:
-                logger.info("relation %s skipped: %s", r, exc)
-                rel_ends.append(None)
-        event_eids = [refs(ents_of, f"event {d!r}") for d, _, ents_of in items.events]
-        link_eids = [refs(link.entities, "causal link") for link in items.links]
-        subjects: list[str | None] = []
-        for _, p in items.facts:
-            if p is None:
-                subjects.append(None)
-                continue
-            try:
-                # The subject is named as on any fact write; a name several entities
-                # answer to skips the fact (the memory and its other parts are written).
-                hit = decide_entity(p["subject"], found.entities)
-                subjects.append(hit.uuid if hit is not None else ents.ref(p["subject"]))
-            except (AmbiguousName, InvalidInput) as exc:
-                logger.info("fact %s skipped: %s", p, exc)
-                subjects.append(None)
+        explicit = _explicit_entities(items, found, ents)
+        ends = _ItemEnds.of(items, found, ents)
         for link in items.links:
             link.c = stored_causal(link.cause, found)
             link.e = stored_causal(link.effect, found)
 
         # -- one embedding call for every text stored or matched by meaning -------------
         c_rows, concept_text = concept_rows(items, found)
-        texts = [ents.rows[i]["name"] for i in sorted(ents.embed)]
-        texts += [m for link in items.links for m in link.unmatched()]
-        texts += list(concept_text.values())
-        texts.append(text)
-        unique = list(dict.fromkeys(texts))
-        vec = dict(zip(unique, await embed_texts(embedder, unique), strict=True))
-        for i in ents.embed:
-            ents.rows[i]["vec"] = vec[ents.rows[i]["name"]]
-        for i, shown in concept_text.items():
-            c_rows[i]["vec"] = vec[shown]
+        vec = await self._embed(items, ents, c_rows, concept_text, text)
 
         # -- one k-NN query: near-duplicate entities, causal paraphrases, similar concepts
         pending = [(li, end) for li, link in enumerate(items.links) for end in link.open_ends()]
@@ -223,24 +260,12 @@ class RememberWriter:
             for n in explicit
         ]
         represented = {n.name: n.uuid for n in entity_nodes}
-        entity_nodes += [
-            entity_node(resolver, i, ents, stored, near)
-            for i in sorted(ents.implicit)
-            if i in stored and stored[i][1]
-        ]
-        relations = await self._relations(namespace, items, rel_ends, real)
-        event_nodes = await self._events(namespace, items, event_eids, found, real)
-        facts, invalidated = await self._facts(namespace, items, subjects, real)
-        causal = await self._causal(namespace, items, link_eids, event_nodes, real)
-        for i, (cname, cdesc) in enumerate(items.concepts.values()):
-            named = represented_entities(cname, cdesc, represented)
-            c_rows[i]["ents"] = list(dict.fromkeys(represented[n] for n in named))
-        written = await write_concepts(self.store, namespace, c_rows)
-        concepts = [
-            WrittenNode(uuid=c.uuid, name=c.name, label=CONCEPT, created=created)
-            for c, created in (written[i] for i in sorted(written))
-        ]
-        await link_similar_uuids(self.store, namespace, similar_within(c_rows, written))
+        entity_nodes += _created_implicitly(resolver, ents, stored, near)
+        relations = await self._relations(namespace, items, ends.relations, real)
+        event_nodes = await self._events(namespace, items, ends.events, found, real)
+        facts, invalidated = await self._facts(namespace, items, ends.subjects, real)
+        causal = await self._causal(namespace, items, ends.links, event_nodes, real)
+        concepts = await self._concepts(namespace, items, c_rows, represented)
         memory, created = await write_memory(
             self.store,
             namespace,
@@ -266,6 +291,46 @@ class RememberWriter:
             causal_links=causal,
             concepts=concepts,
         )
+
+    async def _embed(
+        self,
+        items: Items,
+        ents: Entities,
+        c_rows: list[dict[str, Any]],
+        concept_text: dict[int, str],
+        text: str,
+    ) -> dict[str, list[float]]:
+        """Embed every text stored or matched by meaning in one call; set the rows' vectors."""
+        texts = [ents.rows[i]["name"] for i in sorted(ents.embed)]
+        texts += [m for link in items.links for m in link.unmatched()]
+        texts += list(concept_text.values())
+        texts.append(text)
+        unique = list(dict.fromkeys(texts))
+        vec = dict(zip(unique, await embed_texts(self.entities.embedder, unique), strict=True))
+        for i in ents.embed:
+            ents.rows[i]["vec"] = vec[ents.rows[i]["name"]]
+        for i, shown in concept_text.items():
+            c_rows[i]["vec"] = vec[shown]
+        return vec
+
+    async def _concepts(
+        self,
+        namespace: str,
+        items: Items,
+        c_rows: list[dict[str, Any]],
+        represented: dict[str, str],
+    ) -> list[WrittenNode]:
+        """Write the concepts, linked to the entities they name and to similar concepts."""
+        for i, (cname, cdesc) in enumerate(items.concepts.values()):
+            named = represented_entities(cname, cdesc, represented)
+            c_rows[i]["ents"] = list(dict.fromkeys(represented[n] for n in named))
+        written = await write_concepts(self.store, namespace, c_rows)
+        concepts = [
+            WrittenNode(uuid=c.uuid, name=c.name, label=CONCEPT, created=created)
+            for c, created in (written[i] for i in sorted(written))
+        ]
+        await link_similar_uuids(self.store, namespace, similar_within(c_rows, written))
+        return concepts
 
     # -- pieces -----------------------------------------------------------------------------
 
