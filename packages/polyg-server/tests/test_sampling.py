@@ -10,14 +10,19 @@ request and the client calls again) and the handshake-era back-channel.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client
 from mcp.client.context import ClientRequestContext
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp_types import (
     CallToolResult,
     CreateMessageRequestParams,
@@ -27,10 +32,13 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from polyg_core.config import Settings
 from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
+from polyg_server.http import HttpOptions, create_http_app
 from polyg_server.sampling import InputRounds
+from polyg_server.testing import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -262,3 +270,72 @@ def test_replies_kept_for_another_call_are_not_used() -> None:
     assert len(InputRounds.resume("recall:abc", state, None).replies) == 1
     assert InputRounds.resume("remember:abc", state, None).replies == []
     assert InputRounds.resume("recall:abc", "not json", None).replies == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "options", "lent"),
+    [
+        ("auto", HttpOptions(), True),
+        ("auto", HttpOptions(stateless=True), True),
+        ("legacy", HttpOptions(json_response=False), True),
+        ("legacy", HttpOptions(), False),
+    ],
+    ids=["2026-json", "2026-stateless", "2025-sse", "2025-json"],
+)
+async def test_sampling_over_streamable_http(
+    store: FalkorStore,
+    server_settings: Settings,
+    cached_embedder: Embedder,
+    mode: Mode,
+    options: HttpOptions,
+    lent: bool,
+) -> None:
+    ctx = ServerContext(store=store, settings=server_settings, embedder=cached_embedder)
+    model = ScriptedModel()
+    async with serving(create_http_app(create_server(ctx), ctx, options)) as url:
+        with anyio.fail_after(60):
+            async with httpx2.AsyncClient(timeout=20) as http_client:
+                transport = streamable_http_client(f"{url}/mcp", http_client=http_client)
+                async with Client(transport, sampling_callback=model, mode=mode) as client:
+                    written = await call(client, "remember", {"content": NOTE})
+    assert written["degraded"] is not lent
+    if lent:
+        assert model.asked() == ["ExtractionDraft"]
+    else:
+        # A handshake-era session answered with JSON bodies cannot carry the request: the
+        # reason says how to serve so that it can.
+        assert model.requests == []
+        (reason,) = written["degraded_reasons"]
+        assert "the client supports MCP sampling" in reason
+        assert "--sse" in reason
+
+
+def polyg_mcp_command() -> list[str]:
+    script = Path(sys.executable).parent / "polyg-mcp"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "polyg_server.main"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_polyg_mcp_process_over_stdio_asks_the_clients_model(
+    falkordb_server: EmbeddedFalkorDB, namespace: str, mode: Mode
+) -> None:
+    command, *args = polyg_mcp_command()
+    params = StdioServerParameters(
+        command=command,
+        args=args,
+        env={
+            "POLYG_DATA_DIR": str(falkordb_server.data_dir),
+            "FALKORDB_GRAPH": namespace,
+            "POLYG_LOG_LEVEL": "WARNING",
+            "POLYG_JOB_WORKERS": "0",
+        },
+    )
+    model = ScriptedModel()
+    with anyio.fail_after(120):
+        async with Client(params, sampling_callback=model, mode=mode) as client:
+            written = await call(client, "remember", {"content": NOTE})
+            answer = await call(client, "recall", {"question": QUESTION})
+    assert written["degraded"] is False, written["degraded_reasons"]
+    assert answer["degraded"] is False, answer["degraded_reasons"]
+    assert answer["answer"] == ANSWER
+    assert model.asked() == ["ExtractionDraft", "IntentDraft", "Synthesis"]

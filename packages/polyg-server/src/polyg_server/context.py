@@ -100,7 +100,8 @@ class ServerContext:
             use (`require_memory`, `memory_or_none`).
         jobs: the job queue and the in-process worker (see `JobOptions`).
         client_model: True in the context of one tool call whose `llm` is the model the
-            calling MCP client lends through sampling (`with_client_model`).
+            calling MCP client lends through sampling and that can reach it
+            (`with_client_model`).
     """
 
     store: FalkorStore
@@ -134,19 +135,21 @@ class ServerContext:
             )
         return self.memory
 
-    def with_client_model(self, llm: LLM) -> ServerContext:
+    def with_client_model(self, llm: LLM, *, reaches_client: bool = True) -> ServerContext:
         """This context for one tool call that the calling client's model answers.
 
         The store, memory graphs and their caches, the job queue and the services are
         shared; only the LLM (and the memory facade that uses it) differ, so a call of
         another session, or a background job, never reaches this client.
+        `reaches_client`: False when every request to the client fails (the session
+        cannot carry one); the call then works as without a model.
         """
         memory = self.memory_or_none()
         return replace(
             self,
             llm=llm,
             memory=memory.with_llm(llm) if memory is not None else None,
-            client_model=True,
+            client_model=reaches_client,
         )
 
     def require_memory(self) -> Memory:

@@ -233,7 +233,11 @@ class PolygTool(Tool):
         except Exception as exc:
             return _error(tool_error_text(self.name, exc))
         lent = client_model(ctx, context, self.name, arguments) if self.uses_llm else None
-        call_ctx = ctx.with_client_model(lent) if lent is not None else None
+        call_ctx = (
+            ctx.with_client_model(lent, reaches_client=lent.reaches_client)
+            if lent is not None
+            else None
+        )
         if not ctx.store.settings.replicas:
             return await self.invoke(arguments, call_ctx)
         with ctx.store.session(_session_key(context)):

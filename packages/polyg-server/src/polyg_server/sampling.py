@@ -64,6 +64,7 @@ __all__ = [
     "BackChannel",
     "InputNeeded",
     "InputRounds",
+    "NoChannel",
     "SamplingChannel",
     "SamplingLLM",
     "client_model",
@@ -124,6 +125,27 @@ class BackChannel:
             raise ProviderError(
                 f"the client's sampling reply is not a message: {validation_summary(exc)}"
             ) from exc
+
+
+@dataclass(frozen=True)
+class NoChannel:
+    """A client that supports sampling on a session that cannot carry a request to it.
+
+    Every request fails with `reason`, so the rules answer and the result says why.
+    """
+
+    reason: str
+
+    async def ask(self, params: CreateMessageRequestParams) -> CreateMessageResult:
+        raise ProviderError(self.reason)
+
+
+_NO_BACK_CHANNEL = (
+    "the client supports MCP sampling, but this session cannot send it a request "
+    "(Streamable HTTP answering with JSON bodies, or stateless): serve with --sse "
+    "(POLYG_HTTP_SSE=true) without --stateless, use a client that speaks MCP 2026-07-28, "
+    "or set LLM_MODEL"
+)
 
 
 class InputNeeded(Exception):
@@ -248,6 +270,11 @@ class SamplingLLM:
     _model: str = field(default="", init=False, repr=False)
 
     @property
+    def reaches_client(self) -> bool:
+        """False when the client cannot be asked on this session (every call falls back)."""
+        return not isinstance(self.channel, NoChannel)
+
+    @property
     def model_name(self) -> str:
         """`client:<model>` once the client has said which model answered."""
         return f"client:{self._model}" if self._model else "client model (MCP sampling)"
@@ -319,9 +346,11 @@ def client_model(
 ) -> SamplingLLM | None:
     """The model the calling client lends to this tool call, or None.
 
-    None when polyg has its own model (`LLM_MODEL`), when `POLYG_SAMPLING=off`,
-    when the client did not declare the sampling capability, or when the session
-    can carry no sampling request (stateless HTTP before 2026-07-28).
+    None when polyg has its own model (`LLM_MODEL`), when `POLYG_SAMPLING=off`, or
+    when the client did not declare the sampling capability. A client that declared
+    it on a session that cannot carry the request (handshake-era Streamable HTTP
+    with JSON responses or stateless) gets a model whose every request fails with
+    the fix, so the rules answer and say why.
     """
     if ctx.llm is not None or not ctx.settings.sampling:
         return None
@@ -339,5 +368,5 @@ def client_model(
         )
         return SamplingLLM(rounds)
     if not session.can_send_request:
-        return None
+        return SamplingLLM(NoChannel(_NO_BACK_CHANNEL))
     return SamplingLLM(BackChannel(session, request.request_id, ctx.settings.llm_timeout_s))
