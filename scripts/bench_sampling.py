@@ -15,6 +15,7 @@ Invented notes; the embedded FalkorDB in a temporary directory.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import tempfile
@@ -61,24 +62,40 @@ async def scripted_model(
 
 
 Way = Literal["rules", "2026-07-28", "2025-11-25"]
+WAYS: tuple[Way, ...] = ("rules", "2026-07-28", "2025-11-25")
 
 
-async def measure(ctx: ServerContext, way: Way, n: int) -> dict[str, list[float]]:
-    callback = None if way == "rules" else scripted_model
-    mode = "legacy" if way == "2025-11-25" else "auto"
-    times: dict[str, list[float]] = {"recall": [], "remember": []}
-    async with Client(create_server(ctx), sampling_callback=callback, mode=mode) as client:
-        await client.call_tool("recall", {"question": "Who was at Kestrel Ridge?"})  # warm-up
+async def timed_call(client: Client, way: Way, tool: str, args: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    result = await client.call_tool(tool, args)
+    elapsed = (time.perf_counter() - started) * 1000
+    data: Any = result.structured_content
+    if result.is_error or data["degraded"] is not (way == "rules"):
+        raise RuntimeError(f"{way} {tool}: unexpected answer {data}")
+    return elapsed
+
+
+async def measure(ctx: ServerContext, n: int) -> dict[tuple[Way, str], list[float]]:
+    """The three ways side by side, call after call, so none runs on warmer caches."""
+    times: dict[tuple[Way, str], list[float]] = {}
+    async with contextlib.AsyncExitStack() as stack:
+        clients: dict[Way, Client] = {}
+        for way in WAYS:
+            client = Client(
+                create_server(ctx),
+                sampling_callback=None if way == "rules" else scripted_model,
+                mode="legacy" if way == "2025-11-25" else "auto",
+            )
+            clients[way] = await stack.enter_async_context(client)
+            for _ in range(3):  # warm-up
+                await client.call_tool("recall", {"question": "Who was at Kestrel Ridge?"})
         for i in range(n):
-            for tool, args in (
-                ("recall", {"question": f"Who {TASKS[i % 4]} at Kestrel Ridge?"}),
-                ("remember", {"content": f"{way}: {note(1000 + i)}"}),
-            ):
-                started = time.perf_counter()
-                result = await client.call_tool(tool, args)
-                times[tool].append((time.perf_counter() - started) * 1000)
-                data: Any = result.structured_content
-                assert not result.is_error and data["degraded"] is (way == "rules"), data
+            for way, client in clients.items():
+                question = {"question": f"Who {TASKS[i % 4]} at Kestrel Ridge?"}
+                content = {"content": f"{way}: {note(1000 + i)}"}
+                for tool, args in (("recall", question), ("remember", content)):
+                    elapsed = await timed_call(client, way, tool, args)
+                    times.setdefault((way, tool), []).append(elapsed)
     return times
 
 
@@ -99,10 +116,10 @@ async def main(n: int, notes: int) -> None:
             )
             print(f"{notes} notes; {n} calls of each tool per way; times in ms (median / p95)")
             print(f"{'way':<12} {'recall':>16} {'remember':>16}")
-            for way in ("rules", "2026-07-28", "2025-11-25"):
-                times = await measure(ctx, way, n)
+            times = await measure(ctx, n)
+            for way in WAYS:
                 cells = [
-                    f"{statistics.median(times[t]):7.1f} / {pct(times[t], 95):6.1f}"
+                    f"{statistics.median(times[way, t]):7.1f} / {pct(times[way, t], 95):6.1f}"
                     for t in ("recall", "remember")
                 ]
                 print(f"{way:<12} {cells[0]:>16} {cells[1]:>16}")
@@ -111,7 +128,7 @@ async def main(n: int, notes: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--n", type=int, default=30)
     parser.add_argument("--notes", type=int, default=40)
     args = parser.parse_args()
