@@ -30,7 +30,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool, ToolManager
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from polyg_core.errors import InvalidInput
 from polyg_core.storage.namespace import validate_namespace
 from polyg_shared.types import reject_control_chars
@@ -238,19 +238,25 @@ class PolygTool(Tool):
             if lent is not None
             else None
         )
-        if not ctx.store.settings.replicas:
-            return await self.invoke(arguments, call_ctx)
-        with ctx.store.session(_session_key(context)):
-            return await self.invoke(arguments, call_ctx)
+        try:
+            if not ctx.store.settings.replicas:
+                return await self.invoke(arguments, call_ctx)
+            with ctx.store.session(_session_key(context)):
+                return await self.invoke(arguments, call_ctx)
+        except InputNeeded as needed:
+            # A 2026-07-28 client lends its model: the call answers with the request and
+            # runs again when the client calls with the reply.
+            return needed.result
 
     async def invoke(
         self, arguments: dict[str, Any], ctx: ServerContext | None = None
-    ) -> CallToolResult | InputRequiredResult:
+    ) -> CallToolResult:
         """Run the tool on raw arguments and answer with a `CallToolResult`.
 
-        `ctx`: the context of this call (default: the tool's). On a 2026-07-28 session
-        whose client lends its model, the answer is an `InputRequiredResult` while the
-        call waits for a reply from that model.
+        `ctx`: the context of this call (default: the tool's).
+
+        Raises:
+            InputNeeded: the call waits for a reply from the client's model.
         """
         try:
             # After _pre_parse: a list sent as a JSON string ('["a\\u0000"]') is checked
@@ -268,9 +274,7 @@ class PolygTool(Tool):
                 else self.output_model.model_validate(out, from_attributes=True)
             )
             data = validated.model_dump(mode="json", by_alias=True)
-        except InputNeeded as needed:
-            return needed.result
-        except MCPError:
+        except (InputNeeded, MCPError):
             raise
         except ValidationError as exc:
             # The handler's result does not match its own output model: a server bug.
