@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,11 +32,12 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from polyg_core.config import Settings
+from polyg_core.jobs import JobQueue
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
-from polyg_server.context import ServerContext
+from polyg_server.context import JobOptions, ServerContext
 from polyg_server.http import HttpOptions, create_http_app
 from polyg_server.sampling import InputRounds
 from polyg_server.testing import serving
@@ -339,3 +341,41 @@ async def test_the_polyg_mcp_process_over_stdio_asks_the_clients_model(
     assert answer["degraded"] is False, answer["degraded_reasons"]
     assert answer["answer"] == ANSWER
     assert model.asked() == ["ExtractionDraft", "IntentDraft", "Synthesis"]
+
+
+@pytest.fixture
+async def queue_name(store: FalkorStore) -> AsyncIterator[str]:
+    """A job queue of the test's own, deleted afterwards."""
+    name = f"tq_{uuid.uuid4().hex[:10]}"
+    yield name
+    queue = await JobQueue.open(store, name=name)
+    keys = [k async for k in queue.redis.scan_iter(match=f"saq:*{name}*")]
+    if keys:
+        await queue.redis.delete(*keys)
+    await queue.close()
+
+
+@pytest.mark.filterwarnings("ignore:Call to deprecated setex:DeprecationWarning")
+async def test_a_queued_remember_has_no_client_to_ask_and_extracts_with_rules(
+    store: FalkorStore, server_settings: Settings, cached_embedder: Embedder, queue_name: str
+) -> None:
+    ctx = ServerContext(
+        store=store,
+        settings=server_settings,
+        embedder=cached_embedder,
+        jobs=JobOptions(workers=1, queue_name=queue_name, dequeue_timeout_s=1.0),
+    )
+    model = ScriptedModel()
+    async with Client(create_server(ctx), sampling_callback=model) as client:
+        queued = await call(client, "remember", {"content": NOTE, "wait": False})
+        assert queued["queued"] is True
+        with anyio.fail_after(30):
+            while True:
+                info = await call(client, "get_job", {"job_id": queued["job_id"]})
+                if info["status"] in ("done", "failed"):
+                    break
+                await anyio.sleep(0.1)
+    assert info["status"] == "done", info
+    assert info["result"]["degraded"] is True
+    assert any("no LLM configured" in r for r in info["result"]["degraded_reasons"])
+    assert model.requests == []
