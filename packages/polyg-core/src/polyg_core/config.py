@@ -234,6 +234,15 @@ class Settings(BaseSettings):
         ),
     )
 
+    sampling: bool = Field(
+        default=True,
+        validation_alias=AliasChoices("POLYG_SAMPLING", "sampling"),
+        description=(
+            "Without LLM_MODEL, ask the MCP client's model through sampling when the client "
+            "supports it (off: the rule-based path answers)."
+        ),
+    )
+
     @property
     def namespace(self) -> str:
         """The default memory namespace."""

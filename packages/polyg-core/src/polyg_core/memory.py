@@ -7,6 +7,7 @@ async with await Memory.open() as memory:
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections.abc import Sequence
@@ -96,6 +97,16 @@ class Memory:
             llm=self.llm,
             settings=self.settings,
         )
+
+    def with_llm(self, llm: LLM | None) -> Memory:
+        """This memory with `llm` classifying, extracting and synthesizing (e.g. the model an
+        MCP client lends for one call); the store, graphs and caches are shared and it does
+        not own the store."""
+        twin = copy.copy(self)
+        twin.llm = llm
+        twin.owns_store = False
+        twin.pipeline = self.pipeline.with_llm(llm)
+        return twin
 
     @classmethod
     async def open(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -99,6 +99,9 @@ class ServerContext:
             embedder is set, built from the store, embedder, LLM and settings on first
             use (`require_memory`, `memory_or_none`).
         jobs: the job queue and the in-process worker (see `JobOptions`).
+        client_model: True in the context of one tool call whose `llm` is the model the
+            calling MCP client lends through sampling and that can reach it
+            (`with_client_model`).
     """
 
     store: FalkorStore
@@ -108,6 +111,7 @@ class ServerContext:
     default_namespace: str = ""
     memory: Memory | None = None
     jobs: JobOptions = field(default_factory=JobOptions)
+    client_model: bool = False
     started_at: float = field(default_factory=time.monotonic)
     services: dict[str, Any] = field(default_factory=lambda: {}, repr=False)
     """Objects tool modules build once per context on first use (e.g. the graph engine)."""
@@ -130,6 +134,23 @@ class ServerContext:
                 namespace=self.default_namespace,
             )
         return self.memory
+
+    def with_client_model(self, llm: LLM, *, reaches_client: bool = True) -> ServerContext:
+        """This context for one tool call that the calling client's model answers.
+
+        The store, memory graphs and their caches, the job queue and the services are
+        shared; only the LLM (and the memory facade that uses it) differ, so a call of
+        another session, or a background job, never reaches this client.
+        `reaches_client`: False when every request to the client fails (the session
+        cannot carry one); the call then works as without a model.
+        """
+        memory = self.memory_or_none()
+        return replace(
+            self,
+            llm=llm,
+            memory=memory.with_llm(llm) if memory is not None else None,
+            client_model=reaches_client,
+        )
 
     def require_memory(self) -> Memory:
         """The memory facade (built on first use).

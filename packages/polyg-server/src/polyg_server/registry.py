@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from polyg_server.context import ContextOpening, ServerContext, open_context, store_session_key
 from polyg_server.errors import tool_error_text
+from polyg_server.sampling import InputNeeded, client_model
 from polyg_server.schema_cache import SchemaCache
 from polyg_server.stdio import StdioLimits, limited_stdio_server
 
@@ -101,6 +102,8 @@ class ToolSpec(Generic[InT, OutT]):
         annotations: read-only / destructive / idempotent hints.
         profile: `memory`, `magma`, `engine`, or `core` (always registered).
         title: an optional human-readable title.
+        uses_llm: the handler classifies, extracts or synthesizes; without `LLM_MODEL`
+            the calling client's model answers it through sampling (`polyg_server.sampling`).
     """
 
     name: str
@@ -111,6 +114,7 @@ class ToolSpec(Generic[InT, OutT]):
     annotations: ToolAnnotations
     profile: str = CORE
     title: str | None = None
+    uses_llm: bool = False
 
     def __post_init__(self) -> None:
         if self.profile != CORE and self.profile not in PROFILES:
@@ -178,6 +182,7 @@ class PolygTool(Tool):
     input_model: type[BaseModel]
     output_model: type[BaseModel]
     profile: str = CORE
+    uses_llm: bool = False
     server_context: Any = Field(default=None, exclude=True)
 
     @classmethod
@@ -206,6 +211,7 @@ class PolygTool(Tool):
             input_model=spec.input_model,
             output_model=spec.output_model,
             profile=spec.profile,
+            uses_llm=spec.uses_llm,
             server_context=ctx,
         )
 
@@ -219,19 +225,39 @@ class PolygTool(Tool):
 
         With read replicas, the call runs in the caller's read-your-writes session
         (`store_session_key`): reads that follow the caller's own write go to the
-        primary until a replica has it.
+        primary until a replica has it. A tool that uses an LLM gets the model the
+        calling client lends (`client_model`) when polyg has none of its own.
         """
         try:
             ctx = await open_context(self.server_context)
         except Exception as exc:
             return _error(tool_error_text(self.name, exc))
-        if not ctx.store.settings.replicas:
-            return await self.invoke(arguments)
-        with ctx.store.session(_session_key(context)):
-            return await self.invoke(arguments)
+        lent = client_model(ctx, context, self.name, arguments) if self.uses_llm else None
+        call_ctx = (
+            ctx.with_client_model(lent, reaches_client=lent.reaches_client)
+            if lent is not None
+            else None
+        )
+        try:
+            if not ctx.store.settings.replicas:
+                return await self.invoke(arguments, call_ctx)
+            with ctx.store.session(_session_key(context)):
+                return await self.invoke(arguments, call_ctx)
+        except InputNeeded as needed:
+            # A 2026-07-28 client lends its model: the call answers with the request and
+            # runs again when the client calls with the reply.
+            return needed.result
 
-    async def invoke(self, arguments: dict[str, Any]) -> CallToolResult:
-        """Run the tool on raw arguments and answer with a `CallToolResult`."""
+    async def invoke(
+        self, arguments: dict[str, Any], ctx: ServerContext | None = None
+    ) -> CallToolResult:
+        """Run the tool on raw arguments and answer with a `CallToolResult`.
+
+        `ctx`: the context of this call (default: the tool's).
+
+        Raises:
+            InputNeeded: the call waits for a reply from the client's model.
+        """
         try:
             # After _pre_parse: a list sent as a JSON string ('["a\\u0000"]') is checked
             # decoded, as the model will see it.
@@ -241,14 +267,14 @@ class PolygTool(Tool):
         except ValidationError as exc:
             return _error(tool_error_text(self.name, exc, self.input_model))
         try:
-            out = await self.fn(await open_context(self.server_context), inp)
+            out = await self.fn(ctx or await open_context(self.server_context), inp)
             validated = (
                 out
                 if isinstance(out, self.output_model)
                 else self.output_model.model_validate(out, from_attributes=True)
             )
             data = validated.model_dump(mode="json", by_alias=True)
-        except MCPError:
+        except (InputNeeded, MCPError):
             raise
         except ValidationError as exc:
             # The handler's result does not match its own output model: a server bug.

@@ -9,6 +9,7 @@ step reads; nothing here writes to FalkorDB (`Memory.mark_accessed` records use)
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections.abc import Sequence
@@ -142,6 +143,14 @@ class RecallPipeline:
         self.catalogue = MemoryCatalogue(self.store)
         self.entities = EntityGraph(self.store, self.embedder, self.resolver)
         self.synthesizer = Synthesizer(self.llm, self.settings.synthesizer_max_tokens)
+
+    def with_llm(self, llm: LLM | None) -> RecallPipeline:
+        """This pipeline with `llm` classifying and synthesizing; the store, embedder,
+        tuning and the memory catalogue's cache are shared."""
+        twin = copy.copy(self)
+        twin.llm = llm
+        twin.synthesizer = Synthesizer(llm, self.settings.synthesizer_max_tokens)
+        return twin
 
     # -- single steps (the MAGMA tools) -------------------------------------------------------
 

@@ -123,7 +123,8 @@ class RememberArgs(RememberInput):
             "the text as a background job and answer at once with its job_id; follow it "
             "with get_job until status is done (or failed). Default: true for text up to "
             f"{REMEMBER_WAIT_MAX_CHARS:,} characters (POLYG_REMEMBER_WAIT_MAX_CHARS), "
-            "false above."
+            "false above; always true when the client lends its model (MCP sampling), "
+            "which only the call itself can ask."
         ),
     )
 
@@ -161,7 +162,9 @@ async def remember(ctx: ServerContext, inp: RememberArgs) -> RememberOutput:
     category = inp.category.value if inp.category else None
     wait = inp.wait
     if wait is None:
-        wait = len(inp.content) <= ctx.settings.remember_wait_max_chars
+        # The client's model can be asked only while this call runs; a queued job could
+        # not reach it and would extract with rules.
+        wait = ctx.client_model or len(inp.content) <= ctx.settings.remember_wait_max_chars
     if not wait:
         tags = prefixed_tags(inp.tags, who=inp.who, project=inp.project, why=inp.why)
         ref = await (await job_queue(ctx)).enqueue_remember(
@@ -479,13 +482,15 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
             "answer it, best first, with the retrievers that found each), `reasoning` (causal "
             "chain, timeline, entities), `sources` (uuids) and `source_nodes` (their text and "
             "time), the context used and `degraded: true` with reasons when a rule-based step "
-            "stood in for the LLM or a view failed or timed out."
+            "stood in for the LLM or a view failed or timed out. Without LLM_MODEL, a client "
+            "that supports MCP sampling lends its model."
         ),
         input_model=RecallInput,
         output_model=RecallResult,
         handler=recall,
         annotations=READ_ONLY,
         profile=PROFILE,
+        uses_llm=True,
     ),
     ToolSpec(
         name="remember",
@@ -496,13 +501,16 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
             "changes nothing (`created: false`). Returns everything written; with wait: "
             f"false (the default above {REMEMBER_WAIT_MAX_CHARS:,} characters) the text is "
             "queued instead and the answer is `queued: true` with a job_id to follow with "
-            "get_job."
+            "get_job. Without LLM_MODEL, a client that supports MCP sampling extracts with "
+            "its model during the call (wait then defaults to true); a queued job has no "
+            "client to ask and extracts with rules."
         ),
         input_model=RememberArgs,
         output_model=RememberOutput,
         handler=remember,
         annotations=WRITE_IDEMPOTENT,
         profile=PROFILE,
+        uses_llm=True,
     ),
     ToolSpec(
         name="add_entity",

@@ -8,7 +8,6 @@ imported when a provider is built (see `litellm_common`).
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import re
 from dataclasses import KW_ONLY, dataclass, field
@@ -28,6 +27,11 @@ from polyg_core.providers.litellm_common import (
     summarize_error,
 )
 from polyg_core.providers.llm.base import LLMResult, Usage
+from polyg_core.providers.llm.structured import (
+    json_reply_instructions,
+    retry_prompt,
+    validation_summary,
+)
 
 if TYPE_CHECKING:
     from polyg_core.config import Settings
@@ -76,14 +80,6 @@ def _strict_json_schema(schema: type[BaseModel]) -> tuple[dict[str, Any], bool]:
 
 def _schema_name(schema: type[BaseModel]) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64] or "reply"
-
-
-def _validation_summary(exc: ValidationError) -> str:
-    parts = [
-        f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
-        for err in exc.errors(include_url=False)[:6]
-    ]
-    return "; ".join(parts)
 
 
 @dataclass
@@ -166,19 +162,13 @@ class LiteLLMProvider:
                 if finish == "length":
                     problem += f" (the reply was cut off at max_tokens={max_tokens})"
             except ValidationError as exc:
-                problem = f"it does not match the schema: {_validation_summary(exc)}"
+                problem = f"it does not match the schema: {validation_summary(exc)}"
             else:
                 return LLMResult(value=value, usage=usage, model=self.model)
             logger.info("model %s gave an unusable reply: %s", self.model, problem)
             if content.strip():
                 conversation.append({"role": "assistant", "content": content})
-            conversation.append(
-                {
-                    "role": "user",
-                    "content": f"Your reply could not be used: {problem}. Reply again with only "
-                    f"one JSON object that matches the {schema.__name__} schema.",
-                }
-            )
+            conversation.append({"role": "user", "content": retry_prompt(problem, schema)})
         raise ProviderError(
             f"Model {self.model!r} twice returned output that is not a valid "
             f"{schema.__name__}: {problem}. Use a model that supports structured (JSON) "
@@ -251,10 +241,7 @@ class LiteLLMProvider:
         if mode == "json_schema":
             instructions = "Reply with one JSON object that matches the requested schema."
         else:
-            instructions = (
-                "Reply with one JSON object only (no prose, no code fences) that matches "
-                f"this JSON schema:\n{json.dumps(doc, separators=(',', ':'))}"
-            )
+            instructions = json_reply_instructions(schema, doc)
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [
