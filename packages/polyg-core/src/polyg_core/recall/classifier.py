@@ -442,7 +442,12 @@ async def classify(
     if llm is None:
         intent = RuleClassifier().classify(question, known, ref)
         return ClassifyOutcome(
-            intent, degraded=True, reason="no LLM configured; set LLM_MODEL to classify with one"
+            intent,
+            degraded=True,
+            reason=(
+                "no LLM configured; set LLM_MODEL, or use an MCP client that supports "
+                "sampling, to classify with one"
+            ),
         )
     try:
         intent, usage = await LLMClassifier(llm, max_tokens).classify(question, known, ref)

@@ -128,7 +128,10 @@ class Synthesizer:
             return SynthesisOutcome(
                 extractive,
                 degraded=True,
-                reason="no LLM configured (LLM_MODEL unset)",
+                reason=(
+                    "no LLM configured (LLM_MODEL unset and no client model lent through "
+                    "MCP sampling)"
+                ),
                 factors=factors,
             )
         ids = "\n".join(

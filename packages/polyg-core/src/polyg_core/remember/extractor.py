@@ -502,7 +502,10 @@ async def extract(
         return ExtractOutcome(
             RuleExtractor().extract(text, matcher, ref),
             degraded=True,
-            reason="no LLM configured; set LLM_MODEL to extract with one",
+            reason=(
+                "no LLM configured; set LLM_MODEL, or use an MCP client that supports "
+                "sampling, to extract with one"
+            ),
         )
     try:
         extraction, usage = await LLMExtractor(llm, max_tokens).extract(text, matcher, ref)
