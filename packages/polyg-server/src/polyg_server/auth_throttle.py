@@ -74,7 +74,8 @@ class AuthThrottle:
         record = self._records.get(address)
         if record is None:
             return 0.0
-        return max(0.0, record.locked_until - self._clock())
+        # Clamped: `now + delay - now` may exceed `delay` by a rounding error.
+        return min(self.max_delay_s, max(0.0, record.locked_until - self._clock()))
 
     def failed(self, address: str) -> float:
         """Record a failed authentication; return the wait it starts (0 while still free)."""
