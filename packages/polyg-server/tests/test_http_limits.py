@@ -9,6 +9,7 @@ served, and 50 wrong API keys in a row were answered as fast as the first.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from contextlib import AsyncExitStack
 from typing import Any
@@ -16,16 +17,19 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+import uvicorn
 from anyio.abc import SocketStream
 from polyg_core.config import Settings
 from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
-from polyg_server.http_server import HttpLimits
+from polyg_server.http_server import HeaderDeadlineProtocol, HttpLimits
 from polyg_server.testing import serving
 from pydantic import SecretStr
 from starlette.types import ASGIApp
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 pytestmark = pytest.mark.anyio
 
@@ -121,6 +125,39 @@ async def test_request_headers_that_trickle_in_get_408_and_the_connection_is_clo
     assert b"POLYG_HTTP_HEADER_TIMEOUT" in trickled
     assert status_of(nothing_sent) == 408
     assert normal.status_code == 200
+
+
+@pytest.mark.parametrize("inner", [H11Protocol, HttpToolsProtocol], ids=["h11", "httptools"])
+async def test_the_header_deadline_works_around_both_of_uvicorns_parsers(
+    store: FalkorStore, server_settings: Settings, inner: type[asyncio.Protocol]
+) -> None:
+    config = uvicorn.Config(
+        make_app(store, server_settings),
+        host="127.0.0.1",
+        port=0,
+        http=HeaderDeadlineProtocol.with_timeout(0.5, inner=inner),
+        log_config=None,
+        timeout_graceful_shutdown=2,
+    )
+    server = uvicorn.Server(config)
+    trickled = b""
+    served: list[httpx.Response] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        try:
+            with anyio.fail_after(30):
+                while not server.started:
+                    await anyio.sleep(0.01)
+                port = server.servers[0].sockets[0].getsockname()[1]
+                head = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                trickled = await trickle(port, head, b"X-Slow: " + b"a" * 400, 0.05)
+                async with httpx.AsyncClient() as http:
+                    # Two requests on one kept-alive connection: the deadline ends each time.
+                    served = [await http.get(f"http://127.0.0.1:{port}/health") for _ in range(2)]
+        finally:
+            server.should_exit = True
+    assert status_of(trickled) == 408, trickled[:300]
+    assert [r.status_code for r in served] == [200, 200]
 
 
 async def test_a_request_body_that_trickles_in_gets_408_and_the_connection_is_closed(

@@ -83,9 +83,15 @@ class HeaderDeadlineProtocol(asyncio.Protocol):
         self._armed_cycle: object = None
 
     @classmethod
-    def with_timeout(cls, timeout_s: float) -> type[HeaderDeadlineProtocol]:
-        """This protocol with its own header timeout (uvicorn takes a class)."""
-        return type("HeaderDeadlineProtocol", (cls,), {"timeout_s": timeout_s})
+    def with_timeout(
+        cls, timeout_s: float, inner: type[asyncio.Protocol] | None = None
+    ) -> type[HeaderDeadlineProtocol]:
+        """This protocol with its own header timeout (uvicorn takes a class), around
+        `inner` (default: uvicorn's choice, httptools when installed, else h11)."""
+        attrs: dict[str, Any] = {"timeout_s": timeout_s}
+        if inner is not None:
+            attrs["inner_class"] = inner
+        return type("HeaderDeadlineProtocol", (cls,), attrs)
 
     # The inner protocol's current request cycle: None before the first request.
     def _cycle(self) -> object:
