@@ -22,7 +22,6 @@ queue) and the explorer's cookie is signed with the API key, not a process secre
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import logging
 from collections import deque
@@ -43,13 +42,31 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from polyg_server.auth_throttle import AuthThrottle, retry_after_header
 from polyg_server.context import ServerContext
+from polyg_server.http_names import (
+    LOOPBACK_ORIGINS,
+    allowed_hosts_for,
+    host_allowed,
+    is_loopback,
+    origin_allowed,
+    parse_hosts,
+    parse_origins,
+)
 
 logger = logging.getLogger(__name__)
+__all__ = [
+    "AUTH_SCOPE_KEY",
+    "HttpOptions",
+    "SecurityMiddleware",
+    "allowed_hosts_for",
+    "create_http_app",
+    "health_body",
+    "host_allowed",
+    "is_loopback",
+    "origin_allowed",
+    "parse_hosts",
+    "parse_origins",
+]
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-_WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
-_LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
-_LOOPBACK_HOST_NAMES = ("127.0.0.1", "localhost", "[::1]")
 AUTH_SCOPE_KEY = "polyg.authenticated"
 LOGIN_PATH = "/ui/login"
 access_logger = logging.getLogger("polyg_server.access")
@@ -83,77 +100,6 @@ class HttpOptions:
     open_paths: frozenset[str] = frozenset({"/health"})
     stateless: bool = False
     json_response: bool = True
-
-
-def parse_origins(value: str) -> list[str]:
-    """The origins of a comma-separated `POLYG_ALLOWED_ORIGINS` value, without trailing '/'."""
-    return [o.strip().rstrip("/") for o in value.split(",") if o.strip()]
-
-
-def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
-    """True for an origin in `allowed` (exact, `*`, or `scheme://host:*` for any port)."""
-    origin = origin.rstrip("/")
-    for pattern in allowed:
-        if pattern in ("*", origin):
-            return True
-        if pattern.endswith(":*"):
-            base = pattern[:-2]
-            if origin == base or origin.startswith(base + ":"):
-                rest = origin[len(base) + 1 :]
-                if rest == "" or rest.isdigit():
-                    return True
-    return False
-
-
-def parse_hosts(value: str) -> list[str]:
-    """The host names of a comma-separated `POLYG_ALLOWED_HOSTS` value, lower-cased."""
-    return [h.strip().lower() for h in value.split(",") if h.strip()]
-
-
-def is_loopback(host: str) -> bool:
-    """True for `localhost` and loopback addresses (127.0.0.0/8, ::1)."""
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-def allowed_hosts_for(bind_host: str, extra: Sequence[str]) -> list[str]:
-    """Host header values to accept, on any bind: loopback names, plus `extra`.
-
-    A bind to one address (not a wildcard such as 0.0.0.0) also accepts that address,
-    as clients on the network call it. Any other name gets 421, so a DNS-rebinding page
-    cannot reach the server: a public name must be listed in POLYG_ALLOWED_HOSTS.
-    """
-    hosts = [*_LOOPBACK_HOST_NAMES]
-    bind = bind_host.strip().lower()
-    if bind not in _WILDCARD_HOSTS and not is_loopback(bind):
-        hosts.append(f"[{bind.strip('[]')}]" if ":" in bind else bind)
-    return [*hosts, *(h for h in extra if h not in hosts)]
-
-
-def host_allowed(host: str, allowed: Sequence[str]) -> bool:
-    """True for a Host header naming an allowed host (any port unless the entry has one)."""
-    host = host.strip().lower()
-    if host in allowed:
-        return True
-    if host.startswith("["):
-        name, _, rest = host.partition("]")
-        name += "]"
-        port = rest[1:] if rest.startswith(":") else None
-        if rest and port is None:
-            return False
-    else:
-        name, sep, port_text = host.rpartition(":")
-        if not sep:
-            name, port_text = host, ""
-        port = port_text if sep else None
-    if port is not None and not port.isdigit():
-        return False
-    return name in allowed
 
 
 def _json(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -196,7 +142,7 @@ class SecurityMiddleware:
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
         self.session = session
         self._key = api_key.encode() if api_key else None
-        self.allowed_origins = [*_LOOPBACK_ORIGINS, *allowed_origins]
+        self.allowed_origins = [*LOOPBACK_ORIGINS, *allowed_origins]
         self.max_body_bytes = max_body_bytes
         self.open_paths = open_paths
         self.retry_after = str(retry_after_s)
