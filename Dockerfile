@@ -1,6 +1,8 @@
 # polyg-mcp: the MCP server over Streamable HTTP, talking to a FalkorDB server.
-FROM python:3.12-slim AS build
-RUN pip install --no-cache-dir uv
+# Base image and uv pinned, so a rebuild installs what was tested (.dockerignore keeps
+# the build context to what is copied below).
+FROM python:3.12.12-slim-bookworm AS build
+RUN pip install --no-cache-dir uv==0.13.9
 WORKDIR /app
 COPY pyproject.toml uv.lock README.md ./
 COPY src ./src
@@ -10,7 +12,7 @@ COPY packages ./packages
 # compiling every module from source on each start doubles the start-up time.
 RUN uv sync --frozen --no-dev --no-editable --compile-bytecode
 
-FROM python:3.12-slim
+FROM python:3.12.12-slim-bookworm
 RUN useradd --create-home --uid 10001 polyg
 COPY --from=build /app/.venv /app/.venv
 ENV PATH="/app/.venv/bin:$PATH" \

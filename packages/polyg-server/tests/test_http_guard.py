@@ -138,7 +138,10 @@ async def test_every_data_route_needs_the_key_and_open_routes_carry_no_data(
     server_settings: Settings,
     key: str | None,
 ) -> None:
-    settings = server_settings.model_copy(update={"api_key": SecretStr(KEY)})
+    # 15 wrong keys in a row (the login form tries two): the wait they earn is tested apart.
+    settings = server_settings.model_copy(
+        update={"api_key": SecretStr(KEY), "auth_free_failures": 100}
+    )
     await seed(settings)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     async with serving(make_app(settings)) as url, httpx.AsyncClient() as http:

@@ -193,8 +193,55 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("POLYG_ALLOWED_HOSTS", "allowed_hosts"),
         description=(
             "Host header values (comma-separated, `name` or `name:port`) the HTTP server "
-            "answers besides loopback names; empty on a non-loopback bind: no Host check."
+            "answers besides loopback names (and the bind address itself); any other Host "
+            "gets 421, whatever the bind address."
         ),
+    )
+    allow_unauthenticated: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("POLYG_ALLOW_UNAUTHENTICATED", "allow_unauthenticated"),
+        description=(
+            "Serve HTTP on a non-loopback address without POLYG_API_KEY (refused otherwise)."
+        ),
+    )
+    http_header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        validation_alias=AliasChoices("POLYG_HTTP_HEADER_TIMEOUT", "http_header_timeout_s"),
+        description="Seconds a connection has to send a request's headers (else 408, closed).",
+    )
+    http_body_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        validation_alias=AliasChoices("POLYG_HTTP_BODY_TIMEOUT", "http_body_timeout_s"),
+        description="Seconds a request has to send its whole body (else 408, closed).",
+    )
+    http_keep_alive_s: int = Field(
+        default=5,
+        ge=1,
+        validation_alias=AliasChoices("POLYG_HTTP_KEEP_ALIVE", "http_keep_alive_s"),
+        description="Seconds an idle keep-alive connection stays open between requests.",
+    )
+    http_max_connections: int = Field(
+        default=256,
+        ge=1,
+        validation_alias=AliasChoices("POLYG_HTTP_MAX_CONNECTIONS", "http_max_connections"),
+        description="Open HTTP connections served at once; a request on one more gets 503.",
+    )
+    auth_free_failures: int = Field(
+        default=5,
+        ge=0,
+        validation_alias=AliasChoices("POLYG_AUTH_FREE_FAILURES", "auth_free_failures"),
+        description=(
+            "Failed authentications per client address answered at once; each further one "
+            "makes the address wait (1 s, doubling)."
+        ),
+    )
+    auth_max_delay_s: float = Field(
+        default=60.0,
+        ge=0,
+        validation_alias=AliasChoices("POLYG_AUTH_MAX_DELAY", "auth_max_delay_s"),
+        description="The longest wait after failed authentications, in seconds (0: no wait).",
     )
     tools: str = Field(default="all", validation_alias=AliasChoices("POLYG_TOOLS", "tools"))
     allow_destructive: bool = Field(

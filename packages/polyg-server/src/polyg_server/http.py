@@ -2,12 +2,15 @@
 
 One middleware guards every route (/mcp, /api/*, /ui, /health). Checks, outermost
 first: the Host header (421 for a name that is not this server's, so a DNS-rebinding
-page cannot reach a loopback server), the Origin header (403 for an origin not
-allowed), the bearer token when an API key is set (401; read only from the
-Authorization header), the request body size (413). The same middleware writes the
-access log, without query strings (uvicorn's own access log is turned off). The SDK's
-session manager caps concurrent sessions (503, to which a Retry-After header is
-added here) and closes sessions idle for longer than the idle timeout.
+page cannot reach the server, whatever address it is bound to), the Origin header (403
+for an origin not allowed), the wait after repeated failed authentications (429 with
+Retry-After, `AuthThrottle`), the bearer token when an API key is set (401; read only
+from the Authorization header), the request body size (413) and the time its body
+takes to arrive (408). The same middleware writes the access log, without query strings
+(uvicorn's own access log is turned off). The SDK's session manager caps concurrent
+sessions (503, to which a Retry-After header is added here) and closes sessions idle
+for longer than the idle timeout. The server's own limits (header timeout, keep-alive,
+connection cap) are in `polyg_server.http_server`.
 
 In stateless mode (`HttpOptions(stateless=True)`, `polyg-mcp --http --stateless`)
 every request is served on its own, with no MCP session kept in the process, so
@@ -24,7 +27,7 @@ import logging
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -37,14 +40,35 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from polyg_server.auth_throttle import AuthThrottle, retry_after_header
 from polyg_server.context import ServerContext
+from polyg_server.http_names import (
+    LOOPBACK_ORIGINS,
+    allowed_hosts_for,
+    host_allowed,
+    is_loopback,
+    origin_allowed,
+    parse_hosts,
+    parse_origins,
+)
 
 logger = logging.getLogger(__name__)
+__all__ = [
+    "AUTH_SCOPE_KEY",
+    "HttpOptions",
+    "SecurityMiddleware",
+    "allowed_hosts_for",
+    "create_http_app",
+    "health_body",
+    "host_allowed",
+    "is_loopback",
+    "origin_allowed",
+    "parse_hosts",
+    "parse_origins",
+]
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-_LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
-_LOOPBACK_HOST_NAMES = ("127.0.0.1", "localhost", "[::1]")
 AUTH_SCOPE_KEY = "polyg.authenticated"
+LOGIN_PATH = "/ui/login"
 access_logger = logging.getLogger("polyg_server.access")
 
 
@@ -78,68 +102,12 @@ class HttpOptions:
     json_response: bool = True
 
 
-def parse_origins(value: str) -> list[str]:
-    """The origins of a comma-separated `POLYG_ALLOWED_ORIGINS` value, without trailing '/'."""
-    return [o.strip().rstrip("/") for o in value.split(",") if o.strip()]
-
-
-def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
-    """True for an origin in `allowed` (exact, `*`, or `scheme://host:*` for any port)."""
-    origin = origin.rstrip("/")
-    for pattern in allowed:
-        if pattern in ("*", origin):
-            return True
-        if pattern.endswith(":*"):
-            base = pattern[:-2]
-            if origin == base or origin.startswith(base + ":"):
-                rest = origin[len(base) + 1 :]
-                if rest == "" or rest.isdigit():
-                    return True
-    return False
-
-
-def parse_hosts(value: str) -> list[str]:
-    """The host names of a comma-separated `POLYG_ALLOWED_HOSTS` value, lower-cased."""
-    return [h.strip().lower() for h in value.split(",") if h.strip()]
-
-
-def allowed_hosts_for(bind_host: str, extra: Sequence[str]) -> list[str] | None:
-    """Host header values to accept: loopback names on a loopback bind, plus `extra`.
-
-    None (no Host check) on a non-loopback bind with no `extra`: the public name is unknown.
-    """
-    if bind_host in LOOPBACK_HOSTS:
-        return [*_LOOPBACK_HOST_NAMES, *extra]
-    return list(extra) or None
-
-
-def host_allowed(host: str, allowed: Sequence[str]) -> bool:
-    """True for a Host header naming an allowed host (any port unless the entry has one)."""
-    host = host.strip().lower()
-    if host in allowed:
-        return True
-    if host.startswith("["):
-        name, _, rest = host.partition("]")
-        name += "]"
-        port = rest[1:] if rest.startswith(":") else None
-        if rest and port is None:
-            return False
-    else:
-        name, sep, port_text = host.rpartition(":")
-        if not sep:
-            name, port_text = host, ""
-        port = port_text if sep else None
-    if port is not None and not port.isdigit():
-        return False
-    return name in allowed
-
-
 def _json(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:
     return JSONResponse({"error": error, "message": message}, status_code=status, headers=headers)
 
 
 class SecurityMiddleware:
-    """Origin check, bearer-token auth, body size limit and Retry-After on 503.
+    """Host and Origin checks, bearer-token auth and its throttle, body limits, Retry-After.
 
     Args:
         app: the wrapped ASGI app.
@@ -150,6 +118,8 @@ class SecurityMiddleware:
         retry_after_s: the Retry-After value added to 503 answers.
         session: also accepts a request this returns True for (the explorer's cookie).
         allowed_hosts: Host header values accepted (see `host_allowed`); None: no check.
+        throttle: the wait after repeated failed authentications (None: no wait).
+        body_timeout_s: seconds a request has to send its whole body (408 after that).
     """
 
     def __init__(
@@ -163,12 +133,16 @@ class SecurityMiddleware:
         retry_after_s: int = 5,
         session: Callable[[Scope], bool] | None = None,
         allowed_hosts: Sequence[str] | None = None,
+        throttle: AuthThrottle | None = None,
+        body_timeout_s: float = 30.0,
     ) -> None:
         self.app = app
+        self.throttle = throttle if api_key and throttle is not None and throttle.enabled else None
+        self.body_timeout_s = body_timeout_s
         self.allowed_hosts = list(allowed_hosts) if allowed_hosts is not None else None
         self.session = session
         self._key = api_key.encode() if api_key else None
-        self.allowed_origins = [*_LOOPBACK_ORIGINS, *allowed_origins]
+        self.allowed_origins = [*LOOPBACK_ORIGINS, *allowed_origins]
         self.max_body_bytes = max_body_bytes
         self.open_paths = open_paths
         self.retry_after = str(retry_after_s)
@@ -206,29 +180,22 @@ class SecurityMiddleware:
 
     async def _guard(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
-        host = headers.get("host", "")
-        if self.allowed_hosts is not None and not host_allowed(host, self.allowed_hosts):
-            logger.warning("refused a request for host %r", host[:200])
-            await _json(
-                421,
-                "misdirected_request",
-                f"host {host[:200]!r} is not a name of this server; call it by one of "
-                f"{', '.join(self.allowed_hosts)} or add the name to POLYG_ALLOWED_HOSTS",
-            )(scope, receive, send)
+        refusal = self._misdirected(headers)
+        if refusal is not None:
+            await refusal(scope, receive, send)
             return
-        origin = headers.get("origin")
-        if origin and not origin_allowed(origin, self.allowed_origins):
-            logger.warning("refused a request from origin %r", origin[:200])
-            await _json(
-                403,
-                "forbidden_origin",
-                f"origin {origin[:200]!r} is not allowed; add it to POLYG_ALLOWED_ORIGINS "
-                "(comma-separated) to let that site call this server",
-            )(scope, receive, send)
-            return
-        authenticated = self._authenticated(headers) or (
-            self.session is not None and self.session(scope)
-        )
+        client = _client_address(scope)
+        # A request tries a key when it carries an Authorization header or logs in.
+        login = scope["path"] == LOGIN_PATH and scope["method"] == "POST"
+        tries_key = bool(headers.get("authorization")) or login
+        if self.throttle is not None and tries_key:
+            wait = self.throttle.wait_s(client)
+            if wait > 0:
+                await self._locked_out(wait)(scope, receive, send)
+                return
+        by_key = self._authenticated(headers)
+        delay = self._account(client, bool(headers.get("authorization")), by_key)
+        authenticated = by_key or (self.session is not None and self.session(scope))
         scope[AUTH_SCOPE_KEY] = authenticated
         if (
             not authenticated
@@ -236,12 +203,15 @@ class SecurityMiddleware:
             and scope["path"] not in self.open_paths
         ):
             logger.info("refused an unauthenticated request to %s", scope["path"])
+            challenge = {"WWW-Authenticate": 'Bearer realm="polyg"'}
+            if delay > 0:
+                challenge["Retry-After"] = retry_after_header(delay)
             await _json(
                 401,
                 "unauthorized",
                 "missing or wrong bearer token: send the header "
                 "'Authorization: Bearer <POLYG_API_KEY>'",
-                {"WWW-Authenticate": 'Bearer realm="polyg"'},
+                challenge,
             )(scope, receive, send)
             return
         declared = headers.get("content-length")
@@ -249,9 +219,89 @@ class SecurityMiddleware:
             await self._too_large(scope, receive, send)
             return
         replay = await self._buffer_body(receive)
-        if replay is None:
+        if replay == "too_large":
             await self._too_large(scope, receive, send)
             return
+        if replay == "timeout":
+            await self._body_timeout(scope, receive, send)
+            return
+        answer = self._with_retry_after(send)
+        if login and self.throttle is not None:
+            answer = self._watch_login(client, answer)
+        await self.app(scope, replay, answer)
+
+    def _misdirected(self, headers: Headers) -> Response | None:
+        """The 421 or 403 answer for a foreign Host or Origin; None when both pass."""
+        host = headers.get("host", "")
+        if self.allowed_hosts is not None and not host_allowed(host, self.allowed_hosts):
+            logger.warning("refused a request for host %r", host[:200])
+            return _json(
+                421,
+                "misdirected_request",
+                f"host {host[:200]!r} is not a name of this server; call it by one of "
+                f"{', '.join(self.allowed_hosts)} or add the name to POLYG_ALLOWED_HOSTS",
+            )
+        origin = headers.get("origin")
+        if origin and not origin_allowed(origin, self.allowed_origins):
+            logger.warning("refused a request from origin %r", origin[:200])
+            return _json(
+                403,
+                "forbidden_origin",
+                f"origin {origin[:200]!r} is not allowed; add it to POLYG_ALLOWED_ORIGINS "
+                "(comma-separated) to let that site call this server",
+            )
+        return None
+
+    def _account(self, client: str, presented: bool, right: bool) -> float:
+        """Count a presented bearer token as a success or a failure; return the wait."""
+        if self.throttle is None or not presented:
+            return 0.0
+        if right:
+            self.throttle.succeeded(client)
+            return 0.0
+        return self._failed(client)
+
+    def _failed(self, client: str) -> float:
+        assert self.throttle is not None
+        delay = self.throttle.failed(client)
+        if delay > 0:
+            logger.warning(
+                "failed authentication from %s: its keys are not checked for %g s", client, delay
+            )
+        return delay
+
+    def _locked_out(self, wait_s: float) -> Response:
+        retry = retry_after_header(wait_s)
+        return _json(
+            429,
+            "too_many_failed_authentications",
+            f"too many failed authentications from this address: wait {retry} s before "
+            "trying a key again (past POLYG_AUTH_FREE_FAILURES failures each one doubles the "
+            "wait, up to POLYG_AUTH_MAX_DELAY seconds)",
+            {"Retry-After": retry},
+        )
+
+    def _watch_login(self, client: str, send: Send) -> Send:
+        """Count the explorer's login answers: 401 a failure, a redirect a success."""
+        throttle = self.throttle
+        assert throttle is not None
+
+        async def watched(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                if message["status"] == 401:
+                    delay = self._failed(client)
+                    if delay > 0:
+                        raw: list[tuple[bytes, bytes]] = list(message.get("headers", []))
+                        raw.append((b"retry-after", retry_after_header(delay).encode()))
+                        message = {**message, "headers": raw}
+                elif message["status"] < 400:
+                    throttle.succeeded(client)
+            await send(message)
+
+        return watched
+
+    def _with_retry_after(self, send: Send) -> Send:
+        """Add Retry-After to a 503 (the SDK's session cap) that has none."""
 
         async def send_with_retry_after(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 503:
@@ -261,7 +311,7 @@ class SecurityMiddleware:
                     message = {**message, "headers": raw}
             await send(message)
 
-        await self.app(scope, replay, send_with_retry_after)
+        return send_with_retry_after
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         await _json(
@@ -271,26 +321,44 @@ class SecurityMiddleware:
             "call (or raise POLYG_MAX_BODY_BYTES on the server)",
         )(scope, receive, send)
 
-    async def _buffer_body(self, receive: Receive) -> Receive | None:
-        """Read the whole body (counting streamed bytes); None when it is over the limit."""
+    async def _body_timeout(self, scope: Scope, receive: Receive, send: Send) -> None:
+        logger.info("closed a request from %s: body not received in time", _client(scope))
+        await _json(
+            408,
+            "request_timeout",
+            f"the request body did not arrive within {self.body_timeout_s:g} s; send it at "
+            "once (or raise POLYG_HTTP_BODY_TIMEOUT on the server)",
+            {"Connection": "close"},
+        )(scope, receive, send)
+
+    async def _buffer_body(self, receive: Receive) -> Receive | Literal["too_large", "timeout"]:
+        """Read the whole body (counting streamed bytes) within the body timeout."""
         body = bytearray()
         pending: deque[Message] = deque()
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                pending.append(message)
-                break
-            body.extend(message.get("body", b""))
-            if len(body) > self.max_body_bytes:
-                return None
-            if not message.get("more_body", False):
-                break
+        with anyio.move_on_after(self.body_timeout_s) as deadline:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    pending.append(message)
+                    break
+                body.extend(message.get("body", b""))
+                if len(body) > self.max_body_bytes:
+                    return "too_large"
+                if not message.get("more_body", False):
+                    break
+        if deadline.cancelled_caught:
+            return "timeout"
         pending.appendleft({"type": "http.request", "body": bytes(body), "more_body": False})
 
         async def replay() -> Message:
             return pending.popleft() if pending else await receive()
 
         return replay
+
+
+def _client_address(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "-"
 
 
 def _client(scope: Scope) -> str:
@@ -393,4 +461,8 @@ def create_http_app(
         retry_after_s=opts.retry_after_s,
         session=explorer.authenticates,
         allowed_hosts=hosts,
+        throttle=AuthThrottle(
+            free_failures=settings.auth_free_failures, max_delay_s=settings.auth_max_delay_s
+        ),
+        body_timeout_s=settings.http_body_timeout_s,
     )

@@ -22,7 +22,8 @@ from pydantic import ValidationError
 
 from polyg_server.app import create_server
 from polyg_server.context import ContextOpening, JobOptions, ServerContext
-from polyg_server.http import LOOPBACK_HOSTS, HttpOptions, create_http_app
+from polyg_server.http import HttpOptions, create_http_app, is_loopback
+from polyg_server.http_server import HttpLimits, server_config
 from polyg_server.registry import parse_profiles
 from polyg_server.stdio import StdioLimits, reserve_stdout
 
@@ -65,6 +66,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             "(default: POLYG_HTTP_SSE or off; no tool streams anything)"
         ),
     )
+    parser.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        default=None,
+        help=(
+            "with --http: serve on a non-loopback address without POLYG_API_KEY, so anyone "
+            "who can reach the port can read and delete memory (default: "
+            "POLYG_ALLOW_UNAUTHENTICATED or off: such a server refuses to start)"
+        ),
+    )
     return parser.parse_args(argv)
 
 
@@ -99,6 +110,26 @@ def _switch(flag: bool | None, environ: Mapping[str, str], name: str) -> bool:
     if value in _FALSE:
         return False
     raise InvalidInput(f"{name}={value!r} is not a boolean: set it to true or false")
+
+
+def unauthenticated_on_network(settings: Settings) -> bool:
+    """True when HTTP would be served on a non-loopback address without an API key, as
+    `--allow-unauthenticated` (POLYG_ALLOW_UNAUTHENTICATED) allows.
+
+    Raises:
+        InvalidInput: the bind address is not loopback, POLYG_API_KEY is unset and
+            serving without it is not allowed.
+    """
+    if settings.api_key is not None or is_loopback(settings.host):
+        return False
+    if settings.allow_unauthenticated:
+        return True
+    raise InvalidInput(
+        f"refusing to serve HTTP on {settings.host} without an API key: anyone who can reach "
+        "this port could read and delete memory. Set POLYG_API_KEY (clients then send "
+        "'Authorization: Bearer <key>'), or bind 127.0.0.1 (POLYG_HOST / --host), or pass "
+        "--allow-unauthenticated (POLYG_ALLOW_UNAUTHENTICATED=true) to serve anyway"
+    )
 
 
 def without_queue_on_cluster(settings: Settings) -> None:
@@ -297,28 +328,25 @@ async def serve(
         limits = StdioLimits(max_message_bytes=settings.stdio_max_message_bytes)
         await serve_stdio(settings, limits, stdout)
         return
+    if unauthenticated_on_network(settings):
+        logger.warning(
+            "serving HTTP on %s without POLYG_API_KEY (allowed by --allow-unauthenticated): "
+            "anyone who can reach this port can read and delete memory",
+            settings.host,
+        )
     ctx = await open_server_context(settings)
     store = ctx.store
     try:
         server = create_server(ctx, schema_cache=schema_cache_file(os.environ))
         import uvicorn
 
-        if settings.api_key is None and settings.host not in LOOPBACK_HOSTS:
-            logger.warning(
-                "serving HTTP on %s without POLYG_API_KEY: anyone who can reach this port can "
-                "read and delete memory. Set POLYG_API_KEY.",
-                settings.host,
-            )
         app = create_http_app(server, ctx, HttpOptions(stateless=stateless, json_response=not sse))
-        config = uvicorn.Config(
+        config = server_config(
             app,
             host=settings.host,
             port=settings.port,
-            log_config=None,
-            # SecurityMiddleware writes the access log, without query strings.
-            access_log=False,
+            limits=HttpLimits.from_settings(settings),
             log_level=settings.log_level.lower(),
-            timeout_graceful_shutdown=5,
         )
         logger.info(
             "serving MCP over HTTP at http://%s:%d/mcp%s",
@@ -360,6 +388,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             settings.host = args.host
         if args.port is not None:
             settings.port = args.port
+        if args.allow_unauthenticated:
+            settings.allow_unauthenticated = True
     except ValidationError as exc:
         sys.stderr.write(f"polyg-mcp: invalid configuration:\n{exc}\n")
         raise SystemExit(2) from None
@@ -370,6 +400,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.stderr.write(f"polyg-mcp: invalid configuration: {exc}\n")
         raise SystemExit(2) from None
     configure_logging(settings.log_level)
+    if args.http:
+        try:
+            unauthenticated_on_network(settings)
+        except InvalidInput as exc:
+            logger.error("%s", exc)
+            raise SystemExit(2) from None
     without_queue_on_cluster(settings)
     try:
         parse_profiles(settings.tools)

@@ -9,18 +9,14 @@ import anyio
 import uvicorn
 from starlette.types import ASGIApp
 
+from polyg_server.http_server import HttpLimits, server_config
+
 
 @asynccontextmanager
-async def serving(app: ASGIApp) -> AsyncGenerator[str]:
-    """Run the app under uvicorn on 127.0.0.1 (a free port); yield its base URL."""
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=2,
-    )
+async def serving(app: ASGIApp, limits: HttpLimits | None = None) -> AsyncGenerator[str]:
+    """Run the app on 127.0.0.1 (a free port), configured as `polyg-mcp --http` runs it
+    (`limits`: its time and connection limits); yield its base URL."""
+    config = server_config(app, host="127.0.0.1", port=0, limits=limits, graceful_shutdown_s=2)
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve)
