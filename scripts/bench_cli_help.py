@@ -2,7 +2,9 @@
 
 Runs the installed console script (the virtual environment's `polyg`, not `uv run`, whose
 own start would be counted too) `--rounds` times after one warm-up run, and prints the
-median, the fastest and the slowest run, and the modules the process imported.
+median, the fastest and the slowest run, the CPU time per run (user + system: on a
+shared machine it moves less with the load than the wall clock), and how many modules
+the process imported.
 
 Usage:
     uv run python scripts/bench_cli_help.py [--rounds 20] [--args "--help"]
@@ -11,6 +13,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import resource
 import shlex
 import shutil
 import statistics
@@ -50,14 +53,21 @@ def main(argv: list[str] | None = None) -> None:
     args = shlex.split(opts.args)
     subprocess.run([polyg, *args], capture_output=True, check=True)
     times: list[float] = []
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     for _ in range(opts.rounds):
         start = time.perf_counter()
         subprocess.run([polyg, *args], capture_output=True, check=True)
         times.append(time.perf_counter() - start)
-    print(f"polyg {opts.args}  ({polyg}, {opts.rounds} runs after one warm-up)")
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (
+        cpu_after.ru_utime - cpu_before.ru_utime + cpu_after.ru_stime - cpu_before.ru_stime
+    ) / opts.rounds
+    load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+    print(f"polyg {opts.args}  ({polyg}, {opts.rounds} runs after one warm-up, load {load})")
     print(
         f"median {statistics.median(times):.3f} s   fastest {min(times):.3f} s   "
-        f"slowest {max(times):.3f} s   modules imported {_imported_modules(polyg, args)}"
+        f"slowest {max(times):.3f} s   CPU per run {cpu:.3f} s   "
+        f"modules imported {_imported_modules(polyg, args)}"
     )
 
 
