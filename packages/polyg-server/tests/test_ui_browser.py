@@ -85,3 +85,22 @@ async def test_explorer_search_select_and_recall_in_chromium(
     assert seen["highlighted"] > 0
     assert seen["timelineEvents"] > 0 and seen["timelineFacts"] > 0
     assert (await anyio.Path(shot).stat()).st_size > 10_000
+    # After the recall the camera shows the answer's nodes, and they are named, not a pile.
+    recalled = seen["recallView"]
+    assert recalled["nodes"] > 0
+    assert recalled["inView"] == recalled["nodes"], recalled
+    assert recalled["labelled"] >= min(3, recalled["nodes"]), recalled
+    # On a 390 px wide phone the graph is drawn at a usable size, without sideways scrolling.
+    phone = seen["phone"]
+    assert phone["render"]["nodes"] >= 20, phone
+    assert phone["graphBox"]["width"] >= 370 and phone["graphBox"]["height"] >= 280, phone
+    assert phone["canvasBox"]["width"] >= 370, phone
+    assert phone["labels"] > 0, phone
+    assert phone["pageWidth"] <= 390, phone
+    assert phone["recallView"]["inView"] == phone["recallView"]["nodes"] > 0, phone
+    # A paged view (5 nodes): the recall adds its other nodes next to what they link to,
+    # moves there, and names them.
+    paged = seen["paged"]
+    assert paged["before"] == 5 and paged["after"] > 5, paged
+    assert paged["recallView"]["inView"] == paged["recallView"]["nodes"] > 5, paged
+    assert paged["recallView"]["labelled"] >= 5, paged

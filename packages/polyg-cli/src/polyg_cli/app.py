@@ -6,36 +6,105 @@ fix it), 2 environment error (FalkorDB or the embedding model unavailable).
 
 from __future__ import annotations
 
+import importlib
 import logging
-from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from polyg_core.config import load_settings
-from rich.console import Console
-
-from polyg_cli.admin import graphs_command, stats_command
-from polyg_cli.ask import recall_command, remember_command
-from polyg_cli.bench import bench_app
-from polyg_cli.demo import demo_command
-from polyg_cli.doctor import doctor_command
-from polyg_cli.exporter import export_command
-from polyg_cli.importer import import_command
-from polyg_cli.jobs import jobs_app, worker_command
-from polyg_cli.runtime import CliState, state
+from typer.core import TyperGroup
+from typer.main import get_command_from_info, get_group
+from typer.models import CommandInfo
 
 logger = logging.getLogger(__name__)
 
+# Each command lives in its own module, which imports polyg_core, the Redis client, numpy
+# and rich: over two seconds on a small machine. `polyg --help` and a mistyped command need
+# none of it, so a command's module is imported only when that command runs (or shows its
+# own help). name: (module, attribute: a command function or a Typer group, short help).
+LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "import": (
+        "polyg_cli.importer",
+        "import_command",
+        "Bulk-load a file into a memory namespace or a scratch graph.",
+    ),
+    "export": (
+        "polyg_cli.exporter",
+        "export_command",
+        "Export a graph (jsonl, json, cypher, ...).",
+    ),
+    "stats": ("polyg_cli.admin", "stats_command", "Node and edge counts per graph."),
+    "graphs": ("polyg_cli.admin", "graphs_command", "List the graphs, or delete one."),
+    "recall": ("polyg_cli.ask", "recall_command", "Answer a question from memory."),
+    "remember": ("polyg_cli.ask", "remember_command", "Remember a text."),
+    "doctor": (
+        "polyg_cli.doctor",
+        "doctor_command",
+        "Check FalkorDB, the embedding model and the LLM configuration.",
+    ),
+    "demo": ("polyg_cli.demo", "demo_command", "Load two scenarios and answer questions."),
+    "worker": ("polyg_cli.jobs", "worker_command", "Run a worker process for queued jobs."),
+    "jobs": ("polyg_cli.jobs", "jobs_app", "Background jobs: list, watch, show, cancel, retry."),
+    "bench": (
+        "polyg_cli.bench",
+        "bench_app",
+        "Benchmarks: latency, load, peers, retrieval and extraction quality.",
+    ),
+}
+"""The commands loaded on first use, in the order `polyg --help` lists them."""
+
+
+class LazyGroup(TyperGroup):
+    """The root group: lists every command without importing it, loads one when it runs."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        eager = [name for name in super().list_commands(ctx) if name not in LAZY_COMMANDS]
+        return [*LAZY_COMMANDS, *eager]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+            self.commands[cmd_name] = load_command(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = [(name, LAZY_COMMANDS[name][2]) for name in LAZY_COMMANDS]
+        for name in super().list_commands(ctx):
+            command = self.commands[name]
+            if name not in LAZY_COMMANDS and not command.hidden:
+                rows.append((name, command.get_short_help_str(formatter.width)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def load_command(name: str) -> Any:
+    """Import the module of a lazily listed command and build its click command."""
+    module_name, attribute, short_help = LAZY_COMMANDS[name]
+    target = getattr(importlib.import_module(module_name), attribute)
+    if isinstance(target, typer.Typer):
+        command: Any = get_group(target)
+        command.name = name
+    else:
+        info = CommandInfo(name=name, callback=target)
+        command = get_command_from_info(info, pretty_exceptions_short=True, rich_markup_mode=None)
+    command.short_help = short_help
+    return command
+
+
 app = typer.Typer(
     name="polyg",
+    cls=LazyGroup,
     help="Multi-graph memory for AI agents: import, export, inspect, ask, serve.",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
+    # Plain click help: flags read as flags (`--json`), not as `--json <bool>`, and no
+    # rich import before a command runs.
+    rich_markup_mode=None,
 )
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("polyg-cli")
     except PackageNotFoundError:
@@ -62,24 +131,16 @@ def root(
     ] = False,
 ) -> None:
     """Read the settings once (environment, FALKORDB_*, EMBEDDING_MODEL, LLM_MODEL, ...)."""
+    from polyg_core.config import load_settings
+    from rich.console import Console
+
+    from polyg_cli.runtime import CliState
+
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
     ctx.obj = CliState(settings=load_settings(), out=Console(), err=Console(stderr=True))
-
-
-app.command("import")(import_command)
-app.command("export")(export_command)
-app.command("stats")(stats_command)
-app.command("graphs")(graphs_command)
-app.command("recall")(recall_command)
-app.command("remember")(remember_command)
-app.command("doctor")(doctor_command)
-app.command("demo")(demo_command)
-app.add_typer(jobs_app)
-app.command("worker")(worker_command)
-app.add_typer(bench_app, name="bench")
 
 
 @app.command("serve")
@@ -101,6 +162,8 @@ def ui_command(
 ) -> None:
     """Serve the web explorer on 127.0.0.1 (the HTTP server) and print its address."""
     from polyg_server.main import main as server_main
+
+    from polyg_cli.runtime import state
 
     chosen = state(ctx).settings.port if port is None else port
     typer.echo(f"polyg explorer: http://127.0.0.1:{chosen}/ui  (Ctrl+C stops it)")

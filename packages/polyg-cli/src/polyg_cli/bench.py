@@ -32,6 +32,7 @@ bench_app = typer.Typer(
     help="Benchmarks: latency at scale, HTTP load, peers side by side, retrieval and "
     "extraction quality.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 

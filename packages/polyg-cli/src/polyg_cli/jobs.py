@@ -20,6 +20,7 @@ jobs_app = typer.Typer(
     help="Background jobs (queued remember calls): list, watch, show, cancel, retry.",
     invoke_without_command=True,
     no_args_is_help=False,
+    rich_markup_mode=None,
 )
 
 _STYLE = {

@@ -98,6 +98,68 @@ export class GraphView {
     });
   }
 
+  // Nodes brought in by a recall start next to the nodes they link to, at the scale of the
+  // current layout (not on their layer's seed spiral, where they would land in one pile far
+  // from everything they are linked to); the layout then settles them.
+  placeNear(ids) {
+    const fresh = new Set(ids.filter((id) => this.graph.hasNode(id)));
+    if (!fresh.size) return;
+    let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+    this.graph.forEachNode((id, a) => {
+      if (fresh.has(id)) return;
+      minX = Math.min(minX, a.x); maxX = Math.max(maxX, a.x);
+      minY = Math.min(minY, a.y); maxY = Math.max(maxY, a.y);
+    });
+    const known = Number.isFinite(minX);
+    const span = known ? Math.max(maxX - minX, maxY - minY, 1e-3) : 1;
+    const centre = known ? [(minX + maxX) / 2, (minY + maxY) / 2] : [0, 0];
+    let i = 0;
+    for (const id of fresh) {
+      const anchors = this.graph.neighbors(id).filter((n) => !fresh.has(n));
+      let [x, y] = centre;
+      if (anchors.length) {
+        x = anchors.reduce((sum, n) => sum + this.graph.getNodeAttribute(n, "x"), 0) / anchors.length;
+        y = anchors.reduce((sum, n) => sum + this.graph.getNodeAttribute(n, "y"), 0) / anchors.length;
+      }
+      const a = ++i * 2.39996;
+      const r = span * (0.04 + 0.01 * Math.sqrt(i));
+      this.graph.mergeNodeAttributes(id, { x: x + r * Math.cos(a), y: y + r * Math.sin(a) });
+    }
+  }
+
+  // Moves the camera so that every given node is in the picture (a recall's answer).
+  focus(ids) {
+    if (!this.renderer) return;
+    const points = ids
+      .filter((id) => this.graph.hasNode(id))
+      .map((id) => this.renderer.getNodeDisplayData(id))
+      .filter(Boolean);
+    if (!points.length) return;
+    const xs = points.map((p) => p.x);
+    const ys = points.map((p) => p.y);
+    const [minX, maxX, minY, maxY] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+    const ratio = Math.min(Math.max(Math.max(maxX - minX, maxY - minY) * 1.5, 0.12), 1.2);
+    this.renderer
+      .getCamera()
+      .animate({ x: (minX + maxX) / 2, y: (minY + maxY) / 2, ratio, angle: 0 }, { duration: 400 });
+  }
+
+  // For tests and tools: how many of the highlighted nodes are inside the graph's box and
+  // how many carry a drawn label.
+  highlightReport() {
+    if (!this.highlight || !this.renderer) return { nodes: 0, inView: 0, labelled: 0 };
+    const { width, height } = this.renderer.getDimensions();
+    const ids = [...this.highlight.nodes].filter((id) => this.graph.hasNode(id));
+    const labelled = new Set(this.placer.placed.nodes.map((n) => n.id));
+    let inView = 0;
+    for (const id of ids) {
+      const a = this.graph.getNodeAttributes(id);
+      const p = this.renderer.graphToViewport({ x: a.x, y: a.y });
+      if (p.x >= 0 && p.x <= width && p.y >= 0 && p.y <= height) inView++;
+    }
+    return { nodes: ids.length, inView, labelled: ids.filter((id) => labelled.has(id)).length };
+  }
+
   addPage(page) {
     for (const n of page.nodes) this.addNode(n);
     for (const e of page.edges) this.addEdge(e);
@@ -134,6 +196,9 @@ export class GraphView {
         labelWeight: "500",
         labelFont: "system-ui, sans-serif",
         zIndex: true,
+        // A container laid out at zero size (a phone's first frame) must not stop the page:
+        // sigma draws once it has a size.
+        allowInvalidContainer: true,
         ...this.placer.settings(),
         nodeReducer: (node, data) => this._nodeReducer(node, data),
         edgeReducer: (edge, data) => this._edgeReducer(edge, data),

@@ -55,6 +55,7 @@ async function loadGraph() {
     };
     // The labels drawn in the last frame (boxes in CSS pixels of #graph), for tests and tools.
     window.__polygLabels = () => view.labels();
+    window.__polygHighlight = () => view.highlightReport();
     state.nextOffset = page.next_offset;
     state.total = page.total;
     updateStatus();
@@ -304,17 +305,22 @@ function setupRecall() {
 function showRecall(r) {
   const out = $("recall-result");
   // Bring the nodes the answer used into the picture, then highlight them and their edges.
-  let added = false;
+  const added = [];
   for (const n of r.nodes) {
-    added = view.addNode({ id: n.uuid, label: n.label, layer: n.graph, name: n.text, kind: null }) || added;
+    if (view.addNode({ id: n.uuid, label: n.label, layer: n.graph, name: n.text, kind: null })) added.push(n.uuid);
   }
   for (const e of r.edges) {
     view.addEdge({ source: e.source, target: e.target, type: e.type, layer: e.type.startsWith("X_") ? "cross" : layerOfEdge(e.type), label: e.label, confidence: e.confidence });
   }
-  if (added) view.render();
+  if (added.length) {
+    view.placeNear(added);
+    view.render();
+    updateStatus();
+  }
   const used = new Set([...r.context.node_ids, ...r.sources]);
   const edges = r.edges.filter((e) => used.has(e.source) && used.has(e.target)).flatMap((e) => view.edgeKeys(e.source, e.target));
   view.setHighlight([...used], edges);
+  view.focus([...used]);
   document.body.dataset.highlighted = String(used.size);
 
   const chain = r.reasoning.causal_chain.map((s, i) =>
@@ -349,3 +355,6 @@ setupSearch();
 setupRecall();
 loadGraphs().then((open) => open && loadGraph());
 window.addEventListener("resize", () => timeline.draw());
+// The graph's box changes without a window resize too (the page's columns stacking on a
+// narrow screen): sigma is told so it draws at the new size.
+new ResizeObserver(() => view.renderer?.scheduleRefresh()).observe($("graph"));
