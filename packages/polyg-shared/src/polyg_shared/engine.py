@@ -128,7 +128,7 @@ class GraphInfoInput(EngineInput):
 
 
 class GraphInfoOutput(BaseModel):
-    """Structure of a graph (seed 002 `get_graph_info`)."""
+    """Structure of a graph: counts, density, connectivity, node and relation types."""
 
     name: str
     kind: Literal["memory", "scratch"]

@@ -66,10 +66,7 @@ class MemoryInput(BaseModel):
 
     graph: str | None = Field(
         default=None,
-        description=(
-            "Graph (namespace) to work on; omit for the default memory graph. "
-            "1-64 characters from letters, digits, '_', '.', '-'."
-        ),
+        description=("Namespace to use; omit for the default memory."),
         json_schema_extra={"pattern": _GRAPH_RE.pattern},
     )
 
@@ -569,8 +566,7 @@ class ClearGraphInput(MemoryInput):
 
     which: GraphPart = Field(
         description=(
-            "semantic, temporal, causal, entity, or all. Seed 000 calls this argument "
-            "`graph`: without `which`, a `graph` that is one of these values is taken as `which`."
+            "semantic, temporal, causal, entity, or all (also: `graph` with one of these values)."
         )
     )
     confirm: bool = Field(default=False, description="Must be true (irreversible).")

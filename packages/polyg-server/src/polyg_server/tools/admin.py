@@ -248,6 +248,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=Statistics,
         handler=get_statistics,
         annotations=READ_ONLY,
+        profile="admin",
     ),
     ToolSpec(
         name="list_graphs",
@@ -260,6 +261,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=GraphList,
         handler=list_graphs,
         annotations=READ_ONLY,
+        profile="admin",
     ),
     ToolSpec(
         name="get_graph_info",
@@ -271,6 +273,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=GraphInfo,
         handler=get_graph_info,
         annotations=READ_ONLY,
+        profile="admin",
     ),
     ToolSpec(
         name="delete_graph",
@@ -283,5 +286,6 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=DeleteGraphResult,
         handler=delete_graph,
         annotations=DESTRUCTIVE,
+        profile="admin",
     ),
 )

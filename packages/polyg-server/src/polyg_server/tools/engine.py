@@ -1,4 +1,4 @@
-"""Thinking-tool tools (seed 002), profile "engine": named scratch graphs, fuzzy names, analysis.
+"""Scratch-graph tools (profile "scratch"): named scratch graphs, fuzzy names, analysis.
 
 Every tool takes an optional `graph`; omitted, the scratch graph `default` is
 used (not the memory graph). Analysis tools also work on memory graphs.
@@ -58,7 +58,7 @@ from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE_IDEMPOTENT, Tool
 if TYPE_CHECKING:
     from polyg_core.engine import GraphEngine
 
-PROFILE = "engine"
+PROFILE = "scratch"
 _KEY = "graph_engine"
 
 

@@ -212,14 +212,14 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="get_job",
         description=(
-            "Follow a background job (e.g. a queued remember): status queued/running/done/"
-            "failed/cancelled, progress, attempts, the result when done or the error when "
-            "failed, timings and LLM tokens used."
+            "Follow a queued remember: status (queued, running, done, failed, cancelled), "
+            "progress, and the result when done or the error when failed."
         ),
         input_model=JobArgs,
         output_model=JobInfo,
         handler=get_job,
         annotations=READ_ONLY,
+        profile="memory",
     ),
     ToolSpec(
         name="list_jobs",
@@ -231,6 +231,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=JobList,
         handler=list_jobs,
         annotations=READ_ONLY,
+        profile="admin",
     ),
     ToolSpec(
         name="cancel_job",
@@ -242,6 +243,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=JobInfo,
         handler=cancel_job,
         annotations=WRITE_IDEMPOTENT,
+        profile="admin",
     ),
     ToolSpec(
         name="retry_job",
@@ -253,5 +255,6 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=JobInfo,
         handler=retry_job,
         annotations=WRITE,
+        profile="admin",
     ),
 )

@@ -1,4 +1,4 @@
-"""Direct-read tools (profile "memory"): one entity, a timeline, causal chains, explanations."""
+"""Direct-read tools: one entity, facts, a timeline, causal chains, explanations."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from polyg_shared.tools import (
 
 from polyg_server.context import ServerContext
 from polyg_server.registry import READ_ONLY, ToolSpec
-from polyg_server.tools.memory import PROFILE, memory_and_ns
+from polyg_server.tools.memory import memory_and_ns
 
 
 async def get_entity(ctx: ServerContext, inp: GetEntityInput) -> EntityDetail:
@@ -152,42 +152,40 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="get_entity",
         description=(
-            "Look up one entity by uuid or name (fuzzy: unknown names answer with the closest "
-            "ones) and return it with its properties and relationships in both directions. "
-            "Use query_timeline for its events."
+            "Everything stored about one person, system or thing: its properties and its "
+            "relationships. Name it by name or uuid; an unknown name answers with the "
+            "closest names."
         ),
         input_model=GetEntityInput,
         output_model=EntityDetail,
         handler=get_entity,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="memory",
     ),
     ToolSpec(
         name="query_timeline",
         description=(
-            "Events in time order between start and end (either open), optionally only those "
-            "involving one entity (uuid or name). Events of any age are returned. Returns "
-            "events with their time, duration and involved entities."
+            "Events in time order, optionally between start and end and only those "
+            "involving one entity. Use it for what happened when, and in what order."
         ),
         input_model=QueryTimelineInput,
         output_model=TimelineOutput,
         handler=query_timeline,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="memory",
     ),
     ToolSpec(
         name="query_facts",
         description=(
-            "Facts (subject predicate object) as of a time: valid now by default, at as_of, "
-            "at some time in [start, end], or every version with history. Filter by subject, "
-            "predicate or entity. A date without a time is the whole day. Each fact carries "
-            "valid_from/valid_to, recorded_at, invalidated_at and invalidated_by, and source."
+            "Facts (subject predicate object) valid now, at as_of, at some time in [start, "
+            "end], or every version with history; filter by subject, predicate or entity. "
+            "Use it for current values: a role, an owner, a setting."
         ),
         input_model=QueryFactsInput,
         output_model=FactsOutput,
         handler=query_facts,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="memory",
     ),
     ToolSpec(
         name="fact_history",
@@ -201,7 +199,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=FactHistoryOutput,
         handler=fact_history,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="get_causal_chain",
@@ -215,20 +213,20 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=CausalChainOutput,
         handler=get_causal_chain,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="explain_why",
         description=(
-            "Explain why something happened: give an effect (a causal node's description or "
-            "uuid, or an entity name to explain what affected it). Returns an answer "
-            "sentence, the root causes and each chain from root cause to effect with per-hop "
-            "and path confidence, longest and most confident first."
+            "Why did something happen? Give the outcome (its description, or an entity to "
+            "explain what affected it). Returns an answer sentence, the root causes and "
+            "each recorded chain from cause to effect with its confidence, most likely "
+            "first."
         ),
         input_model=ExplainWhyInput,
         output_model=ExplainWhyOutput,
         handler=explain_why,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="memory",
     ),
 )
