@@ -20,7 +20,9 @@ from polyg_core.config import Settings, StorageSettings
 from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
+from polyg_server.paging import MAX_OFFSET
 from polyg_server.registry import ALL, DEFAULT_TOOLS, PROFILES, list_tool_specs
+from polyg_shared.pages import DEFAULT_PAGE_TOKENS
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "api-reference.md"
 
@@ -166,6 +168,25 @@ async def render() -> str:
         "that validate results. The input schemas are the input models' JSON schemas "
         "without property titles, the models' docstrings and `null` alternatives of "
         "optional arguments; every constraint stays.",
+        "",
+        "## Lists come in pages",
+        "",
+        "Every tool that answers with a list takes a limit (`limit`; `k` for the "
+        "semantic search, `top_n` (or `limit`) for rankings, `max_paths` for "
+        "`explain_why`), `cursor` and `max_tokens` (default "
+        f"{DEFAULT_PAGE_TOKENS:,}), and answers with `next_cursor` and `truncated` after "
+        "its list. A page holds at most the limit and no more than fits in `max_tokens`; "
+        "`next_cursor` is opaque: passed back as `cursor` with the same other arguments "
+        "(the limit and `max_tokens` may change) it gives the next page, with other "
+        "arguments it is refused. `truncated: true` says the page left results out or "
+        "shortened a text (ending in …) to fit. Tokens are estimated on the high side "
+        "(`polyg_server.paging.estimate_tokens`, checked against cl100k_base by "
+        "`packages/polyg-server/tests/test_paging.py`); a page always holds one result, "
+        f"so paging always advances, and reaches {MAX_OFFSET:,} results into a list. "
+        "The retrieval steps' `view` objects are the pipeline's input and stay whole "
+        "(each view stops at 50 nodes); `recall` keeps its own context budget "
+        "(`max_tokens`) and `memory_limit`; `export_graph` is bounded by `max_records` "
+        "and `max_chars`.",
         "",
     ]
     for profile, title in SECTIONS:

@@ -16,6 +16,7 @@ from polyg_shared.causal import CausalChain
 from polyg_shared.edges import EntityRelation
 from polyg_shared.intents import CausalDirection, IntentType
 from polyg_shared.nodes import CausalNode, Concept, Entity, Event, Fact, MemoryCategory
+from polyg_shared.pages import PageInput, PageOutput
 from polyg_shared.results import CREATED_ENTITIES, ClearResult, SimilarNode, WrittenNode
 from polyg_shared.retrieval import (
     ContextEdge,
@@ -408,27 +409,27 @@ class DeleteNodeOutput(BaseModel):
 # -- direct reads ------------------------------------------------------------------------------
 
 
-class GetEntityInput(MemoryInput):
+class GetEntityInput(MemoryInput, PageInput):
     """Arguments of get_entity."""
 
     entity: Ref = Field(
         validation_alias=spec_alias("entity", "name"),
         description="The entity's uuid or name (also: `name`).",
     )
-    limit: int = Field(default=100, ge=1, le=1000, description="Most relationships returned.")
+    limit: int = Field(default=50, ge=1, le=1000, description="Most relationships returned.")
     include_relationships: bool = Field(
         default=True, description="False answers the entity alone (no relationships)."
     )
 
 
-class EntityDetail(BaseModel):
+class EntityDetail(PageOutput):
     """An entity with its relationships (both directions)."""
 
     entity: Entity
     relationships: list[EntityRelation]
 
 
-class QueryTimelineInput(MemoryInput):
+class QueryTimelineInput(MemoryInput, PageInput):
     """Arguments of query_timeline."""
 
     start: TimeText | None = Field(
@@ -442,11 +443,11 @@ class QueryTimelineInput(MemoryInput):
         description="Latest time (inclusive; a date alone includes that day; also: `to`).",
     )
     entity: Ref | None = Field(default=None, description="Only events involving this entity.")
-    limit: int = Field(default=100, ge=1, le=1000)
+    limit: int = Field(default=50, ge=1, le=1000)
     order: Literal["asc", "desc"] = "asc"
 
 
-class QueryFactsInput(MemoryInput):
+class QueryFactsInput(MemoryInput, PageInput):
     """Arguments of query_facts."""
 
     subject: Name | None = Field(default=None, description="Only facts about this subject.")
@@ -463,17 +464,17 @@ class QueryFactsInput(MemoryInput):
         default=None, description="With start: facts valid at some time in [start, end]."
     )
     history: bool = Field(default=False, description="Every version, ended ones included.")
-    limit: int = Field(default=100, ge=1, le=1000)
+    limit: int = Field(default=50, ge=1, le=1000)
 
 
-class FactsOutput(BaseModel):
+class FactsOutput(PageOutput):
     """Facts with their valid time, record time and, once ended, when and by what."""
 
     facts: list[Fact]
     count: int
 
 
-class FactHistoryInput(MemoryInput):
+class FactHistoryInput(MemoryInput, PageInput):
     """Arguments of fact_history: a fact uuid, or its subject and predicate."""
 
     fact: Ref | None = Field(default=None, description="A fact's uuid.")
@@ -482,7 +483,7 @@ class FactHistoryInput(MemoryInput):
     limit: int = Field(default=100, ge=1, le=1000)
 
 
-class FactHistoryOutput(BaseModel):
+class FactHistoryOutput(PageOutput):
     """Every version of one subject+predicate, oldest validity first."""
 
     subject: str
@@ -491,7 +492,7 @@ class FactHistoryOutput(BaseModel):
     current: Fact | None = Field(description="The version valid now, if one is.")
 
 
-class TimelineOutput(BaseModel):
+class TimelineOutput(PageOutput):
     """Events in time order."""
 
     events: list[Event]
@@ -519,7 +520,7 @@ class CausalChainOutput(BaseModel):
     chains: list[CausalChain]
 
 
-class ExplainWhyInput(MemoryInput):
+class ExplainWhyInput(MemoryInput, PageInput):
     """Arguments of explain_why."""
 
     effect: Ref = Field(
@@ -549,7 +550,7 @@ class Explanation(BaseModel):
     node_ids: list[str]
 
 
-class ExplainWhyOutput(BaseModel):
+class ExplainWhyOutput(PageOutput):
     """Why something happened: upstream chains, best first, and an answer sentence."""
 
     answer: str
@@ -657,7 +658,7 @@ class ImportGraphOutput(BaseModel):
 # -- MAGMA steps -------------------------------------------------------------------------------
 
 
-class SemanticSearchInput(MemoryInput):
+class SemanticSearchInput(MemoryInput, PageInput):
     """Arguments of semantic_search."""
 
     query: Text = Field(description="What to look for, in plain language.")
@@ -684,7 +685,7 @@ class SemanticHit(BaseModel):
     linked_entity_ids: list[str] = Field(default_factory=list)
 
 
-class SemanticSearchOutput(BaseModel):
+class SemanticSearchOutput(PageOutput):
     """Seed entity ids first (pass them on), then every hit."""
 
     seed_entity_ids: list[str] = Field(

@@ -31,6 +31,7 @@ from polyg_shared.tools import (
 from pydantic import ValidationError
 
 from polyg_server.context import ServerContext
+from polyg_server.paging import Page
 from polyg_server.registry import READ_ONLY, ToolSpec
 from polyg_server.tools.memory import memory_and_ns
 
@@ -55,6 +56,8 @@ async def _entity_ids(mem: Memory, ns: str, refs: list[str]) -> dict[str, float]
 
 async def semantic_search(ctx: ServerContext, inp: SemanticSearchInput) -> SemanticSearchOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    # k decides which hits there are (k per node kind): it stays the same on every page.
+    page = Page.open(inp, limit=inp.k, limit_field=None)
     min_score = (
         inp.min_score if inp.min_score is not None else ctx.settings.magma_min_semantic_score
     )
@@ -77,7 +80,7 @@ async def semantic_search(ctx: ServerContext, inp: SemanticSearchInput) -> Seman
             )
             for n in seeds.semantic.nodes
         ),
-        key=lambda h: -h.score,
+        key=lambda h: (-h.score, h.uuid),
     )
     entity_ids = [u for u, _ in sorted(seeds.entities.items(), key=lambda kv: -kv[1])]
     if entity_ids:
@@ -95,14 +98,17 @@ async def semantic_search(ctx: ServerContext, inp: SemanticSearchInput) -> Seman
         instruction = (
             "Nothing matched: try other words, a lower min_score, or recall for a full answer."
         )
-    return SemanticSearchOutput(
-        seed_entity_ids=entity_ids,
-        seed_entity_count=len(entity_ids),
-        instruction=instruction,
-        seed_event_ids=list(seeds.events),
-        seed_causal_ids=list(seeds.causal),
-        hits=hits,
-        view=seeds.semantic,
+    return page.fill(
+        page.window(hits),
+        lambda part: SemanticSearchOutput(
+            seed_entity_ids=entity_ids,
+            seed_entity_count=len(entity_ids),
+            instruction=instruction,
+            seed_event_ids=list(seeds.events),
+            seed_causal_ids=list(seeds.causal),
+            hits=part,
+            view=seeds.semantic,
+        ),
     )
 
 

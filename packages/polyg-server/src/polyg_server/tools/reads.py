@@ -27,30 +27,37 @@ from polyg_shared.tools import (
 )
 
 from polyg_server.context import ServerContext
+from polyg_server.paging import Page
 from polyg_server.registry import READ_ONLY, ToolSpec
 from polyg_server.tools.memory import memory_and_ns
 
 
 async def get_entity(ctx: ServerContext, inp: GetEntityInput) -> EntityDetail:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.limit)
     if not inp.include_relationships:
-        return EntityDetail(entity=await mem.entities.get(ns, inp.entity), relationships=[])
+        entity = await mem.entities.get(ns, inp.entity)
+        return page.fill([], lambda _: EntityDetail(entity=entity, relationships=[]))
     entity, relations = await mem.entities.get_with_relationships(
-        ns, inp.entity, "both", limit=inp.limit
+        ns, inp.entity, "both", limit=page.fetch
     )
-    return EntityDetail(entity=entity, relationships=relations)
+    return page.fill(
+        page.window(relations), lambda part: EntityDetail(entity=entity, relationships=part)
+    )
 
 
 async def query_timeline(ctx: ServerContext, inp: QueryTimelineInput) -> TimelineOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.limit)
     events = await mem.temporal.timeline(
-        ns, start=inp.start, end=inp.end, entity=inp.entity, limit=inp.limit, order=inp.order
+        ns, start=inp.start, end=inp.end, entity=inp.entity, limit=page.fetch, order=inp.order
     )
-    return TimelineOutput(events=events, count=len(events))
+    return page.fill(page.window(events), lambda part: TimelineOutput(events=part, count=len(part)))
 
 
 async def query_facts(ctx: ServerContext, inp: QueryFactsInput) -> FactsOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.limit)
     facts = await mem.temporal.facts(
         ns,
         subject=inp.subject,
@@ -58,28 +65,32 @@ async def query_facts(ctx: ServerContext, inp: QueryFactsInput) -> FactsOutput:
         entity=inp.entity,
         as_of=inp.as_of,
         history=inp.history,
-        limit=inp.limit,
+        limit=page.fetch,
         start=inp.start,
         end=inp.end,
     )
-    return FactsOutput(facts=facts, count=len(facts))
+    return page.fill(page.window(facts), lambda part: FactsOutput(facts=part, count=len(part)))
 
 
 async def fact_history(ctx: ServerContext, inp: FactHistoryInput) -> FactHistoryOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.limit)
     versions = await mem.temporal.fact_history(
-        ns, inp.fact, subject=inp.subject, predicate=inp.predicate, limit=inp.limit
+        ns, inp.fact, subject=inp.subject, predicate=inp.predicate, limit=page.fetch
     )
     now = utc_now()
     current = next(
         (f for f in versions if f.valid_from <= now and (f.valid_to is None or f.valid_to > now)),
         None,
     )
-    return FactHistoryOutput(
-        subject=versions[0].subject,
-        predicate=versions[0].predicate,
-        versions=versions,
-        current=current,
+    return page.fill(
+        page.window(versions),
+        lambda part: FactHistoryOutput(
+            subject=versions[0].subject,
+            predicate=versions[0].predicate,
+            versions=part,
+            current=current,
+        ),
     )
 
 
@@ -110,6 +121,7 @@ def _explanation(path: CausalPath) -> Explanation:
 
 async def explain_why(ctx: ServerContext, inp: ExplainWhyInput) -> ExplainWhyOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.max_paths, limit_field="max_paths")
     try:
         effects: list[CausalNode] = [await mem.causal.get(ns, inp.effect)]
     except NodeNotFound as not_causal:
@@ -125,8 +137,8 @@ async def explain_why(ctx: ServerContext, inp: ExplainWhyInput) -> ExplainWhyOut
         for node in effects
     ]
     paths = _maximal([p for chain in chains for p in chain.paths])
-    paths.sort(key=lambda p: (-len(p.node_ids), -p.confidence))
-    explanations = [_explanation(p) for p in paths[: inp.max_paths]]
+    paths.sort(key=lambda p: (-len(p.node_ids), -p.confidence, tuple(p.node_ids)))
+    explanations = [_explanation(p) for p in paths]
     roots = list(dict.fromkeys(e.steps[0].cause for e in explanations if e.steps))
     if explanations:
         best = explanations[0]
@@ -143,8 +155,11 @@ async def explain_why(ctx: ServerContext, inp: ExplainWhyInput) -> ExplainWhyOut
             f"No recorded causes lead to {names}. Record one with add_causal_link, or ask "
             "recall for a broader answer."
         )
-    return ExplainWhyOutput(
-        answer=answer, effects=effects, root_causes=roots, explanations=explanations
+    return page.fill(
+        page.window(explanations),
+        lambda part: ExplainWhyOutput(
+            answer=answer, effects=effects, root_causes=roots, explanations=part
+        ),
     )
 
 
