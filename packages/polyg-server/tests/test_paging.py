@@ -165,6 +165,36 @@ async def test_scratch_lists_rankings_and_graph_lists_page_the_same_way(
     assert all(len(p["graphs"]) <= 1 for p in graphs)
 
 
+async def test_causal_chains_and_explanations_page_by_path(
+    memory_client: Client, memory_ctx: ServerContext
+) -> None:
+    mem = memory_ctx.require_memory()
+    ns = memory_ctx.namespace(None)
+    causes = [
+        "storm surge over the quay",
+        "rusted winch cable",
+        "power cut at the substation",
+        "operator shift left unstaffed",
+        "jammed hydraulic valve",
+    ]
+    for cause in causes:
+        await mem.causal.add_link(ns, cause, "harbour crane stalled", 0.8)
+    chain = await pages(
+        memory_client,
+        "get_causal_chain",
+        {"node": "harbour crane stalled", "direction": "both", "max_paths": 2},
+    )
+    assert len(chain) == 3
+    found = [p["nodes"][0] for page in chain for c in page["chains"] for p in c["paths"]]
+    assert sorted(found) == sorted(causes)
+    why = await pages(
+        memory_client, "explain_why", {"effect": "harbour crane stalled", "max_paths": 2}
+    )
+    roots = [e["steps"][0]["cause"] for page in why for e in page["explanations"]]
+    assert sorted(roots) == sorted(causes)
+    assert sorted(why[0]["root_causes"]) == sorted(causes)
+
+
 async def test_every_list_tool_takes_a_cursor_and_a_token_budget(memory_client: Client) -> None:
     tools = {t.name: t for t in (await memory_client.list_tools()).tools}
     listing = {

@@ -499,7 +499,7 @@ class TimelineOutput(PageOutput):
     count: int
 
 
-class GetCausalChainInput(MemoryInput):
+class GetCausalChainInput(MemoryInput, PageInput):
     """Arguments of get_causal_chain."""
 
     node: Ref = Field(
@@ -513,7 +513,7 @@ class GetCausalChainInput(MemoryInput):
     max_paths: int = Field(default=20, ge=1, le=200)
 
 
-class CausalChainOutput(BaseModel):
+class CausalChainOutput(PageOutput):
     """The causal chains from one node."""
 
     root: CausalNode

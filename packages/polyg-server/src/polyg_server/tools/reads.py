@@ -94,15 +94,36 @@ async def fact_history(ctx: ServerContext, inp: FactHistoryInput) -> FactHistory
     )
 
 
+CHAIN_PATHS = 200
+"""Paths get_causal_chain reads per direction, paged from there."""
+
+
 async def get_causal_chain(ctx: ServerContext, inp: GetCausalChainInput) -> CausalChainOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.max_paths, limit_field="max_paths")
     root = await mem.causal.get(ns, inp.node)
     directions = ("upstream", "downstream") if inp.direction == "both" else (inp.direction,)
+    # The same paths for every page: which paths the walk keeps depends on how many it
+    # may keep, so that number does not follow the page.
     chains = [
-        await mem.causal.chain_from(ns, root, inp.depth, d, max_paths=inp.max_paths)
+        await mem.causal.chain_from(ns, root, inp.depth, d, max_paths=CHAIN_PATHS)
         for d in directions
     ]
-    return CausalChainOutput(root=root, chains=chains)
+    # One list of paths, upstream first, paged as any other; each page regrouped by chain.
+    paths = [(chain.direction, path) for chain in chains for path in chain.paths]
+
+    def answer(part: list[tuple[str, CausalPath]]) -> CausalChainOutput:
+        grouped = [
+            chain.model_copy(
+                update={
+                    "paths": [CausalPath.model_validate(p) for d, p in part if d == chain.direction]
+                }
+            )
+            for chain in chains
+        ]
+        return CausalChainOutput(root=root, chains=grouped)
+
+    return page.fill(page.window(paths), answer)
 
 
 def _maximal(paths: list[CausalPath]) -> list[CausalPath]:
