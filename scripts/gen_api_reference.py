@@ -183,10 +183,11 @@ async def render() -> str:
         "(`polyg_server.paging.estimate_tokens`, checked against cl100k_base by "
         "`packages/polyg-server/tests/test_paging.py`); a page always holds one result, "
         f"so paging always advances, and reaches {MAX_OFFSET:,} results into a list. "
-        "The retrieval steps' `view` objects are the pipeline's input and stay whole "
-        "(each view stops at 50 nodes); `recall` keeps its own context budget "
-        "(`max_tokens`) and `memory_limit`; `export_graph` is bounded by `max_records` "
-        "and `max_chars`.",
+        "`recall` keeps its whole answer within its `max_tokens` (default 4,000) too: "
+        "how the answer was found (edges, nodes, the context) goes first, then the least "
+        "relevant memories and sources, and `omitted` names what went. The retrieval "
+        "steps' `view` objects are the pipeline's input and stay whole (each view stops "
+        "at 50 nodes); `export_graph` is bounded by `max_records` and `max_chars`.",
         "",
     ]
     for profile, title in SECTIONS:

@@ -195,6 +195,27 @@ async def test_causal_chains_and_explanations_page_by_path(
     assert sorted(why[0]["root_causes"]) == sorted(causes)
 
 
+async def test_recall_keeps_its_answer_within_max_tokens_details_first(
+    memory_client: Client,
+) -> None:
+    for i in range(20):
+        note = (
+            f"Orla Finch moved harbour crane {i} to quay {i % 4} after the storm of "
+            f"March {i + 1}, 2026; Tamsin Reyes signed the work order."
+        )
+        await call(memory_client, "remember", {"content": note})
+    question = {"question": "Who moved the harbour cranes, and who signed for it?"}
+    default = await call(memory_client, "recall", question)
+    assert real_tokens(default) <= 4_000
+    assert default["truncated"] and default["omitted"][:2] == ["edges", "nodes"]
+    assert default["answer"] and default["memories"]
+    wide = await call(memory_client, "recall", {**question, "max_tokens": 32_000})
+    assert real_tokens(wide) > real_tokens(default)
+    assert len(wide["omitted"]) < len(default["omitted"]) and wide["nodes"]
+    tight = await call(memory_client, "recall", {**question, "max_tokens": 800})
+    assert real_tokens(tight) <= 800 and "memories" in tight["omitted"]
+
+
 async def test_every_list_tool_takes_a_cursor_and_a_token_budget(memory_client: Client) -> None:
     tools = {t.name: t for t in (await memory_client.list_tools()).tools}
     listing = {

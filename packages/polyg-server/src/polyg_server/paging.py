@@ -41,6 +41,7 @@ from pydantic_core import to_jsonable_python
 
 T = TypeVar("T")
 OutT = TypeVar("OutT", bound=PageOutput)
+M = TypeVar("M", bound=BaseModel)
 
 MAX_OFFSET: Final = 10_000
 """How far paging reaches into one result list; past it a narrower query is asked for."""
@@ -159,6 +160,54 @@ class Page:
         """`fill` for an answer that already holds the results (from the first) in `field`."""
         results: list[Any] = getattr(answer, field)
         return self.fill(self.window(results), lambda part: answer.model_copy(update={field: part}))
+
+
+def within_budget(
+    answer: M, max_tokens: int, drop: Sequence[str], trim: Sequence[str] = ()
+) -> tuple[M, list[str]]:
+    """An answer that fits `max_tokens`: the fields of `drop` emptied in turn, then the
+    lists of `trim` cut from the end (one item stays), until it fits.
+
+    Returns:
+        The answer and the names of the fields emptied or cut, in that order.
+    """
+    budget = max_tokens - _CURSOR_RESERVE
+    omitted: list[str] = []
+    for field in drop:
+        if json_tokens(answer) <= budget:
+            return answer, omitted
+        answer = answer.model_copy(update={field: _emptied(getattr(answer, field))})
+        omitted.append(field)
+    for field in trim:
+        items: list[Any] = list(getattr(answer, field))
+        cut = False
+        while len(items) > 1 and json_tokens(answer) > budget:
+            items = items[: len(items) // 2] if len(items) > 8 else items[:-1]
+            answer = answer.model_copy(update={field: items})
+            cut = True
+        if cut:
+            omitted.append(field)
+    return answer, omitted
+
+
+def _emptied(value: Any) -> Any:
+    """The empty value of a field: [] for a list, {} for a dict, '' for text; a model with
+    its lists and long texts emptied (short strings, such as kinds, stay); None otherwise."""
+    if isinstance(value, BaseModel):
+        return value.model_copy(
+            update={
+                name: _emptied(part)
+                for name, part in value
+                if isinstance(part, list | dict) or (isinstance(part, str) and len(part) > 64)
+            }
+        )
+    if isinstance(value, list):
+        return []
+    if isinstance(value, dict):
+        return {}
+    if isinstance(value, str):
+        return ""
+    return None
 
 
 def _digest(inp: PageInput, limit_field: str | None) -> str:

@@ -97,7 +97,13 @@ class RecallInput(MemoryInput):
         description="What 'now' is for relative phrases like 'yesterday' (default: now).",
     )
     max_tokens: int | None = Field(
-        default=None, ge=100, le=32_000, description="Budget of the context (default 4000)."
+        default=None,
+        ge=100,
+        le=32_000,
+        description=(
+            "Budget in tokens of the context and of this answer (default 4000); details go "
+            "first, then the least relevant memories (see omitted)."
+        ),
     )
     mode: Literal["auto", "execution", "planning", "brainstorming"] = Field(
         default="auto",

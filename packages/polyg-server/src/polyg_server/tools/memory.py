@@ -21,6 +21,7 @@ from polyg_shared.causal import CausalLinkResult
 from polyg_shared.edges import EntityRelation
 from polyg_shared.jobs import JobRef
 from polyg_shared.nodes import Fact
+from polyg_shared.pages import DEFAULT_PAGE_TOKENS
 from polyg_shared.retrieval import Reasoning, RecallResult, RememberResult
 from polyg_shared.temporal import EventWrite, FactWrite
 from polyg_shared.tools import (
@@ -57,6 +58,7 @@ from polyg_shared.tools import (
 from pydantic import ConfigDict, Field, RootModel
 
 from polyg_server.context import ServerContext
+from polyg_server.paging import within_budget
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolSpec
 from polyg_server.tools.jobs import job_queue
 
@@ -90,6 +92,21 @@ def require_confirm(ctx: ServerContext, confirm: bool, what: str) -> None:
 # -- recall / remember -------------------------------------------------------------------------
 
 
+RECALL_DETAILS = (
+    "edges",
+    "nodes",
+    "extended",
+    "core",
+    "ranking",
+    "views",
+    "timings_ms",
+    "context",
+    "intent",
+)
+"""What recall's answer leaves out first when it would exceed max_tokens: how the answer
+was found. Then the least relevant memories go, then sources."""
+
+
 async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
     mem, ns = memory_and_ns(ctx, inp.graph)
     result = await mem.recall(
@@ -109,7 +126,10 @@ async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
     )
     if not inp.include_reasoning:
         result.reasoning = Reasoning()
-    return result
+    budget = inp.max_tokens or DEFAULT_PAGE_TOKENS
+    trim = ("memories", "source_nodes", "sources")
+    bounded, omitted = within_budget(result, budget, RECALL_DETAILS, trim)
+    return bounded.model_copy(update={"truncated": bool(omitted), "omitted": omitted})
 
 
 class RememberArgs(RememberInput):
