@@ -130,6 +130,7 @@ async def test_a_query_over_the_timeout_is_a_tool_error_naming_the_setting(
             output_model=SlowOut,
             handler=slow_count,
             annotations=READ_ONLY,
+            profile="admin",
         )
         register_tool(server, spec)
         async with Client(server) as client:
