@@ -129,7 +129,7 @@ async def main(args: argparse.Namespace) -> None:
     data = Path(tempfile.mkdtemp(prefix="polyg-bench-jobs-mcp-"))
     store = await FalkorStore(StorageSettings(data_dir=data)).connect()
     embedder = MiniLMEmbedder()
-    settings = Settings(storage=store.settings, log_level="WARNING")
+    settings = Settings(storage=store.settings, log_level="WARNING", tools="memory,list_jobs")
     workers = JobOptions.from_settings(settings).workers
     transport = "Streamable HTTP" if args.http else "in-memory"
     try:

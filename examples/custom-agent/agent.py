@@ -1,12 +1,12 @@
 """A small agent that uses polyg over Streamable HTTP with the MCP Python SDK client.
 
-It remembers seed 000's deployment-failure scenario (entities, relations, events,
-facts and causal links through the write tools), then asks `recall` "Why did the auth service fail?" and prints the
+It remembers a deployment-failure scenario (entities, relations, events, facts and
+causal links through the write tools of the `graph` profile), then asks `recall` "Why did the auth service fail?" and prints the
 answer with its causal chain.
 
 Start a server first (or pass --spawn to let the agent start one):
 
-    POLYG_API_KEY=secret uv run polyg-mcp --http --port 3000
+    POLYG_API_KEY=secret POLYG_TOOLS=memory,graph uv run polyg-mcp --http --port 3000
     POLYG_API_KEY=secret uv run python examples/custom-agent/agent.py --url http://127.0.0.1:3000/mcp
 """
 
@@ -132,7 +132,12 @@ def _free_port() -> int:
 def spawned_server(api_key: str | None) -> Generator[str]:
     """Start `polyg-mcp --http` on a free loopback port; yield its /mcp URL."""
     port = _free_port()
-    env = {**os.environ, "POLYG_PORT": str(port), "POLYG_LOG_LEVEL": "WARNING"}
+    env = {
+        **os.environ,
+        "POLYG_PORT": str(port),
+        "POLYG_LOG_LEVEL": "WARNING",
+        "POLYG_TOOLS": "memory,graph",
+    }
     if api_key:
         env["POLYG_API_KEY"] = api_key
     proc = subprocess.Popen(

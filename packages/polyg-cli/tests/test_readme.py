@@ -329,8 +329,8 @@ async def _talk_to_server(block: Block, name: str, server: dict[str, Any], tmp_p
     with anyio.fail_after(300):
         async with Client(params) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
-            stats = await client.call_tool("get_statistics", {})
-    assert {"recall", "remember", "get_statistics"} <= tools
+            stats = await client.call_tool("query_timeline", {})
+    assert {"recall", "remember", "query_timeline"} <= tools
     assert not stats.is_error, stats.content
 
 

@@ -15,8 +15,13 @@ from polyg_server.registry import PolygServer
 
 @pytest.fixture
 def server_settings(falkordb_settings: StorageSettings, namespace: str) -> Settings:
-    """Settings whose default graph is the test's fresh namespace."""
-    return Settings(storage=falkordb_settings.model_copy(update={"graph": namespace}))
+    """Settings whose default graph is the test's fresh namespace, with every tool and its
+    output schema offered (test_profiles.py checks the defaults)."""
+    return Settings(
+        storage=falkordb_settings.model_copy(update={"graph": namespace}),
+        tools="all",
+        output_schemas=True,
+    )
 
 
 @pytest.fixture

@@ -84,8 +84,8 @@ async def test_profiles_select_the_tool_groups(memory_ctx: ServerContext) -> Non
     async with Client(create_server(memory_ctx, profiles="magma")) as client:
         with anyio.fail_after(20):
             names = {t.name for t in (await client.list_tools()).tools}
-    assert {"semantic_search", "linearize_context", "get_statistics"} <= names
-    assert not names & {"recall", "remember", "add_node", "get_entity"}
+    assert {"semantic_search", "linearize_context"} <= names
+    assert not names & {"recall", "remember", "add_node", "get_entity", "get_statistics"}
 
 
 async def test_invalid_params_are_tool_errors_naming_the_fields_and_serving_goes_on(
@@ -184,7 +184,9 @@ async def test_falkordb_unavailable_is_a_tool_error_and_the_server_keeps_serving
 ) -> None:
     storage = StorageSettings(host="127.0.0.1", port=closed_port, max_retries=0)
     dead = FalkorStore(storage)
-    ctx = ServerContext(store=dead, settings=Settings(storage=storage), embedder=cached_embedder)
+    ctx = ServerContext(
+        store=dead, settings=Settings(storage=storage, tools="all"), embedder=cached_embedder
+    )
     try:
         async with Client(create_server(ctx)) as client:
             with anyio.fail_after(30):

@@ -158,7 +158,7 @@ def closed_port() -> int:
 async def test_health_is_503_when_falkordb_is_unreachable(closed_port: int) -> None:
     storage = StorageSettings(host="127.0.0.1", port=closed_port, max_retries=0)
     dead = FalkorStore(storage)
-    settings = Settings(storage=storage)
+    settings = Settings(storage=storage, tools="all")
     try:
         async with serving(make_app(dead, settings)) as url, httpx.AsyncClient() as http:
             with anyio.fail_after(20):

@@ -87,6 +87,7 @@ async def test_the_inspector_cli_calls_the_spec_tools_with_the_spec_names(
             "FALKORDB_GRAPH": namespace,
             "POLYG_LOG_LEVEL": "WARNING",
             "POLYG_JOB_WORKERS": "0",
+            "POLYG_TOOLS": "memory,graph,search_semantic,clear_graph,export_graph",
         },
     )
     tools = {t["name"] for t in inspector.run("tools/list")["tools"]}

@@ -86,7 +86,7 @@ def test_unknown_tool_profile_exits_with_a_message(falkordb_server: EmbeddedFalk
         timeout=30,
     )
     assert proc.returncode == 2
-    assert b"unknown profile(s) everything" in proc.stderr
+    assert b"unknown name(s) 'everything'" in proc.stderr
     assert proc.stdout == b""
 
 
@@ -125,7 +125,7 @@ def test_listing_the_tools_loads_neither_the_store_nor_the_memory_nor_the_model(
         "from polyg_server.app import create_server\n"
         "from polyg_server.context import ContextOpening\n"
         "async def main():\n"
-        "    server = create_server(ContextOpening(Settings()))\n"
+        "    server = create_server(ContextOpening(Settings(tools='all')))\n"
         "    print(len(await server.list_tools()))\n"
         "anyio.run(main)\n"
         "heavy = {'redis', 'falkordb', 'numpy', 'onnxruntime', 'tokenizers', 'saq', 'litellm',\n"
@@ -166,7 +166,7 @@ async def test_an_unreachable_falkordb_stops_the_stdio_server_with_the_reason() 
             "jsonrpc": "2.0",
             "id": 2,
             "method": "tools/call",
-            "params": {"name": "add_entity", "arguments": {"name": "x"}},
+            "params": {"name": "get_entity", "arguments": {"entity": "x"}},
         },
     ]
     async with await anyio.open_process(polyg_mcp(), env=env) as proc:

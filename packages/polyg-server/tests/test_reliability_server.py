@@ -56,7 +56,9 @@ async def test_http_server_reports_the_outage_and_serves_again_after_falkordb_re
     storage = StorageSettings(url=f"unix://{own_falkordb.socket_path}", max_retries=1)
     store = FalkorStore(storage)
     await store.connect()
-    ctx = ServerContext(store=store, settings=Settings(storage=storage), embedder=embedder)
+    ctx = ServerContext(
+        store=store, settings=Settings(storage=storage, tools="all"), embedder=embedder
+    )
     app = create_http_app(create_server(ctx), ctx)
 
     async def add(client: Client, i: int) -> CallToolResult:
@@ -119,7 +121,7 @@ async def test_a_query_over_the_timeout_is_a_tool_error_naming_the_setting(
     await store.connect()
     try:
         await store.query(namespace, "UNWIND range(1, 2000) AS i CREATE (:G_Node {i: i})")
-        ctx = ServerContext(store=store, settings=Settings(storage=storage))
+        ctx = ServerContext(store=store, settings=Settings(storage=storage, tools="all"))
         server = create_server(ctx)
         spec = ToolSpec(
             name="slow_count",
@@ -128,6 +130,7 @@ async def test_a_query_over_the_timeout_is_a_tool_error_naming_the_setting(
             output_model=SlowOut,
             handler=slow_count,
             annotations=READ_ONLY,
+            profile="admin",
         )
         register_tool(server, spec)
         async with Client(server) as client:

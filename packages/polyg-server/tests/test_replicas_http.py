@@ -117,6 +117,7 @@ async def server_processes(
         "POLYG_API_KEY": API_KEY,
         "POLYG_HTTP_STATELESS": "true",
         "POLYG_JOB_WORKERS": "1",
+        "POLYG_TOOLS": "all",
         "POLYG_LOG_LEVEL": "WARNING",
     }
     replicas = Replicas(urls=[])
@@ -294,7 +295,9 @@ async def replicated_server(
     group: ReplicaSet, graph: str, embedder: Embedder | None = None, **storage: Any
 ) -> AsyncGenerator[tuple[str, FalkorStore]]:
     """An in-process stateless HTTP server on the replica set; yields its URL and store."""
-    settings = Settings(storage=group.settings(graph=graph, **storage), api_key=SecretStr(API_KEY))
+    settings = Settings(
+        storage=group.settings(graph=graph, **storage), api_key=SecretStr(API_KEY), tools="all"
+    )
     store = await FalkorStore(settings.storage).connect()
     try:
         ctx = ServerContext(store=store, settings=settings, embedder=embedder)
@@ -457,7 +460,7 @@ async def test_a_scratch_graph_deleted_on_one_server_and_reused_on_another_still
     falkordb_node: LoopbackServer, embedder: Embedder
 ) -> None:
     storage = StorageSettings(host="127.0.0.1", port=falkordb_node.port, max_retries=1)
-    settings = Settings(storage=storage)
+    settings = Settings(storage=storage, tools="all")
     stores = [await FalkorStore(storage).connect() for _ in range(2)]
     try:
         a, b = (

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.anyio
 
 
 async def _listed(cache: Path | None) -> list[dict[str, Any]]:
-    return await list_tool_specs(create_server(ContextOpening(Settings()), schema_cache=cache))
+    settings = Settings(tools="all", output_schemas=True)
+    return await list_tool_specs(create_server(ContextOpening(settings), schema_cache=cache))
 
 
 async def test_a_second_start_lists_the_schemas_the_first_generated(tmp_path: Path) -> None:
@@ -40,15 +41,18 @@ async def test_the_stored_schemas_are_what_the_server_lists_while_the_key_holds(
     await _listed(cache)
     stored = json.loads(cache.read_text())
     name = next(k for k in stored["schemas"] if k.endswith("AddEntityInput:validation"))
-    stored["schemas"][name]["description"] = "changed on disk"
+    stored["schemas"][name]["properties"]["name"]["description"] = "changed on disk"
     cache.write_text(json.dumps(stored))
     listed = {t["name"]: t for t in await _listed(cache)}
-    assert listed["add_entity"]["inputSchema"]["description"] == "changed on disk"
+    assert listed["add_entity"]["inputSchema"]["properties"]["name"]["description"] == (
+        "changed on disk"
+    )
 
     stored["key"] = "another source"
     cache.write_text(json.dumps(stored))
     listed = {t["name"]: t for t in await _listed(cache)}
-    assert listed["add_entity"]["inputSchema"]["description"] != "changed on disk"
+    name_schema = listed["add_entity"]["inputSchema"]["properties"]["name"]
+    assert name_schema.get("description") != "changed on disk"
     assert json.loads(cache.read_text())["key"] != "another source"  # regenerated, saved
 
 

@@ -200,7 +200,9 @@ async def test_secrets_never_reach_logs_or_error_texts(
     bad_store = FalkorStore(
         StorageSettings(url=f"redis://:{db_password}@127.0.0.1:{closed_port}", max_retries=0)
     )
-    bad_ctx = ServerContext(store=bad_store, settings=Settings(storage=bad_store.settings))
+    bad_ctx = ServerContext(
+        store=bad_store, settings=Settings(storage=bad_store.settings, tools="all")
+    )
     async with Client(create_server(bad_ctx)) as client:
         with anyio.fail_after(20):
             down = await client.call_tool("get_statistics", {})

@@ -33,6 +33,8 @@ async def test_stdio_process_initializes_lists_tools_and_answers(
             "POLYG_DATA_DIR": str(falkordb_server.data_dir),
             "FALKORDB_GRAPH": namespace,
             "POLYG_LOG_LEVEL": "WARNING",
+            # The memory profile and one admin tool by name.
+            "POLYG_TOOLS": "memory,get_statistics",
         },
     )
     with anyio.fail_after(60):
@@ -42,7 +44,19 @@ async def test_stdio_process_initializes_lists_tools_and_answers(
             result = await client.call_tool("get_statistics", {})
             bad = await client.call_tool("get_statistics", {"graph": "../etc"})
             again = await client.call_tool("get_statistics", {"graph": namespace})
-    assert {"get_statistics", "list_graphs", "delete_graph", "get_graph_info"} <= tools
+    assert tools == {
+        "recall",
+        "remember",
+        "get_entity",
+        "query_facts",
+        "query_timeline",
+        "explain_why",
+        "update_entity",
+        "invalidate_fact",
+        "delete_node",
+        "get_job",
+        "get_statistics",
+    }
     assert not result.is_error
     assert result.structured_content["namespace"] == namespace
     assert result.structured_content["graphs"]["entity"]["nodes"] == 1

@@ -66,6 +66,7 @@ async def test_bad_stdio_messages_get_json_rpc_errors_and_the_server_keeps_servi
         "POLYG_LOG_LEVEL": "WARNING",
         "POLYG_STDIO_MAX_MESSAGE_BYTES": str(CAP),
         "POLYG_JOB_WORKERS": "0",
+        "POLYG_TOOLS": "memory,get_statistics",
     }
     oversized = line(
         {

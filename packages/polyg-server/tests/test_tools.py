@@ -249,21 +249,27 @@ async def test_registering_a_duplicate_name_is_refused(mcp_server: PolygServer) 
 
 
 async def test_profiles_filter_tools(server_ctx: ServerContext) -> None:
-    specs = [_spec("m", _echo, "memory"), _spec("g", _echo, "magma"), _spec("e", _echo, "engine")]
+    specs = [
+        _spec("m", _echo, "memory"),
+        _spec("g", _echo, "retrieval"),
+        _spec("e", _echo, "scratch"),
+    ]
     only_memory = create_server(server_ctx, profiles={"memory"}, tools=specs)
     names = {t.name for t in await only_memory.list_tools()}
     assert names == {"m"}
     two = create_server(server_ctx, profiles="magma,engine", tools=specs)
     assert {t.name for t in await two.list_tools()} == {"g", "e"}
+    mixed = create_server(server_ctx, profiles="scratch,m", tools=specs)
+    assert {t.name for t in await mixed.list_tools()} == {"m", "e"}
     everything = create_server(server_ctx, profiles="all")
     admin = {t.name for t in await everything.list_tools()}
     assert {"get_statistics", "list_graphs"} <= admin
-    core_only = create_server(server_ctx, profiles={"engine"})
-    assert "get_statistics" in {t.name for t in await core_only.list_tools()}
+    scratch_only = create_server(server_ctx, profiles={"scratch"})
+    assert "get_statistics" not in {t.name for t in await scratch_only.list_tools()}
 
 
 async def test_list_tool_specs_gives_schemas_for_docs(mcp_server: PolygServer) -> None:
-    register_tool(mcp_server, _spec("echo", _echo, "engine"))
+    register_tool(mcp_server, _spec("echo", _echo, "scratch"))
     specs = {s["name"]: s for s in await list_tool_specs(mcp_server)}
     echo = specs["echo"]
     assert echo["inputSchema"]["required"] == ["name"]
@@ -273,7 +279,7 @@ async def test_list_tool_specs_gives_schemas_for_docs(mcp_server: PolygServer) -
         "destructiveHint": False,
         "idempotentHint": False,
     }
-    assert echo["profile"] == "engine"
+    assert echo["profile"] == "scratch"
     assert specs["get_statistics"]["annotations"] == READ_ONLY.model_dump(
         by_alias=True, exclude_none=True
     )

@@ -11,14 +11,14 @@ from polyg_core.errors import InvalidInput
 from polyg_server.context import ServerContext
 from polyg_server.errors import validation_error_text
 from polyg_server.registry import (
-    CORE,
     PROFILES,
     WRITE,
     PolygTool,
     ToolInput,
     ToolSpec,
-    parse_profiles,
+    select_tools,
 )
+from polyg_server.tools import builtin_tool_specs
 from polyg_server.tools.admin import DeleteGraphArgs, GraphArgs, ListGraphsArgs
 from pydantic import BaseModel, Field, ValidationError
 
@@ -121,18 +121,45 @@ async def test_json_encoded_lists_from_clients_are_decoded() -> None:
     assert result.structured_content == {"text": "[not a list]", "weight": 1.0, "tags": ["a", "b"]}
 
 
-@given(st.lists(st.sampled_from([*PROFILES, "all", "ALL", " memory "]), max_size=4).map(",".join))
-def test_profile_lists_always_include_core(value: str) -> None:
-    selected = parse_profiles(value)
-    assert CORE in selected
-    assert selected <= {*PROFILES, CORE}
-    if not value.strip(" ,") or "all" in value.lower():
-        assert selected == {*PROFILES, CORE}
+SPECS = builtin_tool_specs()
+TOOL_NAMES = sorted(spec.name for spec in SPECS)
+PROFILE_OF = {spec.name: spec.profile for spec in SPECS}
 
 
-def test_unknown_profile_is_refused_with_the_valid_names() -> None:
-    with pytest.raises(InvalidInput, match="memory, magma, engine"):
-        parse_profiles("memory,graphs")
+@given(
+    st.lists(
+        st.sampled_from([*PROFILES, "all", "ALL", " memory ", "magma", "engine", *TOOL_NAMES]),
+        max_size=4,
+    ).map(",".join)
+)
+def test_tools_selects_profiles_and_tool_names_in_any_mix(value: str) -> None:
+    selection = select_tools(value, SPECS)
+    chosen = {
+        name for name in TOOL_NAMES if selection.includes(next(s for s in SPECS if s.name == name))
+    }
+    parts = [p.strip() for p in value.split(",") if p.strip()]
+    if not parts:
+        assert chosen == {n for n, p in PROFILE_OF.items() if p == "memory"}
+    elif "all" in {p.lower() for p in parts}:
+        assert chosen == set(TOOL_NAMES)
+    else:
+        profiles = {
+            {"magma": "retrieval", "engine": "scratch"}.get(p.lower(), p.lower()) for p in parts
+        }
+        expected = {n for n, p in PROFILE_OF.items() if p in profiles} | (
+            set(parts) & set(TOOL_NAMES)
+        )
+        assert chosen == expected
+
+
+def test_unknown_tool_names_are_refused_with_the_valid_names() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        select_tools("memory,recal,graphs", SPECS)
+    message = str(caught.value)
+    assert "'recal' (did you mean recall" in message
+    assert "'graphs' (did you mean graph" in message
+    assert "memory, graph, retrieval, admin, scratch, all" in message
+    assert all(name in message for name in TOOL_NAMES)
 
 
 def test_a_spec_with_an_unknown_profile_is_refused() -> None:

@@ -554,7 +554,7 @@ def extraction_command(
         bool, typer.Option("--mistakes", help="Also list what was missed or wrong, per note.")
     ] = False,
 ) -> None:
-    """Precision and recall of the rule-based extractor on labelled notes, plus seed 000's table.
+    """Precision and recall of the rule-based extractor on labelled notes, and its targets.
 
     Needs no database and no model: the extractor reads each note against the set's
     reference time and the names the note lists as already known.
@@ -583,7 +583,7 @@ def extraction_command(
         print(markdown(part.seed_table(), ["metric", "target", "actual", "of"]))
     print("entities per kind of note:\n")
     print(markdown(report.note_kind_table(), ["notes", "entities", "precision", "recall"]))
-    print("seed 000, entity extraction accuracy (all notes):\n")
+    print("entity extraction accuracy against the targets (all notes):\n")
     print(markdown(report.seed_table(), ["metric", "target", "actual", "of"]))
     print(
         f"notes with nothing to extract left empty: {report.empty_kept_empty}/{report.empty_notes}"

@@ -126,7 +126,7 @@ async def import_memory(
 async def import_graph_file(
     st: CliState, content: str, fmt: str, graph: str | None, *, dry_run: bool
 ) -> dict[str, object]:
-    """Import a graph format (CSV, DOT, GraphML, seed 002 JSON) into a scratch graph."""
+    """Import a graph format (CSV, DOT, GraphML, polyg JSON) into a scratch graph."""
     from polyg_core.algorithms.formats import parse
     from polyg_core.providers.embeddings import make_embedder
     from polyg_core.scratch.service import GraphEngine
@@ -170,7 +170,7 @@ def import_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Bulk-load a file into a memory namespace (jsonl, json, yaml, cypher) or a scratch
-    graph (csv, dot, graphml, seed-002 json). Re-importing a file creates no duplicates."""
+    graph (csv, dot, graphml, nodes-and-edges json). Re-importing a file creates no duplicates."""
     st = state(ctx)
     if not file.is_file():
         fail(st, f"{file} does not exist or is not a file; give the path of the file to import")

@@ -243,7 +243,22 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("POLYG_AUTH_MAX_DELAY", "auth_max_delay_s"),
         description="The longest wait after failed authentications, in seconds (0: no wait).",
     )
-    tools: str = Field(default="all", validation_alias=AliasChoices("POLYG_TOOLS", "tools"))
+    tools: str = Field(
+        default="memory",
+        validation_alias=AliasChoices("POLYG_TOOLS", "tools"),
+        description=(
+            "Tool profiles (memory, graph, retrieval, admin, scratch, all) and tool names "
+            "the MCP server offers, comma-separated."
+        ),
+    )
+    output_schemas: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("POLYG_OUTPUT_SCHEMAS", "output_schemas"),
+        description=(
+            "Advertise each tool's outputSchema in tools/list (results are structured "
+            "either way; the schemas cost context tokens)."
+        ),
+    )
     allow_destructive: bool = Field(
         default=False, validation_alias=AliasChoices("POLYG_ALLOW_DESTRUCTIVE", "allow_destructive")
     )

@@ -1,4 +1,4 @@
-"""polyg's MCP server: memory, MAGMA and graph-thinking tools over stdio and Streamable HTTP."""
+"""polyg's MCP server: memory, retrieval-step and scratch-graph tools over stdio and Streamable HTTP."""
 
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
@@ -12,8 +12,8 @@ from polyg_server.registry import (
     ToolInput,
     ToolSpec,
     list_tool_specs,
-    parse_profiles,
     register_tool,
+    select_tools,
 )
 
 __all__ = [
@@ -29,6 +29,6 @@ __all__ = [
     "create_http_app",
     "create_server",
     "list_tool_specs",
-    "parse_profiles",
     "register_tool",
+    "select_tools",
 ]

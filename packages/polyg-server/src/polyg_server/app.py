@@ -13,16 +13,16 @@ from mcp.server.mcpserver import MCPServer
 from polyg_core.errors import PolygError
 
 from polyg_server.context import ContextOpening, ServerContext
-from polyg_server.registry import PolygServer, ToolSpec, parse_profiles, register_tool
+from polyg_server.registry import PolygServer, ToolSpec, register_tool, select_tools
 from polyg_server.resources import register_resources
 from polyg_server.schema_cache import SchemaCache
 from polyg_server.tools import builtin_tool_specs
 from polyg_server.tools.jobs import background_jobs
 
 INSTRUCTIONS = (
-    "polyg is multi-graph memory: semantic, temporal, causal and entity graphs joined by "
-    "cross-links, plus scratch graphs for thinking. Every tool takes an optional `graph` "
-    "(namespace); list_graphs shows the existing ones. Errors say what to fix."
+    "polyg is long-term memory: remember stores what you learn (notes, decisions, "
+    "incidents), recall answers questions from it. Tools take an optional `graph` "
+    "(namespace); omit it for the default memory. Errors say what to fix."
 )
 
 
@@ -67,9 +67,10 @@ async def _jobs_once_open(opening: ContextOpening) -> None:
 def create_server(
     ctx: ServerContext | ContextOpening,
     *,
-    profiles: Iterable[str] | None = None,
+    profiles: str | Iterable[str] | None = None,
     tools: Iterable[ToolSpec[Any, Any]] | None = None,
     schema_cache: Path | None = None,
+    output_schemas: bool | None = None,
 ) -> PolygServer:
     """Create the MCP server for a context.
 
@@ -79,21 +80,26 @@ def create_server(
     Args:
         ctx: the core objects the tools use, or a context being opened (tool calls
             and resource reads wait for it; the job worker starts once it is open).
-        profiles: the tool profiles to enable (`memory`, `magma`, `engine`, `all`);
+        profiles: the profiles and tool names to offer, as `POLYG_TOOLS` takes them
+            (`memory`, `graph`, `retrieval`, `admin`, `scratch`, `all`, tool names);
             default: `ctx.settings.tools` (the `POLYG_TOOLS` value).
         tools: the tool specs to register (default: every built-in tool).
         schema_cache: a file that keeps the tools' JSON schemas between starts
             (`polyg_server.schema_cache`; default: generated at every start).
+        output_schemas: advertise each tool's `outputSchema` (default:
+            `ctx.settings.output_schemas`, the `POLYG_OUTPUT_SCHEMAS` value).
 
     Raises:
-        InvalidInput: an unknown profile name.
+        InvalidInput: a name that is neither a profile nor a tool.
     """
-    enabled = parse_profiles(ctx.settings.tools if profiles is None else profiles)
+    specs = builtin_tool_specs() if tools is None else list(tools)
+    selected = select_tools(ctx.settings.tools if profiles is None else profiles, specs)
     schemas = SchemaCache(schema_cache)
     server = PolygServer(
         ctx,
-        enabled,
+        selected,
         schemas,
+        output_schemas=(ctx.settings.output_schemas if output_schemas is None else output_schemas),
         name="polyg",
         title="polyg",
         version=_version(),
@@ -101,7 +107,7 @@ def create_server(
         log_level=ctx.settings.log_level,
         lifespan=_lifespan(ctx),
     )
-    for spec in builtin_tool_specs() if tools is None else tools:
+    for spec in specs:
         register_tool(server, spec)
     schemas.save()
     register_resources(server, ctx)

@@ -24,8 +24,9 @@ from polyg_server.app import create_server
 from polyg_server.context import ContextOpening, JobOptions, ServerContext
 from polyg_server.http import HttpOptions, create_http_app, is_loopback
 from polyg_server.http_server import HttpLimits, server_config
-from polyg_server.registry import parse_profiles
+from polyg_server.registry import select_tools
 from polyg_server.stdio import StdioLimits, reserve_stdout
+from polyg_server.tools import builtin_tool_specs
 
 if TYPE_CHECKING:
     from polyg_core.providers.embeddings.base import Embedder
@@ -408,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             raise SystemExit(2) from None
     without_queue_on_cluster(settings)
     try:
-        parse_profiles(settings.tools)
+        select_tools(settings.tools, builtin_tool_specs())
     except PolygError as exc:
         logger.error("%s", exc)
         raise SystemExit(2) from None

@@ -9,20 +9,23 @@ A tool is declared once as a `ToolSpec` and registered with `register_tool`:
         output_model=GraphStatistics,
         handler=get_statistics,            # async (ctx, inp) -> GraphStatistics
         annotations=READ_ONLY,
-        profile="core",
+        profile="admin",
     )
 
-The advertised `inputSchema` is exactly the input model's JSON schema and the
-`outputSchema` the output model's; every call is validated against the input
-model, the result against the output model, and every failure becomes a tool
-error (`isError: true`) whose text says what to fix.
+The advertised `inputSchema` is the input model's JSON schema made compact for the
+model that reads it (`polyg_server.tool_schema`); the `outputSchema`, the output
+model's, is advertised only when `POLYG_OUTPUT_SCHEMAS` is on (MCP makes it
+optional, and it is most of a tool list's size: docs/api-reference.md). Every call
+is validated against the input model, the result against the output model, and
+every failure becomes a tool error (`isError: true`) whose text says what to fix.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, Generic, TypeVar
 
@@ -41,15 +44,29 @@ from polyg_server.errors import tool_error_text
 from polyg_server.sampling import InputNeeded, client_model
 from polyg_server.schema_cache import SchemaCache
 from polyg_server.stdio import StdioLimits, limited_stdio_server
+from polyg_server.tool_schema import compact_schema
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.context import Context
 
 logger = logging.getLogger(__name__)
 
-PROFILES: Final = ("memory", "magma", "engine")
-"""Profiles `POLYG_TOOLS` selects from; tools of profile `core` are always registered."""
-CORE: Final = "core"
+PROFILES: Final[Mapping[str, str]] = {
+    "memory": "the memory job: recall, remember, the entity, fact, timeline and why reads, "
+    "update and forget",
+    "graph": "direct reads and writes of the memory graphs: entities, relations, events, "
+    "facts, concepts, causal links, merges",
+    "retrieval": "the recall pipeline one step at a time, for agents that drive retrieval "
+    "themselves",
+    "admin": "graphs (namespaces), statistics, export and import, clearing, background jobs",
+    "scratch": "scratch graphs for thinking: nodes, edges, paths, centrality, cycles, formats",
+}
+"""The tool profiles `POLYG_TOOLS` selects from (every tool belongs to exactly one)."""
+PROFILE_ALIASES: Final[Mapping[str, str]] = {"magma": "retrieval", "engine": "scratch"}
+"""Earlier names of profiles, still accepted."""
+DEFAULT_TOOLS: Final = "memory"
+"""What a server offers when `POLYG_TOOLS` is not set."""
+ALL: Final = "all"
 
 READ_ONLY: Final = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True
@@ -72,10 +89,7 @@ class ToolInput(BaseModel):
 
     graph: str | None = Field(
         default=None,
-        description=(
-            "Graph (namespace) to work on; omit for the default graph. "
-            "1-64 characters from letters, digits, '_', '.', '-'."
-        ),
+        description=("Namespace to use; omit for the default."),
         json_schema_extra={"pattern": _GRAPH_PATTERN},
     )
 
@@ -100,7 +114,7 @@ class ToolSpec(Generic[InT, OutT]):
         output_model: validates the result; its JSON schema is the `outputSchema`.
         handler: `async (ctx, validated_input) -> output_model instance`.
         annotations: read-only / destructive / idempotent hints.
-        profile: `memory`, `magma`, `engine`, or `core` (always registered).
+        profile: the profile the tool belongs to (a key of `PROFILES`).
         title: an optional human-readable title.
         uses_llm: the handler classifies, extracts or synthesizes; without `LLM_MODEL`
             the calling client's model answers it through sampling (`polyg_server.sampling`).
@@ -112,42 +126,80 @@ class ToolSpec(Generic[InT, OutT]):
     output_model: type[OutT]
     handler: Callable[[ServerContext, InT], Awaitable[OutT]]
     annotations: ToolAnnotations
-    profile: str = CORE
+    profile: str
     title: str | None = None
     uses_llm: bool = False
 
     def __post_init__(self) -> None:
-        if self.profile != CORE and self.profile not in PROFILES:
+        if self.profile not in PROFILES:
             raise ValueError(
                 f"tool {self.name!r}: unknown profile {self.profile!r}; "
-                f"use one of {', '.join((*PROFILES, CORE))}"
+                f"use one of {', '.join(PROFILES)}"
             )
 
 
-def parse_profiles(value: str | Iterable[str] | None) -> frozenset[str]:
-    """The profiles a `POLYG_TOOLS` value selects (always including `core`).
+@dataclass(frozen=True)
+class ToolSelection:
+    """What `POLYG_TOOLS` selected: whole profiles and single tools by name."""
+
+    profiles: frozenset[str]
+    names: frozenset[str] = frozenset()
+
+    def includes(self, spec: ToolSpec[Any, Any]) -> bool:
+        """Whether the tool is selected, by its profile or by its name."""
+        return spec.profile in self.profiles or spec.name in self.names
+
+
+def select_tools(
+    value: str | Iterable[str] | None, specs: Sequence[ToolSpec[Any, Any]]
+) -> ToolSelection:
+    """What a `POLYG_TOOLS` value selects.
 
     Args:
-        value: `all` (or empty/None), or a comma-separated list of profiles.
+        value: comma-separated profile names (`memory`, `graph`, `retrieval`, `admin`,
+            `scratch`, `all`) and tool names, in any mix; None or empty: the default
+            profile (`memory`).
+        specs: the tools a name may name.
 
     Raises:
-        InvalidInput: a name is not a known profile.
+        InvalidInput: a name is neither a profile nor one of the tools.
     """
     if value is None:
-        names: list[str] = ["all"]
+        names: list[str] = []
     elif isinstance(value, str):
-        names = [p.strip().lower() for p in value.split(",") if p.strip()] or ["all"]
+        names = [p.strip() for p in value.split(",") if p.strip()]
     else:
-        names = [p.strip().lower() for p in value]
-    unknown = sorted(set(names) - {*PROFILES, "all", CORE})
+        names = [p.strip() for p in value if p.strip()]
+    known = {spec.name for spec in specs}
+    profiles: set[str] = set()
+    tools: set[str] = set()
+    unknown: list[str] = []
+    for raw in names or [DEFAULT_TOOLS]:
+        name = PROFILE_ALIASES.get(raw.lower(), raw.lower())
+        if name == ALL:
+            profiles.update(PROFILES)
+        elif name in PROFILES:
+            profiles.add(name)
+        elif raw in known:
+            tools.add(raw)
+        else:
+            unknown.append(raw)
     if unknown:
-        raise InvalidInput(
-            f"POLYG_TOOLS has unknown profile(s) {', '.join(unknown)}: use 'all' or a "
-            f"comma-separated list of {', '.join(PROFILES)} (for example 'memory,engine')"
-        )
-    if "all" in names:
-        return frozenset({*PROFILES, CORE})
-    return frozenset({*names, CORE})
+        raise InvalidInput(_unknown_tools_message(unknown, sorted(known)))
+    return ToolSelection(frozenset(profiles), frozenset(tools))
+
+
+def _unknown_tools_message(unknown: list[str], tools: list[str]) -> str:
+    hints = [
+        f"{name!r} (did you mean {', '.join(close)}?)" if close else repr(name)
+        for name in unknown
+        for close in [difflib.get_close_matches(name, [*PROFILES, ALL, *tools], n=2)]
+    ]
+    return (
+        f"POLYG_TOOLS has unknown name(s) {', '.join(hints)}: give comma-separated profiles "
+        f"({', '.join((*PROFILES, ALL))}) and tool names, e.g. 'memory,add_fact'. "
+        f"Tools: {', '.join(tools)}."
+    )
 
 
 def _output_schema(model: type[BaseModel], schemas: SchemaCache) -> dict[str, Any]:
@@ -181,7 +233,7 @@ class PolygTool(Tool):
 
     input_model: type[BaseModel]
     output_model: type[BaseModel]
-    profile: str = CORE
+    profile: str
     uses_llm: bool = False
     server_context: Any = Field(default=None, exclude=True)
 
@@ -191,20 +243,24 @@ class PolygTool(Tool):
         spec: ToolSpec[Any, Any],
         ctx: ServerContext | ContextOpening,
         schemas: SchemaCache | None = None,
+        *,
+        output_schema: bool = False,
     ) -> PolygTool:
         """Build the tool for a spec, bound to a server context (or one being opened).
 
         `schemas`: where the tool's JSON schemas come from (default: generated now).
+        `output_schema`: advertise the output model's schema (structured results are
+        sent either way).
         """
         schemas = schemas or SchemaCache(None)
-        output_schema = _output_schema(spec.output_model, schemas)
+        out = _output_schema(spec.output_model, schemas) if output_schema else None
         return cls(
             fn=spec.handler,
             name=spec.name,
             title=spec.title,
             description=spec.description,
-            parameters=schemas.schema(spec.input_model, "validation"),
-            fn_metadata=FuncMetadata(arg_model=ArgModelBase, output_schema=output_schema),
+            parameters=compact_schema(schemas.schema(spec.input_model, "validation")),
+            fn_metadata=FuncMetadata(arg_model=ArgModelBase, output_schema=out),
             is_async=True,
             context_kwarg=None,
             annotations=spec.annotations,
@@ -303,27 +359,31 @@ def _error(text: str) -> CallToolResult:
 
 
 class PolygServer(MCPServer[Any]):
-    """An MCPServer that also takes `ToolSpec`s, filtered by the enabled profiles.
+    """An MCPServer that also takes `ToolSpec`s, filtered by the selected tool names.
 
     Args:
         ctx: the server context every tool handler receives (or the one being opened:
             calls wait for it).
-        profiles: the enabled profiles (see `parse_profiles`).
+        selected: the tools to register (see `select_tools`).
         schemas: where registered tools' JSON schemas come from (default: generated).
+        output_schemas: advertise each tool's `outputSchema`.
         **kwargs: passed to `MCPServer`.
     """
 
     def __init__(
         self,
         ctx: ServerContext | ContextOpening,
-        profiles: frozenset[str],
+        selected: ToolSelection,
         schemas: SchemaCache | None = None,
+        *,
+        output_schemas: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.ctx = ctx
-        self.profiles = profiles
+        self.selected = selected
         self.schemas = schemas or SchemaCache(None)
+        self.output_schemas = output_schemas
 
     async def run_limited_stdio(
         self, limits: StdioLimits | None = None, stdout: BinaryIO | None = None
@@ -362,7 +422,7 @@ def register_tool(
     spec: ToolSpec[Any, Any],
     ctx: ServerContext | ContextOpening | None = None,
 ) -> bool:
-    """Register a tool if its profile is enabled on the server.
+    """Register a tool if `POLYG_TOOLS` selected it, or its profile is selected.
 
     Args:
         server: the server from `create_server`.
@@ -370,15 +430,18 @@ def register_tool(
         ctx: the context the handler receives (default: the server's).
 
     Returns:
-        True when registered, False when the tool's profile is not enabled.
+        True when registered, False when the tool is not selected.
 
     Raises:
         ValueError: a tool of that name is already registered.
     """
-    if spec.profile != CORE and spec.profile not in server.profiles:
-        logger.debug("tool %s not registered: profile %s is off", spec.name, spec.profile)
+    if not server.selected.includes(spec):
+        logger.debug("tool %s not registered: not selected", spec.name)
         return False
-    server.add_polyg_tool(PolygTool.from_spec(spec, ctx or server.ctx, server.schemas))
+    tool = PolygTool.from_spec(
+        spec, ctx or server.ctx, server.schemas, output_schema=server.output_schemas
+    )
+    server.add_polyg_tool(tool)
     return True
 
 

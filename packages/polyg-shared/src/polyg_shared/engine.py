@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from polyg_shared.pages import PageInput, PageOutput
 from polyg_shared.types import Name, Properties
 
 DEFAULT_SCRATCH_GRAPH = "default"
@@ -37,10 +38,7 @@ class EngineInput(BaseModel):
 
     graph: str | None = Field(
         default=None,
-        description=(
-            "Name of the graph to work on; omit for the scratch graph 'default'. "
-            "1-64 characters from letters, digits, '_', '.', '-'. A new name creates a graph."
-        ),
+        description=("Scratch graph to use; omit for 'default'. A new name creates one."),
         json_schema_extra={"pattern": _GRAPH_RE.pattern},
     )
 
@@ -128,7 +126,7 @@ class GraphInfoInput(EngineInput):
 
 
 class GraphInfoOutput(BaseModel):
-    """Structure of a graph (seed 002 `get_graph_info`)."""
+    """Structure of a graph: counts, density, connectivity, node and relation types."""
 
     name: str
     kind: Literal["memory", "scratch"]
@@ -179,7 +177,7 @@ class AddNodesOutput(BaseModel):
     results: list[AddNodeOutput]
 
 
-class FindNodeInput(EngineInput):
+class FindNodeInput(EngineInput, PageInput):
     """Arguments of find_node."""
 
     query: Name
@@ -195,7 +193,7 @@ class NodeMatch(BaseModel):
     properties: dict[str, Any] = Field(default_factory=dict)
 
 
-class FindNodeOutput(BaseModel):
+class FindNodeOutput(PageOutput):
     """Nodes matching a query, best first (empty when nothing is close)."""
 
     matches: list[NodeMatch]
@@ -215,14 +213,14 @@ class RemoveNodeOutput(BaseModel):
     edges_removed: int
 
 
-class ListNodesInput(EngineInput):
+class ListNodesInput(EngineInput, PageInput):
     """Arguments of list_nodes."""
 
     type: str | None = Field(default=None, max_length=128)
     limit: int = Field(default=100, ge=1, le=MAX_BATCH)
 
 
-class ListNodesOutput(BaseModel):
+class ListNodesOutput(PageOutput):
     """Nodes in name order; `total` counts all that match the type filter."""
 
     nodes: list[NodeOut]
@@ -274,7 +272,7 @@ class AddEdgesOutput(BaseModel):
     results: list[AddEdgeOutput]
 
 
-class FindEdgesInput(EngineInput):
+class FindEdgesInput(EngineInput, PageInput):
     """Arguments of find_edges; every filter is optional."""
 
     source: Name | None = None
@@ -283,7 +281,7 @@ class FindEdgesInput(EngineInput):
     limit: int = Field(default=100, ge=1, le=MAX_BATCH)
 
 
-class FindEdgesOutput(BaseModel):
+class FindEdgesOutput(PageOutput):
     """Edges matching the filters."""
 
     edges: list[EdgeOut]
@@ -304,12 +302,13 @@ class RemoveEdgeOutput(BaseModel):
     removed: int
 
 
-class GetNeighborsInput(EngineInput):
+class GetNeighborsInput(EngineInput, PageInput):
     """Arguments of get_neighbors."""
 
     node: Name
     direction: Direction = "both"
     relation: Name | None = None
+    limit: int = Field(default=100, ge=1, le=10_000)
 
 
 class NeighborOut(BaseModel):
@@ -320,7 +319,7 @@ class NeighborOut(BaseModel):
     direction: Literal["in", "out"]
 
 
-class GetNeighborsOutput(BaseModel):
+class GetNeighborsOutput(PageOutput):
     """Neighbours of the node `node_matched`."""
 
     node_matched: str
@@ -348,7 +347,7 @@ class ShortestPathOutput(BaseModel):
     target_matched: str
 
 
-class AllPathsInput(EngineInput):
+class AllPathsInput(EngineInput, PageInput):
     """Arguments of all_paths."""
 
     source: Name
@@ -357,20 +356,19 @@ class AllPathsInput(EngineInput):
     limit: int = Field(default=100, ge=1, le=10_000)
 
 
-class AllPathsOutput(BaseModel):
+class AllPathsOutput(PageOutput):
     """Simple paths, shortest first."""
 
     paths: list[list[str]]
     count: int
-    truncated: bool = False
     source_matched: str
     target_matched: str
 
 
-class TopNInput(EngineInput):
+class TopNInput(EngineInput, PageInput):
     """Arguments of a ranking tool."""
 
-    top_n: int = Field(default=10, ge=1, le=10_000)
+    top_n: int = Field(default=10, ge=1, le=10_000, validation_alias=AliasChoices("top_n", "limit"))
 
 
 class RankedOut(BaseModel):
@@ -380,7 +378,7 @@ class RankedOut(BaseModel):
     score: float
 
 
-class RankingOutput(BaseModel):
+class RankingOutput(PageOutput):
     """Nodes by score, best first."""
 
     rankings: list[RankedOut]
@@ -397,20 +395,20 @@ class DegreeOut(BaseModel):
     total: int
 
 
-class DegreeCentralityOutput(BaseModel):
+class DegreeCentralityOutput(PageOutput):
     """Nodes by total degree, highest first."""
 
     rankings: list[DegreeOut]
 
 
-class ComponentsInput(EngineInput):
+class ComponentsInput(EngineInput, PageInput):
     """Arguments of connected_components."""
 
     strong: bool = Field(default=False, description="Strongly connected components if true.")
     limit: int = Field(default=100, ge=1, le=10_000)
 
 
-class ComponentsOutput(BaseModel):
+class ComponentsOutput(PageOutput):
     """Components (node names), largest first; `count` is the number of all of them."""
 
     components: list[list[str]]
@@ -418,19 +416,18 @@ class ComponentsOutput(BaseModel):
     method: str
 
 
-class FindCyclesInput(EngineInput):
+class FindCyclesInput(EngineInput, PageInput):
     """Arguments of find_cycles."""
 
     limit: int = Field(default=100, ge=1, le=10_000)
     max_length: int | None = Field(default=None, ge=1, le=100)
 
 
-class CyclesOutput(BaseModel):
+class CyclesOutput(PageOutput):
     """Directed cycles (node names, first node not repeated)."""
 
     cycles: list[list[str]]
     has_cycles: bool
-    truncated: bool = False
 
 
 class TransitiveReductionInput(EngineInput):

@@ -18,7 +18,7 @@ Depth = Annotated[int, Field(ge=MIN_DEPTH, le=MAX_DEPTH)]
 
 
 class IntentType(StrEnum):
-    """The kind of question (seed 001): it decides traversal depths and linearization."""
+    """The kind of question: it decides how far each graph is followed and the order of the context."""
 
     WHY = "WHY"
     WHEN = "WHEN"

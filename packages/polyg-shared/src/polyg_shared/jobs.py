@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from polyg_shared.pages import PageOutput
 from polyg_shared.retrieval import UsageReport
 
 JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]
@@ -82,11 +83,10 @@ class JobStats(BaseModel):
     workers: int = Field(default=0, description="Worker processes seen in the last minute.")
 
 
-class JobList(BaseModel):
+class JobList(PageOutput):
     """Jobs matching the filters (newest first) and the counts behind them."""
 
     model_config = ConfigDict(extra="forbid")
 
     jobs: list[JobInfo]
     stats: JobStats
-    truncated: bool = Field(default=False, description="More jobs matched than `limit`.")

@@ -94,7 +94,7 @@ class Concept(_Node):
 
 
 class MemoryCategory(StrEnum):
-    """Seed 003's memory categories."""
+    """What kind of memory a text is: how to do something, something that happened, or a fact."""
 
     PROCEDURAL = "procedural"
     EPISODIC = "episodic"

@@ -251,6 +251,14 @@ class RecallResult(BaseModel):
     ranking: RankingReport | None = Field(
         default=None, description="How the hybrid ranking filtered the candidates."
     )
+    truncated: bool = Field(
+        default=False,
+        description="True when parts were left out to keep the answer within max_tokens.",
+    )
+    omitted: list[str] = Field(
+        default_factory=list,
+        description="What was left out or cut for max_tokens, in that order.",
+    )
 
 
 class CausalPathProbability(BaseModel):

@@ -16,6 +16,7 @@ from polyg_shared.causal import CausalChain
 from polyg_shared.edges import EntityRelation
 from polyg_shared.intents import CausalDirection, IntentType
 from polyg_shared.nodes import CausalNode, Concept, Entity, Event, Fact, MemoryCategory
+from polyg_shared.pages import PageInput, PageOutput
 from polyg_shared.results import CREATED_ENTITIES, ClearResult, SimilarNode, WrittenNode
 from polyg_shared.retrieval import (
     ContextEdge,
@@ -66,10 +67,7 @@ class MemoryInput(BaseModel):
 
     graph: str | None = Field(
         default=None,
-        description=(
-            "Graph (namespace) to work on; omit for the default memory graph. "
-            "1-64 characters from letters, digits, '_', '.', '-'."
-        ),
+        description=("Namespace to use; omit for the default memory."),
         json_schema_extra={"pattern": _GRAPH_RE.pattern},
     )
 
@@ -99,7 +97,13 @@ class RecallInput(MemoryInput):
         description="What 'now' is for relative phrases like 'yesterday' (default: now).",
     )
     max_tokens: int | None = Field(
-        default=None, ge=100, le=32_000, description="Budget of the context (default 4000)."
+        default=None,
+        ge=100,
+        le=32_000,
+        description=(
+            "Budget in tokens of the context and of this answer (default 4000); details go "
+            "first, then the least relevant memories (see omitted)."
+        ),
     )
     mode: Literal["auto", "execution", "planning", "brainstorming"] = Field(
         default="auto",
@@ -411,27 +415,27 @@ class DeleteNodeOutput(BaseModel):
 # -- direct reads ------------------------------------------------------------------------------
 
 
-class GetEntityInput(MemoryInput):
+class GetEntityInput(MemoryInput, PageInput):
     """Arguments of get_entity."""
 
     entity: Ref = Field(
         validation_alias=spec_alias("entity", "name"),
         description="The entity's uuid or name (also: `name`).",
     )
-    limit: int = Field(default=100, ge=1, le=1000, description="Most relationships returned.")
+    limit: int = Field(default=50, ge=1, le=1000, description="Most relationships returned.")
     include_relationships: bool = Field(
         default=True, description="False answers the entity alone (no relationships)."
     )
 
 
-class EntityDetail(BaseModel):
+class EntityDetail(PageOutput):
     """An entity with its relationships (both directions)."""
 
     entity: Entity
     relationships: list[EntityRelation]
 
 
-class QueryTimelineInput(MemoryInput):
+class QueryTimelineInput(MemoryInput, PageInput):
     """Arguments of query_timeline."""
 
     start: TimeText | None = Field(
@@ -445,11 +449,11 @@ class QueryTimelineInput(MemoryInput):
         description="Latest time (inclusive; a date alone includes that day; also: `to`).",
     )
     entity: Ref | None = Field(default=None, description="Only events involving this entity.")
-    limit: int = Field(default=100, ge=1, le=1000)
+    limit: int = Field(default=50, ge=1, le=1000)
     order: Literal["asc", "desc"] = "asc"
 
 
-class QueryFactsInput(MemoryInput):
+class QueryFactsInput(MemoryInput, PageInput):
     """Arguments of query_facts."""
 
     subject: Name | None = Field(default=None, description="Only facts about this subject.")
@@ -466,17 +470,17 @@ class QueryFactsInput(MemoryInput):
         default=None, description="With start: facts valid at some time in [start, end]."
     )
     history: bool = Field(default=False, description="Every version, ended ones included.")
-    limit: int = Field(default=100, ge=1, le=1000)
+    limit: int = Field(default=50, ge=1, le=1000)
 
 
-class FactsOutput(BaseModel):
+class FactsOutput(PageOutput):
     """Facts with their valid time, record time and, once ended, when and by what."""
 
     facts: list[Fact]
     count: int
 
 
-class FactHistoryInput(MemoryInput):
+class FactHistoryInput(MemoryInput, PageInput):
     """Arguments of fact_history: a fact uuid, or its subject and predicate."""
 
     fact: Ref | None = Field(default=None, description="A fact's uuid.")
@@ -485,7 +489,7 @@ class FactHistoryInput(MemoryInput):
     limit: int = Field(default=100, ge=1, le=1000)
 
 
-class FactHistoryOutput(BaseModel):
+class FactHistoryOutput(PageOutput):
     """Every version of one subject+predicate, oldest validity first."""
 
     subject: str
@@ -494,14 +498,14 @@ class FactHistoryOutput(BaseModel):
     current: Fact | None = Field(description="The version valid now, if one is.")
 
 
-class TimelineOutput(BaseModel):
+class TimelineOutput(PageOutput):
     """Events in time order."""
 
     events: list[Event]
     count: int
 
 
-class GetCausalChainInput(MemoryInput):
+class GetCausalChainInput(MemoryInput, PageInput):
     """Arguments of get_causal_chain."""
 
     node: Ref = Field(
@@ -515,14 +519,14 @@ class GetCausalChainInput(MemoryInput):
     max_paths: int = Field(default=20, ge=1, le=200)
 
 
-class CausalChainOutput(BaseModel):
+class CausalChainOutput(PageOutput):
     """The causal chains from one node."""
 
     root: CausalNode
     chains: list[CausalChain]
 
 
-class ExplainWhyInput(MemoryInput):
+class ExplainWhyInput(MemoryInput, PageInput):
     """Arguments of explain_why."""
 
     effect: Ref = Field(
@@ -552,7 +556,7 @@ class Explanation(BaseModel):
     node_ids: list[str]
 
 
-class ExplainWhyOutput(BaseModel):
+class ExplainWhyOutput(PageOutput):
     """Why something happened: upstream chains, best first, and an answer sentence."""
 
     answer: str
@@ -569,8 +573,7 @@ class ClearGraphInput(MemoryInput):
 
     which: GraphPart = Field(
         description=(
-            "semantic, temporal, causal, entity, or all. Seed 000 calls this argument "
-            "`graph`: without `which`, a `graph` that is one of these values is taken as `which`."
+            "semantic, temporal, causal, entity, or all (also: `graph` with one of these values)."
         )
     )
     confirm: bool = Field(default=False, description="Must be true (irreversible).")
@@ -661,7 +664,7 @@ class ImportGraphOutput(BaseModel):
 # -- MAGMA steps -------------------------------------------------------------------------------
 
 
-class SemanticSearchInput(MemoryInput):
+class SemanticSearchInput(MemoryInput, PageInput):
     """Arguments of semantic_search."""
 
     query: Text = Field(description="What to look for, in plain language.")
@@ -688,7 +691,7 @@ class SemanticHit(BaseModel):
     linked_entity_ids: list[str] = Field(default_factory=list)
 
 
-class SemanticSearchOutput(BaseModel):
+class SemanticSearchOutput(PageOutput):
     """Seed entity ids first (pass them on), then every hit."""
 
     seed_entity_ids: list[str] = Field(

@@ -694,7 +694,7 @@ class TemporalGraph:
             match = f"MATCH (x0:{ENTITY} {{uuid: $x}})<-[:{X_INVOLVES}]-(f:{FACT})"
         where = f" WHERE {' AND '.join(conds)}" if conds else ""
         order = (
-            "f.subject_key, f.predicate_key, f.valid_from, f.recorded_at"
+            "f.subject_key, f.predicate_key, f.valid_from, f.recorded_at, f.uuid"
             if history or ranged
             else "f.valid_from DESC, f.uuid"
         )

@@ -11,11 +11,13 @@ from polyg_core.graphs.stats import graph_statistics
 from polyg_core.storage.schema import META
 from polyg_shared.engine import GraphInfoOutput
 from polyg_shared.jobs import JobStats
+from polyg_shared.pages import PageInput, PageOutput
 from polyg_shared.stats import GraphCounts, GraphStatistics
 from polyg_shared.timeutil import from_epoch_ms, iso
 from pydantic import BaseModel, ConfigDict, Field
 
 from polyg_server.context import ServerContext
+from polyg_server.paging import Page
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, ToolInput, ToolSpec
 from polyg_server.tools.jobs import job_queue
 
@@ -32,10 +34,12 @@ class GraphArgs(ToolInput):
     """Arguments of a tool that only needs a graph."""
 
 
-class ListGraphsArgs(BaseModel):
-    """list_graphs takes no arguments."""
+class ListGraphsArgs(PageInput):
+    """Arguments of list_graphs: the page."""
 
     model_config = ConfigDict(extra="forbid")
+
+    limit: int = Field(default=50, ge=1, le=1000, description="Most graphs listed.")
 
 
 class DeleteGraphArgs(ToolInput):
@@ -73,8 +77,8 @@ class GraphSummary(BaseModel):
     last_used_at: str | None = Field(default=None, description="ISO 8601 UTC.")
 
 
-class GraphList(BaseModel):
-    """Every graph on the server."""
+class GraphList(PageOutput):
+    """The graphs on the server, by name."""
 
     graphs: list[GraphSummary]
     default_graph: str
@@ -159,8 +163,10 @@ async def get_statistics(ctx: ServerContext, inp: GraphArgs) -> Statistics:
 
 
 async def list_graphs(ctx: ServerContext, inp: ListGraphsArgs) -> GraphList:
-    """Every graph on the server with its kind, counts and timestamps."""
-    names = await ctx.store.list_graphs()
+    """The graphs on the server with their kind, counts and timestamps, by name."""
+    page = Page.open(inp, limit=inp.limit)
+    # Counting a graph's nodes costs a query: only the graphs this page may show.
+    names = page.window(sorted(await ctx.store.list_graphs()))
     summaries: dict[str, GraphSummary] = {}
     limiter = anyio.CapacityLimiter(_PARALLEL_GRAPH_QUERIES)
 
@@ -171,9 +177,9 @@ async def list_graphs(ctx: ServerContext, inp: ListGraphsArgs) -> GraphList:
     async with anyio.create_task_group() as tg:
         for name in names:
             tg.start_soon(one, name)
-    return GraphList(
-        graphs=[summaries[n] for n in names if n in summaries],
-        default_graph=ctx.default_namespace,
+    found = [summaries[n] for n in names if n in summaries]
+    return page.fill(
+        found, lambda part: GraphList(graphs=part, default_graph=ctx.default_namespace)
     )
 
 
@@ -248,6 +254,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=Statistics,
         handler=get_statistics,
         annotations=READ_ONLY,
+        profile="admin",
     ),
     ToolSpec(
         name="list_graphs",
@@ -260,6 +267,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=GraphList,
         handler=list_graphs,
         annotations=READ_ONLY,
+        profile="admin",
     ),
     ToolSpec(
         name="get_graph_info",
@@ -271,6 +279,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=GraphInfo,
         handler=get_graph_info,
         annotations=READ_ONLY,
+        profile="admin",
     ),
     ToolSpec(
         name="delete_graph",
@@ -283,5 +292,6 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=DeleteGraphResult,
         handler=delete_graph,
         annotations=DESTRUCTIVE,
+        profile="admin",
     ),
 )

@@ -1,4 +1,4 @@
-"""Thinking-tool tools (seed 002), profile "engine": named scratch graphs, fuzzy names, analysis.
+"""Scratch-graph tools (profile "scratch"): named scratch graphs, fuzzy names, analysis.
 
 Every tool takes an optional `graph`; omitted, the scratch graph `default` is
 used (not the memory graph). Analysis tools also work on memory graphs.
@@ -53,12 +53,13 @@ from polyg_shared.engine import (
 )
 
 from polyg_server.context import ServerContext
+from polyg_server.paging import Page
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE_IDEMPOTENT, ToolSpec
 
 if TYPE_CHECKING:
     from polyg_core.scratch import GraphEngine
 
-PROFILE = "engine"
+PROFILE = "scratch"
 _KEY = "graph_engine"
 
 
@@ -82,7 +83,9 @@ async def add_nodes(ctx: ServerContext, inp: AddNodesInput) -> AddNodesOutput:
 
 
 async def find_node(ctx: ServerContext, inp: FindNodeInput) -> FindNodeOutput:
-    return await engine_of(ctx).nodes.find_node(inp.query, inp.limit, graph=inp.graph)
+    page = Page.open(inp, limit=inp.limit)
+    found = await engine_of(ctx).nodes.find_node(inp.query, page.fetch, graph=inp.graph)
+    return page.fill_field(found, "matches")
 
 
 async def remove_node(ctx: ServerContext, inp: RemoveNodeInput) -> RemoveNodeOutput:
@@ -90,7 +93,9 @@ async def remove_node(ctx: ServerContext, inp: RemoveNodeInput) -> RemoveNodeOut
 
 
 async def list_nodes(ctx: ServerContext, inp: ListNodesInput) -> ListNodesOutput:
-    return await engine_of(ctx).nodes.list_nodes(inp.type, inp.limit, graph=inp.graph)
+    page = Page.open(inp, limit=inp.limit)
+    found = await engine_of(ctx).nodes.list_nodes(inp.type, page.fetch, graph=inp.graph)
+    return page.fill_field(found, "nodes")
 
 
 async def add_edge(ctx: ServerContext, inp: AddEdgeInput) -> AddEdgeOutput:
@@ -104,9 +109,11 @@ async def add_edges(ctx: ServerContext, inp: AddEdgesInput) -> AddEdgesOutput:
 
 
 async def find_edges(ctx: ServerContext, inp: FindEdgesInput) -> FindEdgesOutput:
-    return await engine_of(ctx).nodes.find_edges(
-        inp.source, inp.target, inp.relation, inp.limit, graph=inp.graph
+    page = Page.open(inp, limit=inp.limit)
+    found = await engine_of(ctx).nodes.find_edges(
+        inp.source, inp.target, inp.relation, page.fetch, graph=inp.graph
     )
+    return page.fill_field(found, "edges")
 
 
 async def remove_edge(ctx: ServerContext, inp: RemoveEdgeInput) -> RemoveEdgeOutput:
@@ -116,9 +123,11 @@ async def remove_edge(ctx: ServerContext, inp: RemoveEdgeInput) -> RemoveEdgeOut
 
 
 async def get_neighbors(ctx: ServerContext, inp: GetNeighborsInput) -> GetNeighborsOutput:
-    return await engine_of(ctx).nodes.get_neighbors(
+    page = Page.open(inp, limit=inp.limit)
+    found = await engine_of(ctx).nodes.get_neighbors(
         inp.node, inp.direction, inp.relation, graph=inp.graph
     )
+    return page.fill_field(found, "neighbors")
 
 
 async def describe_graph(ctx: ServerContext, inp: GraphInfoInput) -> GraphInfoOutput:
@@ -130,31 +139,43 @@ async def shortest_path(ctx: ServerContext, inp: ShortestPathInput) -> ShortestP
 
 
 async def all_paths(ctx: ServerContext, inp: AllPathsInput) -> AllPathsOutput:
-    return await engine_of(ctx).analysis.all_paths(
-        inp.source, inp.target, inp.max_length, inp.limit, graph=inp.graph
+    page = Page.open(inp, limit=inp.limit)
+    found = await engine_of(ctx).analysis.all_paths(
+        inp.source, inp.target, inp.max_length, page.fetch, graph=inp.graph
     )
+    return page.fill_field(found, "paths")
 
 
 async def pagerank(ctx: ServerContext, inp: TopNInput) -> RankingOutput:
-    return await engine_of(ctx).analysis.pagerank(inp.top_n, graph=inp.graph)
+    page = Page.open(inp, limit=inp.top_n, limit_field="top_n")
+    found = await engine_of(ctx).analysis.pagerank(page.fetch, graph=inp.graph)
+    return page.fill_field(found, "rankings")
 
 
 async def betweenness(ctx: ServerContext, inp: TopNInput) -> RankingOutput:
-    return await engine_of(ctx).analysis.betweenness(inp.top_n, graph=inp.graph)
+    page = Page.open(inp, limit=inp.top_n, limit_field="top_n")
+    found = await engine_of(ctx).analysis.betweenness(page.fetch, graph=inp.graph)
+    return page.fill_field(found, "rankings")
 
 
 async def degree_centrality(ctx: ServerContext, inp: TopNInput) -> DegreeCentralityOutput:
-    return await engine_of(ctx).analysis.degree_centrality(inp.top_n, graph=inp.graph)
+    page = Page.open(inp, limit=inp.top_n, limit_field="top_n")
+    found = await engine_of(ctx).analysis.degree_centrality(page.fetch, graph=inp.graph)
+    return page.fill_field(found, "rankings")
 
 
 async def connected_components(ctx: ServerContext, inp: ComponentsInput) -> ComponentsOutput:
-    return await engine_of(ctx).analysis.connected_components(
-        inp.strong, inp.limit, graph=inp.graph
+    page = Page.open(inp, limit=inp.limit)
+    found = await engine_of(ctx).analysis.connected_components(
+        inp.strong, page.fetch, graph=inp.graph
     )
+    return page.fill_field(found, "components")
 
 
 async def find_cycles(ctx: ServerContext, inp: FindCyclesInput) -> CyclesOutput:
-    return await engine_of(ctx).analysis.find_cycles(inp.limit, inp.max_length, graph=inp.graph)
+    page = Page.open(inp, limit=inp.limit)
+    found = await engine_of(ctx).analysis.find_cycles(page.fetch, inp.max_length, graph=inp.graph)
+    return page.fill_field(found, "cycles")
 
 
 async def transitive_reduction(

@@ -18,9 +18,11 @@ import anyio
 from polyg_core.errors import PolygError
 from polyg_core.storage.namespace import validate_namespace
 from polyg_shared.jobs import JobInfo, JobList, JobStatus
+from polyg_shared.pages import PageInput
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from polyg_server.context import ServerContext
+from polyg_server.paging import Page
 from polyg_server.registry import READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolSpec
 
 if TYPE_CHECKING:
@@ -50,8 +52,8 @@ class JobArgs(BaseModel):
     job_id: str = JobId
 
 
-class ListJobsArgs(BaseModel):
-    """Filters of list_jobs."""
+class ListJobsArgs(PageInput):
+    """Filters of list_jobs, and the page."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -193,9 +195,11 @@ async def get_job(ctx: ServerContext, inp: JobArgs) -> JobInfo:
 
 async def list_jobs(ctx: ServerContext, inp: ListJobsArgs) -> JobList:
     """Jobs matching the filters, newest first, with counts per status."""
+    page = Page.open(inp, limit=inp.limit)
     queue = await job_queue(ctx)
-    jobs, truncated = await queue.list_jobs(graph=inp.graph, statuses=inp.status, limit=inp.limit)
-    return JobList(jobs=jobs, stats=await queue.stats(inp.graph), truncated=truncated)
+    jobs, _ = await queue.list_jobs(graph=inp.graph, statuses=inp.status, limit=page.fetch)
+    stats = await queue.stats(inp.graph)
+    return page.fill(page.window(jobs), lambda part: JobList(jobs=part, stats=stats))
 
 
 async def cancel_job(ctx: ServerContext, inp: JobArgs) -> JobInfo:
@@ -212,14 +216,14 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="get_job",
         description=(
-            "Follow a background job (e.g. a queued remember): status queued/running/done/"
-            "failed/cancelled, progress, attempts, the result when done or the error when "
-            "failed, timings and LLM tokens used."
+            "Follow a queued remember: status (queued, running, done, failed, cancelled), "
+            "progress, and the result when done or the error when failed."
         ),
         input_model=JobArgs,
         output_model=JobInfo,
         handler=get_job,
         annotations=READ_ONLY,
+        profile="memory",
     ),
     ToolSpec(
         name="list_jobs",
@@ -231,6 +235,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=JobList,
         handler=list_jobs,
         annotations=READ_ONLY,
+        profile="admin",
     ),
     ToolSpec(
         name="cancel_job",
@@ -242,6 +247,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=JobInfo,
         handler=cancel_job,
         annotations=WRITE_IDEMPOTENT,
+        profile="admin",
     ),
     ToolSpec(
         name="retry_job",
@@ -253,5 +259,6 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=JobInfo,
         handler=retry_job,
         annotations=WRITE,
+        profile="admin",
     ),
 )

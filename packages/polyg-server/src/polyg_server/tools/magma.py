@@ -1,5 +1,5 @@
-"""MAGMA-step tools (profile "magma"): the recall pipeline one step at a time, for agents
-that want to drive retrieval themselves (seed 004). Each step is the recall pipeline's
+"""Retrieval-step tools (profile "retrieval"): the recall pipeline one step at a time, for
+agents that want to drive retrieval themselves. Each step is the recall pipeline's
 own (`polyg_core.recall.pipeline`), the one `recall` runs.
 
 semantic_search → entity_lookup / temporal_expand / causal_expand → subgraph_merge →
@@ -31,13 +31,14 @@ from polyg_shared.tools import (
 from pydantic import ValidationError
 
 from polyg_server.context import ServerContext
+from polyg_server.paging import Page
 from polyg_server.registry import READ_ONLY, ToolSpec
 from polyg_server.tools.memory import memory_and_ns
 
 if TYPE_CHECKING:
     from polyg_core.memory import Memory
 
-PROFILE = "magma"
+PROFILE = "retrieval"
 
 _MERGE_HINT = (
     "Pass this `view` (with the other views, including semantic_search's) to subgraph_merge "
@@ -55,6 +56,8 @@ async def _entity_ids(mem: Memory, ns: str, refs: list[str]) -> dict[str, float]
 
 async def semantic_search(ctx: ServerContext, inp: SemanticSearchInput) -> SemanticSearchOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    # k decides which hits there are (k per node kind): it stays the same on every page.
+    page = Page.open(inp, limit=inp.k, limit_field=None)
     min_score = (
         inp.min_score if inp.min_score is not None else ctx.settings.magma_min_semantic_score
     )
@@ -77,7 +80,7 @@ async def semantic_search(ctx: ServerContext, inp: SemanticSearchInput) -> Seman
             )
             for n in seeds.semantic.nodes
         ),
-        key=lambda h: -h.score,
+        key=lambda h: (-h.score, h.uuid),
     )
     entity_ids = [u for u, _ in sorted(seeds.entities.items(), key=lambda kv: -kv[1])]
     if entity_ids:
@@ -95,14 +98,17 @@ async def semantic_search(ctx: ServerContext, inp: SemanticSearchInput) -> Seman
         instruction = (
             "Nothing matched: try other words, a lower min_score, or recall for a full answer."
         )
-    return SemanticSearchOutput(
-        seed_entity_ids=entity_ids,
-        seed_entity_count=len(entity_ids),
-        instruction=instruction,
-        seed_event_ids=list(seeds.events),
-        seed_causal_ids=list(seeds.causal),
-        hits=hits,
-        view=seeds.semantic,
+    return page.fill(
+        page.window(hits),
+        lambda part: SemanticSearchOutput(
+            seed_entity_ids=entity_ids,
+            seed_entity_count=len(entity_ids),
+            instruction=instruction,
+            seed_event_ids=list(seeds.events),
+            seed_causal_ids=list(seeds.causal),
+            hits=part,
+            view=seeds.semantic,
+        ),
     )
 
 
@@ -202,7 +208,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="semantic_search",
         description=(
-            "Step 1 of MAGMA retrieval: find nodes similar in meaning to a query (concepts, "
+            "First retrieval step: find nodes similar in meaning to a query (concepts, "
             "memories, entities, causal nodes) through the vector index, and events and facts "
             "that share its words (score: the share of the query's words they hold). "
             "Returns seed_entity_ids FIRST (entities matched directly or represented by "
@@ -220,19 +226,19 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="search_semantic",
         description=(
-            "Find nodes similar in meaning to a query through the vector index (seed 000's "
-            "name for semantic_search: same arguments, `limit` for `k`, and same result)."
+            "Find nodes similar in meaning to a query through the vector index; the same "
+            "tool as semantic_search under another name (`limit` for `k`)."
         ),
         input_model=SemanticSearchInput,
         output_model=SemanticSearchOutput,
         handler=semantic_search,
         annotations=READ_ONLY,
-        profile="memory",
+        profile=PROFILE,
     ),
     ToolSpec(
         name="entity_lookup",
         description=(
-            "MAGMA step: expand the entity graph breadth-first from seed entities (uuids from "
+            "Retrieval step: expand the entity graph breadth-first from seed entities (uuids from "
             "semantic_search's seed_entity_ids, or names) to `depth` hops. Use for WHO/WHAT "
             "questions. Returns `view` (entities scored by distance, relations) for "
             "subgraph_merge."
@@ -246,7 +252,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="temporal_expand",
         description=(
-            "MAGMA step: events and currently valid facts involving seed entities (uuids or "
+            "Retrieval step: events and currently valid facts involving seed entities (uuids or "
             "names), optionally within start..end, followed along each entity's timeline to "
             "`depth`. Use for WHEN questions. Returns `view` for subgraph_merge."
         ),
@@ -259,7 +265,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="causal_expand",
         description=(
-            "MAGMA step: causal chains from seed entities (the causal nodes that affect them) "
+            "Retrieval step: causal chains from seed entities (the causal nodes that affect them) "
             "or from causal nodes (uuid or description), upstream (causes), downstream "
             "(effects) or both, to `depth`. Use for WHY questions. Returns `view` with "
             "C_CAUSES edges and their confidences, for subgraph_merge."
@@ -273,7 +279,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="subgraph_merge",
         description=(
-            "MAGMA step: merge the `view` objects of semantic_search and the expansion tools "
+            "Retrieval step: merge the `view` objects of semantic_search and the expansion tools "
             "into one subgraph: one node per uuid, score = mean × boost^(views − 1), so nodes "
             "found by several views rank higher. Pass the result to linearize_context."
         ),
@@ -286,7 +292,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="linearize_context",
         description=(
-            "MAGMA step: write a merged subgraph out as text within max_tokens, ordered for "
+            "Retrieval step: write a merged subgraph out as text within max_tokens, ordered for "
             "the question type: WHY causes before effects, WHEN by time, WHO/WHAT by "
             "relevance, EXPLORE by how many views found a node. Returns the text to reason "
             "over and which nodes it includes."

@@ -21,6 +21,7 @@ from polyg_shared.causal import CausalLinkResult
 from polyg_shared.edges import EntityRelation
 from polyg_shared.jobs import JobRef
 from polyg_shared.nodes import Fact
+from polyg_shared.pages import DEFAULT_PAGE_TOKENS
 from polyg_shared.retrieval import Reasoning, RecallResult, RememberResult
 from polyg_shared.temporal import EventWrite, FactWrite
 from polyg_shared.tools import (
@@ -57,13 +58,13 @@ from polyg_shared.tools import (
 from pydantic import ConfigDict, Field, RootModel
 
 from polyg_server.context import ServerContext
+from polyg_server.paging import within_budget
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolSpec
 from polyg_server.tools.jobs import job_queue
 
 if TYPE_CHECKING:
     from polyg_core.memory import Memory
 
-PROFILE = "memory"
 
 REMEMBER_WAIT_MAX_CHARS: Final[int] = Settings.model_fields["remember_wait_max_chars"].default
 """remember without `wait` answers when written for content up to this many characters
@@ -91,6 +92,21 @@ def require_confirm(ctx: ServerContext, confirm: bool, what: str) -> None:
 # -- recall / remember -------------------------------------------------------------------------
 
 
+RECALL_DETAILS = (
+    "edges",
+    "nodes",
+    "extended",
+    "core",
+    "ranking",
+    "views",
+    "timings_ms",
+    "context",
+    "intent",
+)
+"""What recall's answer leaves out first when it would exceed max_tokens: how the answer
+was found. Then the least relevant memories go, then sources."""
+
+
 async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
     mem, ns = memory_and_ns(ctx, inp.graph)
     result = await mem.recall(
@@ -110,7 +126,10 @@ async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
     )
     if not inp.include_reasoning:
         result.reasoning = Reasoning()
-    return result
+    budget = inp.max_tokens or DEFAULT_PAGE_TOKENS
+    trim = ("memories", "source_nodes", "sources")
+    bounded, omitted = within_budget(result, budget, RECALL_DETAILS, trim)
+    return bounded.model_copy(update={"truncated": bool(omitted), "omitted": omitted})
 
 
 class RememberArgs(RememberInput):
@@ -472,44 +491,32 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="recall",
         description=(
-            "Answer a question from memory (the full MAGMA pipeline: classify the question, "
-            "find seeds by meaning and name, expand the entity, temporal and causal graphs, "
-            "merge, order and synthesize). Use this first for any question about what was "
-            "remembered: why something happened, when, who, what. Returns `answer` (shaped by "
-            "the question: WHEN the asked event's time first, WHO/WHAT the asked entity's "
-            "facts valid then or now, WHY the chain from cause to effect), `confidence` (from "
-            "the evidence, with `confidence_factors`), `memories` (the stored texts that "
-            "answer it, best first, with the retrievers that found each), `reasoning` (causal "
-            "chain, timeline, entities), `sources` (uuids) and `source_nodes` (their text and "
-            "time), the context used and `degraded: true` with reasons when a rule-based step "
-            "stood in for the LLM or a view failed or timed out. Without LLM_MODEL, a client "
-            "that supports MCP sampling lends its model."
+            "Answer a question from long-term memory. Use it first whenever something may "
+            "have been remembered before: who, what, when, why, what is current. Returns "
+            "`answer` with `confidence`, the `memories` that support it (best first) and "
+            "`sources`; `degraded: true` with reasons when a fallback answered."
         ),
         input_model=RecallInput,
         output_model=RecallResult,
         handler=recall,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="memory",
         uses_llm=True,
     ),
     ToolSpec(
         name="remember",
         description=(
-            "Store free text in memory: entities, relations, events, facts, causal links and "
-            "concepts are extracted and written with their cross-links, and the text is kept. "
-            "Use it for notes, incident reports, decisions. Remembering the same text again "
-            "changes nothing (`created: false`). Returns everything written; with wait: "
-            f"false (the default above {REMEMBER_WAIT_MAX_CHARS:,} characters) the text is "
-            "queued instead and the answer is `queued: true` with a job_id to follow with "
-            "get_job. Without LLM_MODEL, a client that supports MCP sampling extracts with "
-            "its model during the call (wait then defaults to true); a queued job has no "
-            "client to ask and extracts with rules."
+            "Store what is worth keeping for later conversations: facts, decisions, events, "
+            "incidents, preferences. People, things, times and causes in the text are "
+            "extracted and linked; remembering the same text again changes nothing. Returns "
+            "what was stored; long text is queued instead (`queued: true` with a job_id for "
+            "get_job)."
         ),
         input_model=RememberArgs,
         output_model=RememberOutput,
         handler=remember,
         annotations=WRITE_IDEMPOTENT,
-        profile=PROFILE,
+        profile="memory",
         uses_llm=True,
     ),
     ToolSpec(
@@ -522,19 +529,20 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=EntityWriteOutput,
         handler=add_entity,
         annotations=WRITE_IDEMPOTENT,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="update_entity",
         description=(
-            "Change an entity's properties (merge or replace), name or type. Returns the "
-            "updated entity." + _IDS
+            "Correct or extend what is stored about one person, system or thing: its "
+            "properties (merged, or replaced), its name or its type. Returns the updated "
+            "entity."
         ),
         input_model=UpdateEntityInput,
         output_model=EntityOutput,
         handler=update_entity,
         annotations=WRITE_IDEMPOTENT,
-        profile=PROFILE,
+        profile="memory",
     ),
     ToolSpec(
         name="link_entities",
@@ -547,7 +555,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=EntityRelation,
         handler=link_entities,
         annotations=WRITE_IDEMPOTENT,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="add_event",
@@ -559,7 +567,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=EventWrite,
         handler=add_event,
         annotations=WRITE_IDEMPOTENT,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="update_event",
@@ -572,7 +580,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=EventWrite,
         handler=update_event,
         annotations=WRITE_IDEMPOTENT,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="add_fact",
@@ -586,19 +594,20 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=FactWrite,
         handler=add_fact,
         annotations=WRITE,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="invalidate_fact",
         description=(
-            "End a fact's validity (it stays in history): give the fact's uuid, or subject and "
-            "predicate to end the facts currently valid for them. Returns the ended facts."
+            "Mark facts as no longer true from `at` (default now); they stay in the "
+            "history. Give the fact's uuid, or subject and predicate to end the ones "
+            "currently valid. Returns the ended facts."
         ),
         input_model=InvalidateFactInput,
         output_model=InvalidateFactOutput,
         handler=invalidate_fact,
         annotations=WRITE_IDEMPOTENT,
-        profile=PROFILE,
+        profile="memory",
     ),
     ToolSpec(
         name="add_concept",
@@ -611,7 +620,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=ConceptWriteOutput,
         handler=add_concept,
         annotations=WRITE_IDEMPOTENT,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="add_causal_link",
@@ -625,21 +634,20 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=CausalLinkResult,
         handler=add_causal_link,
         annotations=WRITE_IDEMPOTENT,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="delete_node",
         description=(
-            "Delete one memory node (entity, event, fact, causal node, concept, memory) with "
-            "its edges and cross-links. Irreversible: needs confirm: true. Takes a uuid or an "
-            "exact name; ambiguous names answer with the candidates. An entity's facts stop "
-            "being current (delete_facts: true deletes them)."
+            "Forget one stored item (entity, event, fact, causal node, concept or memory) "
+            "with its links. Irreversible: needs confirm: true. Takes a uuid or an exact "
+            "name; an ambiguous name answers with the candidates."
         ),
         input_model=DeleteNodeInput,
         output_model=DeleteNodeOutput,
         handler=delete_node,
         annotations=DESTRUCTIVE,
-        profile=PROFILE,
+        profile="memory",
     ),
     ToolSpec(
         name="delete_relation",
@@ -652,7 +660,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=DeleteRelationOutput,
         handler=delete_relation,
         annotations=DESTRUCTIVE,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="merge_entities",
@@ -666,7 +674,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=MergeEntitiesOutput,
         handler=merge_entities,
         annotations=DESTRUCTIVE,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="delete_causal_link",
@@ -678,7 +686,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=DeleteCausalLinkOutput,
         handler=delete_causal_link,
         annotations=DESTRUCTIVE,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="clear_graph",
@@ -691,7 +699,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=ClearGraphOutput,
         handler=clear_graph,
         annotations=DESTRUCTIVE,
-        profile=PROFILE,
+        profile="admin",
     ),
     ToolSpec(
         name="export_graph",
@@ -704,7 +712,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=ExportGraphOutput,
         handler=export_graph,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="admin",
     ),
     ToolSpec(
         name="import_graph",
@@ -717,6 +725,6 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=ImportGraphOutput,
         handler=import_graph,
         annotations=WRITE_IDEMPOTENT,
-        profile=PROFILE,
+        profile="admin",
     ),
 )

@@ -1,4 +1,4 @@
-"""Probabilistic tools (profile "memory"): the noisy-OR causal probability between two nodes."""
+"""Probabilistic tools (profile "graph"): the noisy-OR causal probability between two nodes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pydantic import Field
 from polyg_server.context import ServerContext
 from polyg_server.registry import READ_ONLY, ToolSpec
 
-PROFILE = "memory"
+PROFILE = "graph"
 
 
 class CausalProbabilityInput(MemoryInput):

@@ -1,4 +1,4 @@
-"""Direct-read tools (profile "memory"): one entity, a timeline, causal chains, explanations."""
+"""Direct-read tools: one entity, facts, a timeline, causal chains, explanations."""
 
 from __future__ import annotations
 
@@ -27,30 +27,37 @@ from polyg_shared.tools import (
 )
 
 from polyg_server.context import ServerContext
+from polyg_server.paging import Page
 from polyg_server.registry import READ_ONLY, ToolSpec
-from polyg_server.tools.memory import PROFILE, memory_and_ns
+from polyg_server.tools.memory import memory_and_ns
 
 
 async def get_entity(ctx: ServerContext, inp: GetEntityInput) -> EntityDetail:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.limit)
     if not inp.include_relationships:
-        return EntityDetail(entity=await mem.entities.get(ns, inp.entity), relationships=[])
+        entity = await mem.entities.get(ns, inp.entity)
+        return page.fill([], lambda _: EntityDetail(entity=entity, relationships=[]))
     entity, relations = await mem.entities.get_with_relationships(
-        ns, inp.entity, "both", limit=inp.limit
+        ns, inp.entity, "both", limit=page.fetch
     )
-    return EntityDetail(entity=entity, relationships=relations)
+    return page.fill(
+        page.window(relations), lambda part: EntityDetail(entity=entity, relationships=part)
+    )
 
 
 async def query_timeline(ctx: ServerContext, inp: QueryTimelineInput) -> TimelineOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.limit)
     events = await mem.temporal.timeline(
-        ns, start=inp.start, end=inp.end, entity=inp.entity, limit=inp.limit, order=inp.order
+        ns, start=inp.start, end=inp.end, entity=inp.entity, limit=page.fetch, order=inp.order
     )
-    return TimelineOutput(events=events, count=len(events))
+    return page.fill(page.window(events), lambda part: TimelineOutput(events=part, count=len(part)))
 
 
 async def query_facts(ctx: ServerContext, inp: QueryFactsInput) -> FactsOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.limit)
     facts = await mem.temporal.facts(
         ns,
         subject=inp.subject,
@@ -58,40 +65,65 @@ async def query_facts(ctx: ServerContext, inp: QueryFactsInput) -> FactsOutput:
         entity=inp.entity,
         as_of=inp.as_of,
         history=inp.history,
-        limit=inp.limit,
+        limit=page.fetch,
         start=inp.start,
         end=inp.end,
     )
-    return FactsOutput(facts=facts, count=len(facts))
+    return page.fill(page.window(facts), lambda part: FactsOutput(facts=part, count=len(part)))
 
 
 async def fact_history(ctx: ServerContext, inp: FactHistoryInput) -> FactHistoryOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.limit)
     versions = await mem.temporal.fact_history(
-        ns, inp.fact, subject=inp.subject, predicate=inp.predicate, limit=inp.limit
+        ns, inp.fact, subject=inp.subject, predicate=inp.predicate, limit=page.fetch
     )
     now = utc_now()
     current = next(
         (f for f in versions if f.valid_from <= now and (f.valid_to is None or f.valid_to > now)),
         None,
     )
-    return FactHistoryOutput(
-        subject=versions[0].subject,
-        predicate=versions[0].predicate,
-        versions=versions,
-        current=current,
+    return page.fill(
+        page.window(versions),
+        lambda part: FactHistoryOutput(
+            subject=versions[0].subject,
+            predicate=versions[0].predicate,
+            versions=part,
+            current=current,
+        ),
     )
+
+
+CHAIN_PATHS = 200
+"""Paths get_causal_chain reads per direction, paged from there."""
 
 
 async def get_causal_chain(ctx: ServerContext, inp: GetCausalChainInput) -> CausalChainOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.max_paths, limit_field="max_paths")
     root = await mem.causal.get(ns, inp.node)
     directions = ("upstream", "downstream") if inp.direction == "both" else (inp.direction,)
+    # The same paths for every page: which paths the walk keeps depends on how many it
+    # may keep, so that number does not follow the page.
     chains = [
-        await mem.causal.chain_from(ns, root, inp.depth, d, max_paths=inp.max_paths)
+        await mem.causal.chain_from(ns, root, inp.depth, d, max_paths=CHAIN_PATHS)
         for d in directions
     ]
-    return CausalChainOutput(root=root, chains=chains)
+    # One list of paths, upstream first, paged as any other; each page regrouped by chain.
+    paths = [(chain.direction, path) for chain in chains for path in chain.paths]
+
+    def answer(part: list[tuple[str, CausalPath]]) -> CausalChainOutput:
+        grouped = [
+            chain.model_copy(
+                update={
+                    "paths": [CausalPath.model_validate(p) for d, p in part if d == chain.direction]
+                }
+            )
+            for chain in chains
+        ]
+        return CausalChainOutput(root=root, chains=grouped)
+
+    return page.fill(page.window(paths), answer)
 
 
 def _maximal(paths: list[CausalPath]) -> list[CausalPath]:
@@ -110,6 +142,7 @@ def _explanation(path: CausalPath) -> Explanation:
 
 async def explain_why(ctx: ServerContext, inp: ExplainWhyInput) -> ExplainWhyOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    page = Page.open(inp, limit=inp.max_paths, limit_field="max_paths")
     try:
         effects: list[CausalNode] = [await mem.causal.get(ns, inp.effect)]
     except NodeNotFound as not_causal:
@@ -125,8 +158,8 @@ async def explain_why(ctx: ServerContext, inp: ExplainWhyInput) -> ExplainWhyOut
         for node in effects
     ]
     paths = _maximal([p for chain in chains for p in chain.paths])
-    paths.sort(key=lambda p: (-len(p.node_ids), -p.confidence))
-    explanations = [_explanation(p) for p in paths[: inp.max_paths]]
+    paths.sort(key=lambda p: (-len(p.node_ids), -p.confidence, tuple(p.node_ids)))
+    explanations = [_explanation(p) for p in paths]
     roots = list(dict.fromkeys(e.steps[0].cause for e in explanations if e.steps))
     if explanations:
         best = explanations[0]
@@ -143,8 +176,11 @@ async def explain_why(ctx: ServerContext, inp: ExplainWhyInput) -> ExplainWhyOut
             f"No recorded causes lead to {names}. Record one with add_causal_link, or ask "
             "recall for a broader answer."
         )
-    return ExplainWhyOutput(
-        answer=answer, effects=effects, root_causes=roots, explanations=explanations
+    return page.fill(
+        page.window(explanations),
+        lambda part: ExplainWhyOutput(
+            answer=answer, effects=effects, root_causes=roots, explanations=part
+        ),
     )
 
 
@@ -152,42 +188,40 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
     ToolSpec(
         name="get_entity",
         description=(
-            "Look up one entity by uuid or name (fuzzy: unknown names answer with the closest "
-            "ones) and return it with its properties and relationships in both directions. "
-            "Use query_timeline for its events."
+            "Everything stored about one person, system or thing: its properties and its "
+            "relationships. Name it by name or uuid; an unknown name answers with the "
+            "closest names."
         ),
         input_model=GetEntityInput,
         output_model=EntityDetail,
         handler=get_entity,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="memory",
     ),
     ToolSpec(
         name="query_timeline",
         description=(
-            "Events in time order between start and end (either open), optionally only those "
-            "involving one entity (uuid or name). Events of any age are returned. Returns "
-            "events with their time, duration and involved entities."
+            "Events in time order, optionally between start and end and only those "
+            "involving one entity. Use it for what happened when, and in what order."
         ),
         input_model=QueryTimelineInput,
         output_model=TimelineOutput,
         handler=query_timeline,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="memory",
     ),
     ToolSpec(
         name="query_facts",
         description=(
-            "Facts (subject predicate object) as of a time: valid now by default, at as_of, "
-            "at some time in [start, end], or every version with history. Filter by subject, "
-            "predicate or entity. A date without a time is the whole day. Each fact carries "
-            "valid_from/valid_to, recorded_at, invalidated_at and invalidated_by, and source."
+            "Facts (subject predicate object) valid now, at as_of, at some time in [start, "
+            "end], or every version with history; filter by subject, predicate or entity. "
+            "Use it for current values: a role, an owner, a setting."
         ),
         input_model=QueryFactsInput,
         output_model=FactsOutput,
         handler=query_facts,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="memory",
     ),
     ToolSpec(
         name="fact_history",
@@ -201,7 +235,7 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=FactHistoryOutput,
         handler=fact_history,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="get_causal_chain",
@@ -215,20 +249,20 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         output_model=CausalChainOutput,
         handler=get_causal_chain,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="graph",
     ),
     ToolSpec(
         name="explain_why",
         description=(
-            "Explain why something happened: give an effect (a causal node's description or "
-            "uuid, or an entity name to explain what affected it). Returns an answer "
-            "sentence, the root causes and each chain from root cause to effect with per-hop "
-            "and path confidence, longest and most confident first."
+            "Why did something happen? Give the outcome (its description, or an entity to "
+            "explain what affected it). Returns an answer sentence, the root causes and "
+            "each recorded chain from cause to effect with its confidence, most likely "
+            "first."
         ),
         input_model=ExplainWhyInput,
         output_model=ExplainWhyOutput,
         handler=explain_why,
         annotations=READ_ONLY,
-        profile=PROFILE,
+        profile="memory",
     ),
 )
