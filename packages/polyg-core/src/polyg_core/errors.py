@@ -80,6 +80,11 @@ class QueryTimeout(StorageError, TimeoutError):
     """A query ran longer than the configured per-query timeout."""
 
 
+class ExportError(PolygError):
+    """A stored node cannot be written as a record; the export stops instead of leaving
+    it out."""
+
+
 class EmbeddingMismatch(PolygError):
     """The namespace was built with another embedding model or dimension."""
 
