@@ -95,3 +95,8 @@ class EmbeddedServerError(PolygError):
 
 class ProviderError(PolygError):
     """An LLM or embedding provider failed after its retries."""
+
+
+class DimensionUnknown(ProviderError):
+    """An embedding model's vector length is not known before its first embedding
+    (`providers.embeddings.base.dimension_of` learns it)."""

@@ -42,7 +42,7 @@ from polyg_shared.temporal import (
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
-from polyg_core.graphs.base import check_text, cosine, embed_texts
+from polyg_core.graphs.base import check_text, cosine, embed_texts, prepare
 from polyg_core.graphs.bulk import EventItem, add_events
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import (
@@ -127,10 +127,7 @@ class TemporalGraph:
     event_match_threshold: float = 0.85
 
     async def _prepare(self, namespace: str) -> None:
-        await self.store.ensure_schema(namespace)
-        await self.store.ensure_vectors(
-            namespace, self.embedder.model_name, self.embedder.dimension
-        )
+        await prepare(self.store, namespace, self.embedder)
 
     async def _entity_uuid(self, namespace: str, entity: str) -> str:
         return (await self.resolver.resolve(namespace, ENTITY_NAMES, entity)).uuid
