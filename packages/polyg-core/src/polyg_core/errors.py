@@ -80,6 +80,11 @@ class QueryTimeout(StorageError, TimeoutError):
     """A query ran longer than the configured per-query timeout."""
 
 
+class ExportError(PolygError):
+    """A stored node cannot be written as a record; the export stops instead of leaving
+    it out."""
+
+
 class EmbeddingMismatch(PolygError):
     """The namespace was built with another embedding model or dimension."""
 
@@ -90,3 +95,8 @@ class EmbeddedServerError(PolygError):
 
 class ProviderError(PolygError):
     """An LLM or embedding provider failed after its retries."""
+
+
+class DimensionUnknown(ProviderError):
+    """An embedding model's vector length is not known before its first embedding
+    (`providers.embeddings.base.dimension_of` learns it)."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from polyg_shared.results import SimilarNode
 
 from polyg_core.errors import AmbiguousName, Candidate, NodeNotFound
+from polyg_core.graphs.base import check_readable
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, SCRATCH, check_label
 from polyg_core.storage.vector import knn, knn_of_node, knn_of_nodes
@@ -291,6 +292,9 @@ class NameResolver:
     async def _similar(self, namespace: str, spec: NameSpec, name: str) -> list[Candidate]:
         assert self.embedder is not None
         vector = (await self.embedder.embed([name]))[0]
+        # A namespace of another model answers with the error writes give, not FalkorDB's.
+        if not await check_readable(self.store, namespace, self.embedder, dimension=len(vector)):
+            return []
         hits = await knn(
             self.store, namespace, spec.label, vector.tolist(), self.max_candidates + 3
         )

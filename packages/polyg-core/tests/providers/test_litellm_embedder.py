@@ -5,7 +5,7 @@ import anyio
 import numpy as np
 import pytest
 from polyg_core.errors import ProviderError
-from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.providers.embeddings.base import Embedder, dimension_of
 from polyg_core.providers.embeddings.litellm import LiteLLMEmbedder
 from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
 
@@ -109,3 +109,28 @@ async def test_empty_strings_are_still_embedded(server: ScriptedLLMServer) -> No
 
     assert vectors.shape == (2, 8)
     assert server.embedding_requests[0].body["input"][0].strip() == ""
+
+
+async def test_dimension_of_learns_from_one_embedding_and_keeps_it(
+    server: ScriptedLLMServer,
+) -> None:
+    emb = embedder(server)
+
+    with anyio.fail_after(10):
+        assert await dimension_of(emb) == 8
+        assert await dimension_of(emb) == 8
+        await emb.embed(["after the first"])
+
+    assert len(server.embedding_requests) == 2
+
+
+async def test_dimension_of_asks_nothing_once_a_text_was_embedded(
+    server: ScriptedLLMServer,
+) -> None:
+    emb = embedder(server)
+
+    with anyio.fail_after(10):
+        await emb.embed(["a first text"])
+        assert await dimension_of(emb) == 8
+
+    assert len(server.embedding_requests) == 1

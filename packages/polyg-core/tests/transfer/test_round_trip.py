@@ -10,16 +10,9 @@ the Cypher dump replayed statement by statement in the bare database with plain
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import anyio
-import numpy as np
-import numpy.typing as npt
 import pytest
 import redis
 from polyg_bench.generate import generate
@@ -29,77 +22,13 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.scenarios import load_scenario
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
+from polyg_core.testing.roundtrip import HashEmbedder, State, assert_same, read_state
 from polyg_core.transfer import RecordWriter, iter_export, iter_records, write_jsonl
 from polyg_core.transfer.cypher_dump import write_cypher
 
 pytestmark = pytest.mark.anyio
 
 DEMO = ("deployment_failure", "incident_response")
-
-
-class State:
-    """What a namespace holds, read back with Cypher (the bookkeeping `P_Meta` node aside)."""
-
-    def __init__(self, labels: Counter[str], types: Counter[str], nodes: Any, edges: Any) -> None:
-        self.labels = labels
-        self.types = types
-        self.nodes: dict[str, tuple[str, dict[str, Any]]] = nodes
-        self.edges: Counter[str] = edges
-
-
-async def _paged(store: FalkorStore, ns: str, match: str, var: str, ret: str) -> list[Any]:
-    """Rows of `match RETURN ret`, 5,000 ids of `var` per query (big namespaces)."""
-    top = await store.query(ns, f"{match} RETURN max(id({var}))", read_only=True)
-    last = top.rows[0][0] if top.rows else None
-    rows: list[Any] = []
-    for low in range(0, -1 if last is None else int(last) + 1, 5000):
-        res = await store.query(
-            ns,
-            f"{match} WHERE id({var}) >= $lo AND id({var}) < $hi RETURN {ret}",
-            {"lo": low, "hi": low + 5000},
-            read_only=True,
-        )
-        rows += res.rows
-    return rows
-
-
-async def read_state(store: FalkorStore, ns: str) -> State:
-    labels = await store.query(
-        ns, "MATCH (n) WHERE NOT n:P_Meta RETURN labels(n)[0], count(n)", read_only=True
-    )
-    types = await store.query(ns, "MATCH ()-[r]->() RETURN type(r), count(r)", read_only=True)
-    nodes = await _paged(store, ns, "MATCH (n)", "n", "labels(n)[0], n {.*, embedding: null}")
-    edges = await _paged(
-        store, ns, "MATCH (a)-[r]->(b)", "r", "type(r), a.uuid, b.uuid, properties(r)"
-    )
-    node_map: dict[str, tuple[str, dict[str, Any]]] = {}
-    for label, props in nodes:
-        if label == "P_Meta":
-            continue
-        clean = {k: v for k, v in dict(props).items() if k != "embedding"}
-        node_map[str(clean["uuid"])] = (str(label), clean)
-    edge_keys = Counter(
-        json.dumps([t, a, b, dict(p or {})], sort_keys=True) for t, a, b, p in edges
-    )
-    return State(
-        Counter({str(k): int(v) for k, v in labels.rows}),
-        Counter({str(k): int(v) for k, v in types.rows}),
-        node_map,
-        edge_keys,
-    )
-
-
-def assert_same(source: State, target: State, name: str = "") -> None:
-    assert name and target.labels == source.labels
-    assert target.types == source.types
-    assert target.nodes.keys() == source.nodes.keys()
-    diffs = [
-        (uuid, source.nodes[uuid], target.nodes[uuid])
-        for uuid in source.nodes
-        if source.nodes[uuid] != target.nodes[uuid]
-    ]
-    assert not diffs, diffs[:3]
-    assert target.edges == source.edges, list((source.edges - target.edges).items())[:3]
 
 
 async def export_jsonl(store: FalkorStore, ns: str, path: Path) -> int:
@@ -236,26 +165,6 @@ async def test_demo_round_trip_keeps_the_database_state(
     }
     for name in ("jsonl", "cypher", "bare"):
         assert_same(source, states[name], name)
-
-
-class HashEmbedder:
-    """Deterministic unit vectors from a hash of the text, for the 10K round trip.
-
-    The transfer is under test, not the model: the generated namespace's own vectors
-    are random, embeddings are left out of the compared state, and embedding 70,000
-    texts with MiniLM would make the test measure the model (as `polyg bench` notes).
-    """
-
-    model_name = "test-hash-384"
-    dimension = 384
-
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for i, text in enumerate(texts):
-            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
-            v = np.random.default_rng(seed).standard_normal(self.dimension)
-            out[i] = v / np.linalg.norm(v)
-        return out
 
 
 async def test_a_generated_namespace_round_trips(

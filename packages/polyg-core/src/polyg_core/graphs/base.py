@@ -10,9 +10,9 @@ from typing import Any
 
 from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_ms
 
-from polyg_core.errors import EmbeddingMismatch, InvalidInput
-from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.storage.store import FalkorStore
+from polyg_core.errors import InvalidInput
+from polyg_core.providers.embeddings.base import Embedder, dimension_of
+from polyg_core.storage.store import FalkorStore, check_embedding
 from polyg_core.storage.vector import Neighbour, knn
 from polyg_core.text.normalize import normalize_name
 
@@ -44,30 +44,47 @@ async def prepare(
 
     Raises:
         EmbeddingMismatch: the namespace was built with another embedding model or dimension.
+        ProviderError: the model's dimension had to be learned and the model failed.
     """
     await store.ensure_schema(namespace, meta_present=meta_present)
-    await store.ensure_vectors(namespace, embedder.model_name, embedder.dimension)
+    await ensure_vectors(store, namespace, embedder)
 
 
-async def check_readable(store: FalkorStore, namespace: str, embedder: Embedder) -> bool:
-    """Check, without writing, that vectors from `embedder` can be searched in a namespace.
+async def ensure_vectors(store: FalkorStore, namespace: str, embedder: Embedder) -> None:
+    """Check the embedder against the namespace's record, or record it at the first vector,
+    and create the vector indexes (`FalkorStore.ensure_vectors`). A remote model's
+    dimension is learned from its first embedding (`dimension_of`), never required
+    beforehand.
+
+    Raises:
+        EmbeddingMismatch: the namespace was built with another embedding model or dimension.
+        ProviderError: the model's dimension had to be learned and the model failed.
+    """
+    await store.ensure_vectors(namespace, embedder.model_name, await dimension_of(embedder))
+
+
+async def check_readable(
+    store: FalkorStore, namespace: str, embedder: Embedder, *, dimension: int | None = None
+) -> bool:
+    """Check, without writing, that vectors from `embedder` can be searched in a namespace:
+    the check writes make (`check_embedding`), so a read under another model gets the
+    same clear error instead of FalkorDB's or silently nothing.
+
+    `dimension`: the length of a query vector already made (else the embedder's, learned
+    from one embedding if need be, once the model name matches).
 
     Returns False when the namespace has no embeddings yet (nothing to search).
 
     Raises:
         EmbeddingMismatch: the namespace was built with another model or dimension.
     """
-    meta = await store.metadata(namespace)
-    model, dim = meta.get("embedding_model"), meta.get("dimension")
-    if model is None or dim is None:
+    record = await store.embedding_record(namespace)
+    if record is None:
         return False
-    if model != embedder.model_name or int(dim) != embedder.dimension:
-        raise EmbeddingMismatch(
-            f"graph {namespace!r} was built with embedding model {model!r} (dimension {dim}), "
-            f"but polyg is configured with {embedder.model_name!r} (dimension "
-            f"{embedder.dimension}). Set EMBEDDING_MODEL={model} to use this graph, use another "
-            "graph name, or re-embed it (polyg export, then import into a new graph)."
-        )
+    check_embedding(namespace, record, embedder.model_name, None)
+    if dimension is None:
+        dimension = await dimension_of(embedder)
+    check_embedding(namespace, record, embedder.model_name, dimension)
     return True
 
 

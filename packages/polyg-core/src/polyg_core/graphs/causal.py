@@ -49,7 +49,7 @@ from polyg_shared.nodes import CausalNode, CausalNodeType
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import InvalidInput, NodeNotFound
-from polyg_core.graphs.base import MAX_TEXT, check_text
+from polyg_core.graphs.base import MAX_TEXT, check_text, prepare
 from polyg_core.graphs.entity_refs import (
     created_entities,
     ensure_entity_uuids,
@@ -318,10 +318,7 @@ class CausalGraph:
         )
 
     async def _prepare(self, namespace: str) -> None:
-        await self.store.ensure_schema(namespace)
-        await self.store.ensure_vectors(
-            namespace, self.embedder.model_name, self.embedder.dimension
-        )
+        await prepare(self.store, namespace, self.embedder)
 
     async def _match(self, namespace: str, text: str, vector: list[float]) -> _Match:
         key = normalize_description(text)

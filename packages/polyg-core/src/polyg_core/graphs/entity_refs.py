@@ -40,6 +40,7 @@ from polyg_shared.results import WrittenNode
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput
+from polyg_core.graphs.base import ensure_vectors
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver, similar_nodes
 from polyg_core.storage.schema import ENTITY
@@ -419,7 +420,7 @@ async def resolve_entity_names(
     if not missing:
         return out
     await store.ensure_schema(namespace)
-    await store.ensure_vectors(namespace, embedder.model_name, embedder.dimension)
+    await ensure_vectors(store, namespace, embedder)
     vectors = await embedder.embed(missing)
     written = await write_ensured(
         store,

@@ -36,7 +36,7 @@ from polyg_core.graphs.base import (
     to_ms,
 )
 from polyg_core.graphs.entity import EntityGraph
-from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.providers.embeddings.base import Embedder, dimension_of
 from polyg_core.resolve import CONCEPT_NAMES, NameResolver
 from polyg_core.storage.cypher import clean, each_linked, load_properties, props
 from polyg_core.storage.schema import (
@@ -572,19 +572,18 @@ class SemanticGraph:
                 raise InvalidInput(f"cannot search label {label!r}; use some of {allowed}")
         if isinstance(query, str):
             check_text(query, "query", MAX_CONTENT)
-        elif len(query) != self.embedder.dimension:
-            raise EmbeddingMismatch(
-                f"the query vector has dimension {len(query)}, but graph {namespace!r} uses "
-                f"{self.embedder.model_name!r} vectors of dimension {self.embedder.dimension}; "
-                "embed the query with the same model or pass the text instead"
-            )
-        if not await check_readable(self.store, namespace, self.embedder):
+            vector = (await embed_texts(self.embedder, [query]))[0]
+        else:
+            vector = [float(x) for x in query]
+            dimension = await dimension_of(self.embedder)
+            if len(vector) != dimension:
+                raise EmbeddingMismatch(
+                    f"the query vector has dimension {len(vector)}, but graph {namespace!r} "
+                    f"uses {self.embedder.model_name!r} vectors of dimension {dimension}; "
+                    "embed the query with the same model or pass the text instead"
+                )
+        if not await check_readable(self.store, namespace, self.embedder, dimension=len(vector)):
             return []
-        vector = (
-            (await embed_texts(self.embedder, [query]))[0]
-            if isinstance(query, str)
-            else [float(x) for x in query]
-        )
         found: list[Neighbour] = []
 
         async def one(label: str) -> None:

@@ -42,7 +42,7 @@ from polyg_shared.temporal import (
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
-from polyg_core.graphs.base import check_text, cosine, embed_texts
+from polyg_core.graphs.base import check_text, cosine, embed_texts, prepare
 from polyg_core.graphs.bulk import EventItem, add_events
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import (
@@ -92,7 +92,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class FactItem:
-    """A fact to write with `TemporalGraph.add_facts` (the arguments of `add_fact`)."""
+    """A fact to write with `TemporalGraph.add_facts` (the arguments of `add_fact`).
+
+    `link_subject`: the subject names an entity (found or created, as `add_fact`
+    does); False keeps it as text and links `entities` only. `uuid`: the fact's
+    identity when it has one (an exported fact's uuid).
+    """
 
     subject: str
     predicate: str
@@ -101,6 +106,8 @@ class FactItem:
     valid_to: TimeInput | None = None
     entities: Sequence[str] = ()
     source: str | None = None
+    link_subject: bool = True
+    uuid: str | None = None
 
 
 @dataclass
@@ -120,10 +127,7 @@ class TemporalGraph:
     event_match_threshold: float = 0.85
 
     async def _prepare(self, namespace: str) -> None:
-        await self.store.ensure_schema(namespace)
-        await self.store.ensure_vectors(
-            namespace, self.embedder.model_name, self.embedder.dimension
-        )
+        await prepare(self.store, namespace, self.embedder)
 
     async def _entity_uuid(self, namespace: str, entity: str) -> str:
         return (await self.resolver.resolve(namespace, ENTITY_NAMES, entity)).uuid
@@ -572,15 +576,28 @@ class TemporalGraph:
     async def add_facts(
         self, namespace: str, items: Sequence[FactItem]
     ) -> list[FactWrite | InvalidInput | AmbiguousName]:
-        """`add_fact` for many facts: their entity names resolved in one lookup, their texts
-        embedded in one call, then one `ADD_FACT` query each, in order (a fact can
-        supersede the one before it). A fact that cannot be written is its error."""
+        """Write many facts, as an import does: their entity names resolved in one
+        lookup, then one `ADD_FACT` query each, in order (a fact can supersede the one
+        before it). A fact that cannot be written is its error.
+
+        A fact already stored is not written again (status `existing`): the same
+        uuid when the item has one, else the same subject, predicate, object and
+        `valid_from` (a fact `add_fact` has since replaced at the instant it began
+        is still that fact, so a file imported twice adds nothing). An empty validity
+        (`valid_to = valid_from`) is accepted here: history in record time.
+        """
         out: list[FactWrite | InvalidInput | AmbiguousName] = []
         todo: list[tuple[int, dict[str, Any], FactItem]] = []
         for it in items:
             try:
                 p = fact_params(
-                    it.subject, it.predicate, it.object, it.valid_from, it.valid_to, it.source
+                    it.subject,
+                    it.predicate,
+                    it.object,
+                    it.valid_from,
+                    it.valid_to,
+                    it.source,
+                    allow_empty=True,
                 )
             except InvalidInput as exc:
                 out.append(exc)
@@ -590,20 +607,59 @@ class TemporalGraph:
         if not todo:
             return out
         await self._prepare(namespace)
-        names = [n for _, p, it in todo for n in (p["subject"], *it.entities)]
+        stored = await self._stored_facts(
+            namespace, [(fact_identity(p, it), it) for _, p, it in todo]
+        )
+        names = [n for _, p, it in todo for n in _fact_names(p, it)]
         uuids = await resolve_entity_names(self.store, self.embedder, namespace, names)
         for i, p, it in todo:
+            key = fact_identity(p, it)
+            if key in stored:
+                out[i] = FactWrite(fact=stored[key], status="existing", invalidated=[])
+                continue
             got = [
                 uuids.get(n.strip(), InvalidInput("an entity name is empty"))
-                for n in (p["subject"], *it.entities)
+                for n in _fact_names(p, it)
             ]
             failed = next((g for g in got if not isinstance(g, str)), None)
             if failed is not None:
                 out[i] = failed
                 continue
             eids = sorted({g for g in got if isinstance(g, str)})
-            out[i] = await write_fact(self.store, namespace, {**p, "eids": eids})
+            written = await write_fact(self.store, namespace, {**p, "eids": eids})
+            out[i] = written
+            stored[key] = written.fact
         return out
+
+    async def _stored_facts(
+        self, namespace: str, keys: Sequence[tuple[FactIdentity, FactItem]]
+    ) -> dict[FactIdentity, Fact]:
+        """The stored facts that have these identities (see `fact_identity`), two queries."""
+        by_uuid = sorted({k[1] for k, _ in keys if k[0] == "uuid"})
+        by_key = [list(k[1:]) for k, _ in keys if k[0] == "key"]
+        found: dict[FactIdentity, Fact] = {}
+        if by_uuid:
+            res = await self.store.query(
+                namespace,
+                f"UNWIND $us AS u MATCH (f:{FACT} {{uuid: u}}) RETURN {props('f')}",
+                {"us": by_uuid},
+                read_only=True,
+            )
+            for (node,) in res.rows:
+                fact = fact_from_row(clean(node))
+                found[("uuid", fact.uuid)] = fact
+        if by_key:
+            res = await self.store.query(
+                namespace,
+                f"UNWIND $ks AS k MATCH (f:{FACT} {{subject_key: k[0]}}) "
+                "WHERE f.predicate_key = k[1] AND f.object_key = k[2] AND f.valid_from = k[3] "
+                f"RETURN k, {props('f')} ORDER BY f.recorded_at",
+                {"ks": by_key},
+                read_only=True,
+            )
+            for k, node in res.rows:
+                found.setdefault(("key", *k), fact_from_row(clean(node)))
+        return found
 
     async def invalidate_fact(self, namespace: str, uuid: str, at: TimeInput | None = None) -> Fact:
         """End a fact's validity at `at` (default now); already ended earlier: unchanged.
@@ -776,6 +832,25 @@ class TemporalGraph:
         return versions
 
 
+FactIdentity = tuple[Any, ...]
+"""("uuid", uuid) or ("key", subject key, predicate key, object key, valid_from ms)."""
+
+
+def fact_identity(params: Mapping[str, Any], item: FactItem) -> FactIdentity:
+    """What makes a fact to write the same as a stored one (see `add_facts`)."""
+    if item.uuid:
+        return ("uuid", item.uuid)
+    if item.valid_from is None:
+        # "from now" is a new instant on every write: only its uuid could match.
+        return ("new", params["uuid"])
+    return ("key", params["sk"], params["pk"], params["ok"], params["vf"])
+
+
+def _fact_names(params: Mapping[str, Any], item: FactItem) -> list[str]:
+    """The entity names a fact links: its subject (unless kept as text) and `entities`."""
+    return [params["subject"], *item.entities] if item.link_subject else [*item.entities]
+
+
 def fact_params(
     subject: str,
     predicate: str,
@@ -783,11 +858,17 @@ def fact_params(
     valid_from: TimeInput | None = None,
     valid_to: TimeInput | None = None,
     source: str | None = None,
+    *,
+    allow_empty: bool = False,
 ) -> dict[str, Any]:
     """The checked parameters of `ADD_FACT`, without `eids` (entity uuids).
 
+    `allow_empty`: accept `valid_to = valid_from` (an import restoring a fact that was
+    replaced the instant it began); a caller stating a fact gives a real interval.
+
     Raises:
-        InvalidInput: empty parts, bad timestamps, or `valid_to <= valid_from`.
+        InvalidInput: empty parts, bad timestamps, or `valid_to <= valid_from`
+            (`valid_to < valid_from` with `allow_empty`).
     """
     subj = check_text(subject, "subject", 256)
     pred = check_text(predicate, "predicate", 256)
@@ -806,7 +887,7 @@ def fact_params(
         else None
     )
     said_by = check_text(source, "source", 256) if source is not None else None
-    if vt is not None and vt <= vf:
+    if vt is not None and (vt < vf or (vt == vf and not allow_empty)):
         raise InvalidInput(
             f"valid_to ({iso(from_ms(vt))}) must be after valid_from ({iso(from_ms(vf))})"
         )

@@ -114,6 +114,8 @@ def fact_from_row(node: dict[str, Any]) -> Fact:
 
 # One query decides and writes, so concurrent add_fact calls cannot interleave
 # between the check and the write (FalkorDB runs writes to a graph one at a time).
+# An empty validity ($vt = $vf: an imported fact that was replaced or ended the
+# instant it began) is history in record time: it is created and closes nothing.
 ADD_FACT = f"""
 OPTIONAL MATCH (x:{ENTITY}) WHERE x.uuid IN $eids
 WITH collect(DISTINCT x) AS xs
@@ -131,7 +133,7 @@ WITH xs, f0,
     CASE WHEN nx IS NULL THEN $vt_iso WHEN $vt IS NULL OR nx.valid_from < $vt
         THEN nx.valid_from_iso ELSE $vt_iso END AS vend_iso
 WITH xs, f0, vend, vend_iso,
-    CASE WHEN f0 IS NULL THEN 'created'
+    CASE WHEN f0 IS NULL OR $vt = $vf THEN 'created'
         WHEN f0.object_key <> $ok THEN 'superseded'
         WHEN f0.valid_to IS NULL THEN 'existing'
         WHEN vend IS NOT NULL AND f0.valid_to >= vend THEN 'existing'

@@ -165,8 +165,10 @@ class RecallPipeline:
             EmbeddingMismatch: the namespace was built with another model or dimension (the
                 same clear error writes give, instead of FalkorDB's or silently nothing).
         """
-        await check_readable(self.store, namespace, self.embedder)
-        return await self.embed(text)
+        vector = await self.embed(text)
+        # Checked with the vector made, so a remote model's first call needs no probe.
+        await check_readable(self.store, namespace, self.embedder, dimension=len(vector))
+        return vector
 
     async def seeds(
         self,

@@ -42,7 +42,7 @@ from polyg_shared.nodes import Entity, Fact, MemoryCategory
 from polyg_shared.retrieval import RememberResult, WrittenNode
 
 from polyg_core.errors import AmbiguousName, InvalidInput
-from polyg_core.graphs.base import check_text, embed_texts, now_ms, to_ms
+from polyg_core.graphs.base import check_text, embed_texts, ensure_vectors, now_ms, to_ms
 from polyg_core.graphs.bulk import event_row, write_event_rows
 from polyg_core.graphs.causal import DEFAULT_MATCH_THRESHOLD, LinkBatch
 from polyg_core.graphs.causal_batch import match_new, same_node
@@ -217,7 +217,7 @@ class RememberWriter:
         cat = _category(category, ex)
         tag_list = list(dict.fromkeys(check_text(t, "tag") for t in tags))
         embedder, resolver = self.entities.embedder, self.entities.resolver
-        await self.store.ensure_vectors(namespace, embedder.model_name, embedder.dimension)
+        await ensure_vectors(self.store, namespace, embedder)
         said = f"{who} ({source_id})" if who and source_id else (who or source_id or "")
         items = Items.of(ex, said.strip()[:256] or None)
         found = await lookup(self.store, namespace, items)

@@ -17,7 +17,7 @@ from polyg_shared.engine import DEFAULT_SCRATCH_GRAPH, ScratchGraphSummary
 from polyg_shared.timeutil import from_epoch_ms, iso
 
 from polyg_core.errors import InvalidInput
-from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.providers.embeddings.base import Embedder, dimension_of
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.schema import META
 from polyg_core.storage.store import FalkorStore
@@ -84,7 +84,8 @@ class GraphManager:
         )
         kind = _kind(res.scalar())
         if kind == "scratch" and self.embedder is not None:
-            await self.store.ensure_vectors(ns, self.embedder.model_name, self.embedder.dimension)
+            model, dim = self.embedder.model_name, await dimension_of(self.embedder)
+            await self.store.ensure_vectors(ns, model, dim)
         # A short TTL is checked as often as it needs (half of it), a long one every minute.
         interval = min(self.check_interval_s, self.ttl_s / 2) if self.ttl_s > 0 else None
         if interval is not None and time.monotonic() - self._last_check >= interval:

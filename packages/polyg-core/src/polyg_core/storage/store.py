@@ -637,6 +637,19 @@ class FalkorStore:
             ):
                 raise
 
+    async def embedding_record(self, namespace: str) -> tuple[str, int] | None:
+        """The embedding model and dimension a namespace recorded at its first vector, or
+        None when it has none yet (or does not exist)."""
+        res = await self.query(
+            namespace,
+            f"MATCH (m:{META} {{key: 'meta'}}) RETURN m.embedding_model, m.dimension",
+            read_only=True,
+        )
+        model, dim = res.rows[0] if res.rows else (None, None)
+        if model is None:
+            return None
+        return str(model), int(dim or 0)
+
     async def ensure_vectors(self, namespace: str, model: str, dimension: int) -> None:
         """Record the embedding model/dimension of a namespace and create its vector indexes.
 
@@ -647,22 +660,9 @@ class FalkorStore:
         if cached == (model, dimension):
             return
         await self.ensure_schema(namespace)
-        res = await self.query(
-            namespace,
-            f"MATCH (m:{META} {{key: 'meta'}}) RETURN m.embedding_model, m.dimension",
-            read_only=True,
-        )
-        stored_model, stored_dim = res.rows[0] if res.rows else [None, None]
-        if stored_model is not None and (
-            stored_model != model or int(stored_dim or 0) != dimension
-        ):
-            raise EmbeddingMismatch(
-                f"graph {namespace!r} was built with embedding model {stored_model!r} "
-                f"(dimension {stored_dim}), but polyg is configured with {model!r} "
-                f"(dimension {dimension}). Set EMBEDDING_MODEL={stored_model} to use this graph, "
-                "use another graph name, or re-embed it (polyg export, then import into a new graph)."
-            )
-        if stored_model is None:
+        record = await self.embedding_record(namespace)
+        check_embedding(namespace, record, model, dimension)
+        if record is None:
             await self.query(
                 namespace,
                 f"MATCH (m:{META} {{key: 'meta'}}) SET m.embedding_model = $model, m.dimension = $dim",
@@ -769,6 +769,29 @@ class FalkorStore:
             f"MATCH (m:{META} {{key: 'meta'}}) SET m.last_used_at = $now",
             {"now": int(time.time() * 1000)},
         )
+
+
+def check_embedding(
+    namespace: str, record: tuple[str, int] | None, model: str, dimension: int | None
+) -> None:
+    """The one check of an embedding model against a namespace's record (writes and reads
+    both call it): the same model and, when known (`dimension` not None), the same length.
+
+    Raises:
+        EmbeddingMismatch: another model or dimension, with the ways out.
+    """
+    if record is None:
+        return
+    stored_model, stored_dim = record
+    if stored_model == model and dimension in (None, stored_dim):
+        return
+    configured = f"{model!r}" + (f" (dimension {dimension})" if dimension is not None else "")
+    raise EmbeddingMismatch(
+        f"graph {namespace!r} was built with embedding model {stored_model!r} "
+        f"(dimension {stored_dim}), but polyg is configured with {configured}. "
+        f"Set EMBEDDING_MODEL={stored_model} to use this graph, use another graph name, "
+        "or re-embed it (polyg export, then import into a new graph)."
+    )
 
 
 async def open_store(settings: StorageSettings | None = None) -> FalkorStore:

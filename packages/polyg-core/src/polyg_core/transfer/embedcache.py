@@ -65,5 +65,5 @@ class PrefetchEmbedder:
         if missing:
             await self.prefetch(missing)
         if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
+            return await self.inner.embed([])
         return np.stack([self._cache[t] for t in texts]).astype(np.float32, copy=False)

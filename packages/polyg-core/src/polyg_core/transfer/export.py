@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from polyg_shared.nodes import CausalNodeType
+from pydantic import ValidationError
 
+from polyg_core.errors import ExportError
 from polyg_core.graphs.entity_refs import from_ms
 from polyg_core.storage.cypher import clean, load_properties
 from polyg_core.storage.schema import (
@@ -40,6 +42,7 @@ from polyg_core.storage.schema import (
     X_REPRESENTS,
 )
 from polyg_core.storage.store import FalkorStore
+from polyg_core.text.normalize import normalize_name
 from polyg_core.transfer.records import (
     CausalLinkRecord,
     CausalNodeRecord,
@@ -238,14 +241,23 @@ def _event(r: list[Any], names: _Names) -> Exported:
 
 def _fact(r: list[Any], names: _Names) -> Exported:
     n = _node(r)
-    refs, uuids = names.entities(r[2])
+    _, uuids = names.entities(r[2])
+    # The subject is written as a link only when the import would find that very entity
+    # by the subject's name (its key, held by no other entity). A subject whose entity
+    # was deleted stays text: naming it would create the entity again.
+    key = n.get("subject_key") or normalize_name(str(n["subject"]))
+    own = [
+        x for x in r[2] or [] if x[0] is not None and x[1] == key and key not in names.entity_keys
+    ]
+    refs, _ = names.entities([x for x in r[2] or [] if x not in own])
     rec = FactRecord(
         subject=n["subject"],
         predicate=n["predicate"],
         object=n["object"],
         valid_from=_ms(n.get("valid_from")),
         valid_to=_ms(n.get("valid_to")),
-        entities=[x for x in refs if x != n["subject"]],
+        entities=refs,
+        link_subject=bool(own),
         links_stored=_links_stored(**{X_INVOLVES: r[2]}),
         stored=split("fact", n),
     )
@@ -332,6 +344,22 @@ _PLAN: Sequence[tuple[str, str, RowFn]] = (
 )
 
 
+def _uuid_of(row: list[Any]) -> str:
+    """Which node a row is: its uuid, or for an edge row the uuid of the edge's start."""
+    node = row[1]
+    if isinstance(node, dict):
+        return f"uuid {node.get('uuid')}"
+    return f"an edge from uuid {row[-2]}"
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+    if isinstance(exc, KeyError):
+        return f"it has no {exc.args[0]!r} property"
+    return str(exc)
+
+
 async def iter_exported(
     store: FalkorStore, namespace: str, *, page: int = DEFAULT_PAGE
 ) -> AsyncIterator[Exported]:
@@ -339,6 +367,7 @@ async def iter_exported(
 
     Raises:
         StorageUnavailable: FalkorDB cannot be reached.
+        ExportError: a node cannot be written as a record (export never leaves one out).
     """
     names = await _shared_names(store, namespace)
     for label, body, row_fn in _PLAN:
@@ -347,8 +376,13 @@ async def iter_exported(
                 try:
                     yield row_fn(row, names)
                 except (ValueError, KeyError, TypeError) as exc:
-                    # a node written by hand outside polyg's rules
-                    logger.warning("skipped a %s node that is not a valid record: %s", label, exc)
+                    # A node written outside polyg's rules: an export that left it out
+                    # would not be the namespace any more.
+                    raise ExportError(
+                        f"graph {namespace!r}: a {label} node ({_uuid_of(row)}) cannot be "
+                        f"written as a record: {_reason(exc)}. Nothing was left out silently: "
+                        "fix or delete that node (delete_node with its uuid), then export again."
+                    ) from exc
 
 
 async def iter_late_edges(
@@ -376,6 +410,7 @@ async def iter_export(
 
     Raises:
         StorageUnavailable: FalkorDB cannot be reached.
+        ExportError: a node cannot be written as a record (export never leaves one out).
     """
     async for item in iter_exported(store, namespace, page=page):
         yield item.record

@@ -86,7 +86,14 @@ class EventRecord(_Record):
 
 
 class FactRecord(_Record):
-    """A subject-predicate-object fact valid over `[valid_from, valid_to)` (`T_Fact`)."""
+    """A subject-predicate-object fact valid over `[valid_from, valid_to)` (`T_Fact`).
+
+    A fact is the same fact as a stored one with its uuid (`stored.uuid`, which export
+    writes) or, for a record without one, with the same subject, predicate, object and
+    `valid_from`: such a record is merged, never written twice. `valid_to` equal to
+    `valid_from` is an empty validity: a fact replaced or ended the instant it began,
+    kept as history in record time.
+    """
 
     kind: Literal["fact"] = "fact"
     subject: Name
@@ -95,6 +102,11 @@ class FactRecord(_Record):
     valid_from: Timestamp | None = None
     valid_to: Timestamp | None = None
     entities: list[Name] = Field(default_factory=list)
+    link_subject: bool = True
+    """The subject names an entity the fact involves, found or created as `add_fact`
+    does. False: the subject is kept as text only (export writes false for a fact whose
+    subject entity was deleted, so an import does not bring it back; `entities` then
+    lists every entity the fact involves)."""
     links_stored: LinksStored = Field(default_factory=dict)
     stored: Stored = Field(default_factory=dict)
 
@@ -111,8 +123,8 @@ class FactRecord(_Record):
 
     @model_validator(mode="after")
     def _interval(self) -> FactRecord:
-        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
-            raise ValueError("valid_to must be after valid_from")
+        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
+            raise ValueError("valid_to must not be before valid_from")
         return self
 
 

@@ -4,9 +4,10 @@ Records are buffered in batches; each batch is written kind by kind (entities
 first, so relations and events find their typed entities), each kind in a few
 queries: names resolved in one lookup, one UNWIND write (`EntityGraph.add_many`,
 `graphs/bulk.py`, `graphs/semantic_batch.py`, `graphs/causal_batch.py` for causal
-nodes, links and solutions; facts one `ADD_FACT` each, `TemporalGraph.add_facts`). The writes deduplicate as the
-per-record graph methods do, so importing a file twice creates nothing the second
-time. A record the graphs reject is reported with its line number and the import
+nodes, links and solutions; facts one `ADD_FACT` each, `TemporalGraph.add_facts`). The
+writes deduplicate as the per-record graph methods do (a fact is matched by its
+exported uuid, or by subject, predicate, object and start), so importing a file
+twice creates nothing the second time. A record the graphs reject is reported with its line number and the import
 goes on: a batch that fails as a whole on something one record can cause is written
 again record by record, so that record fails alone.
 """
@@ -198,7 +199,8 @@ def texts_of(rec: Record) -> list[str]:
     if isinstance(rec, EventRecord):
         return []  # events carry no vector; an entity they create is embedded then
     if isinstance(rec, FactRecord):
-        return [rec.subject, *rec.entities]  # facts carry no vector either
+        # facts carry no vector either; a subject kept as text names no entity
+        return [rec.subject, *rec.entities] if rec.link_subject else list(rec.entities)
     if isinstance(rec, CausalLinkRecord):
         return [rec.cause, rec.effect, *rec.entities]
     if isinstance(rec, CausalNodeRecord):
@@ -209,6 +211,12 @@ def texts_of(rec: Record) -> list[str]:
         shown = f"{rec.name}: {rec.description}" if rec.description else rec.name
         return [shown, *rec.entities]
     return [rec.content, *rec.concepts]
+
+
+def _stored_uuid(rec: Record) -> str | None:
+    """The uuid a record's node had where it was exported (None: written by hand)."""
+    uid = rec.stored.get("uuid")
+    return uid if isinstance(uid, str) and uid else None
 
 
 @dataclass
@@ -609,6 +617,8 @@ class RecordWriter:
                     r.valid_from,
                     r.valid_to,
                     list(r.entities),
+                    link_subject=r.link_subject,
+                    uuid=_stored_uuid(r),
                 )
                 for _, r in items
             ],

@@ -1,9 +1,11 @@
 """Embeddings from any litellm embedding model (OpenAI, Ollama, Cohere, ...).
 
-The vector dimension of a remote model is usually not known in advance, yet a
-namespace's vector index is created with it. Pass `dimension=` when you know
-it, or call `await embedder.probe()` once before the first schema bootstrap:
-it embeds one short string and remembers the length.
+The vector dimension of a remote model is usually not known in advance: the
+embedder learns it from its first embedding and keeps it. The graphs ask for it
+through `dimension_of` (providers/embeddings/base.py), which embeds one short
+text when nothing was embedded yet, so a new process writes and reads a
+namespace from its first call. Pass `dimension=` to check the model against a
+known length instead.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from polyg_core.errors import ProviderError
+from polyg_core.errors import DimensionUnknown, ProviderError
 from polyg_core.providers.litellm_common import (
     RetryPolicy,
     call_with_retries,
@@ -106,11 +108,11 @@ class LiteLLMEmbedder:
         """The vector length.
 
         Raises:
-            ProviderError: when it is not known yet: pass `dimension=` or
-                `await probe()` first.
+            DimensionUnknown: nothing was embedded yet and no `dimension=` was given
+                (`dimension_of` or `await probe()` learns it).
         """
         if self._dimension is None:
-            raise ProviderError(
+            raise DimensionUnknown(
                 f"The vector dimension of embedding model {self.model!r} is not known yet. "
                 "Pass dimension= when creating the embedder, or call `await embedder.probe()` "
                 "before creating a namespace's vector index."
