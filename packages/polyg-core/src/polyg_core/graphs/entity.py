@@ -234,6 +234,21 @@ async def merge_entity_rows(
     return {int(i): (to_entity(clean(node)), bool(created)) for i, created, node in res.rows}
 
 
+async def write_relations(
+    store: FalkorStore, namespace: str, rows: Sequence[dict[str, Any]]
+) -> tuple[list[list[Any]], int]:
+    """Write `relation_row` rows (one per source, target and relation key) in one query
+    (`WRITE_RELATIONS`): the `_REL_RETURN` row of each relation whose ends exist, and
+    how many relations were created."""
+    if not rows:
+        return [], 0
+    now = now_ms()
+    res = await store.query(
+        namespace, WRITE_RELATIONS, {"rows": list(rows), "now": now, "iso": iso_ms(now)}
+    )
+    return res.rows, res.relationships_created
+
+
 @dataclass
 class EntityGraph:
     """Create, read, update, delete, link and walk entities of a namespace.
@@ -516,7 +531,7 @@ class EntityGraph:
                 "cannot be related to itself — link two different entities"
             )
         row = relation_row(a.uuid, b.uuid, rel, given)
-        rows, _ = await self._write_relations(namespace, [row])  # a batch of one
+        rows, _ = await write_relations(self.store, namespace, [row])  # a batch of one
         if not rows:  # an end was deleted between resolving and linking
             raise NodeNotFound("entity", f"{source} -> {target}")
         return _relation(rows[0])
@@ -549,21 +564,8 @@ class EntityGraph:
             old = rows.setdefault((src, dst, row["rk"]), row)
             if old is not row and given is not None:
                 old["p"], old["has"] = row["p"], True
-        _, created = await self._write_relations(namespace, list(rows.values()))
+        _, created = await write_relations(self.store, namespace, list(rows.values()))
         return created
-
-    async def _write_relations(
-        self, namespace: str, rows: Sequence[dict[str, Any]]
-    ) -> tuple[list[list[Any]], int]:
-        """Write `relation_row` rows in one query (`WRITE_RELATIONS`): the `_REL_RETURN`
-        row of each relation, and how many relations were created."""
-        if not rows:
-            return [], 0
-        now = now_ms()
-        res = await self.store.query(
-            namespace, WRITE_RELATIONS, {"rows": list(rows), "now": now, "iso": iso_ms(now)}
-        )
-        return res.rows, res.relationships_created
 
     async def unlink(
         self, namespace: str, source: str, target: str, relationship_type: str | None = None
