@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import numpy as np
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.base import now_ms
@@ -50,6 +51,7 @@ START_MS = 1_735_689_600_000  # 2025-01-01T00:00:00Z
 YEAR_MS = 365 * 24 * 3600 * 1000
 DAY_MS = 24 * 3600 * 1000
 BATCH = 1000
+FACTS_IN_FLIGHT = 8
 WORDS = [
     "auth",
     "billing",
@@ -240,10 +242,21 @@ async def _events(w: _Writer, out: Generated) -> None:
 
 
 async def _facts(w: _Writer, out: Generated) -> None:
+    """One fact per entity through `write_fact` (the supersession rule is one query per
+    fact); the facts have distinct subjects, so several are in flight at once."""
+    params: Rows = []
     for i, (name, uid) in enumerate(zip(out.entity_names, out.entity_uuids, strict=True)):
         vf = START_MS + w.rng.randrange(YEAR_MS)
-        params = fact_params(name, "owned_by", f"team-{i % 50}", valid_from=iso(from_ms(vf)))
-        await write_fact(w.store, w.ns, params | {"eids": [uid], "uuid": w.uid()})
+        fact = fact_params(name, "owned_by", f"team-{i % 50}", valid_from=iso(from_ms(vf)))
+        params.append(fact | {"eids": [uid], "uuid": w.uid()})
+
+    async def write_every(start: int) -> None:
+        for p in params[start::FACTS_IN_FLIGHT]:
+            await write_fact(w.store, w.ns, p)
+
+    async with anyio.create_task_group() as tg:
+        for start in range(FACTS_IN_FLIGHT):
+            tg.start_soon(write_every, start)
     n = len(out.entity_uuids)
     out.counts |= {"facts": n, "x_involves": out.counts.get("x_involves", 0) + n}
 
