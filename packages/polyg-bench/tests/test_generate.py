@@ -7,6 +7,8 @@ import pytest
 from polyg_bench.generate import generate
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.entity import EntityGraph
+from polyg_core.graphs.semantic import SemanticGraph
+from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore
 
@@ -72,3 +74,53 @@ async def test_too_few_entities_is_refused_with_the_reason(
 
     with pytest.raises(InvalidInput, match="at least 2"):
         await generate(store, namespace, 1)
+
+
+async def _shape(store: FalkorStore, ns: str) -> dict[str, set[str]]:
+    """Property names per node label and relationship type of a namespace."""
+    shape: dict[str, set[str]] = {}
+    nodes = await store.query(
+        ns, "MATCH (n) UNWIND labels(n) AS l RETURN l, keys(n)", read_only=True
+    )
+    rels = await store.query(ns, "MATCH ()-[r]->() RETURN type(r), keys(r)", read_only=True)
+    for name, keys in [*nodes.rows, *rels.rows]:
+        shape.setdefault(str(name), set()).update(str(k) for k in keys)
+    return shape
+
+
+async def _write_through_graphs(store: FalkorStore, ns: str, embedder: Any) -> None:
+    resolver = NameResolver(store, embedder)
+    entities = EntityGraph(store, embedder, resolver)
+    temporal = TemporalGraph(store, embedder, resolver)
+    causal = CausalGraph(store, embedder, resolver)
+    semantic = SemanticGraph(store, embedder, resolver, entities=entities)
+    await entities.add(ns, "Quillon ledger", "service")
+    await entities.add(ns, "Marnie Ostrow", "person")
+    await entities.link(ns, "Marnie Ostrow", "Quillon ledger", "owns")
+    await temporal.add_event(
+        ns, "Quillon ledger deployed", "2025-03-01", entities=["Quillon ledger"]
+    )
+    await temporal.add_event(ns, "Quillon ledger paged", "2025-03-02", entities=["Quillon ledger"])
+    await temporal.add_fact(ns, "Quillon ledger", "owned_by", "team-7", "2025-01-05")
+    await causal.add_node(ns, "ledger disk full", entities=["Quillon ledger"])
+    await causal.add_link(ns, "ledger disk full", "ledger write errors", 0.8)
+    await semantic.add_concept(ns, "ledger concept", "how ledgers work", ["Quillon ledger"])
+    await semantic.add_memory(ns, "Marnie reviewed the ledger", concepts=["ledger concept"])
+
+
+async def test_generated_graph_has_the_shape_the_graphs_write(
+    store: FalkorStore, namespace: str, embedder: Any
+) -> None:
+    written = f"{namespace}-written"
+    try:
+        with anyio.fail_after(120):
+            await generate(store, namespace, 20, seed=5, dimension=embedder.dimension)
+            await _write_through_graphs(store, written, embedder)
+            generated, expected = await _shape(store, namespace), await _shape(store, written)
+    finally:
+        await store.delete_graph(written)
+    labels = ("E_Entity", "T_Event", "T_Fact", "C_Node", "S_Concept", "S_Memory")
+    types = ("E_RELATES", "T_BEFORE", "X_INVOLVES", "C_CAUSES", "X_AFFECTS")
+    for name in (*labels, *types, "X_REPRESENTS", "S_ABOUT"):
+        assert name in expected, name
+        assert generated.get(name) == expected[name], name

@@ -49,7 +49,7 @@ from polyg_shared.nodes import CausalNode, CausalNodeType
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import InvalidInput, NodeNotFound
-from polyg_core.graphs.base import MAX_TEXT, check_text, prepare
+from polyg_core.graphs.base import MAX_TEXT, check_text, new_uuid, prepare
 from polyg_core.graphs.entity_refs import (
     created_entities,
     ensure_entity_uuids,
@@ -126,34 +126,6 @@ def _evidence(value: str | None) -> str | None:
     return value.strip()
 
 
-def _node_clause(var: str, m: _Match, node_type: str, params: dict[str, Any]) -> tuple[str, bool]:
-    """A MATCH (existing node) or MERGE-on-key (new node) clause; True when it is a MATCH."""
-    if m.uuid is not None:
-        params[f"{var}_uuid"] = m.uuid
-        return f"MATCH ({var}:{CAUSAL} {{uuid: ${var}_uuid}})", True
-    params.update(
-        {
-            f"{var}_key": m.key,
-            f"{var}_new": uuidlib.uuid4().hex,
-            f"{var}_desc": m.text,
-            f"{var}_type": node_type,
-            f"{var}_vec": m.vector,
-        }
-    )
-    return (
-        f"MERGE ({var}:{CAUSAL} {{key: ${var}_key}}) "
-        f"ON CREATE SET {var}.uuid = ${var}_new, {var}.description = ${var}_desc, "
-        f"{var}.node_type = ${var}_type, {var}.created_at = $now, "
-        f"{var}.created_at_iso = $now_iso, {var}.embedding = vecf32(${var}_vec)",
-        False,
-    )
-
-
-def _two_nodes(a: tuple[str, bool], b: tuple[str, bool]) -> str:
-    # MATCH clauses must come before MERGE ones (no WITH needed then).
-    return " ".join(c for c, _ in sorted((a, b), key=lambda c: not c[1]))
-
-
 def paraphrase_match(
     text: str, vector: list[float], hits: Sequence[Neighbour], threshold: float
 ) -> _Match:
@@ -212,7 +184,8 @@ SET r.confidence = l.conf, r.evidence = coalesce(l.ev, r.evidence),
         f"MERGE (c)-[:{X_REFERS_TO}]->(t) MERGE (e)-[:{X_REFERS_TO}]->(t)",
     )
 }
-RETURN l.i, c.uuid, c.description, e.uuid, e.description, r.confidence
+RETURN l.i, c.uuid, c.description, e.uuid, e.description, r.confidence,
+    {props("c")}, {props("e")}, r.evidence, r.created_at
 """
 
 
@@ -277,6 +250,11 @@ class LinkBatch:
     async def write(self, store: FalkorStore, namespace: str) -> list[list[Any]]:
         """Write the nodes and links; rows (item index, cause uuid, cause description,
         effect uuid, effect description, confidence) per link."""
+        return [row[:6] for row in await self.write_stored(store, namespace)]
+
+    async def write_stored(self, store: FalkorStore, namespace: str) -> list[list[Any]]:
+        """`write`, each row followed by the stored cause and effect (`props`), the
+        link's evidence and its creation time (epoch ms)."""
         if not self.links:
             return []
         now = datetime.now(UTC)
@@ -291,6 +269,91 @@ class LinkBatch:
             },
         )
         return res.rows
+
+
+# Causal nodes with their own entities and events, one MERGE on the normalised key
+# per row (rows from `node_row`; rows of one key go in separate rounds).
+WRITE_NODES = f"""
+UNWIND $rows AS row
+MERGE (c:{CAUSAL} {{key: row.key}})
+ON CREATE SET c.uuid = row.uuid, c.description = row.desc, c.node_type = row.type,
+    c.created_at = $now, c.created_at_iso = $now_iso,
+    c.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+WITH c, row, c.uuid = row.uuid AS created
+{each_linked("c, created", "row", "eids", "eid", "x", ENTITY, f"MERGE (c)-[:{X_AFFECTS}]->(x)")}
+{each_linked("c, created, n_x", "row", "tids", "tid", "t", EVENT, f"MERGE (c)-[:{X_REFERS_TO}]->(t)")}
+RETURN row.i, {props("c")}, created
+"""
+
+
+def node_row(
+    i: int,
+    key: str,
+    text: str,
+    node_type: CausalNodeType,
+    vector: list[float] | None,
+    eids: Sequence[str],
+    tids: Sequence[str],
+) -> dict[str, Any]:
+    """A `WRITE_NODES` row: item `i`, the key it MERGEs on, what a new node gets (a
+    fresh uuid, `text`, `node_type`, `vector`), the entities and events it links."""
+    return {
+        "i": i,
+        "key": key,
+        "uuid": new_uuid(),
+        "desc": text,
+        "type": node_type.value,
+        "vec": vector,
+        "eids": sorted(set(eids)),
+        "tids": sorted(set(tids)),
+    }
+
+
+async def write_node_rows(
+    store: FalkorStore, namespace: str, rows: Sequence[dict[str, Any]]
+) -> dict[int, tuple[CausalNode, bool]]:
+    """Write `node_row` rows (their keys distinct) in one query: per row index, the
+    stored node and True when this write created it."""
+    if not rows:
+        return {}
+    now = datetime.now(UTC)
+    res = await store.query(
+        namespace, WRITE_NODES, {"rows": list(rows), "now": epoch_ms(now), "now_iso": iso(now)}
+    )
+    return {int(i): (node_from_row(clean(node)), bool(created)) for i, node, created in res.rows}
+
+
+def check_node_type(value: CausalNodeType | str) -> CausalNodeType:
+    """A causal node type, or a clear error naming the allowed ones."""
+    try:
+        return CausalNodeType(value)
+    except ValueError as exc:
+        allowed = ", ".join(t.value for t in CausalNodeType)
+        raise InvalidInput(f"unknown node_type {value!r}; use one of {allowed}") from exc
+
+
+WRITE_SOLUTIONS = f"""{BATCH_NODES}MERGE (c)-[r:{R_SOLVED_BY}]->(e)
+ON CREATE SET r.created_at = $now, r.created_at_iso = $now_iso
+SET r.evidence = coalesce(l.ev, r.evidence)
+RETURN l.i, c.uuid, c.description, e.uuid, e.description, null,
+    {props("c")}, {props("e")}, r.evidence, r.created_at
+"""
+
+
+@dataclass
+class SolutionBatch(LinkBatch):
+    """`C_SOLVED_BY` links to write in one query (`WRITE_SOLUTIONS`): `LinkBatch`'s nodes,
+    each link from a problem to its solution."""
+
+    query: ClassVar[str] = WRITE_SOLUTIONS
+
+    def solve(self, i: int, problem: int, solution: int, evidence: str | None) -> None:
+        """A link from node `problem` to node `solution`; `i` is the caller's item index.
+        The same pair again keeps the earlier evidence unless it gives one (as a second
+        `add_solution` would)."""
+        old = self.links.get((problem, solution))
+        ev = evidence if evidence is not None else (old or {}).get("ev")
+        self.links[(problem, solution)] = {"i": i, "c": problem, "e": solution, "ev": ev}
 
 
 @dataclass
@@ -410,54 +473,26 @@ class CausalGraph:
             self.store, self.resolver, self.embedder, namespace, list(entities), created=created
         )
         tids = await self._event_uuids(namespace, events)
-        now = datetime.now(UTC)
-        params: dict[str, Any] = {
-            "now": epoch_ms(now),
-            "now_iso": iso(now),
-            "conf": conf,
-            "ev": ev,
-            "eids": sorted(set(eids.values())),
-            "tids": sorted(set(tids)),
-        }
-        nodes = _two_nodes(
-            _node_clause("c", cm, CausalNodeType.EVENT.value, params),
-            _node_clause("e", em, CausalNodeType.EVENT.value, params),
-        )
-        res = await self.store.query(
-            namespace,
-            f"{nodes} "
-            f"MERGE (c)-[r:{R_CAUSES}]->(e) "
-            "ON CREATE SET r.created_at = $now, r.created_at_iso = $now_iso "
-            "SET r.confidence = $conf, r.evidence = coalesce($ev, r.evidence), "
-            "r.updated_at = $now, r.updated_at_iso = $now_iso "
-            "WITH c, e, r "
-            f"OPTIONAL MATCH (x:{ENTITY}) WHERE x.uuid IN $eids "
-            "WITH c, e, r, collect(DISTINCT x) AS xs "
-            f"OPTIONAL MATCH (t:{EVENT}) WHERE t.uuid IN $tids "
-            "WITH c, e, r, xs, collect(DISTINCT t) AS ts "
-            f"FOREACH (x IN xs | MERGE (c)-[:{X_AFFECTS}]->(x) MERGE (e)-[:{X_AFFECTS}]->(x)) "
-            f"FOREACH (t IN ts | MERGE (c)-[:{X_REFERS_TO}]->(t) "
-            f"MERGE (e)-[:{X_REFERS_TO}]->(t)) "
-            f"RETURN {props('c')}, {props('e')}, r.confidence, r.evidence, r.created_at, "
-            "[x IN xs | x.uuid], [t IN ts | t.uuid]",
-            params,
-        )
-        if not res.rows:
+        batch = LinkBatch()  # a single link is a batch of one
+        pair = (batch.node(cm), batch.node(em))
+        batch.link(0, *pair, conf, ev, list(eids.values()), tids)
+        rows = await batch.write_stored(self.store, namespace)
+        if not rows:
             raise InvalidInput(
                 "a matched causal node was deleted while the link was being written; "
                 "call add_link again"
             )
-        c_node, e_node, r_conf, r_ev, r_created, x_ids, t_ids = res.rows[0]
+        c_node, e_node, r_ev, r_created = rows[0][6:]
         c, e = node_from_row(clean(c_node)), node_from_row(clean(e_node))
-        c_created = cm.uuid is None and c.uuid == params.get("c_new")
-        e_created = em.uuid is None and e.uuid == params.get("e_new")
+        c_created = cm.uuid is None and batch.created(pair[0], c.uuid)
+        e_created = em.uuid is None and batch.created(pair[1], e.uuid)
         return CausalLinkResult(
             cause=c,
             effect=e,
             link=CausalLink(
                 cause=c.uuid,
                 effect=e.uuid,
-                confidence=float(r_conf),
+                confidence=float(rows[0][5]),
                 evidence=r_ev,
                 created_at=from_ms(int(r_created)),
                 cause_description=c.description,
@@ -469,8 +504,8 @@ class CausalGraph:
             effect_matched_by=_matched_by(em, e_created),
             cause_similarity=round(min(1.0, cm.similarity), 4),
             effect_similarity=round(min(1.0, em.similarity), 4),
-            entities=[str(u) for u in x_ids],
-            events=[str(u) for u in t_ids],
+            entities=sorted(set(eids.values())),
+            events=sorted(set(tids)),
             created_entities=await created_entities(self.resolver, namespace, created),
         )
 
@@ -505,50 +540,29 @@ class CausalGraph:
             AmbiguousName: an entity or event reference matches several.
         """
         text = _text(description, "description")
-        try:
-            ntype = CausalNodeType(node_type)
-        except ValueError as exc:
-            allowed = ", ".join(t.value for t in CausalNodeType)
-            raise InvalidInput(f"unknown node_type {node_type!r}; use one of {allowed}") from exc
+        ntype = check_node_type(node_type)
         await self._prepare(namespace)
         key = normalize_description(text)
         res = await self.store.query(
             namespace,
-            f"MATCH (n:{CAUSAL}) WHERE n.uuid = $t OR n.key = $k RETURN n.uuid LIMIT 1",
+            f"MATCH (n:{CAUSAL}) WHERE n.uuid = $t OR n.key = $k RETURN n.key LIMIT 1",
             {"t": text, "k": key},
             read_only=True,
         )
-        vector = [] if res.rows else [float(x) for x in (await self.embedder.embed([text]))[0]]
-        m = _Match(text, key, vector, str(res.rows[0][0]) if res.rows else None, "normalized")
+        vector = None if res.rows else [float(x) for x in (await self.embedder.embed([text]))[0]]
         eids = await ensure_entity_uuids(
             self.store, self.resolver, self.embedder, namespace, list(entities)
         )
-        now = datetime.now(UTC)
-        params: dict[str, Any] = {
-            "now": epoch_ms(now),
-            "now_iso": iso(now),
-            "eids": sorted(set(eids.values())),
-            "tids": sorted(set(await self._event_uuids(namespace, events))),
-        }
-        clause, _ = _node_clause("c", m, ntype.value, params)
-        res = await self.store.query(
-            namespace,
-            f"{clause} WITH c "
-            f"OPTIONAL MATCH (x:{ENTITY}) WHERE x.uuid IN $eids "
-            "WITH c, collect(DISTINCT x) AS xs "
-            f"OPTIONAL MATCH (t:{EVENT}) WHERE t.uuid IN $tids "
-            "WITH c, xs, collect(DISTINCT t) AS ts "
-            f"FOREACH (x IN xs | MERGE (c)-[:{X_AFFECTS}]->(x)) "
-            f"FOREACH (t IN ts | MERGE (c)-[:{X_REFERS_TO}]->(t)) "
-            f"RETURN {props('c')}",
-            params,
-        )
-        if not res.rows:
+        tids = await self._event_uuids(namespace, events)
+        stored_key = str(res.rows[0][0] or key) if res.rows else key
+        row = node_row(0, stored_key, text, ntype, vector, list(eids.values()), tids)
+        written = await write_node_rows(self.store, namespace, [row])  # a batch of one
+        if 0 not in written:
             raise InvalidInput(
                 "the matched causal node was deleted while it was being written; call again"
             )
-        node = node_from_row(clean(res.rows[0][0]))
-        return node, m.uuid is None and node.uuid == params.get("c_new")
+        node, created = written[0]
+        return node, created and not res.rows
 
     async def add_solution(
         self, namespace: str, problem: str, solution: str, evidence: str | None = None
@@ -562,34 +576,24 @@ class CausalGraph:
         ev = _evidence(evidence)
         await self._prepare(namespace)
         pm, sm = await self._match_pair(namespace, p_text, s_text, ("problem", "solution"))
-        now = datetime.now(UTC)
-        params: dict[str, Any] = {"now": epoch_ms(now), "now_iso": iso(now), "ev": ev}
-        nodes = _two_nodes(
-            _node_clause("c", pm, CausalNodeType.EVENT.value, params),
-            _node_clause("e", sm, CausalNodeType.SOLUTION.value, params),
-        )
-        res = await self.store.query(
-            namespace,
-            f"{nodes} MERGE (c)-[r:{R_SOLVED_BY}]->(e) "
-            "ON CREATE SET r.created_at = $now, r.created_at_iso = $now_iso "
-            "SET r.evidence = coalesce($ev, r.evidence) "
-            f"RETURN {props('c')}, {props('e')}, r.evidence, r.created_at",
-            params,
-        )
-        if not res.rows:
+        batch = SolutionBatch()  # a single solution is a batch of one
+        pair = (batch.node(pm), batch.node(sm, CausalNodeType.SOLUTION.value))
+        batch.solve(0, *pair, ev)
+        rows = await batch.write_stored(self.store, namespace)
+        if not rows:
             raise InvalidInput(
                 "a matched causal node was deleted while the solution was being written; "
                 "call add_solution again"
             )
-        p_node, s_node, r_ev, r_created = res.rows[0]
+        p_node, s_node, r_ev, r_created = rows[0][6:]
         p, s = node_from_row(clean(p_node)), node_from_row(clean(s_node))
         return CausalSolution(
             problem=p,
             solution=s,
             evidence=r_ev,
             created_at=from_ms(int(r_created)),
-            problem_created=pm.uuid is None and p.uuid == params.get("c_new"),
-            solution_created=sm.uuid is None and s.uuid == params.get("e_new"),
+            problem_created=pm.uuid is None and batch.created(pair[0], p.uuid),
+            solution_created=sm.uuid is None and batch.created(pair[1], s.uuid),
         )
 
     async def get(self, namespace: str, node: str) -> CausalNode:

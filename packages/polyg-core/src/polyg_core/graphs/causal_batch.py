@@ -8,47 +8,34 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from polyg_shared.causal import CausalMatch
 from polyg_shared.nodes import CausalNode, CausalNodeType
-from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
-from polyg_core.graphs.base import check_text, embed_texts, new_uuid, prepare, rounds_by_key
+from polyg_core.graphs.base import check_text, embed_texts, prepare, rounds_by_key
 from polyg_core.graphs.causal import (
-    BATCH_NODES,
     UUID_PATTERN,
     CausalGraph,
     LinkBatch,
     Match,
+    SolutionBatch,
     check_confidence,
     check_description,
     check_evidence,
-    node_from_row,
+    check_node_type,
+    node_row,
     paraphrase_match,
+    write_node_rows,
 )
-from polyg_core.graphs.entity_refs import epoch_ms, lexically_compatible, resolve_entity_names
-from polyg_core.storage.cypher import clean, each_linked, props
-from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT, R_SOLVED_BY, X_AFFECTS, X_REFERS_TO
+from polyg_core.graphs.entity_refs import lexically_compatible, resolve_entity_names
+from polyg_core.storage.schema import CAUSAL, EVENT
 from polyg_core.storage.vector import Neighbour, knn_many
 from polyg_core.text.normalize import normalize_description
 
 ItemError = InvalidInput | NodeNotFound | AmbiguousName
-
-WRITE_NODES = f"""
-UNWIND $rows AS row
-MERGE (c:{CAUSAL} {{key: row.key}})
-ON CREATE SET c.uuid = row.uuid, c.description = row.desc, c.node_type = row.type,
-    c.created_at = $now, c.created_at_iso = $now_iso,
-    c.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
-WITH c, row, c.uuid = row.uuid AS created
-{each_linked("c, created", "row", "eids", "eid", "x", ENTITY, f"MERGE (c)-[:{X_AFFECTS}]->(x)")}
-{each_linked("c, created, n_x", "row", "tids", "tid", "t", EVENT, f"MERGE (c)-[:{X_REFERS_TO}]->(t)")}
-RETURN row.i, {props("c")}, created
-"""
 
 
 @dataclass(frozen=True)
@@ -113,90 +100,99 @@ async def event_uuids(
     return out
 
 
+def _check_nodes(
+    items: Sequence[CausalNodeItem], out: list[Any]
+) -> dict[int, tuple[str, CausalNodeType]]:
+    """The description and type of each item that passes the checks; the others get
+    their error in `out`."""
+    checked: dict[int, tuple[str, CausalNodeType]] = {}
+    for i, it in enumerate(items):
+        try:
+            checked[i] = (
+                check_description(it.description, "description"),
+                check_node_type(it.node_type),
+            )
+        except InvalidInput as exc:
+            out[i] = exc
+    return checked
+
+
+def linked_uuids(
+    entities: Sequence[str],
+    events: Sequence[str],
+    ents: Mapping[str, str | ItemError],
+    evs: Mapping[str, str | ItemError],
+) -> tuple[list[str], list[str]] | ItemError:
+    """The entity and event uuids an item names, or the first reference's error."""
+    eids: list[str] = []
+    for name in entities:
+        got = ents.get(name.strip(), InvalidInput("an entity name is empty"))
+        if not isinstance(got, str):
+            return got
+        eids.append(got)
+    tids: list[str] = []
+    for ref in events:
+        got = evs[ref]
+        if not isinstance(got, str):
+            return got
+        tids.append(got)
+    return eids, tids
+
+
+async def _stored_keys(graph: CausalGraph, namespace: str, refs: list[list[str]]) -> dict[str, str]:
+    """The stored key of each description ([text, key] in `refs`) that names a node by
+    uuid or normalised description (uuid first)."""
+    res = await graph.store.query(
+        namespace,
+        f"UNWIND $r AS r MATCH (n:{CAUSAL} {{uuid: r[0]}}) "
+        "RETURN r[0] AS ref, 0 AS step, n.uuid AS uuid, n.key AS key "
+        f"UNION ALL UNWIND $r AS r MATCH (n:{CAUSAL} {{key: r[1]}}) "
+        "RETURN r[0] AS ref, 1 AS step, n.uuid AS uuid, n.key AS key",
+        {"r": refs},
+        read_only=True,
+    )
+    stored: dict[str, str] = {}
+    for text, _, _, key in sorted(res.rows, key=lambda r: int(r[1])):
+        stored.setdefault(str(text), str(key))
+    return stored
+
+
 async def add_causal_nodes(
     graph: CausalGraph, namespace: str, items: Sequence[CausalNodeItem]
 ) -> list[tuple[CausalNode, bool] | ItemError]:
-    """`add_node` for every item; an item that cannot be written is its error."""
+    """`add_node` for every item; an item that cannot be written is its error. The
+    rows are written with `CausalGraph.add_node`'s query (`write_node_rows`)."""
     out: list[tuple[CausalNode, bool] | ItemError] = [InvalidInput("not written")] * len(items)
-    checked: dict[int, tuple[str, CausalNodeType]] = {}
-    keys: list[str | None] = []
-    for i, it in enumerate(items):
-        try:
-            text = check_description(it.description, "description")
-            try:
-                ntype = CausalNodeType(it.node_type)
-            except ValueError as exc:
-                allowed = ", ".join(t.value for t in CausalNodeType)
-                raise InvalidInput(
-                    f"unknown node_type {it.node_type!r}; use one of {allowed}"
-                ) from exc
-        except InvalidInput as exc:
-            out[i] = exc
-            keys.append(None)
-            continue
-        checked[i] = (text, ntype)
-        keys.append(normalize_description(text))
+    checked = _check_nodes(items, out)
     if not checked:
         return out
-    store = graph.store
-    await prepare(store, namespace, graph.embedder)
+    await prepare(graph.store, namespace, graph.embedder)
     ents = await resolve_entity_names(
-        store, graph.embedder, namespace, [n for i in checked for n in items[i].entities]
+        graph.store, graph.embedder, namespace, [n for i in checked for n in items[i].entities]
     )
-    events = await event_uuids(graph, namespace, [e for i in checked for e in items[i].events])
+    evs = await event_uuids(graph, namespace, [e for i in checked for e in items[i].events])
+    keys = [
+        normalize_description(checked[i][0]) if i in checked else None for i in range(len(items))
+    ]
     for round_ in rounds_by_key(keys):
-        refs = [[checked[i][0], keys[i]] for i in round_]
-        res = await store.query(
-            namespace,
-            f"UNWIND $r AS r MATCH (n:{CAUSAL} {{uuid: r[0]}}) RETURN r[0] AS ref, 0 AS step, n.uuid AS uuid, n.key AS key "
-            f"UNION ALL UNWIND $r AS r MATCH (n:{CAUSAL} {{key: r[1]}}) "
-            "RETURN r[0] AS ref, 1 AS step, n.uuid AS uuid, n.key AS key",
-            {"r": refs},
-            read_only=True,
+        stored = await _stored_keys(
+            graph, namespace, [[checked[i][0], str(keys[i])] for i in round_]
         )
-        stored: dict[str, str] = {}
-        for text, _, _, key in sorted(res.rows, key=lambda r: int(r[1])):
-            stored.setdefault(str(text), str(key))
         rows: list[dict[str, Any]] = []
         for i in round_:
             text, ntype = checked[i]
-            linked: list[str | ItemError] = [
-                ents.get(n.strip(), InvalidInput("an entity name is empty"))
-                for n in items[i].entities
-            ] + [events[e] for e in items[i].events]
-            failed = next((v for v in linked if not isinstance(v, str)), None)
-            if failed is not None:
-                out[i] = failed
+            linked = linked_uuids(items[i].entities, items[i].events, ents, evs)
+            if not isinstance(linked, tuple):
+                out[i] = linked
                 continue
-            rows.append(
-                {
-                    "i": i,
-                    "key": stored.get(text, keys[i]),
-                    "uuid": new_uuid(),
-                    "desc": text,
-                    "type": ntype.value,
-                    "new": text not in stored,
-                    "vec": None,
-                    "eids": sorted({ents[n.strip()] for n in items[i].entities}),  # type: ignore[misc]
-                    "tids": sorted({events[e] for e in items[i].events}),  # type: ignore[misc]
-                }
-            )
-        fresh = [r for r in rows if r["new"]]
-        for r, vec in zip(
-            fresh, await embed_texts(graph.embedder, [r["desc"] for r in fresh]), strict=True
-        ):
+            rows.append(node_row(i, stored.get(text, str(keys[i])), text, ntype, None, *linked))
+        fresh = [r for r in rows if r["desc"] not in stored]
+        vectors = await embed_texts(graph.embedder, [r["desc"] for r in fresh])
+        for r, vec in zip(fresh, vectors, strict=True):
             r["vec"] = vec
-        if not rows:
-            continue
-        now = datetime.now(UTC)
-        res = await store.query(
-            namespace, WRITE_NODES, {"rows": rows, "now": epoch_ms(now), "now_iso": iso(now)}
-        )
-        new_of = {r["i"]: (r["new"], r["uuid"]) for r in rows}
-        for i, node, created in res.rows:
-            is_new, uid = new_of[int(i)]
-            got = node_from_row(clean(node))
-            out[int(i)] = (got, bool(created) and is_new and got.uuid == uid)
+        new = {r["i"] for r in fresh}
+        for i, (node, created) in (await write_node_rows(graph.store, namespace, rows)).items():
+            out[i] = (node, created and i in new)
     return out
 
 
@@ -322,14 +318,11 @@ async def match_descriptions(
     return matched
 
 
-async def add_causal_links(
-    graph: CausalGraph, namespace: str, items: Sequence[CausalLinkItem]
-) -> list[tuple[str, str] | ItemError]:
-    """`add_link` for every item in a few queries: (cause uuid, effect uuid) per item, or
-    its error. Descriptions are matched as `add_link` matches them (uuid, normalised
-    key, a lexically compatible paraphrase); the same pair twice keeps the later
-    confidence."""
-    out: list[tuple[str, str] | ItemError] = [InvalidInput("not written")] * len(items)
+def _check_links(
+    items: Sequence[CausalLinkItem], out: list[Any]
+) -> dict[int, tuple[str, str, float, str | None]]:
+    """Cause, effect, confidence and evidence of each item that passes the checks; the
+    others get their error in `out`."""
     checked: dict[int, tuple[str, str, float, str | None]] = {}
     for i, it in enumerate(items):
         try:
@@ -341,70 +334,82 @@ async def add_causal_links(
             )
         except InvalidInput as exc:
             out[i] = exc
-    if not checked:
-        return out
-    store = graph.store
-    await prepare(store, namespace, graph.embedder)
-    matched = await match_descriptions(
-        graph, namespace, [t for c, e, _, _ in checked.values() for t in (c, e)]
+    return checked
+
+
+def _add_link(
+    batch: LinkBatch,
+    i: int,
+    ends: tuple[Match, Match],
+    confidence: float,
+    evidence: str | None,
+    linked: tuple[list[str], list[str]],
+) -> tuple[int, int]:
+    """Add item `i`'s link to `batch`; the same pair again adds up its entities and
+    events and keeps the earlier evidence unless this one gives one."""
+    pair = (batch.node(ends[0]), batch.node(ends[1]))
+    eids, tids = linked
+    old = batch.links.get(pair)
+    if old is not None:
+        eids, tids = [*old["eids"], *eids], [*old["tids"], *tids]
+    batch.link(
+        i,
+        *pair,
+        confidence,
+        evidence if evidence is not None else (old or {}).get("ev"),
+        eids,
+        tids,
     )
-    ents = await resolve_entity_names(
-        store, graph.embedder, namespace, [n for i in checked for n in items[i].entities]
-    )
-    events = await event_uuids(graph, namespace, [e for i in checked for e in items[i].events])
-    batch = LinkBatch()
-    pair_of: dict[int, tuple[int, int]] = {}
-    for i, (c, e, conf, ev) in checked.items():
-        ends = match_pair(matched, c, e, graph.match_threshold, ("cause", "effect"))
-        if not isinstance(ends, tuple):
-            out[i] = ends
-            continue
-        cm, em = ends
-        linked: list[str | ItemError] = [
-            ents.get(n.strip(), InvalidInput("an entity name is empty")) for n in items[i].entities
-        ] + [events[x] for x in items[i].events]
-        failed = next((v for v in linked if not isinstance(v, str)), None)
-        if failed is not None:
-            out[i] = failed
-            continue
-        pair = (batch.node(cm), batch.node(em))
-        eids = [v for v in linked[: len(items[i].entities)] if isinstance(v, str)]
-        tids = [v for v in linked[len(items[i].entities) :] if isinstance(v, str)]
-        old = batch.links.get(pair)
-        if old is not None:  # the same pair again: entities and events add up
-            eids, tids = [*old["eids"], *eids], [*old["tids"], *tids]
-        batch.link(i, *pair, conf, ev if ev is not None else (old or {}).get("ev"), eids, tids)
-        pair_of[i] = pair
-    rows = await batch.write(store, namespace)
+    return pair
+
+
+async def _write_pairs(
+    graph: CausalGraph,
+    namespace: str,
+    batch: LinkBatch,
+    pair_of: Mapping[int, tuple[int, int]],
+    out: list[Any],
+) -> None:
+    """Write `batch` and give each item in `pair_of` the (first uuid, second uuid) of
+    its pair's link."""
+    rows = await batch.write(graph.store, namespace)
     uuids = {int(r[0]): (str(r[1]), str(r[3])) for r in rows}
     by_pair = {pair: uuids[link["i"]] for pair, link in batch.links.items() if link["i"] in uuids}
     for i, pair in pair_of.items():
         if pair in by_pair:
             out[i] = by_pair[pair]
+
+
+async def add_causal_links(
+    graph: CausalGraph, namespace: str, items: Sequence[CausalLinkItem]
+) -> list[tuple[str, str] | ItemError]:
+    """`add_link` for every item in a few queries: (cause uuid, effect uuid) per item, or
+    its error. Descriptions are matched as `add_link` matches them (uuid, normalised
+    key, a lexically compatible paraphrase); the same pair twice keeps the later
+    confidence. The links are written with `add_link`'s query (`LinkBatch`)."""
+    out: list[tuple[str, str] | ItemError] = [InvalidInput("not written")] * len(items)
+    checked = _check_links(items, out)
+    if not checked:
+        return out
+    await prepare(graph.store, namespace, graph.embedder)
+    matched = await match_descriptions(
+        graph, namespace, [t for c, e, _, _ in checked.values() for t in (c, e)]
+    )
+    ents = await resolve_entity_names(
+        graph.store, graph.embedder, namespace, [n for i in checked for n in items[i].entities]
+    )
+    evs = await event_uuids(graph, namespace, [e for i in checked for e in items[i].events])
+    batch = LinkBatch()
+    pair_of: dict[int, tuple[int, int]] = {}
+    for i, (c, e, conf, ev) in checked.items():
+        ends = match_pair(matched, c, e, graph.match_threshold, ("cause", "effect"))
+        linked = linked_uuids(items[i].entities, items[i].events, ents, evs)
+        if not isinstance(ends, tuple) or not isinstance(linked, tuple):
+            out[i] = ends if not isinstance(ends, tuple) else linked  # type: ignore[assignment]
+            continue
+        pair_of[i] = _add_link(batch, i, ends, conf, ev, linked)
+    await _write_pairs(graph, namespace, batch, pair_of, out)
     return out
-
-
-WRITE_SOLUTIONS = f"""{BATCH_NODES}MERGE (c)-[r:{R_SOLVED_BY}]->(e)
-ON CREATE SET r.created_at = $now, r.created_at_iso = $now_iso
-SET r.evidence = coalesce(l.ev, r.evidence)
-RETURN l.i, c.uuid, c.description, e.uuid, e.description, null
-"""
-
-
-@dataclass
-class SolutionBatch(LinkBatch):
-    """`C_SOLVED_BY` links to write in one query (`WRITE_SOLUTIONS`): `LinkBatch`'s nodes,
-    each link from a problem to its solution."""
-
-    query: ClassVar[str] = WRITE_SOLUTIONS
-
-    def solve(self, i: int, problem: int, solution: int, evidence: str | None) -> None:
-        """A link from node `problem` to node `solution`; `i` is the caller's item index.
-        The same pair again keeps the earlier evidence unless it gives one (as a second
-        `add_solution` would)."""
-        old = self.links.get((problem, solution))
-        ev = evidence if evidence is not None else (old or {}).get("ev")
-        self.links[(problem, solution)] = {"i": i, "c": problem, "e": solution, "ev": ev}
 
 
 @dataclass(frozen=True)
@@ -421,7 +426,8 @@ async def add_solutions(
 ) -> list[tuple[str, str] | ItemError]:
     """`add_solution` for every item in a few queries: (problem uuid, solution uuid) per
     item, or its error. Descriptions are matched as `add_solution` matches them; a new
-    problem is an event node, a new solution a solution node."""
+    problem is an event node, a new solution a solution node. The links are written
+    with `add_solution`'s query (`SolutionBatch`)."""
     out: list[tuple[str, str] | ItemError] = [InvalidInput("not written")] * len(items)
     checked: dict[int, tuple[str, str, str | None]] = {}
     for i, it in enumerate(items):
@@ -446,14 +452,8 @@ async def add_solutions(
         if not isinstance(ends, tuple):
             out[i] = ends
             continue
-        pm, sm = ends
-        pair = (batch.node(pm), batch.node(sm, CausalNodeType.SOLUTION.value))
+        pair = (batch.node(ends[0]), batch.node(ends[1], CausalNodeType.SOLUTION.value))
         batch.solve(i, *pair, ev)
         pair_of[i] = pair
-    rows = await batch.write(graph.store, namespace)
-    uuids = {int(r[0]): (str(r[1]), str(r[3])) for r in rows}
-    by_pair = {pair: uuids[link["i"]] for pair, link in batch.links.items() if link["i"] in uuids}
-    for i, pair in pair_of.items():
-        if pair in by_pair:
-            out[i] = by_pair[pair]
+    await _write_pairs(graph, namespace, batch, pair_of, out)
     return out

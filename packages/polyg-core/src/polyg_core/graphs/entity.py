@@ -93,6 +93,35 @@ ORIGIN_ENSURED = "ensure"
 _REL_RETURN = "a.uuid, a.name, b.uuid, b.name, r.relationship_type, r.properties, r.created_at"
 
 
+# Relations between two entities given by uuid, one per (source, target, relation key);
+# rows from `relation_row`.
+WRITE_RELATIONS = f"""
+UNWIND $rows AS row
+MATCH (a:{ENTITY} {{uuid: row.a}})
+MATCH (b:{ENTITY} {{uuid: row.b}})
+MERGE (a)-[r:{R_RELATES} {{rel_key: row.rk}}]->(b)
+ON CREATE SET r.relationship_type = row.rt, r.properties = row.p,
+    r.created_at = $now, r.created_at_iso = $iso
+ON MATCH SET r.properties = CASE WHEN row.has THEN row.p ELSE r.properties END
+RETURN {_REL_RETURN}
+"""
+
+
+def relation_row(
+    source: str, target: str, relation: str, properties: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """A `WRITE_RELATIONS` row: the ends' uuids, the relation as given and its key, and
+    the properties (`has`: given, so they replace the stored ones)."""
+    return {
+        "a": source,
+        "b": target,
+        "rk": name_key(relation),
+        "rt": relation,
+        "p": dump_properties(dict(properties) if properties is not None else None),
+        "has": properties is not None,
+    }
+
+
 def to_entity(node: Mapping[str, Any]) -> Entity:
     """The `Entity` model of a stored node (as returned with `props()`)."""
     return Entity(
@@ -203,6 +232,21 @@ async def merge_entity_rows(
         namespace, MERGE_ENTITIES, {"rows": list(rows), "now": now, "iso": iso_ms(now)}
     )
     return {int(i): (to_entity(clean(node)), bool(created)) for i, created, node in res.rows}
+
+
+async def write_relations(
+    store: FalkorStore, namespace: str, rows: Sequence[dict[str, Any]]
+) -> tuple[list[list[Any]], int]:
+    """Write `relation_row` rows (one per source, target and relation key) in one query
+    (`WRITE_RELATIONS`): the `_REL_RETURN` row of each relation whose ends exist, and
+    how many relations were created."""
+    if not rows:
+        return [], 0
+    now = now_ms()
+    res = await store.query(
+        namespace, WRITE_RELATIONS, {"rows": list(rows), "now": now, "iso": iso_ms(now)}
+    )
+    return res.rows, res.relationships_created
 
 
 @dataclass
@@ -486,29 +530,11 @@ class EntityGraph:
                 f"{source!r} and {target!r} are the same entity ({a.name!r}); an entity "
                 "cannot be related to itself — link two different entities"
             )
-        now = now_ms()
-        res = await self.store.query(
-            namespace,
-            f"MATCH (a:{ENTITY} {{uuid: $a}}) MATCH (b:{ENTITY} {{uuid: $b}}) "
-            f"MERGE (a)-[r:{R_RELATES} {{rel_key: $rk}}]->(b) "
-            "ON CREATE SET r.relationship_type = $rt, r.properties = $p, r.created_at = $now, "
-            "r.created_at_iso = $iso "
-            "ON MATCH SET r.properties = CASE WHEN $has THEN $p ELSE r.properties END "
-            f"RETURN {_REL_RETURN}",
-            {
-                "a": a.uuid,
-                "b": b.uuid,
-                "rk": name_key(rel),
-                "rt": rel,
-                "p": dump_properties(given),
-                "has": given is not None,
-                "now": now,
-                "iso": iso_ms(now),
-            },
-        )
-        if not res.rows:  # an end was deleted between resolving and linking
+        row = relation_row(a.uuid, b.uuid, rel, given)
+        rows, _ = await write_relations(self.store, namespace, [row])  # a batch of one
+        if not rows:  # an end was deleted between resolving and linking
             raise NodeNotFound("entity", f"{source} -> {target}")
-        return _relation(res.rows[0])
+        return _relation(rows[0])
 
     async def link_many(
         self,
@@ -534,33 +560,12 @@ class EntityGraph:
                 raise InvalidInput(f"an entity cannot be related to itself (uuid {src})")
             rel = check_text(rel_type, "relationship type")
             given = check_properties(rel_props) if rel_props is not None else None
-            key = (src, dst, name_key(rel))
-            row = rows.get(key)
-            if row is None:
-                rows[key] = {
-                    "a": src,
-                    "b": dst,
-                    "rk": key[2],
-                    "rt": rel,
-                    "p": dump_properties(given),
-                    "has": given is not None,
-                }
-            elif given is not None:
-                row["p"], row["has"] = dump_properties(given), True
-        if not rows:
-            return 0
-        now = now_ms()
-        res = await self.store.query(
-            namespace,
-            f"UNWIND $rows AS row MATCH (a:{ENTITY} {{uuid: row.a}}) "
-            f"MATCH (b:{ENTITY} {{uuid: row.b}}) "
-            f"MERGE (a)-[r:{R_RELATES} {{rel_key: row.rk}}]->(b) "
-            "ON CREATE SET r.relationship_type = row.rt, r.properties = row.p, "
-            "r.created_at = $now, r.created_at_iso = $iso "
-            "ON MATCH SET r.properties = CASE WHEN row.has THEN row.p ELSE r.properties END",
-            {"rows": list(rows.values()), "now": now, "iso": iso_ms(now)},
-        )
-        return res.relationships_created
+            row = relation_row(src, dst, rel, given)
+            old = rows.setdefault((src, dst, row["rk"]), row)
+            if old is not row and given is not None:
+                old["p"], old["has"] = row["p"], True
+        _, created = await write_relations(self.store, namespace, list(rows.values()))
+        return created
 
     async def unlink(
         self, namespace: str, source: str, target: str, relationship_type: str | None = None

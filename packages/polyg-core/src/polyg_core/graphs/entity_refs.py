@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import logging
 import re
-import uuid as uuidlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from polyg_shared.results import WrittenNode
-from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput
 from polyg_core.graphs.base import ensure_vectors
@@ -455,41 +453,30 @@ async def created_entities(
     ]
 
 
-ENSURE_ENTITIES = f"""
-UNWIND $rows AS row
-MERGE (e:{ENTITY} {{name_key: row.key, entity_type: 'entity'}})
-ON CREATE SET e.uuid = row.uuid, e.name = row.name, e.properties = '{{}}', e.origin = 'ensure',
-    e.created_at = $now, e.created_at_iso = $now_iso, e.updated_at = $now,
-    e.updated_at_iso = $now_iso,
-    e.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
-RETURN row.name, e.uuid, e.uuid = row.uuid
-"""
-
-
 async def write_ensured(
     store: FalkorStore, namespace: str, items: Sequence[tuple[str, list[float] | None]]
 ) -> dict[str, tuple[str, bool]]:
     """Write the plain entities of names nothing matched: (name, vector) in, name to
-    (uuid, created) out. One MERGE query on (name_key, "entity")."""
+    (uuid, created) out. One query of the typed entity write (`graphs/entity.py`,
+    `MERGE_ENTITIES`) on (name_key, "entity"), marked `origin = "ensure"`."""
+    # The entity graph imports this module for its name rule; its writer is imported here.
+    from polyg_core.graphs.entity import ORIGIN_ENSURED, entity_row, merge_entity_rows
+
     if not items:
         return {}
-    now = datetime.now(UTC)
     # One row per key: a MERGE in an UNWIND does not see nodes earlier rows created.
     rows: dict[str, dict[str, Any]] = {}
     for name, vec in items:
-        rows.setdefault(
-            normalize_name(name),
-            {"name": name, "key": normalize_name(name), "uuid": uuidlib.uuid4().hex, "vec": vec},
-        )
-    res = await store.query(
-        namespace,
-        ENSURE_ENTITIES,
-        {"rows": list(rows.values()), "now": epoch_ms(now), "now_iso": iso(now)},
-    )
-    by_key = {normalize_name(str(name)): (str(uid), bool(new)) for name, uid, new in res.rows}
+        key = normalize_name(name)
+        if key not in rows:
+            rows[key] = entity_row(
+                len(rows), name, "entity", None, exists=False, origin=ORIGIN_ENSURED, vec=vec
+            )
+    written = await merge_entity_rows(store, namespace, list(rows.values()))
     out: dict[str, tuple[str, bool]] = {}
     for name, _ in items:
-        uid, new = by_key[normalize_name(name)]
-        out[name] = (uid, new and rows[normalize_name(name)]["name"] == name)
-    logger.debug("created %d entities in %s", res.nodes_created, namespace)
+        row = rows[normalize_name(name)]
+        entity, new = written[row["i"]]
+        out[name] = (entity.uuid, new and row["name"] == name)
+    logger.debug("ensured %d entities in %s", len(written), namespace)
     return out

@@ -231,6 +231,34 @@ RETURN row.i, {props("c")}, created
 """
 
 
+def concept_row(
+    i: int,
+    name: str,
+    description: str | None,
+    origin: str | None,
+    before: Mapping[str, Any] | None,
+    vector: list[float] | None,
+    similar: Sequence[Mapping[str, Any]],
+    entities: Sequence[str],
+) -> dict[str, Any]:
+    """A `WRITE_CONCEPTS` row for item `i`: the concept `name` (checked) as stored
+    `before` (None: new), its `vector` (set for a new concept or a changed
+    description), the `{uuid, score}` concepts it is similar to, the entity uuids it
+    represents. A concept named explicitly (`origin` None) is no longer implicit."""
+    return {
+        "i": i,
+        "k": name_key(name),
+        "uuid": new_uuid(),
+        "name": name,
+        "desc": description,
+        "origin": origin,
+        "unmark": before is not None and origin is None and before.get("origin") is not None,
+        "vec": vector,
+        "similar": list(similar),
+        "ents": list(dict.fromkeys(entities)),
+    }
+
+
 async def write_concepts(
     store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
 ) -> dict[int, tuple[Concept, bool]]:
@@ -346,45 +374,9 @@ class SemanticGraph:
                 links = [
                     {"uuid": h.uuid, "score": round(h.similarity, 4)} for h in hits if h.uuid != own
                 ][: self.similar_k]
-        now = now_ms()
-        # An existing concept is written only when something changes: each write to a
-        # vector-indexed node leaves a stale index entry behind (see base.nearest).
-        changes: list[str] = []
-        if old is not None and vec is not None:
-            changes += ["c.description = $desc", "c.embedding = vecf32($vec)"]
-            changes += ["c.updated_at = $now", "c.updated_at_iso = $iso"]
-        if old is not None and origin is None and old.get("origin") is not None:
-            changes.append("c.origin = NULL")  # named explicitly: no longer implicit
-        on_match = f"ON MATCH SET {', '.join(changes)} " if changes else ""
-        on_create_vec = ", c.embedding = vecf32($vec)" if vec is not None else ""
-        res = await self.store.query(
-            namespace,
-            f"MERGE (c:{CONCEPT} {{name_key: $k}}) "
-            "ON CREATE SET c.uuid = $uuid, c.name = $name, c.description = $desc, "
-            "c.created_at = $now, c.created_at_iso = $iso, c.updated_at = $now, "
-            f"c.updated_at_iso = $iso, c.origin = $origin{on_create_vec} "
-            f"{on_match}"
-            "WITH c CALL { WITH c UNWIND $similar AS s "
-            f"MATCH (o:{CONCEPT} {{uuid: s.uuid}}) WHERE o <> c AND NOT (o)-[:{R_SIMILAR}]->(c) "
-            f"MERGE (c)-[r:{R_SIMILAR}]->(o) SET r.score = s.score RETURN count(r) AS n_sim }} "
-            f"WITH c CALL {{ WITH c UNWIND $ents AS eu MATCH (e:{ENTITY} {{uuid: eu}}) "
-            f"MERGE (c)-[x:{X_REPRESENTS}]->(e) RETURN count(x) AS n_ent }} "
-            f"RETURN {props('c')}, c.uuid = $uuid",
-            {
-                "k": key,
-                "uuid": new_uuid(),
-                "name": name,
-                "desc": desc,
-                "now": now,
-                "iso": iso_ms(now),
-                "origin": origin,
-                "vec": vec,
-                "similar": links,
-                "ents": entity_ids,
-            },
-        )
-        node, created = res.rows[0]
-        return to_concept(clean(node)), bool(created)
+        row = concept_row(0, name, desc, origin, old, vec, links, entity_ids)
+        written = await write_concepts(self.store, namespace, [row])  # a batch of one
+        return written[0]
 
     async def link_similar(self, namespace: str, name: str, similar: Mapping[str, float]) -> int:
         """Add `S_SIMILAR_TO {score}` edges from the concept `name` to the named concepts

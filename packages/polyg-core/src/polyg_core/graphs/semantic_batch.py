@@ -22,7 +22,6 @@ from polyg_core.graphs.base import (
     check_text,
     embed_texts,
     name_key,
-    new_uuid,
     now_ms,
     prepare,
     rounds_by_key,
@@ -33,6 +32,7 @@ from polyg_core.graphs.semantic import (
     MAX_CONTENT,
     ORIGIN_IMPLICIT,
     SemanticGraph,
+    concept_row,
     content_hash,
     memory_row,
     write_concepts,
@@ -66,6 +66,53 @@ class MemoryItem:
     concepts: Sequence[str] = ()
     created_at: datetime | str | int | None = None
     source_id: str | None = None
+
+
+def _linked(names: Sequence[str], ents: Mapping[str, str | ItemError]) -> list[str] | ItemError:
+    """The entity uuids an item names, or the first name's error."""
+    out: list[str] = []
+    for n in names:
+        got = ents.get(n, InvalidInput("an entity name is empty"))
+        if not isinstance(got, str):
+            return got
+        out.append(got)
+    return out
+
+
+def _concept_row(
+    i: int, item: ConceptItem, old: Mapping[str, Mapping[str, Any]], ents: list[str]
+) -> tuple[dict[str, Any], str | None]:
+    """The `concept_row` of a checked item (no vector, no similar concepts yet) and the
+    text to embed when the concept is new or its description changed (as
+    `add_concept` decides)."""
+    name = item.name.strip()
+    desc = (item.description or "").strip() or None
+    before = old.get(name_key(name))
+    text: str | None = None
+    if before is None or (desc is not None and desc != before.get("description")):
+        shown = str(before["name"]) if before else name
+        text = f"{shown}: {desc}" if desc else shown
+    return concept_row(i, name, desc, item.origin, before, None, [], ents), text
+
+
+def _check_memory(item: MemoryItem) -> tuple[str, MemoryCategory, list[str]]:
+    """The checked content, category and tags of a memory to write.
+
+    Raises:
+        InvalidInput: blank or too long content, tag or concept name; an unknown category.
+    """
+    text = check_text(item.content, "content", MAX_CONTENT)
+    try:
+        cat = MemoryCategory(item.category)
+    except ValueError as exc:
+        allowed = ", ".join(c.value for c in MemoryCategory)
+        raise InvalidInput(
+            f"unknown memory category {item.category!r}; use one of {allowed}"
+        ) from exc
+    tags = list(dict.fromkeys(check_text(t, "tag") for t in item.tags))
+    for c in item.concepts:
+        check_text(c, "concept name")
+    return text, cat, tags
 
 
 @dataclass
@@ -103,93 +150,91 @@ class SemanticBatch:
         idx: list[int],
         out: list[tuple[Concept, bool] | ItemError],
     ) -> None:
-        g = self.graph
-        store = g.store
-        names = {i: items[i].name.strip() for i in idx}
-        descs = {i: (items[i].description or "").strip() or None for i in idx}
-        res = await store.query(
+        """Write items `idx` (their names distinct) with `add_concept`'s query."""
+        old = await self._stored_concepts(namespace, [name_key(items[i].name.strip()) for i in idx])
+        ents = await self._entity_ids(namespace, [n for i in idx for n in items[i].entities])
+        rows: list[dict[str, Any]] = []
+        texts: dict[int, str] = {}
+        for i in idx:
+            linked = _linked(items[i].entities, ents)
+            if not isinstance(linked, list):
+                out[i] = linked
+                continue
+            row, text = _concept_row(i, items[i], old, linked)
+            rows.append(row)
+            if text is not None:
+                texts[i] = text
+        vectors = await embed_texts(self.graph.embedder, list(texts.values()))
+        vec_of = dict(zip(texts, vectors, strict=True))
+        for r in rows:
+            r["vec"] = vec_of.get(r["i"])
+        await self._similar(namespace, items, rows, old)
+        for i, got in (await write_concepts(self.graph.store, namespace, rows)).items():
+            out[i] = got
+
+    async def _stored_concepts(
+        self, namespace: str, keys: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """The stored concept of each normalised name that has one."""
+        res = await self.graph.store.query(
             namespace,
             f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, {props('c')}",
-            {"keys": [name_key(n) for n in names.values()]},
+            {"keys": list(keys)},
             read_only=True,
         )
         old: dict[str, dict[str, Any]] = {}
         for k, node in res.rows:
             old.setdefault(str(k), clean(node))
-        ents = await self._entity_ids(namespace, [n for i in idx for n in items[i].entities])
-        rows: list[dict[str, Any]] = []
-        texts: dict[int, str] = {}
-        for i in idx:
-            key, desc = name_key(names[i]), descs[i]
-            got = [ents.get(n, InvalidInput("an entity name is empty")) for n in items[i].entities]
-            failed = next((e for e in got if not isinstance(e, str)), None)
-            if failed is not None:
-                out[i] = failed
-                continue
-            before = old.get(key)
-            if before is None or (desc is not None and desc != before.get("description")):
-                shown = str(before["name"]) if before else names[i]
-                texts[i] = f"{shown}: {desc}" if desc else shown
-            rows.append(
-                {
-                    "i": i,
-                    "k": key,
-                    "uuid": new_uuid(),
-                    "name": names[i],
-                    "desc": desc,
-                    "origin": items[i].origin,
-                    "unmark": before is not None
-                    and items[i].origin is None
-                    and before.get("origin") is not None,
-                    "vec": None,
-                    "similar": [],
-                    "ents": list(dict.fromkeys(g for g in got if isinstance(g, str))),
-                }
-            )
-        vectors = await embed_texts(g.embedder, list(texts.values()))
-        vec_of = dict(zip(texts, vectors, strict=True))
-        named = {n for i in idx if items[i].similar is not None for n in items[i].similar or {}}
-        uuid_of: dict[str, str] = {}
-        if named:
-            found = await store.query(
-                namespace,
-                f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, c.uuid",
-                {"keys": sorted({name_key(n) for n in named})},
-                read_only=True,
-            )
-            uuid_of = {str(k): str(u) for k, u in found.rows}
+        return old
+
+    async def _similar(
+        self,
+        namespace: str,
+        items: Sequence[ConceptItem],
+        rows: list[dict[str, Any]],
+        old: Mapping[str, Mapping[str, Any]],
+    ) -> None:
+        """Fill each row's `similar`: the named concepts that exist when the item names
+        them, else (for a row with a vector) its nearest concepts, one k-NN query."""
+        g = self.graph
+        named = {n for r in rows for n in items[r["i"]].similar or {}}
+        uuid_of = await self._uuids_of_names(namespace, named)
+        searched = [(r["i"], r["vec"]) for r in rows if r["vec"] is not None]
+        searched = [(i, v) for i, v in searched if items[i].similar is None]
         nearest = await knn_many(
-            store,
+            g.store,
             namespace,
             CONCEPT,
-            [
-                (r["i"], vec_of[r["i"]])
-                for r in rows
-                if r["i"] in vec_of and items[r["i"]].similar is None
-            ],
+            searched,
             g.similar_k + 1,
             min_similarity=g.similar_threshold,
         )
         for r in rows:
-            i = r["i"]
-            r["vec"] = vec_of.get(i)
-            given = items[i].similar
+            given = items[r["i"]].similar
             if given is not None:
                 r["similar"] = [
-                    {"uuid": uuid_of[name_key(n)], "score": float(s)}
-                    for n, s in given.items()
+                    {"uuid": uuid_of[name_key(n)], "score": float(sc)}
+                    for n, sc in given.items()
                     if name_key(n) in uuid_of
                 ]
             elif r["vec"] is not None:
                 own = (old.get(r["k"]) or {}).get("uuid")
-                r["similar"] = [
-                    {"uuid": h.uuid, "score": round(h.similarity, 4)}
-                    for h in nearest.get(i, [])
-                    if h.uuid != own
-                ][: g.similar_k]
-        written = await write_concepts(store, namespace, rows)
-        for i, got in written.items():
-            out[i] = got
+                hits = [h for h in nearest.get(r["i"], []) if h.uuid != own]
+                r["similar"] = [{"uuid": h.uuid, "score": round(h.similarity, 4)} for h in hits][
+                    : g.similar_k
+                ]
+
+    async def _uuids_of_names(self, namespace: str, names: set[str]) -> dict[str, str]:
+        """Normalised name to uuid of the named concepts that exist."""
+        if not names:
+            return {}
+        found = await self.graph.store.query(
+            namespace,
+            f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, c.uuid",
+            {"keys": sorted({name_key(n) for n in names})},
+            read_only=True,
+        )
+        return {str(k): str(u) for k, u in found.rows}
 
     async def _entity_ids(self, namespace: str, refs: Sequence[str]) -> dict[str, str | ItemError]:
         """Entity uuids of names (created when missing) or, without an EntityGraph, of
@@ -221,23 +266,12 @@ class SemanticBatch:
         keys: list[str | None] = []
         for i, it in enumerate(items):
             try:
-                text = check_text(it.content, "content", MAX_CONTENT)
-                try:
-                    cat = MemoryCategory(it.category)
-                except ValueError as exc:
-                    allowed = ", ".join(c.value for c in MemoryCategory)
-                    raise InvalidInput(
-                        f"unknown memory category {it.category!r}; use one of {allowed}"
-                    ) from exc
-                tags = list(dict.fromkeys(check_text(t, "tag") for t in it.tags))
-                for c in it.concepts:
-                    check_text(c, "concept name")
+                checked[i] = _check_memory(it)
             except InvalidInput as exc:
                 out[i] = exc
                 keys.append(None)
                 continue
-            checked[i] = (text, cat, tags)
-            keys.append(content_hash(text))
+            keys.append(content_hash(checked[i][0]))
         if not checked:
             return out
         g = self.graph
@@ -246,38 +280,53 @@ class SemanticBatch:
             namespace, [c for i in checked for c in items[i].concepts]
         )
         for round_ in rounds_by_key(keys):
-            res = await g.store.query(
-                namespace,
-                f"UNWIND $h AS h MATCH (m:{MEMORY} {{content_hash: h}}) RETURN h, m.tags",
-                {"h": [keys[i] for i in round_]},
-                read_only=True,
-            )
-            old_tags = {str(h): [str(t) for t in (tags or [])] for h, tags in res.rows}
-            new = [i for i in round_ if keys[i] not in old_tags]
-            vectors = await embed_texts(g.embedder, [checked[i][0] for i in new])
-            vec_of = dict(zip(new, vectors, strict=True))
-            now = now_ms()
-            rows: list[dict[str, Any]] = []
-            for i in round_:
-                text, cat, tags = checked[i]
-                had = old_tags.get(str(keys[i]), [])
-                rows.append(
-                    memory_row(
-                        i,
-                        text,
-                        cat,
-                        tags,
-                        [t for t in tags if t not in had] if keys[i] in old_tags else [],
-                        [concept_ids[name_key(c.strip())] for c in items[i].concepts],
-                        to_ms(items[i].created_at, now),
-                        items[i].source_id,
-                        vec_of.get(i),
-                        now,
-                    )
-                )
+            rows = await self._memory_rows(namespace, items, checked, round_, concept_ids)
             for i, got in (await write_memories(g.store, namespace, rows)).items():
                 out[i] = got
         return out
+
+    async def _memory_rows(
+        self,
+        namespace: str,
+        items: Sequence[MemoryItem],
+        checked: Mapping[int, tuple[str, MemoryCategory, list[str]]],
+        idx: list[int],
+        concept_ids: Mapping[str, str],
+    ) -> list[dict[str, Any]]:
+        """The `memory_row` of items `idx` (their contents distinct): a vector for a new
+        memory, the tags a stored one lacks."""
+        g = self.graph
+        hashes = {i: content_hash(checked[i][0]) for i in idx}
+        res = await g.store.query(
+            namespace,
+            f"UNWIND $h AS h MATCH (m:{MEMORY} {{content_hash: h}}) RETURN h, m.tags",
+            {"h": list(hashes.values())},
+            read_only=True,
+        )
+        old_tags = {str(h): [str(t) for t in (tags or [])] for h, tags in res.rows}
+        new = [i for i in idx if hashes[i] not in old_tags]
+        vectors = await embed_texts(g.embedder, [checked[i][0] for i in new])
+        vec_of = dict(zip(new, vectors, strict=True))
+        now = now_ms()
+        rows: list[dict[str, Any]] = []
+        for i in idx:
+            text, cat, tags = checked[i]
+            had = old_tags.get(hashes[i])
+            rows.append(
+                memory_row(
+                    i,
+                    text,
+                    cat,
+                    tags,
+                    [t for t in tags if t not in had] if had is not None else [],
+                    [concept_ids[name_key(c.strip())] for c in items[i].concepts],
+                    to_ms(items[i].created_at, now),
+                    items[i].source_id,
+                    vec_of.get(i),
+                    now,
+                )
+            )
+        return rows
 
     async def _concept_ids(self, namespace: str, names: Sequence[str]) -> dict[str, str]:
         """The uuid of each concept name (by normalised name; the exact spelling first
