@@ -15,7 +15,7 @@ Retrievers (each gives scores in [0, 1]; any can be switched off):
   carries on a thought); when the hit ends with a question and that question is what
   matched (it holds at least as many of the asked words as the rest of the hit), the
   memory after it is the reply and ranks just above the hit. A hit that states something
-  and then asks back ("... I ran a charity race. How about you?") keeps its place.
+  and then asks back ("... I baked for the school fair. How about you?") keeps its place.
 
 Fusion is a weighted sum of the scaled scores: lexical and dense carry the weight, the
 graph-side signals add candidates and re-rank, and a neighbour scores below the hit it
