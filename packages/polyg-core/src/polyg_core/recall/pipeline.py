@@ -42,9 +42,9 @@ from polyg_core.recall.catalogue import MemoryCatalogue, without_names
 from polyg_core.recall.classifier import classify, without_hedges
 from polyg_core.recall.decay import DecayPolicy
 from polyg_core.recall.filters import MemoryFilter
+from polyg_core.recall.graph_memories import graph_reach
 from polyg_core.recall.hybrid import filtered_memory_view, rank_recall
 from polyg_core.recall.hybrid_scores import RankingWeights, check_mode
-from polyg_core.recall.graph_memories import graph_reach
 from polyg_core.recall.linearizer import linearize
 from polyg_core.recall.memories import (
     COMMON_NAME_SHARE,
