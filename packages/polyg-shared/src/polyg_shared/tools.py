@@ -99,7 +99,13 @@ class RecallInput(MemoryInput):
         description="What 'now' is for relative phrases like 'yesterday' (default: now).",
     )
     max_tokens: int | None = Field(
-        default=None, ge=100, le=32_000, description="Budget of the context (default 4000)."
+        default=None,
+        ge=100,
+        le=32_000,
+        description=(
+            "Token budget: the memories and the answer's nodes are packed into it best first, "
+            "and what did not fit is listed (default: no packing, a 4000-token context)."
+        ),
     )
     mode: Literal["auto", "execution", "planning", "brainstorming"] = Field(
         default="auto",
