@@ -18,6 +18,7 @@ from polyg_bench.retrieval import (
     recall_at,
     run_retrieval,
     turn_groups,
+    within_budget,
 )
 from polyg_core.errors import InvalidInput
 from polyg_core.memory import Memory
@@ -358,3 +359,24 @@ async def test_scenario_answers_are_checked_against_their_expectations(
     assert sum(r["n"] for r in rows) == len(answers)
     assert {r["kind"]: r["n"] for r in kind_table(answers)}["answerable"] == 3
     assert f"{namespace}_deployment_failure" not in await store.list_graphs()
+
+
+def test_within_budget_takes_turns_best_first_and_never_exceeds_it() -> None:
+    texts = {"a": "x" * 40, "b": "y" * 400, "c": "z" * 20}  # 11, 101 and 6 tokens
+    assert within_budget(["a", "b", "c"], texts, 20) == ["a", "c"]  # b does not fit
+    assert within_budget(["a", "b", "c"], texts, 200) == ["a", "b", "c"]
+    assert within_budget(["b"], texts, 100) == []
+    report = RetrievalReport(
+        questions=[
+            QuestionResult(
+                conversation_id="c",
+                question="q",
+                category="single-hop",
+                evidence=["c"],
+                within={"polyg": {500: ["a", "c"], 1000: ["a", "c"], 2000: ["a", "c"]}},
+            )
+        ]
+    )
+    rows = {(r["system"], r["category"]): r for r in report.budget_table()}
+    assert rows[("polyg", "overall")]["R<=500 tok"] == 1.0
+    assert rows[("bm25", "overall")]["R<=500 tok"] == 0.0

@@ -39,6 +39,7 @@ import numpy as np
 from polyg_core.graphs.semantic import content_hash
 from polyg_core.memory import Memory
 from polyg_core.recall.memories import check_retrievers
+from polyg_core.recall.packing import item_cost
 from polyg_shared.retrieval import RETRIEVERS, RecalledMemory
 
 from polyg_bench.answers import Graded, calibration_table, f1_table, grade, token_f1
@@ -48,6 +49,9 @@ from polyg_bench.stats import Timing, percentile
 logger = logging.getLogger(__name__)
 
 KS = (1, 5, 10, 20)
+BUDGETS = (500, 1000, 2000)
+BUDGET_DEPTH = 200
+"""How many memories recall is asked for, so the largest budget can fill up."""
 SYSTEMS = ("polyg", "bm25", "dense")
 FULL = "all"
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cost_usd", "llm_calls")
@@ -96,6 +100,23 @@ def ranked_turns(
     for m in memories:
         out += [t for t in memory_turns(m, turns, groups) if t not in out]
     return out[:k]
+
+
+def within_budget(ranked: Sequence[str], texts: Mapping[str, str], budget: int) -> list[str]:
+    """The turns of `ranked` whose texts fit `budget` tokens, taken best first.
+
+    Each costs what recall's packing charges (`polyg_core.recall.packing.item_cost`); one
+    that does not fit is skipped and later, shorter ones may still be taken, as recall's
+    `max_tokens` packs its memories.
+    """
+    out: list[str] = []
+    used = 0
+    for tid in ranked:
+        cost = item_cost(texts.get(tid, ""))
+        if used + cost <= budget:
+            out.append(tid)
+            used += cost
+    return out
 
 
 def ablation_configs(
@@ -154,6 +175,8 @@ class QuestionResult:
     evidence: list[str]
     ranked: dict[str, list[str]] = field(default_factory=lambda: {})
     ablation: dict[str, list[str]] = field(default_factory=lambda: {})
+    within: dict[str, dict[int, list[str]]] = field(default_factory=lambda: {})
+    """Per system and token budget: the turns whose texts fit the budget, best first."""
     memories: list[MemoryHit] = field(default_factory=lambda: [])
     gold: str = ""
     answer: str = ""
@@ -254,6 +277,30 @@ class RetrievalReport:
                 rows.append(row)
         return rows
 
+    def budget_table(self, budgets: Sequence[int] = BUDGETS) -> list[dict[str, Any]]:
+        """Rows of {system, category, n, R@k=10, R<=N tokens...}: evidence recall when
+        what each system ranks is packed into N tokens, best first (`within_budget`)."""
+        rows: list[dict[str, Any]] = []
+        for system in SYSTEMS:
+            for cat in [*self.categories, "overall"]:
+                row: dict[str, Any] = {
+                    "system": system,
+                    "category": cat,
+                    "n": len(self._questions(cat)),
+                    "R@10": round(self.recall(lambda q, s=system: q.ranked.get(s, []), cat, 10), 3),
+                }
+                for b in budgets:
+                    row[f"R<={b} tok"] = round(
+                        self.recall(
+                            lambda q, s=system, b=b: q.within.get(s, {}).get(b, []),
+                            cat,
+                            10**6,
+                        ),
+                        3,
+                    )
+                rows.append(row)
+        return rows
+
     def ablation_table(self, ks: Sequence[int] = KS) -> list[dict[str, Any]]:
         """Rows of {configuration, retrievers, R@k overall..., R@10 <category>...}.
 
@@ -329,6 +376,7 @@ class RetrievalReport:
             "answers": self.answer_table(),
             "calibration": self.calibration(),
             "ablation": self.ablation_table(),
+            "budgets": self.budget_table(),
             "invariant": self.invariant(),
             "questions": [asdict(q) for q in self.questions],
         }
@@ -451,23 +499,32 @@ async def run_retrieval(
             for q in asked:
                 t1 = time.perf_counter()
                 result = await memory.recall(
-                    q.question, graph=ns, reference_time=ref, retrievers=chosen, memory_limit=max_k
+                    q.question,
+                    graph=ns,
+                    reference_time=ref,
+                    retrievers=chosen,
+                    memory_limit=max(max_k, BUDGET_DEPTH),
                 )
                 report.recall_timing.samples.append((time.perf_counter() - t1) * 1000)
                 _add_usage(report.recall_usage, result.usage, report.recall_calls)
                 report.degraded_recalls += int(result.degraded)
                 qv = np.asarray((await memory.embedder.embed([q.question]))[0], dtype=np.float64)
-                order = np.argsort(-(vectors @ qv), kind="stable")[:max_k]
+                order = np.argsort(-(vectors @ qv), kind="stable")
+                deep = {
+                    "polyg": ranked_turns(result.memories, turns, groups, BUDGET_DEPTH),
+                    "bm25": bm25.rank(q.question, BUDGET_DEPTH),
+                    "dense": [ids[int(i)] for i in order[:BUDGET_DEPTH]],
+                }
                 results.append(
                     QuestionResult(
                         conversation_id=conv.id,
                         question=q.question,
                         category=q.category,
                         evidence=list(q.evidence),
-                        ranked={
-                            "polyg": ranked_turns(result.memories, turns, groups, max_k),
-                            "bm25": bm25.rank(q.question, max_k),
-                            "dense": [ids[int(i)] for i in order],
+                        ranked={name: found[:max_k] for name, found in deep.items()},
+                        within={
+                            name: {b: within_budget(found, turns, b) for b in BUDGETS}
+                            for name, found in deep.items()
                         },
                         gold=q.answer,
                         answer=result.answer,
@@ -481,7 +538,7 @@ async def run_retrieval(
                                 retrievers=dict(m.retrievers),
                                 turns=memory_turns(m, turns, groups),
                             )
-                            for m in result.memories
+                            for m in result.memories[:max_k]
                         ],
                     )
                 )

@@ -442,6 +442,12 @@ def retrieval_command(
     )
     print(f"polyg retrievers: {', '.join(report.retrievers)}\n")
     print(markdown(table, ["system", "category", "n", "R@1", "R@5", "R@10", "R@20"]))
+    budgets = report.budget_table()
+    print(
+        "evidence recall within a token budget: what each system ranks, packed best first "
+        "into N tokens (recall's max_tokens packing; about four characters a token)\n"
+    )
+    print(markdown(budgets, list(budgets[0]) if budgets else []))
     answers = report.answer_table()
     if answers:
         print(

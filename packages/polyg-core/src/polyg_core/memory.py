@@ -182,7 +182,9 @@ class Memory:
             question: the question.
             graph: the namespace (default: this memory's).
             reference_time: what "now" is (relative times, decay).
-            max_tokens: the context budget.
+            max_tokens: the token budget of what is returned: the context, and the
+                memories and the answer's nodes packed best first (`packed` lists what
+                did not fit).
             intent: a pre-classified intent (skips the classifier).
             mode: "execution" (5 core results), "planning" (5 + 15 extended),
                 "brainstorming" (5 + 25), or None / "auto" to read it from the question.

@@ -86,3 +86,38 @@ async def test_bad_filter_values_say_what_to_use(memory: Memory) -> None:
         await memory.recall("anything?", category="habits")
     with pytest.raises(InvalidInput, match="who is blank"):
         await memory.remember("Some text worth keeping.", who="  ")
+
+
+async def test_a_filter_that_matches_nothing_says_so_with_low_confidence(memory: Memory) -> None:
+    question = "How do I restart the worker after the deploy?"
+    with anyio.fail_after(90):
+        await remember_three(memory)
+        result = await memory.recall(question, project="nope", reference_time=REF)
+    assert result.answer.startswith("Not known: no memory matches the filter (project: nope)")
+    assert result.confidence <= 0.1
+    assert result.memories == []
+    assert result.sources == []
+    # Nothing of another project's memories is left to rest an answer on.
+    assert result.nodes == []
+    assert result.core == [] and result.extended == []
+
+
+async def test_a_filter_restricts_facts_events_and_entities_too(memory: Memory) -> None:
+    with anyio.fail_after(90):
+        await memory.remember(
+            "Priya moved to the payments team in March.", project="payments", reference_time=REF
+        )
+        await memory.remember(
+            "Deploy 4.2 of the search worker broke indexing because the schema changed.",
+            project="search",
+            reference_time=REF,
+        )
+        everything = await memory.recall("What changed recently?", reference_time=REF)
+        payments = await memory.recall(
+            "What changed recently?", project="payments", reference_time=REF
+        )
+    texts = " ".join(n.text for n in everything.nodes).lower()
+    assert "search" in texts  # unfiltered, the search project's nodes are there
+    kept = " ".join(n.text for n in payments.nodes).lower()
+    assert "search" not in kept and "schema" not in kept and "indexing" not in kept
+    assert all("payments" in m.content for m in payments.memories)

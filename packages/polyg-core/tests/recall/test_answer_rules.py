@@ -60,14 +60,14 @@ def ask(
 @pytest.mark.parametrize(
     ("sentence", "said", "phrase"),
     [
-        ("I went to the support group yesterday", "2023-05-08T13:56:00", "2023-05-07 (7 May 2023)"),
-        ("I ran a charity race last Saturday", "2023-05-25T13:14:00", "2023-05-20 (20 May 2023)"),
+        ("I went to the chess club yesterday", "2023-05-08T13:56:00", "2023-05-07 (7 May 2023)"),
+        ("I baked for the school fair last Saturday", "2023-05-25T13:14:00", "2023-05-20 (20 May 2023)"),
         ("I joined a new group last Tues", "2023-07-20T20:56:00", "2023-07-18 (18 July 2023)"),
         ("I told you about my school talk last week", "2023-06-09T19:55:00", "the week before 9 June 2023"),
-        ("The roadtrip this past weekend was wild", "2023-10-20T10:00:00", "the weekend before 20 October 2023"),
-        ("I painted that lake sunrise last year", "2023-05-08T13:56:00", "2022"),
+        ("The ferry trip this past weekend was rough", "2023-10-20T10:00:00", "the weekend before 20 October 2023"),
+        ("I built that garden shed last year", "2023-05-08T13:56:00", "2022"),
         ("I'm going to a conference this month", "2023-07-03T13:36:00", "July 2023"),
-        ("We're thinking about going camping next month", "2023-05-25T10:00:00", "June 2023"),
+        ("We're thinking about repainting the kitchen next month", "2023-05-25T10:00:00", "June 2023"),
         ("We met on 5 July and talked", "2023-07-20T20:56:00", "2023-07-05 (5 July 2023)"),
     ],
 )  # fmt: skip
@@ -89,7 +89,7 @@ def test_a_sentence_without_a_date_of_its_own_resolves_to_nothing(sentence: str)
 
 
 def test_durations_are_read_as_stated() -> None:
-    assert duration_in("I've known these friends for 4 years, since I moved") == "4 years"
+    assert duration_in("I've kept bees for 4 years, since we bought the farm") == "4 years"
     assert duration_in("I started about five years ago and loved it") == "five years ago"
     assert duration_in("We moved in March") is None
 
@@ -99,10 +99,10 @@ def test_durations_are_read_as_stated() -> None:
 
 def test_when_answers_with_the_resolved_date_alone_for_a_quoted_memory() -> None:
     answer, confidence = ask(
-        "When did Dana go to the support group?",
+        "When did Dana go to the chess club?",
         IntentType.WHEN,
         [
-            memory("m1", "Dana: I went to a support group yesterday and it was powerful.", "2023-05-08T13:56:00"),
+            memory("m1", "Dana: I went to a chess club yesterday and it was fun.", "2023-05-08T13:56:00"),
             memory("m2", "Lee: I went hiking with my kids.", "2023-05-08T14:00:00", 0.5),
         ],
         entities=["Dana"],
@@ -110,7 +110,7 @@ def test_when_answers_with_the_resolved_date_alone_for_a_quoted_memory() -> None
     assert answer.text == "2023-05-07 (7 May 2023)."
     assert answer.sources[0] == "m1"
     # The evidence stays in the reasoning.
-    assert "support group yesterday" in answer.reasoning.temporal_context[0]
+    assert "chess club yesterday" in answer.reasoning.temporal_context[0]
     assert answer.evidence.entity == 1.0  # "Dana" found inside the quoted sentence
     assert confidence >= 0.6
 
@@ -137,18 +137,18 @@ def test_a_record_of_an_event_is_dated_by_its_own_time_not_a_date_it_mentions() 
 
 def test_how_long_is_answered_by_the_stated_duration() -> None:
     answer, with_duration = ask(
-        "How long has Dana known her friends?",
+        "How long has Dana kept bees?",
         IntentType.WHEN,
-        [memory("m1", "Dana: I've known these friends for 4 years, since I moved.", "2023-06-01T10:00:00")],
+        [memory("m1", "Dana: I've kept bees for 4 years, since we bought the farm.", "2023-06-01T10:00:00")],
         entities=["Dana"],
     )  # fmt: skip
     assert answer.text == "4 years."
     assert answer.evidence.shaped
     # Without a stated duration the answer is a date, not what was asked: trusted less.
     dated, without = ask(
-        "How long has Dana known her friends?",
+        "How long has Dana kept bees?",
         IntentType.WHEN,
-        [memory("m1", "Dana: I met these friends when I moved.", "2023-06-01T10:00:00")],
+        [memory("m1", "Dana: I started keeping bees when we bought the farm.", "2023-06-01T10:00:00")],
         entities=["Dana"],
     )  # fmt: skip
     assert not dated.evidence.shaped
@@ -208,12 +208,12 @@ def test_what_is_answered_by_the_asked_span_of_the_sentence() -> None:
 @pytest.mark.parametrize(
     ("question", "about", "sentence", "span"),
     [
-        ("What did Dana research?", {"research"}, "Researching adoption agencies, it's been a dream.", "adoption agencies"),
+        ("What did Dana research?", {"research"}, "Researching old railway maps, it's been a joy.", "old railway maps"),
         ("How many kids does Dana have?", {"kid"}, "I took my three kids to the beach.", "3"),
         # The asked word is the subject of what follows: no span, the sentence stays.
         ("What has Dana painted?", {"paint"}, "This painting is awesome.", None),
         # A new clause follows the asked word: no span.
-        ("What does Dana do to relax?", {"relax"}, "A great way to relax and clear my mind.", None),
+        ("What does Dana do to relax?", {"relax"}, "A great way to relax and forget the week.", None),
     ],
 )  # fmt: skip
 def test_asked_spans(question: str, about: set[str], sentence: str, span: str | None) -> None:

@@ -255,7 +255,7 @@ def test_stop_words_are_not_concepts(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "name"),
     [
-        ("Hey Caroline! I went to the support group yesterday.", "Caroline"),
+        ("Hey Carla! I went to the swim club yesterday.", "Carla"),
         ("Hi Maya, congrats on the new job!", "Maya"),
         ("Thanks Priya, the class was amazing.", "Priya"),
         ("Good morning Oliver! Did you finish the plan?", "Oliver"),

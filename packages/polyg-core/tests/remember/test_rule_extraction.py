@@ -61,14 +61,14 @@ async def test_chat_notes_leave_no_numbers_greetings_or_stop_words_in_the_graph(
     mem = Memory(store=store, embedder=embedder, namespace=namespace)
     with anyio.fail_after(60):
         for text in (
-            "Hey Caroline! Running is better than swimming instead.",
+            "Hey Carla! Running is better than swimming instead.",
             "We ran 14 miles on Fri and it was better than last time.",
         ):
             await mem.remember(text, reference_time="2026-01-07T16:00:00Z")
     entities = await store.query(namespace, "MATCH (e:E_Entity) RETURN e.name")
     concepts = await store.query(namespace, "MATCH (c:S_Concept) RETURN c.name")
     names = {str(r[0]) for r in entities.rows}
-    assert names == {"Caroline"}
+    assert names == {"Carla"}
     words = {w for r in concepts.rows for w in str(r[0]).split()}
     assert not words & {"14", "fri", "better", "instead", "hey"}
 

@@ -195,6 +195,21 @@ class AnswerSource(BaseModel):
     )
 
 
+class PackedEvidence(BaseModel):
+    """What a recall with `max_tokens` returned within the budget, and what it left out."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_tokens: int = Field(description="The budget asked for.")
+    tokens: int = Field(description="Estimated tokens of the memories and nodes returned.")
+    memories_kept: int
+    nodes_kept: int
+    left_out: list[AnswerSource] = Field(
+        default_factory=list,
+        description="Memories and nodes that did not fit, best first (uuid, label, text).",
+    )
+
+
 class RecallResult(BaseModel):
     """The answer to a question about memory, with the evidence and how it was found."""
 
@@ -247,6 +262,13 @@ class RecallResult(BaseModel):
     )
     extended: list[ContextNode] = Field(
         default_factory=list, description="Further nodes within the mode's budget."
+    )
+    packed: PackedEvidence | None = Field(
+        default=None,
+        description=(
+            "With max_tokens: the memories and nodes were packed into that many tokens, best "
+            "evidence first; what did not fit is listed here."
+        ),
     )
     ranking: RankingReport | None = Field(
         default=None, description="How the hybrid ranking filtered the candidates."

@@ -101,8 +101,9 @@ class RecallInput(MemoryInput):
         ge=100,
         le=32_000,
         description=(
-            "Budget in tokens of the context and of this answer (default 4000); details go "
-            "first, then the least relevant memories (see omitted)."
+            "Token budget of this answer (default 4000): the memories and the answer's nodes "
+            "are packed into it best first (`packed` lists what did not fit), then details "
+            "are left out (`omitted`)."
         ),
     )
     mode: Literal["auto", "execution", "planning", "brainstorming"] = Field(

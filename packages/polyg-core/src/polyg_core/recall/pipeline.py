@@ -42,7 +42,14 @@ from polyg_core.providers.llm.base import LLM, Usage, usage_report
 from polyg_core.recall.catalogue import MemoryCatalogue, without_names
 from polyg_core.recall.classifier import classify, without_hedges
 from polyg_core.recall.decay import DecayPolicy
+from polyg_core.recall.filter_scope import (
+    NO_MATCH_CONFIDENCE,
+    no_match_answer,
+    passing,
+    scope_to_filter,
+)
 from polyg_core.recall.filters import MemoryFilter
+from polyg_core.recall.graph_memories import graph_reach
 from polyg_core.recall.hybrid import filtered_memory_view, rank_recall
 from polyg_core.recall.hybrid_scores import RankingWeights, check_mode
 from polyg_core.recall.linearizer import linearize
@@ -55,6 +62,7 @@ from polyg_core.recall.memories import (
     with_memories,
 )
 from polyg_core.recall.merger import merge_views
+from polyg_core.recall.packing import check_budget, pack
 from polyg_core.recall.synthesizer import Synthesizer
 from polyg_core.recall.views import (
     Seeds,
@@ -239,6 +247,7 @@ class RecallPipeline:
             raise InvalidInput(
                 f"memory_limit must be between 1 and {MAX_MEMORY_LIMIT}, got {opts.memory_limit}"
             )
+        check_budget(opts.max_tokens)
         memory_filter = MemoryFilter.of(
             category=opts.category, tags=opts.tags, project=opts.project, who=opts.who
         )
@@ -294,7 +303,7 @@ class RecallPipeline:
             opts.ppr if opts.ppr is not None else (intent.multi_hop or len(intent.entities) >= 2)
         )
 
-        async def memories() -> None:
+        async def memories(graph_nodes: Sequence[ContextNode] = ()) -> None:
             nonlocal ranking
             ranking = await rank_memories(
                 self.store,
@@ -310,6 +319,7 @@ class RecallPipeline:
                 names=speakers,
                 decay_tau_days=self.decay_policy.tau_days if opts.decay else 1e9,
                 multi_hop=use_ppr,
+                graph_nodes=graph_nodes,
             )
 
         async def graph_seeds() -> None:
@@ -321,18 +331,25 @@ class RecallPipeline:
                 as_of=intent.timeframe.end if intent.timeframe and intent.timeframe.end else ref,
             )
 
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(memories)
-                tg.start_soon(graph_seeds)
-        except BaseExceptionGroup as group:
-            # Callers expect polyg's own error (storage down, timeout), not a group of them.
-            raise group.exceptions[0] from group
+        if use_ppr:
+            # A question that gathers or chains ranks memories with what the graph side
+            # reached (the views and PPR), so the graph goes first.
+            await graph_seeds()
+        else:
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(memories)
+                    tg.start_soon(graph_seeds)
+            except BaseExceptionGroup as group:
+                # Callers expect polyg's own error (storage down, timeout), not a group of them.
+                raise group.exceptions[0] from group
         timings["seed"] = (time.perf_counter() - t1) * 1000
 
         t2 = time.perf_counter()
         ctx = ViewContext(self.store, namespace, seed_intent, seeds, now=ref)
         views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=use_ppr)
+        if use_ppr:
+            await memories(graph_reach(seeds, views))
         if memory_filter.active:
             views.append(await filtered_memory_view(self.store, namespace, vector, memory_filter))
         # A view that failed or ran out of time leaves the answer built on less than usual.
@@ -348,6 +365,7 @@ class RecallPipeline:
         expanded = sum(len(v.nodes) for v in views if v.status == "ok" and v.view != "semantic")
         fallback = "semantic_only" if expanded < SEMANTIC_ONLY_BELOW else None
         merged = with_memories(self.merge([seeds.semantic, *views]), ranking, CONTEXT_MEMORIES)
+        merged = await scope_to_filter(self.store, namespace, merged, catalogue, memory_filter)
         ranked = await rank_recall(
             self.store,
             namespace,
@@ -379,6 +397,16 @@ class RecallPipeline:
         timings["total"] = (time.perf_counter() - t0) * 1000
 
         s = synth.synthesis
+        if memory_filter.active and not passing(catalogue, memory_filter):
+            # Nothing matches: say so, instead of answering from other memories.
+            s = s.model_copy(
+                update={
+                    "answer": no_match_answer(memory_filter),
+                    "confidence": NO_MATCH_CONFIDENCE,
+                    "sources": [],
+                    "follow_ups": [],
+                }
+            )
         summaries = [
             ViewSummary(
                 view=v.view,
@@ -390,6 +418,13 @@ class RecallPipeline:
             for v in [seeds.semantic, *views]
         ]
         included = set(context.node_ids)
+        memories_out = ranking.to_models(opts.memory_limit)
+        nodes_out = [n for n in merged.nodes if n.uuid in included][:50]
+        packed = None
+        if opts.max_tokens is not None:
+            done = pack(memories_out, nodes_out, s.sources, opts.max_tokens)
+            memories_out, nodes_out, packed = done.memories, done.nodes, done.report
+            included = {n.uuid for n in nodes_out}
         return RecallResult(
             question=question,
             graph=namespace,
@@ -402,8 +437,8 @@ class RecallPipeline:
             follow_ups=s.follow_ups,
             intent=intent.model_dump(mode="json"),
             context=context,
-            memories=ranking.to_models(opts.memory_limit),
-            nodes=[n for n in merged.nodes if n.uuid in included][:50],
+            memories=memories_out,
+            nodes=nodes_out,
             edges=[e for e in merged.edges if e.source in included and e.target in included][:100],
             views=summaries,
             fallback=fallback,
@@ -415,4 +450,5 @@ class RecallPipeline:
             core=ranked.ranked.core,
             extended=ranked.ranked.extended,
             ranking=ranked.report,
+            packed=packed,
         )

@@ -109,11 +109,12 @@ was found. Then the least relevant memories go, then sources."""
 
 async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
     mem, ns = memory_and_ns(ctx, inp.graph)
+    budget = inp.max_tokens or DEFAULT_PAGE_TOKENS
     result = await mem.recall(
         inp.question,
         graph=ns,
         reference_time=inp.reference_time,
-        max_tokens=inp.max_tokens,
+        max_tokens=budget,
         mode=inp.mode,
         decay=inp.decay,
         ppr=inp.ppr,
@@ -126,7 +127,6 @@ async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
     )
     if not inp.include_reasoning:
         result.reasoning = Reasoning()
-    budget = inp.max_tokens or DEFAULT_PAGE_TOKENS
     trim = ("memories", "source_nodes", "sources")
     bounded, omitted = within_budget(result, budget, RECALL_DETAILS, trim)
     return bounded.model_copy(update={"truncated": bool(omitted), "omitted": omitted})

@@ -2,8 +2,8 @@
 whole sentence around it.
 
 A question names what it asks about with a word the evidence repeats ("What did she
-research?" — "Researching adoption agencies, it's been a dream"): the answer is the
-phrase that follows that word, up to the end of its clause ("adoption agencies"). A "how
+research?" — "Researching old railway maps, it's been a joy"): the answer is the
+phrase that follows that word, up to the end of its clause ("old railway maps"). A "how
 many" question is answered by the number the sentence gives (as digits). A span is taken
 only when it is short and says something the question does not already say; otherwise
 the caller keeps the sentence (and trusts it less).

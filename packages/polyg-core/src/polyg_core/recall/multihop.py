@@ -1,0 +1,79 @@
+"""Questions that gather or chain: their answer is spread over several memories.
+
+"What activities has Dana done with her family?" collects what was said on many days;
+"What do Dana and Lee both like?" joins two people's memories; "Which service that
+depends on Redis failed last week?" follows a link before it can match. Such questions
+are answered through the graphs (the person, their relations, the events they took part
+in, the concepts their memories share) rather than by the one memory most like the
+question, so recall runs the graph-side retrievers and personalized PageRank for them.
+
+The cues are the shape of the question, never its topic:
+
+* a plural thing asked for ("what books has ...", "which events did ...", "what kinds of");
+* the present perfect about someone ("what has Dana painted?", "where has Lee camped?"),
+  which sums up a stretch of time;
+* gathering words ("both", "all the", "in what ways", "how many times", "ever", "so far");
+* a relative clause that chains ("which service that depends on ...", "the team whose ...").
+"""
+
+from __future__ import annotations
+
+import re
+
+_AUX = r"(?:has|have|had|does|do|did|are|were|is|was)"
+_PLURAL_THING = re.compile(
+    # "What books has", "Which LGBTQ+ events did", "What musical artists/bands has"
+    rf"^\W*(?:what|which)\s+(?:[\w+/'-]+\s+){{0,2}}[a-z][\w/'-]*[a-rt-z]s\s+{_AUX}\b",
+    re.IGNORECASE,
+)
+_KINDS = re.compile(
+    r"^\W*(?:what|which)\s+(?:kinds?|types?|sorts?|ways?)\s+of\b|\bin what ways?\b",
+    re.IGNORECASE,
+)
+_PERFECT = re.compile(
+    # "What has Dana painted?", "Where has Lee camped?", "What activities has Dana done?"
+    r"^\W*(?i:what|where|which|who|whom)\b(?:\s+[\w+/'-]+){0,3}\s+(?i:has|have)\s+"
+    r"(?:[A-Z][\w'-]*|(?i:he|she|they|we|you|i))\b",
+)
+_GATHER = re.compile(
+    r"\b(?:both|all the|all of (?:the|her|his|their|my|our)|every|each of|how many times"
+    r"|how often|ever|so far|what are some|what were some|list)\b",
+    re.IGNORECASE,
+)
+_CHAIN = re.compile(
+    r"\b(?:which|what|who)\s+(?:[\w-]+\s+){1,2}(?:that|which|who|whose)\s+\w+"
+    r"|\b(?:the|a)\s+[\w-]+\s+(?:that|whose)\s+(?:depends?|relies|uses|owns|caused|led|runs|"
+    r"belongs|reports|works)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_to_gather(question: str) -> bool:
+    """Whether the question gathers or chains (see the module docstring)."""
+    text = question.strip()
+    if not text:
+        return False
+    return any(
+        p.search(text) is not None for p in (_PLURAL_THING, _KINDS, _PERFECT, _GATHER, _CHAIN)
+    )
+
+
+GATHER_ENTITY_WEIGHT = 0.3
+"""The entity retriever's weight in fusion for such a question (0.2 otherwise): its answer is
+what the named one said and did, spread over memories that share few words with it."""
+GATHER_GRAPH_WEIGHT = 0.1
+"""The graph retriever's weight for such a question: what the graph side reaches."""
+
+
+_FORM_WORDS = re.compile(
+    r"\b(?:what|which)\s+(?:kinds?|types?|sorts?)\s+of\b|\bin what ways?\b", re.IGNORECASE
+)
+
+
+def without_form_words(question: str) -> str:
+    """The question without the words that only shape it ("what kind of", "in what ways").
+
+    "What kind of art ..." asks about art: "kind" would match "your kind words".
+    """
+    out = _FORM_WORDS.sub(" ", question)
+    return " ".join(out.split()) if out.strip() else question

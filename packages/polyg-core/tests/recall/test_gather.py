@@ -1,0 +1,45 @@
+"""Questions that gather or chain are multi-hop: PPR runs for them and what it reaches
+survives fusion."""
+
+from __future__ import annotations
+
+import pytest
+from polyg_core.recall.classifier import RuleClassifier
+from polyg_core.recall.multihop import asks_to_gather, without_form_words
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What activities has Ines done with her family?",
+        "What do Ines and Tomas both like?",
+        "Which service that depends on Redis failed last week?",
+        "What books has Tomas read?",
+        "Where has Ines travelled?",
+        "What kinds of bread does Tomas bake?",
+        "In what ways is Ines helping the choir?",
+        "How many times has Tomas been to Porto?",
+    ],
+)
+def test_gathering_and_chaining_questions_are_multi_hop(question: str) -> None:
+    assert asks_to_gather(question)
+    assert RuleClassifier().classify(question).multi_hop
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the status of the deploy?",
+        "Why did the auth-service crash?",
+        "When did Tomas move to Porto?",
+        "Who owns the billing worker?",
+        "What does Redis cache?",
+    ],
+)
+def test_single_fact_questions_are_not(question: str) -> None:
+    assert not asks_to_gather(question)
+
+
+def test_question_form_words_leave_the_search_words() -> None:
+    assert without_form_words("What kind of art does Ines make?") == "art does Ines make?"
+    assert without_form_words("kind of") == "kind of"  # nothing else would be left
