@@ -213,7 +213,9 @@ async def test_recall_keeps_its_answer_within_max_tokens_details_first(
     assert real_tokens(wide) > real_tokens(default)
     assert len(wide["omitted"]) < len(default["omitted"]) and wide["nodes"]
     tight = await call(memory_client, "recall", {**question, "max_tokens": 800})
-    assert real_tokens(tight) <= 800 and "memories" in tight["omitted"]
+    assert real_tokens(tight) <= 800
+    # The memories that did not fit were left out: packed best first, or cut afterwards.
+    assert tight["packed"]["memories_kept"] < 20 or "memories" in tight["omitted"]
 
 
 async def test_every_list_tool_takes_a_cursor_and_a_token_budget(memory_client: Client) -> None:

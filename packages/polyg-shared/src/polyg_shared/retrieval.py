@@ -206,7 +206,9 @@ class PackedEvidence(BaseModel):
     nodes_kept: int
     left_out: list[AnswerSource] = Field(
         default_factory=list,
-        description="Memories and nodes that did not fit, best first (uuid, label, text).",
+        description=(
+            "Memories and nodes that did not fit, best first (uuid, label, the start of the text)."
+        ),
     )
 
 

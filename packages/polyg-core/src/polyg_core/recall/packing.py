@@ -84,7 +84,7 @@ def pack(
             used += cost
         else:
             label = MEMORY if memory is not None else by_node[uid].label
-            left_out.append(AnswerSource(uuid=uid, label=label, text=text))
+            left_out.append(AnswerSource(uuid=uid, label=label, text=_preview(text)))
     kept_memories = [m for m in memories if m.uuid in kept]
     kept_nodes = [n for n in nodes if n.uuid in kept]
     return Packed(
@@ -98,3 +98,12 @@ def pack(
             left_out=left_out,
         ),
     )
+
+
+LEFT_OUT_PREVIEW = 60
+"""Characters of a left-out item's text kept in the report, so saying what was left out
+costs a few tokens per item instead of the item itself."""
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= LEFT_OUT_PREVIEW else text[: LEFT_OUT_PREVIEW - 1].rstrip() + "…"

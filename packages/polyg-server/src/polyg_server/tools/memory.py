@@ -102,9 +102,14 @@ RECALL_DETAILS = (
     "timings_ms",
     "context",
     "intent",
+    "packed",
+    "follow_ups",
+    "confidence_factors",
 )
 """What recall's answer leaves out first when it would exceed max_tokens: how the answer
-was found. Then the least relevant memories go, then sources."""
+was found, the list of what packing left out (its counts stay), follow-up questions and
+the confidence's factors. Then the least
+relevant memories go, then sources."""
 
 
 async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
