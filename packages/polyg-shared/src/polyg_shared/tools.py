@@ -7,10 +7,17 @@ causal nodes) is accepted. No output carries an embedding.
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from polyg_shared.causal import CausalChain
 from polyg_shared.edges import EntityRelation
@@ -25,9 +32,17 @@ from polyg_shared.retrieval import (
     ViewResult,
     ViewStatus,
 )
-from polyg_shared.types import MAX_TEXT, Confidence, Content, Name, Properties, Text
-
-_GRAPH_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+from polyg_shared.types import (
+    GRAPH_NAME_PATTERN,
+    MAX_TEXT,
+    Confidence,
+    Content,
+    Name,
+    Properties,
+    Text,
+    is_graph_name,
+    reject_bool_number,
+)
 
 MAX_REFS = 50
 """Most node references one call takes."""
@@ -64,19 +79,24 @@ class MemoryInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
+
     graph: str | None = Field(
         default=None,
         description=(
             "Graph (namespace) to work on; omit for the default memory graph. "
             "1-64 characters from letters, digits, '_', '.', '-'."
         ),
-        json_schema_extra={"pattern": _GRAPH_RE.pattern},
+        json_schema_extra={"pattern": GRAPH_NAME_PATTERN},
     )
 
     @field_validator("graph")
     @classmethod
     def _valid_graph(cls, value: str | None) -> str | None:
-        if value is not None and not _GRAPH_RE.match(value):
+        if value is not None and not is_graph_name(value):
             raise ValueError(
                 f"invalid graph name {value!r}: use 1-64 characters from letters, digits, "
                 "'_', '.' and '-' (list_graphs shows the existing graphs)"
@@ -748,6 +768,11 @@ class ViewIn(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
+
     view: ViewName
     status: ViewStatus = "ok"
     nodes: list[ContextNode] = Field(default_factory=list)
@@ -767,6 +792,11 @@ class SubgraphIn(BaseModel):
     """A merged subgraph as subgraph_merge returned it (extra keys are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
 
     nodes: list[ContextNode] = Field(default_factory=list)
     edges: list[ContextEdge] = Field(default_factory=list)
