@@ -23,7 +23,13 @@ from polyg_shared.causal import CausalChain
 from polyg_shared.edges import EntityRelation
 from polyg_shared.intents import CausalDirection, IntentType
 from polyg_shared.nodes import CausalNode, Concept, Entity, Event, Fact, MemoryCategory
-from polyg_shared.results import CREATED_ENTITIES, ClearResult, SimilarNode, WrittenNode
+from polyg_shared.results import (
+    CREATED_ENTITIES,
+    ClearResult,
+    NameMatch,
+    SimilarNode,
+    WrittenNode,
+)
 from polyg_shared.retrieval import (
     ContextEdge,
     ContextNode,
@@ -449,6 +455,11 @@ class EntityDetail(BaseModel):
 
     entity: Entity
     relationships: list[EntityRelation]
+    match: NameMatch | None = Field(
+        default=None,
+        description="How the requested name was matched; by_meaning=true when no entity "
+        "has that name and the closest one by meaning answers instead.",
+    )
 
 
 class QueryTimelineInput(MemoryInput):

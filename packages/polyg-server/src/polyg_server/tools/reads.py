@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from polyg_core.errors import NodeNotFound
+from polyg_core.graphs.entity import to_entity
 from polyg_shared.causal import CausalChain
 from polyg_shared.edges import CausalPath
 from polyg_shared.nodes import CausalNode
@@ -34,11 +35,18 @@ from polyg_server.tools.memory import PROFILE, memory_and_ns
 async def get_entity(ctx: ServerContext, inp: GetEntityInput) -> EntityDetail:
     mem, ns = memory_and_ns(ctx, inp.graph)
     if not inp.include_relationships:
-        return EntityDetail(entity=await mem.entities.get(ns, inp.entity), relationships=[])
-    entity, relations = await mem.entities.get_with_relationships(
-        ns, inp.entity, "both", limit=inp.limit
+        found = await mem.entities.resolve(ns, inp.entity)
+        relations = []
+    else:
+        found, relations = await mem.entities.resolve_with_relationships(
+            ns, inp.entity, "both", limit=inp.limit
+        )
+    # A name matched by meaning answers, but says so (requested, matched, score, others).
+    return EntityDetail(
+        entity=to_entity(found.properties),
+        relationships=relations,
+        match=found.as_match(inp.entity),
     )
-    return EntityDetail(entity=entity, relationships=relations)
 
 
 async def query_timeline(ctx: ServerContext, inp: QueryTimelineInput) -> TimelineOutput:
