@@ -628,11 +628,12 @@ class ExportGraphInput(MemoryInput):
 
     max_records: int = Field(default=10_000, ge=1, le=MAX_EXPORT_RECORDS)
     max_chars: int = Field(default=2_000_000, ge=1_000, le=MAX_IMPORT_CHARS)
-    format: Literal["jsonl", "json"] = Field(
+    format: Literal["jsonl", "json", "cypher"] = Field(
         default="jsonl",
         description=(
             "jsonl: one record per line (import_graph reads it); json: the same records as "
-            "one JSON array."
+            "one JSON array; cypher: one Cypher statement per line, replayable with "
+            "GRAPH.QUERY in a bare FalkorDB (as `polyg export --format cypher` writes)."
         ),
     )
 
@@ -641,7 +642,7 @@ class ExportGraphOutput(BaseModel):
     """A graph's memory as polyg JSONL records (one per line, importable by import_graph)."""
 
     graph: str
-    format: Literal["jsonl", "json"] = "jsonl"
+    format: Literal["jsonl", "json", "cypher"] = "jsonl"
     records: int
     truncated: bool = Field(description="True when max_records or max_chars cut the export.")
     text: str
@@ -701,10 +702,14 @@ class SemanticSearchInput(MemoryInput):
         ge=1,
         le=100,
         validation_alias=spec_alias("k", "limit"),
-        description="Hits per node kind (also: `limit`).",
+        description="Most hits answered, best first across node kinds (also: `limit`).",
     )
     min_score: float | None = Field(
-        default=None, ge=0.0, le=1.0, description="Lowest similarity kept (default 0.5)."
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Lowest similarity kept (default: the server's MAGMA_MIN_SEMANTIC_SCORE, "
+        "0.3 unless set).",
     )
 
 
