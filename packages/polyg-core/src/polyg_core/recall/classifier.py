@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from polyg_core.errors import ProviderError
 from polyg_core.providers.llm.base import LLM, Usage
 from polyg_core.recall.classifier_prompt import CLASSIFIER_SYSTEM, classifier_user
+from polyg_core.recall.multihop import asks_to_gather
 from polyg_core.text.names import (
     STOP_WORDS,
     EntityMatcher,
@@ -212,7 +213,9 @@ class RuleClassifier:
             causal_direction = direction
         else:
             causal_direction = CausalDirection.BOTH
-        multi_hop = len(entities) >= 2 or _MULTI_HOP.search(text) is not None
+        multi_hop = (
+            len(entities) >= 2 or _MULTI_HOP.search(text) is not None or asks_to_gather(text)
+        )
         return Intent(
             type=best,
             entities=entities,
