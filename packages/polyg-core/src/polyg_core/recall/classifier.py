@@ -25,7 +25,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from polyg_core.errors import ProviderError
 from polyg_core.providers.llm.base import LLM, Usage
 from polyg_core.recall.classifier_prompt import CLASSIFIER_SYSTEM, classifier_user
-from polyg_core.recall.multihop import asks_to_gather
 from polyg_core.text.names import (
     STOP_WORDS,
     EntityMatcher,
@@ -213,9 +212,7 @@ class RuleClassifier:
             causal_direction = direction
         else:
             causal_direction = CausalDirection.BOTH
-        multi_hop = (
-            len(entities) >= 2 or _MULTI_HOP.search(text) is not None or asks_to_gather(text)
-        )
+        multi_hop = len(entities) >= 2 or _MULTI_HOP.search(text) is not None
         return Intent(
             type=best,
             entities=entities,

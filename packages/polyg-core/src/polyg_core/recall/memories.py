@@ -40,16 +40,10 @@ from polyg_shared.retrieval import RETRIEVERS, ContextNode, MergedSubgraph, Reca
 from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms
 
 from polyg_core.errors import InvalidInput
-from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue, name_tokens
+from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
 from polyg_core.recall.classifier import without_hedges
 from polyg_core.recall.context_nodes import to_context
 from polyg_core.recall.filters import MemoryFilter
-from polyg_core.recall.graph_memories import memories_reached, scaled_by_max
-from polyg_core.recall.multihop import (
-    GATHER_ENTITY_WEIGHT,
-    GATHER_GRAPH_WEIGHT,
-    without_form_words,
-)
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
@@ -170,10 +164,6 @@ def _asks_what_was_asked(catalogue: NamespaceCatalogue, hit: str, asked: set[str
     return len(last) >= len(before)
 
 
-def _author_key(name: str | None) -> str:
-    return " ".join(name_tokens(name)) if name else ""
-
-
 def _entity_signal(catalogue: NamespaceCatalogue, names: Sequence[str]) -> dict[str, float]:
     scores: dict[str, float] = defaultdict(float)
     for name in dict.fromkeys(names):
@@ -240,7 +230,6 @@ async def rank_memories(
     names: Sequence[str] = (),
     decay_tau_days: float = 30.0,
     multi_hop: bool = False,
-    graph_nodes: Sequence[ContextNode] = (),
 ) -> MemoryRanking:
     """Rank the namespace's memories for a question (see the module docstring).
 
@@ -256,8 +245,7 @@ async def rank_memories(
         question = without_hedges(question)
     if "lexical" in retrievers:
         query = intent.semantic_query if intent.semantic_query.strip() else question
-        text = f"{question} {query}" if query != question else question
-        hits = catalogue.bm25(without_form_words(text), LEXICAL_K)
+        hits = catalogue.bm25(f"{question} {query}" if query != question else question, LEXICAL_K)
         out.signals["lexical"] = _scaled({e.uuid: s for e, s in hits})
     if "dense" in retrievers and vector is not None:
         found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K)
@@ -279,7 +267,7 @@ async def rank_memories(
     base_weights = {
         "lexical": lexical_weight,
         "dense": dense_weight,
-        "entity": GATHER_ENTITY_WEIGHT if multi_hop else w.entity,
+        "entity": w.entity,
         "time": w.time,
     }
     fused: dict[str, float] = defaultdict(float)
@@ -299,32 +287,20 @@ async def rank_memories(
     # on other questions it only adds noise (measured: R@1 0.375 vs 0.365 when always on).
     if "graph" in retrievers and seeds and multi_hop:
         top = seeds[0][1] or 1.0
-        spread = _graph_signal(catalogue, [(u, s / top) for u, s in seeds])
-        # What the expansion views and PPR reached through entities and concepts.
-        reached = memories_reached(catalogue, graph_nodes)
-        graph = scaled_by_max(
-            {u: spread.get(u, 0.0) + reached.get(u, 0.0) for u in {*spread, *reached}}
-        )
+        graph = _graph_signal(catalogue, [(u, s / top) for u, s in seeds])
         out.signals["graph"] = graph
         for uuid, s in graph.items():
-            fused[uuid] += GATHER_GRAPH_WEIGHT * s
+            fused[uuid] += w.graph * s
     if "neighbours" in retrievers and seeds:
         nb: dict[str, float] = {}
         asked = set(catalogue.lexical.tokens(question))
-        asked_authors = {_author_key(n) for n in names}
         for uuid, score in seeds:
             hit = catalogue.entries[catalogue.position[uuid]]
             asks = _asks_what_was_asked(catalogue, hit.content, asked)
             for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
                 # A memory whose closing question matched is answered by the next one: the
                 # reply holds what the question was about, so it ranks just above the hit.
-                # A reply by someone other than the person asked about answers for its
-                # author, not for them: it keeps the ordinary neighbour's share.
-                reply = (
-                    asks
-                    and catalogue.follows(other, hit)
-                    and (not asked_authors or _author_key(other.author) in asked_authors)
-                )
+                reply = asks and catalogue.follows(other, hit)
                 share = (w.reply if reply else w.neighbours) * score
                 if share > fused.get(other.uuid, 0.0) and share > nb.get(other.uuid, 0.0):
                     nb[other.uuid] = share

@@ -44,7 +44,6 @@ from polyg_core.recall.decay import DecayPolicy
 from polyg_core.recall.filters import MemoryFilter
 from polyg_core.recall.hybrid import filtered_memory_view, rank_recall
 from polyg_core.recall.hybrid_scores import RankingWeights, check_mode
-from polyg_core.recall.graph_memories import graph_reach
 from polyg_core.recall.linearizer import linearize
 from polyg_core.recall.memories import (
     COMMON_NAME_SHARE,
@@ -284,7 +283,7 @@ class RecallPipeline:
             opts.ppr if opts.ppr is not None else (intent.multi_hop or len(intent.entities) >= 2)
         )
 
-        async def memories(graph_nodes: Sequence[ContextNode] = ()) -> None:
+        async def memories() -> None:
             nonlocal ranking
             ranking = await rank_memories(
                 self.store,
@@ -300,7 +299,6 @@ class RecallPipeline:
                 names=speakers,
                 decay_tau_days=self.decay_policy.tau_days if opts.decay else 1e9,
                 multi_hop=use_ppr,
-                graph_nodes=graph_nodes,
             )
 
         async def graph_seeds() -> None:
@@ -312,25 +310,18 @@ class RecallPipeline:
                 as_of=intent.timeframe.end if intent.timeframe and intent.timeframe.end else ref,
             )
 
-        if use_ppr:
-            # A question that gathers or chains ranks memories with what the graph side
-            # reached (the views and PPR), so the graph goes first.
-            await graph_seeds()
-        else:
-            try:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(memories)
-                    tg.start_soon(graph_seeds)
-            except BaseExceptionGroup as group:
-                # Callers expect polyg's own error (storage down, timeout), not a group of them.
-                raise group.exceptions[0] from group
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(memories)
+                tg.start_soon(graph_seeds)
+        except BaseExceptionGroup as group:
+            # Callers expect polyg's own error (storage down, timeout), not a group of them.
+            raise group.exceptions[0] from group
         timings["seed"] = (time.perf_counter() - t1) * 1000
 
         t2 = time.perf_counter()
         ctx = ViewContext(self.store, namespace, seed_intent, seeds, now=ref)
         views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=use_ppr)
-        if use_ppr:
-            await memories(graph_reach(seeds, views))
         if memory_filter.active:
             views.append(await filtered_memory_view(self.store, namespace, vector, memory_filter))
         # A view that failed or ran out of time leaves the answer built on less than usual.
