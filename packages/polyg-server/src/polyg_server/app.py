@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from polyg_core.errors import PolygError
 
 from polyg_server.context import ContextOpening, ServerContext
 from polyg_server.registry import PolygServer, ToolSpec, parse_profiles, register_tool
@@ -56,10 +55,7 @@ def _lifespan(
 
 
 async def _jobs_once_open(opening: ContextOpening) -> None:
-    try:
-        ctx = await opening.wait()
-    except PolygError:
-        return  # the server is stopping; the reason is logged where opening failed
+    ctx = await opening.wait_opened()  # after a failed start, once a call reconnects
     async with background_jobs(ctx):
         await anyio.sleep_forever()
 

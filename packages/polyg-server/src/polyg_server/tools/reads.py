@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from polyg_core.errors import NodeNotFound
-from polyg_core.graphs.entity import to_entity
 from polyg_shared.causal import CausalChain
 from polyg_shared.edges import CausalPath
 from polyg_shared.nodes import CausalNode
@@ -33,6 +32,8 @@ from polyg_server.tools.memory import PROFILE, memory_and_ns
 
 
 async def get_entity(ctx: ServerContext, inp: GetEntityInput) -> EntityDetail:
+    from polyg_core.graphs.entity import to_entity  # the graphs: on first use, not at listing
+
     mem, ns = memory_and_ns(ctx, inp.graph)
     if not inp.include_relationships:
         found = await mem.entities.resolve(ns, inp.entity)
