@@ -56,6 +56,7 @@ from polyg_shared.tools import (
 )
 from pydantic import ConfigDict, Field, RootModel
 
+from polyg_server.access import access_log
 from polyg_server.context import ServerContext
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolSpec
 from polyg_server.tools.jobs import job_queue
@@ -110,6 +111,8 @@ async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
     )
     if not inp.include_reasoning:
         result.reasoning = Reasoning()
+    # Recall writes nothing; the server records the memories it answered with afterwards.
+    access_log(ctx).note(ns, (m.uuid for m in result.memories))
     return result
 
 
