@@ -3,6 +3,7 @@ with a trailing newline is no graph name."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -87,3 +88,26 @@ async def test_every_number_argument_of_every_tool_refuses_true(memory_ctx: Serv
                     assert f"- {field}:" in text and "boolean" in text, (spec["name"], text)
                     checked += 1
     assert checked >= 20
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+async def test_an_import_with_a_lone_surrogate_is_refused_and_the_graph_stays_readable(
+    memory_client: Client, namespace: str, fmt: str
+) -> None:
+    graph = f"{namespace}_s"
+    bad = "Rena \ud800 Voss"
+    content = (
+        json.dumps({"nodes": [{"id": "a", "name": bad}, {"id": "b", "name": "Harbor"}]})
+        if fmt == "json"
+        else f"source,target,relation\n{bad},Harbor,visits\n"
+    )
+    with anyio.fail_after(60):
+        result = await memory_client.call_tool(
+            "import_graph_text", {"format": fmt, "content": content, "graph": graph}
+        )
+        assert result.is_error
+        text = text_of(result)
+        assert "lone surrogate" in text and "internal error" not in text, text
+        for tool in ("get_graph_info", "pagerank", "list_nodes"):
+            read = await memory_client.call_tool(tool, {"graph": graph})
+            assert not read.is_error, (tool, text_of(read))
