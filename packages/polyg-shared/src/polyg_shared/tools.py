@@ -632,8 +632,8 @@ class ExportGraphInput(MemoryInput):
         default="jsonl",
         description=(
             "jsonl: one record per line (import_graph reads it); json: the same records as "
-            "one JSON array; cypher: one Cypher statement per line, replayable with "
-            "GRAPH.QUERY in a bare FalkorDB (as `polyg export --format cypher` writes)."
+            "one JSON array; cypher: one Cypher statement per line, each replayable with "
+            "GRAPH.QUERY (as `polyg export --format cypher` writes)."
         ),
     )
 
