@@ -70,6 +70,8 @@ async def test_noted_reads_are_written_once_per_namespace_in_one_flush(
         ids = [m for m in (first.memory_uuid, second.memory_uuid) if m]
         assert len(ids) == 2
         log = access_log(memory_ctx)
+        log.note(namespace, [])  # an answer without memories leaves nothing to write
+        assert log.pending == {}
         log.note(namespace, ids[:1])
         log.note(namespace, ids)
         assert set(log.pending[namespace]) == set(ids)

@@ -34,12 +34,14 @@ class AccessLog:
 
     def note(self, namespace: str, memory_uuids: Iterable[str]) -> None:
         """Remember that these memories answered a read now (no I/O, never fails)."""
+        uuids = list(memory_uuids)
+        if not uuids:
+            return
         now = utc_now()
         batch = self.pending.setdefault(namespace, {})
-        for uuid in memory_uuids:
+        for uuid in uuids:
             batch[uuid] = now
-        if batch:
-            self._wake.set()
+        self._wake.set()
 
     def take(self) -> dict[str, dict[str, datetime]]:
         """Everything noted so far; the log is empty afterwards."""
@@ -69,9 +71,10 @@ async def flush(ctx: ServerContext) -> int:
         return 0
     marked = 0
     for namespace, used in taken.items():
-        latest = max(used.values())
+        if not used:
+            continue
         try:
-            marked += await memory.mark_accessed(list(used), graph=namespace, at=latest)
+            marked += await memory.mark_accessed(list(used), graph=namespace, at=max(used.values()))
         except Exception as exc:  # the answers are out already; the next use marks again
             logger.warning("could not record memory access in %r: %s", namespace, exc)
     return marked
@@ -86,7 +89,15 @@ async def record_access(ctx: ServerContext | ContextOpening) -> None:
         while True:
             await log.wait()
             await anyio.sleep(BATCH_WINDOW_S)
-            await flush(opened)
+            await _flush_logged(opened)
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-            await flush(opened)
+            await _flush_logged(opened)
+
+
+async def _flush_logged(ctx: ServerContext) -> None:
+    """`flush`, never failing: the server's other tasks share this one's task group."""
+    try:
+        await flush(ctx)
+    except Exception:
+        logger.exception("recording memory access failed")
