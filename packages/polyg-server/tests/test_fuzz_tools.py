@@ -176,7 +176,6 @@ async def test_every_tool_answers_fuzzed_input_with_a_result_or_a_tool_error(
     def fuzz(name: str, schema: dict[str, Any]) -> None:
         @settings(
             max_examples=EXAMPLES_PER_TOOL,
-            deadline=None,
             database=None,
             suppress_health_check=[
                 HealthCheck.too_slow,

@@ -6,6 +6,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import anyio
@@ -140,17 +141,8 @@ def test_listing_the_tools_loads_neither_the_store_nor_the_memory_nor_the_model(
     assert loaded == ""
 
 
-async def test_an_unreachable_falkordb_stops_the_stdio_server_with_the_reason() -> None:
-    """The store connects after the handshake starts; when it cannot, calls answer with the
-    reason and the server exits with status 1, as when it connected before serving."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FALKORDB_", "POLYG_"))}
-    env.update(
-        FALKORDB_HOST="127.0.0.1",
-        FALKORDB_PORT=str(free_port()),
-        POLYG_MAX_RETRIES="0",
-        POLYG_LOG_LEVEL="WARNING",
-    )
-    messages = [
+def _stdio_messages(calls: int) -> list[dict[str, object]]:
+    messages: list[dict[str, object]] = [
         {
             "jsonrpc": "2.0",
             "id": 1,
@@ -162,24 +154,110 @@ async def test_an_unreachable_falkordb_stops_the_stdio_server_with_the_reason() 
             },
         },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "get_entity", "arguments": {"entity": "x"}},
-        },
     ]
+    for i in range(calls):
+        messages.append(
+            {
+                "jsonrpc": "2.0",
+                "id": 2 + i,
+                "method": "tools/call",
+                "params": {
+                    "name": "add_entity",
+                    "arguments": {"name": f"Ines Varga {i}", "entity_type": "person"},
+                },
+            }
+        )
+    return messages
+
+
+async def _stdio_run(
+    env: dict[str, str], calls: int
+) -> tuple[dict[int, dict[str, object]], bytes, int]:
+    """Send the handshake and `calls` tool calls, close stdin; the replies by id, stderr
+    and the exit status."""
     async with await anyio.open_process(polyg_mcp(), env=env) as proc:
-        assert proc.stdin is not None
-        # stdin stays open: the server stops by itself.
-        await proc.stdin.send(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
-        with anyio.fail_after(60):
+        assert proc.stdin is not None and proc.stdout is not None
+        await proc.stdin.send(
+            b"".join(json.dumps(m).encode() + b"\n" for m in _stdio_messages(calls))
+        )
+        replies: dict[int, dict[str, object]] = {}
+        buffer = b""
+        with anyio.fail_after(90):
+            # Every call is answered before stdin closes: the server stays up meanwhile.
+            while len(replies) < calls + 1:
+                chunk = await proc.stdout.receive()
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        reply = json.loads(line)
+                        replies[int(reply["id"])] = reply
+            await proc.stdin.aclose()
             stdout, stderr = await _read_all(proc.stdout), await _read_all(proc.stderr)
             code = await proc.wait()
+    assert not stdout.strip() or all(json.loads(x) for x in stdout.splitlines())
+    return replies, stderr, code
+
+
+def _external_env(port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FALKORDB_", "POLYG_"))}
+    env.update(
+        FALKORDB_HOST="127.0.0.1",
+        FALKORDB_PORT=str(port),
+        POLYG_MAX_RETRIES="0",
+        POLYG_LOG_LEVEL="WARNING",
+        POLYG_TOOLS="all",
+    )
+    return env
+
+
+async def test_an_unreachable_falkordb_answers_every_call_with_the_reason() -> None:
+    """The store connects after the handshake starts; when it cannot, the server stays up
+    and every tool call answers with the reason (trying to connect again first); when
+    stdin closes, it exits with status 1 and the reason."""
+    port = free_port()
+    replies, stderr, code = await _stdio_run(_external_env(port), calls=2)
+    for call_id in (2, 3):
+        result = replies[call_id]["result"]
+        assert isinstance(result, dict)
+        assert result["isError"] is True
+        text = result["content"][0]["text"]  # type: ignore[index]
+        assert "could not start" in text and f"127.0.0.1:{port}" in text
+        assert "unreachable" in text
     assert code == 1
     assert b"FalkorDB" in stderr and b"127.0.0.1" in stderr
-    for line in stdout.splitlines():
-        reply = json.loads(line)
-        if reply.get("id") == 2:  # answered before the server stopped: an error with the reason
-            assert reply["result"]["isError"] is True
-            assert "could not start" in reply["result"]["content"][0]["text"]
+    assert b"Traceback" not in stderr
+
+
+async def test_a_port_that_is_not_falkordb_is_named_in_one_line() -> None:
+    """FALKORDB_PORT at something that is not Redis (here an HTTP answer): no traceback,
+    a short message that says what is wrong and what to set."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    port = server.getsockname()[1]
+
+    def answer_http() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(1024)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=answer_http, daemon=True)
+    thread.start()
+    try:
+        replies, stderr, code = await _stdio_run(_external_env(port), calls=1)
+    finally:
+        server.close()
+    result = replies[2]["result"]
+    assert isinstance(result, dict) and result["isError"] is True
+    assert "is not FalkorDB" in result["content"][0]["text"]  # type: ignore[index]
+    assert code == 1
+    text = stderr.decode()
+    assert "Traceback" not in text
+    assert "is not FalkorDB" in text and "FALKORDB_PORT" in text
+    assert len(text.strip().splitlines()) <= 6, text

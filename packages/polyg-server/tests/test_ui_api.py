@@ -231,6 +231,19 @@ async def test_recall_validation(api: httpx.AsyncClient) -> None:
     assert listed.status_code == 400
 
 
+@pytest.mark.parametrize("depth", [100, 100_000])
+async def test_recall_answers_a_deeply_nested_body_with_a_400(
+    api: httpx.AsyncClient, depth: int
+) -> None:
+    for body in ("[" * depth + "]" * depth, '{"question": ' + "[" * depth + "]" * depth + "}"):
+        with anyio.fail_after(30):
+            res = await api.post(
+                "/api/recall", content=body.encode(), headers={"Content-Type": "application/json"}
+            )
+        assert res.status_code in (400, 422), (depth, res.status_code, res.text[:200])
+        assert res.json()["message"]
+
+
 async def test_recall_without_an_embedder_says_how_to_fix_it(
     store: FalkorStore, server_settings: Settings
 ) -> None:

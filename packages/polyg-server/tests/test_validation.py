@@ -41,7 +41,7 @@ argument_dicts = st.dictionaries(
 
 @pytest.mark.parametrize("model", [GraphArgs, DeleteGraphArgs, ListGraphsArgs])
 @given(args=argument_dicts)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 def test_admin_inputs_accept_valid_graphs_and_name_every_bad_field(
     model: type[BaseModel], args: dict[str, Any]
 ) -> None:
@@ -82,7 +82,7 @@ async def _note(ctx: ServerContext, inp: Note) -> Noted:
         st.sampled_from(["text", "weight", "tags", "graph", "other"]), values, max_size=5
     )
 )
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 async def test_a_tool_answers_every_argument_dict_with_a_result_or_a_tool_error(
     args: dict[str, Any],
 ) -> None:

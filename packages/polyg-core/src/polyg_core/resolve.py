@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Container, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from polyg_shared.results import SimilarNode
+from polyg_shared.results import NameMatch, SimilarNode
 
 from polyg_core.errors import AmbiguousName, Candidate, NodeNotFound
 from polyg_core.graphs.base import check_readable
@@ -63,6 +63,29 @@ class Resolved:
     properties: dict[str, Any]
     extra: Any = None
     """The value of `find`'s `extra` expression for this node (None for an embedding match)."""
+    candidates: tuple[Candidate, ...] = ()
+    """For an embedding match: the next closest nodes, best first."""
+
+    def as_match(self, requested: str) -> NameMatch:
+        """How `requested` was matched, as a read reports it."""
+        by_meaning = self.how == "embedding"
+        note = (
+            f"no {self.label} is named {requested.strip()!r}; {self.name!r} is the closest "
+            f"by meaning ({self.similarity:.2f}). If it is not the one meant, ask for a name "
+            "from candidates, or by uuid."
+            if by_meaning
+            else None
+        )
+        return NameMatch(
+            requested=requested,
+            matched=self.name,
+            uuid=self.uuid,
+            how=self.how,
+            score=max(0.0, min(1.0, round(self.similarity, 4))),
+            by_meaning=by_meaning,
+            candidates=similar_nodes(c for c in self.candidates if 0.0 <= c.similarity <= 1.0),
+            note=note,
+        )
 
 
 @dataclass
@@ -198,7 +221,9 @@ class NameResolver:
         )
         if not rows.rows:
             return None
-        return self._resolved(spec, clean(rows.rows[0][0]), "embedding", best.similarity)
+        found = self._resolved(spec, clean(rows.rows[0][0]), "embedding", best.similarity)
+        others = tuple(c for c in scored if c.uuid != best.uuid)[: self.max_candidates]
+        return replace(found, candidates=others)
 
     async def candidates(
         self, namespace: str, spec: NameSpec, name: str, limit: int | None = None

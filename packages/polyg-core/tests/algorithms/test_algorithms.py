@@ -108,7 +108,7 @@ def test_weighted_shortest_path_refuses_negative_weight() -> None:
         alg.shortest_path(g, "a", "b", weight="weight")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(graphs(), st.data())
 def test_shortest_path_lengths_match_networkx(g: GraphData, data: st.DataObject) -> None:
     ids = [n.id for n in g.nodes]
@@ -124,7 +124,7 @@ def test_shortest_path_lengths_match_networkx(g: GraphData, data: st.DataObject)
         assert result is None
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(graphs(), st.data())
 def test_weighted_shortest_path_matches_networkx_dijkstra(
     g: GraphData, data: st.DataObject
@@ -177,7 +177,7 @@ def test_all_paths_same_node_points_to_find_cycles() -> None:
         alg.all_paths(CHAIN, "api", "api")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(graphs(max_nodes=7, max_edges=16), st.data())
 def test_all_paths_match_networkx_simple_paths(g: GraphData, data: st.DataObject) -> None:
     ids = [n.id for n in g.nodes]
@@ -195,7 +195,7 @@ def test_all_paths_match_networkx_simple_paths(g: GraphData, data: st.DataObject
 # --- components, cycles, reduction ---------------------------------------------------
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(graphs())
 def test_components_partition_matches_networkx(g: GraphData) -> None:
     reference = to_nx(g)
@@ -218,7 +218,7 @@ def test_components_cap_keeps_count() -> None:
     assert len(result.components) == 2 and result.count == 3 and result.truncated
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(graphs(max_nodes=7, max_edges=14), st.sampled_from([None, 3]))
 def test_cycles_match_networkx(g: GraphData, max_length: int | None) -> None:
     reference = to_nx(g)
@@ -239,7 +239,7 @@ def test_find_cycles_cap_and_exact_has_cycles() -> None:
     assert bounded.cycles == [] and bounded.has_cycles
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(dags())
 def test_transitive_reduction_of_dag_matches_networkx_and_keeps_reachability(
     g: GraphData,
@@ -254,7 +254,7 @@ def test_transitive_reduction_of_dag_matches_networkx_and_keeps_reachability(
     )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(graphs())
 def test_transitive_reduction_with_cycles_keeps_reachability(g: GraphData) -> None:
     result = alg.transitive_reduction(g)
@@ -278,7 +278,7 @@ def test_transitive_reduction_reports_shortcut_with_relation() -> None:
 # --- rankings -------------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(graphs())
 def test_pagerank_close_to_networkx(g: GraphData) -> None:
     result = alg.pagerank(g, top_n=None)
@@ -295,7 +295,7 @@ def test_pagerank_seed_example_ranks_database_first() -> None:
     assert len(result.rankings) == 3 and result.converged
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(graphs(), st.data(), st.floats(0.1, 0.9))
 def test_personalized_pagerank_matches_networkx(
     g: GraphData, data: st.DataObject, restart: float
@@ -336,7 +336,7 @@ def test_personalized_pagerank_undirected_reaches_upstream_nodes() -> None:
     assert {r.node.id: r.score for r in both.rankings}["a"] > 0.1
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(graphs())
 def test_betweenness_matches_networkx(g: GraphData) -> None:
     result = alg.betweenness(g, top_n=None)

@@ -128,7 +128,7 @@ def roundtrip(g: GraphData, fmt: str) -> GraphData:
 # --- round trips ----------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(graphs())
 @pytest.mark.parametrize("fmt", ["json", "cypher"])
 def test_lossless_formats_round_trip_everything(fmt: str, g: GraphData) -> None:
@@ -171,7 +171,7 @@ def xml_safe(g: GraphData) -> GraphData:
     )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(graphs(props=scalars))
 def test_graphml_round_trips_typed_scalars(g: GraphData) -> None:
     # GraphML is lossless while each property name keeps one type: name them by type.
@@ -182,7 +182,7 @@ def test_graphml_round_trips_typed_scalars(g: GraphData) -> None:
     assert edge_view(back) == edge_view(xml_safe(g))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(graphs())
 def test_dot_round_trips_with_string_values(g: GraphData) -> None:
     back = roundtrip(g, "dot")
@@ -190,7 +190,7 @@ def test_dot_round_trips_with_string_values(g: GraphData) -> None:
     assert edge_view(back, stringify=True) == edge_view(g, stringify=True)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(graphs())
 @pytest.mark.parametrize("fmt", ["csv", "tsv"])
 def test_edge_lists_round_trip_edges_names_and_types(fmt: str, g: GraphData) -> None:
@@ -199,7 +199,7 @@ def test_edge_lists_round_trip_edges_names_and_types(fmt: str, g: GraphData) -> 
     assert edge_view(back, stringify=True) == edge_view(g, stringify=True)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(graphs())
 def test_mermaid_round_trips_names_and_relations(g: GraphData) -> None:
     back = roundtrip(g, "mermaid")

@@ -177,7 +177,6 @@ event_strategy = st.lists(
 
 @settings(
     max_examples=12,
-    deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(events=event_strategy, split=st.integers(0, 14))

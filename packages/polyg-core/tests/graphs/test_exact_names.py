@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from polyg_core.errors import AmbiguousName, NodeNotFound
+from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
 from polyg_core.graphs.bulk import RelationItem, add_relations
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.entity import EntityGraph
@@ -211,3 +211,33 @@ async def test_entities_created_as_link_targets_go_when_their_last_link_goes(
         assert await names(store, namespace) == ["host-09", "host-10"]
         await entities.delete(namespace, "host-10")  # a delete runs orphan cleanup
     assert await names(store, namespace) == []
+
+
+async def test_update_never_picks_another_entity_by_meaning(
+    store: FalkorStore, embedder: Embedder, resolver: NameResolver, namespace: str
+) -> None:
+    graph = EntityGraph(store, embedder, resolver)
+    with anyio.fail_after(60):
+        await graph.add(namespace, "payments-db-primary", "database", {"role": "primary"})
+        with pytest.raises(NodeNotFound) as caught:
+            await graph.update(namespace, "payments-db-secondary", properties={"role": "replica"})
+        assert "payments-db-primary" in [c.name for c in caught.value.candidates]
+        primary = await graph.get(namespace, "payments-db-primary")
+    assert primary.properties == {"role": "primary"}
+
+
+async def test_a_rename_onto_an_existing_name_of_another_type_is_refused(
+    store: FalkorStore, embedder: Embedder, resolver: NameResolver, namespace: str
+) -> None:
+    graph = EntityGraph(store, embedder, resolver)
+    with anyio.fail_after(60):
+        await graph.add(namespace, "Platform Team", "team")
+        await graph.add(namespace, "Infra Group", "organization")
+        with pytest.raises(InvalidInput, match=r"already exists.*merge_entities"):
+            await graph.update(namespace, "Infra Group", new_name="Platform Team")
+        assert await names(store, namespace) == ["Infra Group", "Platform Team"]
+        # A new type alone still works, and so does a rename to a free name.
+        moved = await graph.update(namespace, "Infra Group", entity_type="team")
+        assert moved.entity_type == "team"
+        renamed = await graph.update(namespace, "Infra Group", new_name="Infra Guild")
+    assert renamed.name == "Infra Guild"

@@ -413,7 +413,6 @@ async def scratch(store: FalkorStore) -> AsyncIterator[list[str]]:
 
 @settings(
     max_examples=20,
-    deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(ops=_ops)

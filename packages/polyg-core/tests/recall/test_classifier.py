@@ -170,7 +170,7 @@ def test_multi_hop(question: str, multi_hop: bool) -> None:
     assert RuleClassifier().classify(question, KNOWN, REF).multi_hop is multi_hop
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(max_size=300))
 def test_any_text_gives_a_valid_intent(question: str) -> None:
     intent = RuleClassifier().classify(question, KNOWN, REF)
@@ -178,7 +178,7 @@ def test_any_text_gives_a_valid_intent(question: str) -> None:
     assert 0.0 <= intent.confidence <= 1.0
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     st.lists(
         st.sampled_from(

@@ -75,7 +75,7 @@ def test_empty_queries_and_unknown_words_find_nothing() -> None:
     assert index.search("memory", 0) == []
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(
     st.lists(st.text(alphabet="abcde fgh", min_size=0, max_size=40), min_size=1, max_size=12),
     st.text(alphabet="abcde fgh", min_size=1, max_size=20),

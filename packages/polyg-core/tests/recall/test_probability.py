@@ -51,7 +51,7 @@ links_strategy = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(links=links_strategy, source=st.sampled_from(NODES), target=st.sampled_from(NODES))
 def test_noisy_or_equals_exact_enumeration_on_small_random_graphs(
     links: list[Link], source: str, target: str

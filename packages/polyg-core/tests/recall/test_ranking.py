@@ -102,7 +102,7 @@ def test_weights_are_configurable() -> None:
         RankingWeights(vector=-1.0)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(
     scores=st.lists(st.floats(0.0, 5.0), min_size=0, max_size=40),
     mode=st.sampled_from(["execution", "planning", "brainstorming"]),

@@ -145,14 +145,14 @@ def test_concepts_are_a_few_salient_phrases_not_entities() -> None:
     assert all(c.description for c in concepts)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.text(max_size=400))
 def test_any_text_gives_a_valid_extraction(text: str) -> None:
     extraction = RuleExtractor().extract(text, KNOWN, REF)
     assert Extraction.model_validate(extraction.model_dump()) == extraction
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     st.lists(
         st.sampled_from(

@@ -166,7 +166,7 @@ def test_short_phrases_no_rule_reads_fall_back_to_dateparser() -> None:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text(max_size=200))
 def test_never_raises_and_start_precedes_end(text: str) -> None:
     frame = parse_timeframe(text, REF)
@@ -186,7 +186,7 @@ _PIECES = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(_PIECES, max_size=8).map(" ".join))
 def test_time_phrase_soup_never_raises(text: str) -> None:
     frame = parse_timeframe(text, REF)

@@ -10,8 +10,8 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from polyg_core.errors import PolygError
 
+from polyg_server.access import record_access
 from polyg_server.context import ContextOpening, ServerContext
 from polyg_server.registry import PolygServer, ToolSpec, register_tool, select_tools
 from polyg_server.resources import register_resources
@@ -37,18 +37,19 @@ def _lifespan(
     ctx: ServerContext | ContextOpening,
 ) -> Callable[[MCPServer[Any]], AbstractAsyncContextManager[dict[str, Any]]]:
     """What runs while the server serves: the in-process job worker (`ctx.jobs.workers`),
-    from when the context is open."""
+    from when the context is open, and the writer of memory accesses (`access.py`)."""
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncGenerator[dict[str, Any]]:
-        if isinstance(ctx, ServerContext):
-            async with background_jobs(ctx):
-                yield {}
-            return
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_jobs_once_open, ctx)
+            tg.start_soon(record_access, ctx)
             try:
-                yield {}
+                if isinstance(ctx, ServerContext):
+                    async with background_jobs(ctx):
+                        yield {}
+                else:
+                    tg.start_soon(_jobs_once_open, ctx)
+                    yield {}
             finally:
                 tg.cancel_scope.cancel()
 
@@ -56,10 +57,7 @@ def _lifespan(
 
 
 async def _jobs_once_open(opening: ContextOpening) -> None:
-    try:
-        ctx = await opening.wait()
-    except PolygError:
-        return  # the server is stopping; the reason is logged where opening failed
+    ctx = await opening.wait_opened()  # after a failed start, once a call reconnects
     async with background_jobs(ctx):
         await anyio.sleep_forever()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -185,38 +185,63 @@ class ContextOpening:
     """A server context that is still being opened (stdio: the store connects and the
     memory loads in the background while the client initializes and lists the tools).
 
-    Tool calls and resource reads wait for it (`open_context`); if opening fails, they
-    answer with the reason and the server stops.
+    Tool calls and resource reads wait for it (`open_context`). If opening fails, every
+    call answers with the reason, and the server stays up: with `reopen`, the next call
+    tries again (FalkorDB started late, or came back), so a client never loses its
+    server, nor a call its answer, to a database that was down at start.
 
     Args:
         settings: the settings the context is opened with (known before it is open).
+        reopen: opens the context again after a failure (none: the failure stands).
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        reopen: Callable[[], Awaitable[ServerContext]] | None = None,
+    ) -> None:
         self.settings = settings
         self.ctx: ServerContext | None = None
         self.error: BaseException | None = None
+        self._reopen = reopen
         self._done = anyio.Event()
+        self._opened = anyio.Event()
+        self._lock = anyio.Lock()
 
     def opened(self, ctx: ServerContext) -> None:
         """The context is ready: release every waiting call."""
         self.ctx = ctx
+        self.error = None
         self._done.set()
+        self._opened.set()
 
     def failed(self, error: BaseException) -> None:
-        """Opening failed: waiting calls answer with `error`."""
+        """Opening failed: waiting calls answer with `error` (or try again, see `reopen`)."""
         self.error = error
         self._done.set()
 
     async def wait(self) -> ServerContext:
-        """The context once it is open.
+        """The context once it is open; after a failure, opened again first (`reopen`).
 
         Raises:
-            PolygError: opening failed (the message says why).
+            PolygError: opening failed (the message says why and what to fix).
         """
         await self._done.wait()
+        if self.ctx is None and self._reopen is not None:
+            async with self._lock:
+                if self.ctx is None:  # not opened by a call that held the lock before
+                    try:
+                        self.opened(await self._reopen())
+                    except Exception as exc:
+                        self.failed(exc)
         if self.ctx is None:
             raise PolygError(f"the server could not start: {self.error}") from self.error
+        return self.ctx
+
+    async def wait_opened(self) -> ServerContext:
+        """The context once it is open, however many tries that takes."""
+        await self._opened.wait()
+        assert self.ctx is not None
         return self.ctx
 
 

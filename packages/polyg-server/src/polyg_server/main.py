@@ -270,24 +270,22 @@ async def serve_stdio(
 
     The client's `initialize` and `tools/list` are answered at once (tool schemas need no
     database); the store connects, the embedded FalkorDB starts and the embedding model
-    loads meanwhile, and tool calls wait for that. If the context cannot be opened the
-    server stops with the reason, as it did when it connected first.
+    loads meanwhile, and tool calls wait for that. If the context cannot be opened, the
+    server logs the reason and stays up: each tool call answers with that reason (and
+    how to fix it) after trying to connect again, so a FalkorDB started later is used.
 
     Raises:
-        PolygError: the store cannot be connected or started.
+        PolygError: the store was never connected; the reason (after stdin closed).
     """
-    opening = ContextOpening(settings)
+    opening = ContextOpening(settings, reopen=lambda: open_server_context(settings))
     server = create_server(opening, schema_cache=schema_cache_file(os.environ))
-    failure: BaseException | None = None
 
     async def open_in_background(tg: TaskGroup) -> None:
-        nonlocal failure
         try:
             ctx = await open_server_context(settings, load_model_in=tg)
         except Exception as exc:
-            failure = exc
+            logger.error("%s (tool calls answer with this and try to connect again)", exc)
             opening.failed(exc)
-            tg.cancel_scope.cancel()
             return
         opening.opened(ctx)
         ctx.memory_or_none()
@@ -302,8 +300,8 @@ async def serve_stdio(
         if opening.ctx is not None:
             with anyio.CancelScope(shield=True):
                 await opening.ctx.store.close()
-    if failure is not None:
-        raise failure
+    if opening.ctx is None and opening.error is not None:
+        raise opening.error
 
 
 async def serve(

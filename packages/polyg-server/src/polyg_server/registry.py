@@ -36,8 +36,15 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from polyg_core.errors import InvalidInput
 from polyg_core.storage.namespace import validate_namespace
-from polyg_shared.types import reject_control_chars
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from polyg_shared.types import GRAPH_NAME_PATTERN, reject_bool_number, reject_control_chars
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from polyg_server.context import ContextOpening, ServerContext, open_context, store_session_key
 from polyg_server.errors import tool_error_text
@@ -79,18 +86,21 @@ DESTRUCTIVE: Final = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True
 )
 
-_GRAPH_PATTERN: Final = r"^[A-Za-z0-9_.-]{1,64}$"
-
 
 class ToolInput(BaseModel):
     """Base of every tool input: unknown arguments are errors, `graph` picks the namespace."""
 
     model_config = ConfigDict(extra="forbid")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
+
     graph: str | None = Field(
         default=None,
         description=("Namespace to use; omit for the default."),
-        json_schema_extra={"pattern": _GRAPH_PATTERN},
+        json_schema_extra={"pattern": GRAPH_NAME_PATTERN},
     )
 
     @field_validator("graph")

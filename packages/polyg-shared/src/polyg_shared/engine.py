@@ -7,13 +7,18 @@ matched exactly, then normalised (case, spaces, punctuation), then by meaning.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from polyg_shared.pages import PageInput, PageOutput
-from polyg_shared.types import Name, Properties
+from polyg_shared.types import (
+    GRAPH_NAME_PATTERN,
+    Name,
+    Properties,
+    is_graph_name,
+    reject_bool_number,
+)
 
 DEFAULT_SCRATCH_GRAPH = "default"
 """The graph engine tools use when a call names none."""
@@ -23,8 +28,6 @@ MAX_ADD_BATCH = 500
 """Most nodes one add_nodes call (or edges one add_edges call) takes: each new label is
 looked up by meaning, one query per label. import_graph takes larger graphs."""
 MAX_IMPORT_CHARS = 20_000_000
-
-_GRAPH_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 Direction = Literal["in", "out", "both"]
 MatchHow = Literal["uuid", "exact", "normalized", "embedding", "created"]
@@ -36,16 +39,21 @@ class EngineInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
+
     graph: str | None = Field(
         default=None,
         description=("Scratch graph to use; omit for 'default'. A new name creates one."),
-        json_schema_extra={"pattern": _GRAPH_RE.pattern},
+        json_schema_extra={"pattern": GRAPH_NAME_PATTERN},
     )
 
     @field_validator("graph")
     @classmethod
     def _valid_graph(cls, value: str | None) -> str | None:
-        if value is not None and not _GRAPH_RE.match(value):
+        if value is not None and not is_graph_name(value):
             raise ValueError(
                 "use 1-64 characters from letters, digits, '_', '.' and '-' "
                 "(for example 'codebase' or 'research')"
@@ -61,6 +69,11 @@ class NodeSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
+
     label: Name = Field(description="The node's name, e.g. 'AuthService'.")
     type: str | None = Field(default=None, max_length=128, description="e.g. 'class', 'paper'.")
     properties: Properties = Field(default_factory=dict)
@@ -70,6 +83,11 @@ class EdgeSpec(BaseModel):
     """An edge to add; `source` and `target` are node names (matched fuzzily)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
 
     source: Name
     target: Name

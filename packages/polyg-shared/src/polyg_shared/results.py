@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -107,3 +107,31 @@ class ClearResult(BaseModel):
     graph: str
     nodes_deleted: dict[str, int] = Field(default_factory=dict, description="Keyed by label.")
     relationships_deleted: int = 0
+
+
+class NameMatch(BaseModel):
+    """How a read's name was matched to the node it answers with.
+
+    A read may match a name by meaning (embedding similarity), but then it says so:
+    `by_meaning` is true, `matched` differs from `requested`, and `candidates` lists
+    the other close names, so a caller can tell "host-99" from the "host-01" it got.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requested: str = Field(description="The name or uuid the call asked for.")
+    matched: str = Field(description="The name of the node the call answers with.")
+    uuid: str
+    how: Literal["uuid", "exact", "normalized", "embedding"] = Field(
+        description="uuid, exact name, normalised name (case, spaces, punctuation), or "
+        "embedding similarity (a different name close in meaning)."
+    )
+    score: float = Field(ge=0.0, le=1.0, description="1.0 unless matched by meaning.")
+    by_meaning: bool = Field(description="True when no node has the requested name.")
+    candidates: list[SimilarNode] = Field(
+        default_factory=lambda: list[SimilarNode](),
+        description="When matched by meaning: the next closest names, best first.",
+    )
+    note: str | None = Field(
+        default=None, description="What to do when the match is not the node meant."
+    )

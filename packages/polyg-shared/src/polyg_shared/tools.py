@@ -7,17 +7,30 @@ causal nodes) is accepted. No output carries an embedding.
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from polyg_shared.causal import CausalChain
 from polyg_shared.edges import EntityRelation
 from polyg_shared.intents import CausalDirection, IntentType
 from polyg_shared.nodes import CausalNode, Concept, Entity, Event, Fact, MemoryCategory
 from polyg_shared.pages import PageInput, PageOutput
-from polyg_shared.results import CREATED_ENTITIES, ClearResult, SimilarNode, WrittenNode
+from polyg_shared.results import (
+    CREATED_ENTITIES,
+    ClearResult,
+    NameMatch,
+    SimilarNode,
+    WrittenNode,
+)
 from polyg_shared.retrieval import (
     ContextEdge,
     ContextNode,
@@ -26,9 +39,17 @@ from polyg_shared.retrieval import (
     ViewResult,
     ViewStatus,
 )
-from polyg_shared.types import MAX_TEXT, Confidence, Content, Name, Properties, Text
-
-_GRAPH_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+from polyg_shared.types import (
+    GRAPH_NAME_PATTERN,
+    MAX_TEXT,
+    Confidence,
+    Content,
+    Name,
+    Properties,
+    Text,
+    is_graph_name,
+    reject_bool_number,
+)
 
 MAX_REFS = 50
 """Most node references one call takes."""
@@ -65,16 +86,21 @@ class MemoryInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
+
     graph: str | None = Field(
         default=None,
         description=("Namespace to use; omit for the default memory."),
-        json_schema_extra={"pattern": _GRAPH_RE.pattern},
+        json_schema_extra={"pattern": GRAPH_NAME_PATTERN},
     )
 
     @field_validator("graph")
     @classmethod
     def _valid_graph(cls, value: str | None) -> str | None:
-        if value is not None and not _GRAPH_RE.match(value):
+        if value is not None and not is_graph_name(value):
             raise ValueError(
                 f"invalid graph name {value!r}: use 1-64 characters from letters, digits, "
                 "'_', '.' and '-' (list_graphs shows the existing graphs)"
@@ -434,6 +460,11 @@ class EntityDetail(PageOutput):
 
     entity: Entity
     relationships: list[EntityRelation]
+    match: NameMatch | None = Field(
+        default=None,
+        description="How the requested name was matched; by_meaning=true when no entity "
+        "has that name and the closest one by meaning answers instead.",
+    )
 
 
 class QueryTimelineInput(MemoryInput, PageInput):
@@ -601,11 +632,12 @@ class ExportGraphInput(MemoryInput):
 
     max_records: int = Field(default=10_000, ge=1, le=MAX_EXPORT_RECORDS)
     max_chars: int = Field(default=2_000_000, ge=1_000, le=MAX_IMPORT_CHARS)
-    format: Literal["jsonl", "json"] = Field(
+    format: Literal["jsonl", "json", "cypher"] = Field(
         default="jsonl",
         description=(
             "jsonl: one record per line (import_graph reads it); json: the same records as "
-            "one JSON array."
+            "one JSON array; cypher: one Cypher statement per line, each replayable with "
+            "GRAPH.QUERY (as `polyg export --format cypher` writes)."
         ),
     )
 
@@ -614,7 +646,7 @@ class ExportGraphOutput(BaseModel):
     """A graph's memory as polyg JSONL records (one per line, importable by import_graph)."""
 
     graph: str
-    format: Literal["jsonl", "json"] = "jsonl"
+    format: Literal["jsonl", "json", "cypher"] = "jsonl"
     records: int
     truncated: bool = Field(description="True when max_records or max_chars cut the export.")
     text: str
@@ -674,10 +706,14 @@ class SemanticSearchInput(MemoryInput, PageInput):
         ge=1,
         le=100,
         validation_alias=spec_alias("k", "limit"),
-        description="Hits per node kind (also: `limit`).",
+        description="Most hits answered, best first across node kinds (also: `limit`).",
     )
     min_score: float | None = Field(
-        default=None, ge=0.0, le=1.0, description="Lowest similarity kept (default 0.5)."
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Lowest similarity kept (default: the server's MAGMA_MIN_SEMANTIC_SCORE, "
+        "0.3 unless set).",
     )
 
 
@@ -752,6 +788,11 @@ class ViewIn(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
+
     view: ViewName
     status: ViewStatus = "ok"
     nodes: list[ContextNode] = Field(default_factory=list)
@@ -771,6 +812,11 @@ class SubgraphIn(BaseModel):
     """A merged subgraph as subgraph_merge returned it (extra keys are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
 
     nodes: list[ContextNode] = Field(default_factory=list)
     edges: list[ContextEdge] = Field(default_factory=list)

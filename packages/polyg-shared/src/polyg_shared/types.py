@@ -5,9 +5,18 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime
-from typing import Annotated, Any
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    ValidationInfo,
+)
 
 from polyg_shared.timeutil import iso, parse_timestamp
 
@@ -15,6 +24,54 @@ MAX_NAME = 256
 MAX_TEXT = 4_096
 MAX_CONTENT = 100_000
 MAX_PROPERTIES = 64
+
+GRAPH_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+"""A graph (namespace) name, as JSON Schema states it (anchors match only the ends)."""
+_GRAPH_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def is_graph_name(value: object) -> bool:
+    """Whether `value` is a valid graph (namespace) name: 1-64 of letters, digits, `_.-`.
+
+    The whole string must match: Python's `$` also matches before a trailing newline,
+    so "polyg\\n" would pass `re.match(GRAPH_NAME_PATTERN, ...)` as a separate namespace.
+    """
+    return isinstance(value, str) and _GRAPH_NAME.fullmatch(value) is not None
+
+
+def _numeric_not_bool(annotation: Any) -> bool:
+    """Whether a field's type takes numbers but not booleans."""
+    seen: set[Any] = set()
+    stack = [annotation]
+    while stack:
+        tp = stack.pop()
+        origin = get_origin(tp)
+        if origin is Literal:
+            seen.update(type(v) for v in get_args(tp))
+        elif origin in (Union, UnionType, Annotated):
+            stack.extend(get_args(tp))
+        else:
+            seen.add(tp)
+    return bool not in seen and bool(seen & {int, float})
+
+
+def reject_bool_number(model: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
+    """A `field_validator("*", mode="before")` body: `true`/`false` is not a number.
+
+    Pydantic's lax mode reads `true` as the integer 1 (bool is an int in Python); a tool
+    argument typed as a number refuses it instead, while strings, enums and timestamps
+    keep their lax parsing.
+
+    Raises:
+        ValueError: the field takes a number and the value is a boolean.
+    """
+    if isinstance(value, bool) and info.field_name is not None:
+        field = model.model_fields.get(info.field_name)
+        if field is not None and _numeric_not_bool(field.annotation):
+            raise ValueError(
+                f"expected a number, got the boolean {str(value).lower()}: pass a number"
+            )
+    return value
 
 
 def _non_blank(value: str) -> str:

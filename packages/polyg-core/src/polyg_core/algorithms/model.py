@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from polyg_shared.types import control_char_error
+
 from polyg_core.errors import InvalidInput
 
 DEFAULT_RELATION = "related_to"
@@ -129,8 +131,17 @@ class GraphData:
         """Check that node ids are unique and every edge joins known nodes.
 
         Raises:
-            InvalidInput: a duplicate node id or an edge naming an unknown node.
+            InvalidInput: a duplicate node id, an edge naming an unknown node, or a
+                text with a character no text may hold (NUL, a lone surrogate such as
+                a JSON `\\ud800` escape: it cannot be stored or embedded).
         """
+        for what, items in (("node", self.nodes), ("edge", self.edges)):
+            for i, item in enumerate(items):
+                found = control_char_error(vars(item))
+                if found is not None:
+                    loc, _, message = found
+                    where = ".".join(str(p) for p in loc)
+                    raise InvalidInput(f"{what} {i + 1} of the input, field {where}: {message}")
         seen: set[str] = set()
         for node in self.nodes:
             if node.id in seen:

@@ -391,7 +391,9 @@ class EntityGraph:
 
         Args:
             namespace: the graph.
-            name_or_uuid: the entity to change (resolved like `get`).
+            name_or_uuid: the entity to change: its uuid, exact or normalised name. A
+                write never picks an entity by meaning (`payments-db-secondary` is not
+                `payments-db-primary`); a name that matches none raises with the closest.
             properties: merged into the entity's properties, or replacing them with
                 `mode="replace"`; None leaves them as they are.
             mode: "merge" or "replace".
@@ -401,10 +403,12 @@ class EntityGraph:
         Raises:
             NodeNotFound: no such entity (with the closest names).
             AmbiguousName: the name matches several entities.
-            InvalidInput: the new name and type belong to another entity already.
+            InvalidInput: another entity has the new name already (of any type: a
+                rename never makes two entities of one name), or the new type and
+                the name belong to another entity.
         """
         mode = _check_mode(mode)
-        current = await self._resolve(namespace, name_or_uuid)
+        current = await self._resolve(namespace, name_or_uuid, exact=True)
         node = current.properties
         name = check_text(new_name, "new name") if new_name is not None else str(node["name"])
         etype = type_key(entity_type) if entity_type is not None else str(node["entity_type"])
@@ -420,6 +424,9 @@ class EntityGraph:
             "now": now_ms(),
         }
         params["iso"] = iso_ms(params["now"])
+        # A new name may not be another entity's, whatever its type; a new type alone
+        # may not meet an entity of the same name and that type (the dedup key).
+        params["renamed"] = key != node.get("name_key")
         set_vec = ""
         if name != node["name"]:
             params["vec"] = (await embed_texts(self.embedder, [name]))[0]
@@ -428,8 +435,9 @@ class EntityGraph:
         res = await self.store.query(
             namespace,
             f"MATCH (n:{ENTITY} {{uuid: $u}}) "
-            f"OPTIONAL MATCH (o:{ENTITY} {{name_key: $key, entity_type: $type}}) "
-            "WHERE o.uuid <> $u WITH n, o WHERE o IS NULL "
+            f"OPTIONAL MATCH (o:{ENTITY} {{name_key: $key}}) "
+            "WHERE o.uuid <> $u AND ($renamed OR o.entity_type = $type) "
+            "WITH n, o WHERE o IS NULL "
             "SET n.name = $name, n.name_key = $key, n.entity_type = $type, "
             f"n.properties = $props, n.updated_at = $now, n.updated_at_iso = $iso{set_vec} "
             f"RETURN {props('n')}",
@@ -439,15 +447,18 @@ class EntityGraph:
             return to_entity(clean(res.rows[0][0]))
         other = await self.store.query(
             namespace,
-            f"MATCH (o:{ENTITY} {{name_key: $key, entity_type: $type}}) RETURN o.uuid, o.name",
-            {"key": key, "type": etype},
+            f"MATCH (o:{ENTITY} {{name_key: $key}}) "
+            "WHERE o.uuid <> $u AND ($renamed OR o.entity_type = $type) "
+            "RETURN o.uuid, o.name, o.entity_type LIMIT 1",
+            {"key": key, "type": etype, "u": current.uuid, "renamed": params["renamed"]},
             read_only=True,
         )
         if other.rows:
-            uuid, other_name = other.rows[0]
+            uuid, other_name, other_type = other.rows[0]
             raise InvalidInput(
-                f"an entity {other_name!r} of type {etype!r} already exists (uuid {uuid}); "
-                "choose another name or type, or update that entity instead"
+                f"an entity {other_name!r} of type {other_type!r} already exists (uuid {uuid}); "
+                "choose another name, update that entity instead, or merge the two on "
+                "purpose with merge_entities"
             )
         raise NodeNotFound("entity", name_or_uuid)
 
@@ -729,10 +740,32 @@ class EntityGraph:
         )
         return _oldest_first(res.rows, limit)
 
+    async def resolve(self, namespace: str, name_or_uuid: str) -> Resolved:
+        """The entity a read's name resolves to, with how it matched (`Resolved.as_match`).
+
+        Raises:
+            NodeNotFound / AmbiguousName: as for `get`.
+        """
+        return await self._resolve(namespace, name_or_uuid)
+
     async def get_with_relationships(
         self, namespace: str, name_or_uuid: str, direction: Direction = "both", limit: int = 1000
     ) -> tuple[Entity, list[EntityRelation]]:
         """`get` and `relationships` together: one round trip when the uuid or name matches.
+
+        Raises:
+            NodeNotFound / AmbiguousName: as for `get`.
+            InvalidInput: an unknown direction.
+        """
+        found, relations = await self.resolve_with_relationships(
+            namespace, name_or_uuid, direction, limit
+        )
+        return to_entity(found.properties), relations
+
+    async def resolve_with_relationships(
+        self, namespace: str, name_or_uuid: str, direction: Direction = "both", limit: int = 1000
+    ) -> tuple[Resolved, list[EntityRelation]]:
+        """`get_with_relationships` with how the name matched (`Resolved.as_match`).
 
         Raises:
             NodeNotFound / AmbiguousName: as for `get`.
@@ -757,10 +790,9 @@ class EntityGraph:
                 "ri.created_at]]"
             )
         found = await self.resolver.resolve(namespace, ENTITY_NAMES, text, extra=" + ".join(parts))
-        entity = to_entity(found.properties)
         if found.extra is None:  # matched by meaning, which reads no relations
-            return entity, await self.relations_of(namespace, found.uuid, direction, limit)
-        return entity, _oldest_first(found.extra, limit)
+            return found, await self.relations_of(namespace, found.uuid, direction, limit)
+        return found, _oldest_first(found.extra, limit)
 
     async def bfs(
         self, namespace: str, starts: Sequence[str], depth: int, limit: int = 50

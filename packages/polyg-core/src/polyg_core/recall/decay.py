@@ -4,7 +4,8 @@ A memory (`S_Memory`) carries `created_at` and `last_accessed` (epoch ms). Its
 retrieval weight is `exp(-days / tau)` where `days` is the time since it was last
 accessed (or created) and `tau` = 30 days by default (`DecayPolicy.tau_days`; a
 half-life `h` gives `tau = h / ln 2`). Recall multiplies a memory's score by this
-weight and then marks the memories it returns as accessed now.
+weight and writes nothing; `Memory.mark_accessed` marks memories as used (the MCP
+server calls it after each `recall` answer, batched per namespace).
 
 The refresh is not written on the `S_Memory` node itself: FalkorDB keeps a stale
 HNSW entry each time a vector-indexed node is written (FalkorDB/FalkorDB#2197),

@@ -230,8 +230,16 @@ class _Collector:
         return True
 
     def result(self) -> ViewResult:
+        """The nodes and the edges between them, each edge once: a walk meets an edge
+        from both of its ends (hop 1 from `a`, hop 2 from `b`)."""
         keep = set(self.nodes)
-        edges = [e for e in self.edges if e.source in keep and e.target in keep]
+        edges: list[ContextEdge] = []
+        seen: set[tuple[str, str, str, str | None]] = set()
+        for e in self.edges:
+            key = (e.source, e.target, e.type, e.label)
+            if e.source in keep and e.target in keep and key not in seen:
+                seen.add(key)
+                edges.append(e)
         return ViewResult(view=self.view, nodes=list(self.nodes.values()), edges=edges)  # type: ignore[arg-type]
 
 
@@ -481,15 +489,6 @@ async def causal_view(ctx: ViewContext, depth: int) -> ViewResult:
         seed = seeds.entities.get(raw["uuid"]) or seeds.events.get(raw["uuid"])
         col.add(str(label), raw, max(col.nodes[src].score * 0.9, seed or 0.0))
         col.edges.append(ContextEdge(source=src, target=raw["uuid"], type=str(rel)))
-    # Dedupe edges (the same hop can be seen from both directions).
-    seen: set[tuple[str, str, str]] = set()
-    unique: list[ContextEdge] = []
-    for e in col.edges:
-        key = (e.source, e.target, e.type)
-        if key not in seen:
-            seen.add(key)
-            unique.append(e)
-    col.edges = unique
     return col.result()
 
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from polyg_shared.intents import ExtractedFact
 from polyg_shared.nodes import MemoryCategory
 
-from polyg_core.text.names import STOP_WORDS, NameMention, words
+from polyg_core.text.names import LETTER, STOP_WORDS, NameMention, words
 from polyg_core.text.normalize import normalize_name
 from polyg_core.text.timeparse import TimeMatch
 
@@ -286,7 +286,7 @@ def strip_times(span: str, times: Sequence[TimeMatch]) -> str:
 
 # --- concepts and category ----------------------------------------------------------------------
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z\-']+")
+_WORD = re.compile(rf"[{LETTER}][{LETTER}\-']+")
 _NOT_CONCEPT = words(
     """
     missing new old also now still really some thing things something anything way lot lots
@@ -308,7 +308,14 @@ _NOT_CONCEPT = words(
     mine yours hers ours theirs myself yourself himself herself ourselves themselves
     ran lives living lived stay stayed mon tue tues wed thu thur thurs fri sat sun jan feb
     mar apr jun jul aug sep sept oct nov dec hmm aww anyway honestly
-    """
+    during within without across against about above below around through throughout
+    toward towards upon among amongst between behind beyond despite except inside outside
+    onto per via whether whose which where there here these those such unless although
+    depends depend depended depending reports reporting includes include including
+    contains contain requires require provides provide allows allow means becomes become
+    happens happen shows show returns sends calls handles starts stops fails takes makes
+    gives keeps helps tells asks says wants needs seems lets gets sets puts runs uses
+    owns moves moving plans planning """
 )
 _VERB_FORM = re.compile(r"[a-z]{3,}(?<!e)ed")  # "returned", "rolled": verbs, not ideas
 _QUALITY = re.compile(r"[a-z]{3,}(?:ful|ous)")  # "powerful", "nervous": how, not what

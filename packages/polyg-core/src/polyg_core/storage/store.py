@@ -320,6 +320,17 @@ class FalkorStore:
                 return result
             except PolygError:
                 raise
+            except rexc.InvalidResponse as exc:
+                # Something answers on that port, but not in the Redis protocol (an HTTP
+                # server, another database): retrying cannot help, the address is wrong.
+                await self._reset(db)
+                self._primary.mark_down(exc)
+                raise StorageUnavailable(
+                    f"the server at {self.where} is not FalkorDB: it does not answer in the "
+                    f"Redis protocol ({exc}). Point FALKORDB_HOST/FALKORDB_PORT (or "
+                    "FALKORDB_URL) at a FalkorDB server (port 6379 by default), or unset them "
+                    "to use the embedded server."
+                ) from exc
             except _CONNECTION_ERRORS as exc:
                 if _pool_exhausted(exc):
                     raise StorageBusy(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -38,6 +38,32 @@ _MIN_FUZZY_KEY = 6
 
 _TOKEN = re.compile(r"[\w](?:[\w.\-/@#'’]*[\w])?")
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+
+
+def _char_class(keep: Callable[[str], bool], ascii_part: str) -> str:
+    """A regex class body: `ascii_part` plus the letters past ASCII (Latin, Greek,
+    Cyrillic, ... up to U+1FFF) that `keep` accepts, as ranges. Python's `re` has no
+    `\\p{Lu}`; `[A-Z]` alone read "José" as "Jos" and "Zürich" as "rich"."""
+    chars = [c for c in map(chr, range(0x80, 0x2000)) if keep(c)]
+    parts: list[str] = []
+    i = 0
+    while i < len(chars):
+        j = i
+        while j + 1 < len(chars) and ord(chars[j + 1]) == ord(chars[j]) + 1:
+            j += 1
+        parts.append(
+            re.escape(chars[i]) if i == j else f"{re.escape(chars[i])}-{re.escape(chars[j])}"
+        )
+        i = j + 1
+    return ascii_part + "".join(parts)
+
+
+UPPER = _char_class(str.isupper, "A-Z")
+"""Upper-case letters (a regex class body, without the brackets)."""
+LOWER = _char_class(str.islower, "a-z")
+"""Lower-case letters (a regex class body, without the brackets)."""
+LETTER = _char_class(str.isalpha, "A-Za-z")
+"""Letters of any case (a regex class body, without the brackets)."""
 _CAMEL_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[\W_]+")
 
 
@@ -132,7 +158,18 @@ _DOMAIN = re.compile(
 )
 _IDENT = re.compile(r"(?<![\w.\-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+")
 _CAMEL = re.compile(r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[a-z]+[A-Z][A-Za-z0-9]*)\b")
-_CAPS = re.compile(r"\b[A-Z][a-zA-Z]+(?:[ \t]+(?:[A-Z][a-zA-Z0-9]*|\d+))*\b")
+_CAPS = re.compile(rf"\b[{UPPER}][{LETTER}]+(?:[ \t]+(?:[{UPPER}][{LETTER}0-9]*|\d+))*\b")
+# "service X crashed", "the Y disk filled": a name too short or too plain for the other
+# patterns, said to be a service, host or database by the word next to it.
+_KIND_BEFORE = re.compile(
+    r"\b(?:[Ss]ervice|[Ss]erver|[Hh]ost|[Nn]ode|[Dd]atabase|[Cc]luster)\s+"
+    rf"(?P<name>[{UPPER}][{LETTER}0-9]*(?:-[{LETTER}0-9]+)*)\b"
+)
+_KIND_AFTER = re.compile(
+    r"\b(?:[Tt]he|[Oo]ur|[Tt]heir|[Ii]ts|a|an)\s+"
+    rf"(?P<name>[{UPPER}][{LETTER}0-9]*(?:-[{LETTER}0-9]+)*)\s+"
+    r"(?P<kind>disk|disks|host|server|node|volume|database|db|cluster|queue|cache|service)\b"
+)
 # "the payments team", "our billing service": a lower-case name made by its kind word.
 _LOWER_KIND = re.compile(
     r"\b(?:[Tt]he|[Oo]ur|[Mm]y|[Tt]heir|[Hh]is|[Hh]er|[Yy]our|a|an)\s+"
@@ -182,6 +219,16 @@ def guess_entity_type(name: str, following: str = "", preceding: str = "") -> st
     if re.fullmatch(r"v?\d+(?:\.\d+)+\S*", name, re.IGNORECASE):
         return "version"
     next_kind = following.split()[0].lower().strip(".,;:!?") if following.split() else ""
+    last_before = preceding.split()[-1].lower() if preceding.split() else ""
+    if last_before in {"service", "server"} or next_kind == "service":
+        return "service"
+    if next_kind in {"disk", "disks", "host", "server", "node", "volume"} or last_before in {
+        "host",
+        "node",
+    }:
+        return "host"
+    if next_kind in {"database", "db", "cluster"} or last_before in {"database", "cluster"}:
+        return "database"
     if words and words[-1] in {"service", "svc", "api", "gateway", "server", "worker", "daemon"}:
         return "service"
     if (words and words[-1] == "proxy") or next_kind in {"service", "api", "app", "server"}:
@@ -196,7 +243,9 @@ def guess_entity_type(name: str, following: str = "", preceding: str = "") -> st
     prev_word = preceding.split()[-1].lower().strip(".,;:!?") if preceding.split() else ""
     before_article = preceding.split()[:-1][-1:] if prev_word == "the" else []
     place_word = before_article[0].lower() if before_article else prev_word
-    capitalised_words = re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", name) is not None
+    capitalised_words = (
+        re.fullmatch(rf"[{UPPER}][{LOWER}]+(?: [{UPPER}][{LOWER}]+)?", name) is not None
+    )
     first = words[0] if words else ""
     if capitalised_words and (next_word in _PERSON_VERBS or prev_word in _PERSON_BEFORE):
         return "person"
@@ -210,7 +259,7 @@ def guess_entity_type(name: str, following: str = "", preceding: str = "") -> st
         return "place"
     if capitalised_words and first in FIRST_NAMES:
         return "person"
-    if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}", name):
+    if re.fullmatch(rf"[{UPPER}][{LOWER}]+(?: [{UPPER}][{LOWER}]+){{0,2}}", name):
         if place_word in _PLACE_BEFORE:
             return "place"
         if prev_word in _ORG_BEFORE:
@@ -362,6 +411,10 @@ def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
             found.append((start, m.end("name"), text[start : m.end("name")], False))
     for m in _DOMAIN.finditer(text):
         found.append((m.start(), m.end(), m.group(0), False))
+    for pattern in (_KIND_BEFORE, _KIND_AFTER):
+        for m in pattern.finditer(text):
+            if not _not_name(m.group("name")):
+                found.append((m.start("name"), m.end("name"), m.group("name"), False))
     for m in _CAPS.finditer(text):
         words = [
             (m.start() + w.start(), m.start() + w.end(), w.group(0))
@@ -413,7 +466,9 @@ def find_names(text: str, matcher: EntityMatcher | None = None) -> list[NameMent
     for start, end, name, weak in cands:
         name = _POSSESSIVE.sub("", name).strip()
         key = normalize_name(name)
-        if not key or len(name) < 2 or any(s < end and start < e for s, e in taken):
+        # One letter is a name only as a capital other than "I"/"A" ("service X").
+        short = len(name) < 2 and not (name.isupper() and name not in ("I", "A"))
+        if not key or short or any(s < end and start < e for s, e in taken):
             continue
         if weak and key not in strong:
             continue

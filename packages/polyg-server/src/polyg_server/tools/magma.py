@@ -81,6 +81,15 @@ async def semantic_search(ctx: ServerContext, inp: SemanticSearchInput) -> Seman
             for n in seeds.semantic.nodes
         ),
         key=lambda h: (-h.score, h.uuid),
+    )[: inp.k]
+    # k is the number of hits answered: each node kind is searched for k, and the best k
+    # of them all are kept, in the hits and in the view passed on to subgraph_merge.
+    kept = {h.uuid for h in hits}
+    view = seeds.semantic.model_copy(
+        update={
+            "nodes": [n for n in seeds.semantic.nodes if n.uuid in kept],
+            "edges": [e for e in seeds.semantic.edges if e.source in kept],
+        }
     )
     entity_ids = [u for u, _ in sorted(seeds.entities.items(), key=lambda kv: -kv[1])]
     if entity_ids:
@@ -107,7 +116,7 @@ async def semantic_search(ctx: ServerContext, inp: SemanticSearchInput) -> Seman
             seed_event_ids=list(seeds.events),
             seed_causal_ids=list(seeds.causal),
             hits=part,
-            view=seeds.semantic,
+            view=view,
         ),
     )
 

@@ -57,6 +57,7 @@ from polyg_shared.tools import (
 )
 from pydantic import ConfigDict, Field, RootModel
 
+from polyg_server.access import access_log
 from polyg_server.context import ServerContext
 from polyg_server.paging import within_budget
 from polyg_server.registry import DESTRUCTIVE, READ_ONLY, WRITE, WRITE_IDEMPOTENT, ToolSpec
@@ -132,6 +133,8 @@ async def recall(ctx: ServerContext, inp: RecallInput) -> RecallResult:
     )
     if not inp.include_reasoning:
         result.reasoning = Reasoning()
+    # Recall writes nothing; the server records the memories it answered with afterwards.
+    access_log(ctx).note(ns, (m.uuid for m in result.memories))
     trim = ("memories", "source_nodes", "sources")
     bounded, omitted = within_budget(result, budget, RECALL_DETAILS, trim)
     return bounded.model_copy(update={"truncated": bool(omitted), "omitted": omitted})
@@ -423,10 +426,51 @@ async def clear_graph(ctx: ServerContext, inp: ClearGraphInput) -> ClearGraphOut
     )
 
 
+async def _export_cypher(ctx: ServerContext, ns: str, inp: ExportGraphInput) -> ExportGraphOutput:
+    """The CLI's Cypher dump (`polyg export --format cypher`), within the same bounds."""
+    from polyg_core.transfer.cypher_dump import edge_statement, index_statements, statement
+    from polyg_core.transfer.export import iter_exported, iter_late_edges
+
+    lines = [
+        f"// polyg memory dump of graph {ns!r}: one statement per line.",
+        "// Replay: run each line with GRAPH.QUERY (no embeddings, no vector indexes).",
+        *index_statements(),
+    ]
+    size = sum(len(line) + 1 for line in lines)
+    count = 0
+    truncated = False
+    records = iter_exported(ctx.store, ns)
+    async for item in records:
+        line = statement(item)
+        if count >= inp.max_records or size + len(line) + 1 > inp.max_chars:
+            truncated = True
+            break
+        lines.append(line)
+        size += len(line) + 1
+        count += 1
+    aclose = getattr(records, "aclose", None)
+    if aclose is not None:
+        await aclose()
+    # The T_BEFORE / S_SIMILAR_TO edges join written nodes: only a whole dump has them.
+    if not truncated:
+        async for label, rel, a, b, edge in iter_late_edges(ctx.store, ns):
+            line = edge_statement(label, rel, a, b, edge)
+            if size + len(line) + 1 > inp.max_chars:
+                truncated = True
+                break
+            lines.append(line)
+            size += len(line) + 1
+    return ExportGraphOutput(
+        graph=ns, format="cypher", records=count, truncated=truncated, text="\n".join(lines) + "\n"
+    )
+
+
 async def export_graph(ctx: ServerContext, inp: ExportGraphInput) -> ExportGraphOutput:
     from polyg_core.transfer import iter_export, record_json
 
     ns = ctx.namespace(inp.graph)
+    if inp.format == "cypher":
+        return await _export_cypher(ctx, ns, inp)
     out = io.StringIO()
     count = 0
     truncated = False
@@ -711,7 +755,8 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         description=(
             "Export a memory graph as polyg JSONL records (entities, relations, events, facts, "
             "causal links, concepts, memories; no embeddings), bounded by max_records and "
-            "max_chars (`truncated` says when cut). import_graph reads the text back."
+            "max_chars (`truncated` says when cut). import_graph reads the text back. "
+            "format cypher: the CLI's Cypher dump, one statement per line."
         ),
         input_model=ExportGraphInput,
         output_model=ExportGraphOutput,

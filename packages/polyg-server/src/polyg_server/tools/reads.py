@@ -33,16 +33,23 @@ from polyg_server.tools.memory import memory_and_ns
 
 
 async def get_entity(ctx: ServerContext, inp: GetEntityInput) -> EntityDetail:
+    from polyg_core.graphs.entity import to_entity  # the graphs: on first use, not at listing
+
     mem, ns = memory_and_ns(ctx, inp.graph)
     page = Page.open(inp, limit=inp.limit)
     if not inp.include_relationships:
-        entity = await mem.entities.get(ns, inp.entity)
-        return page.fill([], lambda _: EntityDetail(entity=entity, relationships=[]))
-    entity, relations = await mem.entities.get_with_relationships(
-        ns, inp.entity, "both", limit=page.fetch
-    )
+        found = await mem.entities.resolve(ns, inp.entity)
+        relations = []
+    else:
+        found, relations = await mem.entities.resolve_with_relationships(
+            ns, inp.entity, "both", limit=page.fetch
+        )
+    entity = to_entity(found.properties)
+    # A name matched by meaning answers, but says so (requested, matched, score, others).
+    match = found.as_match(inp.entity)
     return page.fill(
-        page.window(relations), lambda part: EntityDetail(entity=entity, relationships=part)
+        page.window(relations),
+        lambda part: EntityDetail(entity=entity, relationships=part, match=match),
     )
 
 

@@ -363,6 +363,13 @@ class Explorer:
                 "invalid_json",
                 f'the body is not valid JSON ({exc}); send {{"question": "...", "graph": "..."}}',
             ) from exc
+        except RecursionError as exc:  # json.loads recurses once per nesting level
+            raise ApiError(
+                400,
+                "invalid_json",
+                "the body nests too deeply to read; send a flat JSON object like "
+                '{"question": "...", "graph": "..."}',
+            ) from exc
         if not isinstance(data, dict):
             raise ApiError(
                 400, "invalid_json", 'the body must be a JSON object like {"question": "..."}'
