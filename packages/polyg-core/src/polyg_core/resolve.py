@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from polyg_shared.results import NameMatch, SimilarNode
 
 from polyg_core.errors import AmbiguousName, Candidate, NodeNotFound
-from polyg_core.graphs.base import check_readable
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, SCRATCH, check_label
 from polyg_core.storage.vector import knn, knn_of_node, knn_of_nodes
@@ -318,6 +317,10 @@ class NameResolver:
         assert self.embedder is not None
         vector = (await self.embedder.embed([name]))[0]
         # A namespace of another model answers with the error writes give, not FalkorDB's.
+        # The graphs load the Redis client: imported on first use, so listing the tools
+        # (which reads this module's label lists) loads no store.
+        from polyg_core.graphs.base import check_readable
+
         if not await check_readable(self.store, namespace, self.embedder, dimension=len(vector)):
             return []
         hits = await knn(

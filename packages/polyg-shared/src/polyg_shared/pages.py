@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from typing import Any, Final, cast
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+)
+
+from polyg_shared.types import reject_bool_number
 
 DEFAULT_PAGE_TOKENS: Final = 4_000
 """The token budget of a list answer when the call sets none (as recall's context)."""
@@ -23,6 +33,11 @@ class PageInput(BaseModel):
     """The paging arguments of a list-returning tool."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
 
     cursor: str | None = Field(
         default=None,

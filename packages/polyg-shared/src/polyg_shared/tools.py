@@ -712,8 +712,7 @@ class SemanticSearchInput(MemoryInput, PageInput):
         default=None,
         ge=0.0,
         le=1.0,
-        description="Lowest similarity kept (default: the server's MAGMA_MIN_SEMANTIC_SCORE, "
-        "0.3 unless set).",
+        description="Lowest similarity kept (default 0.3 unless the server sets another).",
     )
 
 
