@@ -35,11 +35,13 @@ from polyg_core.config import Settings
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.base import check_readable
 from polyg_core.graphs.entity import EntityGraph
+from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM, Usage, usage_report
 from polyg_core.recall.catalogue import MemoryCatalogue, without_names
 from polyg_core.recall.classifier import classify, without_hedges
+from polyg_core.recall.currency import EndedValue
 from polyg_core.recall.decay import DecayPolicy
 from polyg_core.recall.filters import MemoryFilter
 from polyg_core.recall.hybrid import filtered_memory_view, rank_recall
@@ -136,11 +138,13 @@ class RecallPipeline:
     fusion_weights: FusionWeights = field(default_factory=FusionWeights)
     catalogue: MemoryCatalogue = field(init=False)
     entities: EntityGraph = field(init=False)
+    temporal: TemporalGraph = field(init=False)
     synthesizer: Synthesizer = field(init=False)
 
     def __post_init__(self) -> None:
         self.catalogue = MemoryCatalogue(self.store)
         self.entities = EntityGraph(self.store, self.embedder, self.resolver)
+        self.temporal = TemporalGraph(self.store, self.embedder, self.resolver)
         self.synthesizer = Synthesizer(self.llm, self.settings.synthesizer_max_tokens)
 
     # -- single steps (the MAGMA tools) -------------------------------------------------------
@@ -285,6 +289,9 @@ class RecallPipeline:
 
         async def memories() -> None:
             nonlocal ranking
+            # Values of the asked subjects that newer facts replaced: a memory holding
+            # one ranks below the memory holding its successor (recall.currency).
+            replaced = await self.temporal.replaced_facts(namespace, intent.entities)
             ranking = await rank_memories(
                 self.store,
                 namespace,
@@ -299,6 +306,7 @@ class RecallPipeline:
                 names=speakers,
                 decay_tau_days=self.decay_policy.tau_days if opts.decay else 1e9,
                 multi_hop=use_ppr,
+                ended=[EndedValue(old.object, new.object) for old, new in replaced],
             )
 
         async def graph_seeds() -> None:

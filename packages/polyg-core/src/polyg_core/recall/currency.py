@@ -1,0 +1,213 @@
+"""What is current: a later memory that changes an earlier one about the same thing ranks
+first for a question about the present; a question about the past keeps what held then.
+
+A pair of ranked memories is an update when
+
+* the later one says that something changed: change language ("moved to", "replaced",
+  "switched", "took over", "changed to", "now", "no longer", "raised to", "instead" ...);
+* both are about what the question asks: the asked words they share carry most of the
+  weight (BM25 idf) of the asked words the earlier one holds, and at least one shared word
+  is specific (not a name found in most memories);
+* or the temporal graph says so: a fact about the question's subject was ended by a newer
+  one, the earlier memory holds the ended fact's value and the later one the new value.
+
+For a present-tense question the update takes the earlier memory's place (or keeps its
+own, if higher) and the earlier one goes just below it. A question that asks about a past
+window ("in 2024", "last year") or about history ("before", "used to", "originally",
+"previously", "old", "first") is left alone: what held then is what it wants.
+Ties between memories are broken by recency for present-tense questions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from polyg_shared.intents import Intent
+from polyg_shared.timeutil import to_epoch_ms
+
+__all__ = [
+    "CHANGE_LANGUAGE",
+    "Candidate",
+    "EndedValue",
+    "Supersession",
+    "asks_about_now",
+    "says_change",
+    "supersede",
+]
+
+CONSIDERED = 30
+"""How many of the best ranked memories are compared pairwise (30² checks at most)."""
+SHARED_WEIGHT = 0.5
+"""The share of the earlier memory's asked-word weight the later one must also hold."""
+RELEVANT_SHARE = 0.5
+"""An update scores at least this share of what it changes (fused, before the swap)."""
+BELOW = 1e-4
+"""How far below its update a superseded memory is placed."""
+
+CHANGE_LANGUAGE = re.compile(
+    r"\b(?:"
+    r"moved|moving|relocated|relocating|replaced|replacing|replaces|switched|switching|"
+    r"swapped|took\s+over|taken\s+over|takes\s+over|taking\s+over|handed\s+(?:over|off)|"
+    r"changed|changes\s+to|changing|now|no\s+longer|not\s+anymore|anymore|any\s+more|"
+    r"raised|lowered|increased|decreased|reduced|bumped|cut|upgraded|downgraded|"
+    r"migrated|transferred|reassigned|promoted|renamed|rebranded|became|become|"
+    r"instead|updated|update|new|newly|since|from\s+now\s+on|going\s+forward|these\s+days|"
+    r"nowadays|currently|stopped|quit|left|joined|started|starting|gave\s+up|"
+    r"rotated\s+to|transitioned|shifted|converted|took\s+the\s+job|hired|"
+    r"latest|recently|switch(?:ed)?\s+over|moved\s+over"
+    r")\b",
+    re.IGNORECASE,
+)
+"""Words that say a value changed. `now` and `new` alone count: a note written later that
+says "the team is now X" changes what an earlier note said."""
+
+_HISTORY = re.compile(
+    r"\b(?:before|previous(?:ly)?|formerly|former|originally|original|used\s+to|"
+    r"at\s+first|initially|earlier|old|older|prior|history|historically|until|"
+    r"back\s+then|back\s+in|at\s+the\s+time|in\s+the\s+past|first|once)\b",
+    re.IGNORECASE,
+)
+
+
+def says_change(text: str) -> bool:
+    """Whether `text` says that something changed (see `CHANGE_LANGUAGE`)."""
+    return CHANGE_LANGUAGE.search(text) is not None
+
+
+def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
+    """Whether the question wants what holds now: no past window, no history words.
+
+    A timeframe that ends before `now_ms` ("in 2024", "last spring") asks about then; one
+    reaching up to now ("this week") does not. History words ("before", "used to",
+    "originally") ask about what held earlier.
+    """
+    tf = intent.timeframe
+    if tf is not None and tf.end is not None and to_epoch_ms(tf.end) < now_ms:
+        return False
+    return _HISTORY.search(question) is None
+
+
+@dataclass(frozen=True)
+class EndedValue:
+    """A fact's value that a newer fact replaced: the old and the new object's text."""
+
+    old: str
+    new: str
+
+
+class Candidate(Protocol):
+    """One ranked memory as supersession compares it (a `CatalogueEntry` is one)."""
+
+    @property
+    def uuid(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def created_at(self) -> int: ...
+
+
+@dataclass
+class Supersession:
+    """The outcome: new scores and which memory each superseded one was replaced by."""
+
+    scores: dict[str, float]
+    superseded_by: dict[str, str]
+
+
+Tokens = Callable[[str], Sequence[str]]
+Weight = Callable[[str], float]
+
+
+def _contains(text: str, value: str) -> bool:
+    value = value.strip()
+    return bool(value) and re.search(rf"(?i)\b{re.escape(value)}\b", text) is not None
+
+
+def _fact_says_update(older: Candidate, newer: Candidate, ended: Iterable[EndedValue]) -> bool:
+    for e in ended:
+        if (
+            _contains(older.content, e.old)
+            and _contains(newer.content, e.new)
+            and not _contains(older.content, e.new)
+        ):
+            return True
+    return False
+
+
+def _same_subject(
+    older: set[str], newer: set[str], asked: float, weight: Weight, common: set[str]
+) -> bool:
+    """Whether two memories are about the same asked thing: the earlier holds a good part
+    of the question, and the later holds most of what the earlier holds of it."""
+    if not older:
+        return False
+    shared = older & newer
+    if not shared - common:
+        return False
+    held = sum(weight(t) for t in older)
+    return (
+        held > 0
+        and held >= SHARED_WEIGHT * asked
+        and sum(weight(t) for t in shared) >= SHARED_WEIGHT * held
+    )
+
+
+def supersede(
+    ranked: Sequence[tuple[Candidate, float]],
+    asked: Iterable[str],
+    tokens: Tokens,
+    weight: Weight,
+    *,
+    common: Iterable[str] = (),
+    ended: Sequence[EndedValue] = (),
+) -> Supersession:
+    """Reorder updates above what they change (see the module docstring).
+
+    Args:
+        ranked: memories with their fused scores, best first.
+        asked: the question's terms (as `tokens` gives them).
+        tokens: the lexical tokenizer (stop words out, stemmed).
+        weight: a term's weight (BM25 idf).
+        common: terms of names found in most memories (they say nothing of the subject).
+        ended: values of ended facts about the question's subject, with their successors.
+
+    Returns:
+        The new score of every memory that moved and what superseded each demoted one.
+    """
+    asked_set = set(asked)
+    common_set = set(common)
+    top = list(ranked[:CONSIDERED])
+    hits = {c.uuid: asked_set.intersection(tokens(c.content)) for c, _ in top}
+    changes = {c.uuid: says_change(c.content) for c, _ in top}
+    scores = {c.uuid: s for c, s in top}
+    asked_weight = sum(weight(t) for t in set[str]().union(*hits.values()))
+    superseded_by: dict[str, str] = {}
+    # Oldest first: a chain of updates (A, then B changes A, then C changes B) ends with
+    # the latest on top.
+    by_time = sorted(top, key=lambda cs: cs[0].created_at)
+    for i, (older, _) in enumerate(by_time):
+        for newer, _ in by_time[i + 1 :]:
+            if newer.created_at <= older.created_at:
+                continue
+            # The update must speak to the question about as well as what it changes
+            # (the same attribute, as far as the question tells), not be merely newer.
+            textual = (
+                changes[newer.uuid]
+                and scores[newer.uuid] >= RELEVANT_SHARE * scores[older.uuid]
+                and _same_subject(
+                    hits[older.uuid], hits[newer.uuid], asked_weight, weight, common_set
+                )
+            )
+            if not textual and not _fact_says_update(older, newer, ended):
+                continue
+            lifted = max(scores[newer.uuid], scores[older.uuid])
+            scores[newer.uuid] = lifted
+            scores[older.uuid] = min(scores[older.uuid], lifted - BELOW)
+            superseded_by[older.uuid] = newer.uuid
+    before = {c.uuid: s for c, s in top}
+    return Supersession({u: s for u, s in scores.items() if s != before[u]}, superseded_by)
