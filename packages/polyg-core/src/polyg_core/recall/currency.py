@@ -40,9 +40,12 @@ __all__ = [
 
 CONSIDERED = 30
 """How many of the best ranked memories are compared pairwise (30² checks at most)."""
-SHARED_WEIGHT = 0.5
+SHARED_WEIGHT = 0.3
 """The share of the earlier memory's asked-word weight the later one must also hold."""
-RELEVANT_SHARE = 0.5
+ASKED_WEIGHT = 0.5
+"""The share of the question's word weight (of words any considered memory holds) the
+earlier memory must hold: what is changed is what was asked about, not a bystander."""
+RELEVANT_SHARE = 0.4
 """An update scores at least this share of what it changes (fused, before the swap)."""
 BELOW = 1e-4
 """How far below its update a superseded memory is placed."""
@@ -51,7 +54,8 @@ CHANGE_LANGUAGE = re.compile(
     r"\b(?:"
     r"moved|moving|relocated|relocating|replaced|replacing|replaces|switched|switching|"
     r"swapped|took\s+over|taken\s+over|takes\s+over|taking\s+over|handed\s+(?:over|off)|"
-    r"changed|changes\s+to|changing|now|no\s+longer|not\s+anymore|anymore|any\s+more|"
+    r"change|changed|changes\s+to|changing|now|cancell?ed|went\s+(?:up|down)|goes\s+up|"
+    r"no\s+longer|not\s+anymore|anymore|any\s+more|"
     r"raised|lowered|increased|decreased|reduced|bumped|cut|upgraded|downgraded|"
     r"migrated|transferred|reassigned|promoted|renamed|rebranded|became|become|"
     r"instead|updated|update|new|newly|since|from\s+now\s+on|going\s+forward|these\s+days|"
@@ -72,6 +76,12 @@ _HISTORY = re.compile(
 )
 
 
+_PRESENT_VERB = re.compile(r"\b(?:do|does|is|are|am)\b", re.IGNORECASE)
+_PAST_WINDOW = re.compile(
+    r"\b(?:last|ago|yesterday|previous|past|earlier|\d{4}|\d{1,2}[/.-]\d{1,2})\b", re.IGNORECASE
+)
+
+
 def says_change(text: str) -> bool:
     """Whether `text` says that something changed (see `CHANGE_LANGUAGE`)."""
     return CHANGE_LANGUAGE.search(text) is not None
@@ -84,10 +94,15 @@ def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
     reaching up to now ("this week") does not. History words ("before", "used to",
     "originally") ask about what held earlier.
     """
-    tf = intent.timeframe
-    if tf is not None and tf.end is not None and to_epoch_ms(tf.end) < now_ms:
+    if _HISTORY.search(question) is not None:
         return False
-    return _HISTORY.search(question) is None
+    tf = intent.timeframe
+    if tf is None or tf.end is None or to_epoch_ms(tf.end) >= now_ms:
+        return True
+    # "What does Mia order at the Friday drinks?": a bare day named with a present-tense
+    # verb is a habit, not a past window; "in 2024", "last Friday", "did" are the past.
+    phrase = tf.phrase or ""
+    return _PRESENT_VERB.search(question) is not None and _PAST_WINDOW.search(phrase) is None
 
 
 @dataclass(frozen=True)
@@ -152,9 +167,56 @@ def _same_subject(
     held = sum(weight(t) for t in older)
     return (
         held > 0
-        and held >= SHARED_WEIGHT * asked
+        and held >= ASKED_WEIGHT * asked
         and sum(weight(t) for t in shared) >= SHARED_WEIGHT * held
     )
+
+
+_VALUE_TOKEN = re.compile(r"^(?=.*\d)|^\w{4,}$")
+
+
+@dataclass
+class _Pairs:
+    """What the pairwise comparison needs about the considered memories."""
+
+    asked: set[str]
+    words: dict[str, set[str]]
+    scores: dict[str, float]
+    weight: Weight
+    common: set[str]
+    named: Sequence[set[str]]
+    ended: Sequence[EndedValue]
+
+    def __post_init__(self) -> None:
+        self.hits = {u: self.asked & w for u, w in self.words.items()}
+        self.asked_weight = sum(self.weight(t) for t in set[str]().union(*self.hits.values()))
+
+    def same_subject(self, older: str, newer: str) -> bool:
+        # A name the question asks about that both memories hold, else the asked words.
+        if any(older in uuids and newer in uuids for uuids in self.named):
+            return True
+        return _same_subject(
+            self.hits[older], self.hits[newer], self.asked_weight, self.weight, self.common
+        )
+
+    def same_attribute(self, older: str, newer: str) -> bool:
+        # The update speaks to the question about as well as what it changes, or it names
+        # the earlier value itself ("moved off birch-07 to cedar-12").
+        if self.scores[newer] >= RELEVANT_SHARE * self.scores[older]:
+            return True
+        repeated = (self.words[older] & self.words[newer]) - self.asked - self.common
+        return any(_VALUE_TOKEN.search(t) for t in repeated)
+
+    def is_update(self, older: Candidate, newer: Candidate) -> bool:
+        if newer.created_at <= older.created_at:
+            return False
+        if _fact_says_update(older, newer, self.ended):
+            return True
+        return (
+            says_change(newer.content)
+            and self.same_subject(older.uuid, newer.uuid)
+            and self.same_attribute(older.uuid, newer.uuid)
+        )
 
 
 def supersede(
@@ -164,6 +226,7 @@ def supersede(
     weight: Weight,
     *,
     common: Iterable[str] = (),
+    named: Sequence[set[str]] = (),
     ended: Sequence[EndedValue] = (),
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
@@ -174,40 +237,33 @@ def supersede(
         tokens: the lexical tokenizer (stop words out, stemmed).
         weight: a term's weight (BM25 idf).
         common: terms of names found in most memories (they say nothing of the subject).
+        named: for each specific name the question asks about, the memories that hold it.
         ended: values of ended facts about the question's subject, with their successors.
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
     """
-    asked_set = set(asked)
-    common_set = set(common)
     top = list(ranked[:CONSIDERED])
-    hits = {c.uuid: asked_set.intersection(tokens(c.content)) for c, _ in top}
-    changes = {c.uuid: says_change(c.content) for c, _ in top}
-    scores = {c.uuid: s for c, s in top}
-    asked_weight = sum(weight(t) for t in set[str]().union(*hits.values()))
+    pairs = _Pairs(
+        set(asked),
+        {c.uuid: set(tokens(c.content)) for c, _ in top},
+        {c.uuid: s for c, s in top},
+        weight,
+        set(common),
+        named,
+        ended,
+    )
+    scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}
     # Oldest first: a chain of updates (A, then B changes A, then C changes B) ends with
     # the latest on top.
     by_time = sorted(top, key=lambda cs: cs[0].created_at)
     for i, (older, _) in enumerate(by_time):
         for newer, _ in by_time[i + 1 :]:
-            if newer.created_at <= older.created_at:
-                continue
-            # The update must speak to the question about as well as what it changes
-            # (the same attribute, as far as the question tells), not be merely newer.
-            textual = (
-                changes[newer.uuid]
-                and scores[newer.uuid] >= RELEVANT_SHARE * scores[older.uuid]
-                and _same_subject(
-                    hits[older.uuid], hits[newer.uuid], asked_weight, weight, common_set
-                )
-            )
-            if not textual and not _fact_says_update(older, newer, ended):
+            if not pairs.is_update(older, newer):
                 continue
             lifted = max(scores[newer.uuid], scores[older.uuid])
             scores[newer.uuid] = lifted
             scores[older.uuid] = min(scores[older.uuid], lifted - BELOW)
             superseded_by[older.uuid] = newer.uuid
-    before = {c.uuid: s for c, s in top}
-    return Supersession({u: s for u, s in scores.items() if s != before[u]}, superseded_by)
+    return Supersession({u: s for u, s in scores.items() if s != pairs.scores[u]}, superseded_by)

@@ -353,15 +353,20 @@ def _current_first(
     ended: Sequence[EndedValue],
 ) -> tuple[list[tuple[CatalogueEntry, float]], dict[str, str]]:
     lexical = catalogue.lexical
-    common = {
-        t for n in catalogue.common_names(list(names), COMMON_NAME_SHARE) for t in lexical.tokens(n)
-    }
+    common_names = catalogue.common_names(list(names), COMMON_NAME_SHARE)
+    common = {t for n in common_names for t in lexical.tokens(n)}
+    named = [
+        {e.uuid for e in catalogue.mentions(n)}
+        for n in dict.fromkeys(names)
+        if n not in common_names
+    ]
     moved = supersede(
         ranked,
         lexical.tokens(question),
         lexical.tokens,
         lambda term: lexical.idf(term, at_least=IDF_COLLECTION_FLOOR),
         common=common,
+        named=named,
         ended=ended,
     )
     if not moved.scores:

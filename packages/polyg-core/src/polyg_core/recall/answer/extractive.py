@@ -50,6 +50,11 @@ __all__ = ["Answer", "extractive_answer"]
 MAX_STATEMENTS = 6
 MAX_MEMORIES = 3
 
+_ASKS_TIME = re.compile(
+    r"^\s*(?:when|what\s+time|what\s+date|how\s+long|how\s+often|how\s+soon)\b|"
+    r"\b(?:which|what)\s+(?:day|date|year|month|week|time|hour)s?\b|\bwhen\b",
+    re.IGNORECASE,
+)
 _COMPOUND = re.compile(
     r"\w.*\b(?:and|but|also)\s+(?:who|whom|what|when|where|why|how|which)\b", re.IGNORECASE
 )
@@ -433,6 +438,9 @@ def extractive_answer(
         answer = _update_answer(q, g, update)
     elif intent.type == IntentType.WHY:
         answer = _why(q, g)
+    elif intent.type == IntentType.WHEN and not _ASKS_TIME.search(question):
+        # "Where did Jonas live in 2024?" names a time but asks for a place: what held then.
+        answer = _who_what(q, g)
     elif intent.type == IntentType.WHEN:
         answer = when_answer(q, g)
     elif intent.type in (IntentType.WHO, IntentType.WHAT):

@@ -23,7 +23,11 @@ __all__ = ["Update", "current_update", "history_note"]
 
 # "When does the backup start?" asks for a current value; "When did Jonas move?" for the
 # time of an event, which the WHEN answer gives.
-_ASKS_CURRENT_WHEN = re.compile(r"^\s*(?:when|what\s+time)\s+(?:do|does|is|are)\b", re.I)
+_ASKS_CURRENT_WHEN = re.compile(
+    r"^\s*(?:when|what\s+time|how\s+(?:long|often|much|many))\s+(?:\w+\s+)?"
+    r"(?:do|does|is|are)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
