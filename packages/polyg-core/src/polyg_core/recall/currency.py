@@ -38,8 +38,9 @@ __all__ = [
     "supersede",
 ]
 
-CONSIDERED = 30
-"""How many of the best ranked memories are compared pairwise (30² checks at most)."""
+CONSIDERED = 10
+"""How many of the best ranked memories are compared pairwise: an update and what it
+changes both answer the question, so both rank high."""
 SHARED_WEIGHT = 0.3
 """The share of the earlier memory's asked-word weight the later one must also hold."""
 ASKED_WEIGHT = 0.5
@@ -52,16 +53,13 @@ BELOW = 1e-4
 
 CHANGE_LANGUAGE = re.compile(
     r"\b(?:"
-    r"moved|moving|relocated|relocating|replaced|replacing|replaces|switched|switching|"
-    r"swapped|took\s+over|taken\s+over|takes\s+over|taking\s+over|handed\s+(?:over|off)|"
-    r"change|changed|changes\s+to|changing|now|cancell?ed|went\s+(?:up|down)|goes\s+up|"
-    r"no\s+longer|not\s+anymore|anymore|any\s+more|"
-    r"raised|lowered|increased|decreased|reduced|bumped|cut|upgraded|downgraded|"
-    r"migrated|transferred|reassigned|promoted|renamed|rebranded|became|become|"
-    r"instead|updated|update|new|newly|since|from\s+now\s+on|going\s+forward|these\s+days|"
-    r"nowadays|currently|stopped|quit|left|joined|started|starting|gave\s+up|"
-    r"rotated\s+to|transitioned|shifted|converted|took\s+the\s+job|hired|"
-    r"latest|recently|switch(?:ed)?\s+over|moved\s+over"
+    r"moved|relocated|replaced|replaces|switched|swapped|took\s+over|taken\s+over|"
+    r"takes\s+over|handed\s+(?:over|off)|changed|changes\s+to|change|now|no\s+longer|"
+    r"not\s+anymore|any\s?more|cancell?ed|went\s+(?:up|down)|goes\s+up|"
+    r"(?:raised|lowered|increased|decreased|reduced|bumped|upgraded|downgraded)\s+(?:\w+\s+){0,4}?to|"
+    r"upgraded|downgraded|migrated|transferred|reassigned|promoted|renamed|relicensed|"
+    r"rebranded|became|instead|from\s+now\s+on|going\s+forward|these\s+days|nowadays|"
+    r"stopped|quit|joined|gave\s+up|retired|transitioned"
     r")\b",
     re.IGNORECASE,
 )
@@ -76,6 +74,8 @@ _HISTORY = re.compile(
 )
 
 
+# "When did Ana start pottery?", "What was the plan?": the question is in the past tense.
+_PAST_VERB = re.compile(r"\b(?:did|was|were|had|didn't|wasn't|weren't)\b", re.IGNORECASE)
 _PRESENT_VERB = re.compile(r"\b(?:do|does|is|are|am)\b", re.IGNORECASE)
 _PAST_WINDOW = re.compile(
     r"\b(?:last|ago|yesterday|previous|past|earlier|\d{4}|\d{1,2}[/.-]\d{1,2})\b", re.IGNORECASE
@@ -88,13 +88,14 @@ def says_change(text: str) -> bool:
 
 
 def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
-    """Whether the question wants what holds now: no past window, no history words.
+    """Whether the question wants what holds now: in the present tense, with no past window
+    and no history words.
 
     A timeframe that ends before `now_ms` ("in 2024", "last spring") asks about then; one
     reaching up to now ("this week") does not. History words ("before", "used to",
     "originally") ask about what held earlier.
     """
-    if _HISTORY.search(question) is not None:
+    if _HISTORY.search(question) is not None or _PAST_VERB.search(question) is not None:
         return False
     tf = intent.timeframe
     if tf is None or tf.end is None or to_epoch_ms(tf.end) >= now_ms:

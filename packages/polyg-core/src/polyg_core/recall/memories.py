@@ -55,6 +55,9 @@ SEEDS_FOR_EXPANSION = 10
 NEIGHBOUR_WINDOW_MS = 6 * 3600 * 1000
 COMMON_NAME_SHARE = 0.3
 DAY_MS = 86_400_000
+# A retriever's list this long holds memories that do not answer: its lowest score is the
+# reference for 0. A shorter one (a namespace of a few memories) is scaled from zero.
+RANGE_FROM = 5
 # Word weights for comparing two memories' subjects count the namespace as at least this
 # large, so that in a handful of memories a shared name still weighs as a name.
 IDF_COLLECTION_FLOOR = 1000
@@ -110,15 +113,15 @@ def check_retrievers(names: Iterable[str] | None) -> frozenset[str]:
     return frozenset(chosen)
 
 
-def _scaled(scores: Mapping[str, float], cut: bool, floor: float = 0.0) -> dict[str, float]:
-    """Scores in [0, 1]: the best is 1; the reference for 0 is the last score of a list that
-    was cut at its k (what did not make the list scores no more), else `floor` (the
-    retriever's own zero: every match is in the list, and the runner-up of three keeps
-    what it scored instead of nothing)."""
+def _scaled(scores: Mapping[str, float], ranged: bool, floor: float = 0.0) -> dict[str, float]:
+    """Scores in [0, 1]: the best is 1. The reference for 0 is the lowest score of a list
+    long enough to hold memories that do not answer (`ranged`: at least `RANGE_FROM`), else
+    `floor`, the retriever's own zero: of three memories the runner-up keeps what it scored
+    instead of nothing."""
     if not scores:
         return {}
     hi = max(scores.values())
-    lo = min(scores.values()) if cut else min(floor, min(scores.values()))
+    lo = min(scores.values()) if ranged else min(floor, min(scores.values()))
     if hi - lo < 1e-9:
         return {u: 1.0 for u in scores}
     return {u: (s - lo) / (hi - lo) for u, s in scores.items()}
@@ -260,12 +263,12 @@ async def rank_memories(
     if "lexical" in retrievers:
         query = intent.semantic_query if intent.semantic_query.strip() else question
         hits = catalogue.bm25(f"{question} {query}" if query != question else question, LEXICAL_K)
-        out.signals["lexical"] = _scaled({e.uuid: s for e, s in hits}, len(hits) >= LEXICAL_K)
+        out.signals["lexical"] = _scaled({e.uuid: s for e, s in hits}, len(hits) >= RANGE_FROM)
     if "dense" in retrievers and vector is not None:
         found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K)
         out.signals["dense"] = _scaled(
             {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)},
-            len(found) >= DENSE_K,
+            len(found) >= RANGE_FROM,
         )
     all_names = [*intent.entities, *names]
     if "entity" in retrievers and all_names:
