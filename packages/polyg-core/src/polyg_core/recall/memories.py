@@ -263,12 +263,16 @@ async def rank_memories(
     if "lexical" in retrievers:
         query = intent.semantic_query if intent.semantic_query.strip() else question
         hits = catalogue.bm25(f"{question} {query}" if query != question else question, LEXICAL_K)
-        out.signals["lexical"] = _scaled({e.uuid: s for e, s in hits}, len(hits) >= RANGE_FROM)
+        out.signals["lexical"] = _scaled(
+            {e.uuid: s for e, s in hits}, ranged=len(hits) >= RANGE_FROM
+        )
     if "dense" in retrievers and vector is not None:
         found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K)
         out.signals["dense"] = _scaled(
             {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)},
-            len(found) >= RANGE_FROM,
+            # Cosine has no usable zero (unrelated texts score anywhere from 0 to 0.3):
+            # dense stays scaled over its own list.
+            ranged=True,
         )
     all_names = [*intent.entities, *names]
     if "entity" in retrievers and all_names:
