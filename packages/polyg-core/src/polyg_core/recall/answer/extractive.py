@@ -55,6 +55,7 @@ _ASKS_TIME = re.compile(
     r"\b(?:which|what)\s+(?:day|date|year|month|week|time|hour)s?\b|\bwhen\b",
     re.IGNORECASE,
 )
+_ASKS_THING = re.compile(r"^\s*(?:where|what|which|who|whom)\b", re.IGNORECASE)
 _COMPOUND = re.compile(
     r"\w.*\b(?:and|but|also)\s+(?:who|whom|what|when|where|why|how|which)\b", re.IGNORECASE
 )
@@ -438,7 +439,11 @@ def extractive_answer(
         answer = _update_answer(q, g, update)
     elif intent.type == IntentType.WHY:
         answer = _why(q, g)
-    elif intent.type == IntentType.WHEN and not _ASKS_TIME.search(question):
+    elif (
+        intent.type == IntentType.WHEN
+        and _ASKS_THING.search(question)
+        and not _ASKS_TIME.search(question)
+    ):
         # "Where did Jonas live in 2024?" names a time but asks for a place: what held then.
         answer = _who_what(q, g)
     elif intent.type == IntentType.WHEN:
