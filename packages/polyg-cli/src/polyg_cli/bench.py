@@ -788,3 +788,79 @@ def intents_command(
             "mistakes": report.mistakes(limit=1000),
         },
     )
+
+
+@bench_app.command("updates")
+def updates_command(
+    ctx: typer.Context,
+    cases: Annotated[
+        Path | None,
+        typer.Option(
+            "--cases", help="A JSON Lines file of update cases (default: the shipped set)."
+        ),
+    ] = None,
+    size: Annotated[
+        list[str] | None,
+        typer.Option("--size", help="small (the case's notes only) and/or large (plus filler)."),
+    ] = None,
+    filler: Annotated[
+        int, typer.Option("--filler", min=1, help="Filler memories in a large namespace.")
+    ] = 3000,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Only the first N cases.")
+    ] = None,
+    json_out: JsonOut = None,
+) -> None:
+    """Knowledge updates: how often recall ranks the current note first, the stale one first,
+    and how often the answer holds the current value, in small and large namespaces."""
+    from polyg_bench.updates import SIZES, load_cases, run_updates
+    from polyg_core.errors import InvalidInput
+    from polyg_core.memory import Memory
+    from polyg_core.providers.llm import make_llm
+
+    st = state(ctx)
+    try:
+        chosen = load_cases(cases)[:limit]
+    except InvalidInput as exc:
+        typer.echo(f"Error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    sizes = list(dict.fromkeys(size or SIZES))
+
+    async def go() -> Any:
+        async with bench_env(st) as env:
+            memory = Memory(
+                store=env.store,
+                embedder=env.embedder,
+                llm=make_llm(st.settings),
+                settings=st.settings,
+            )
+            return await run_updates(
+                memory,
+                chosen,
+                sizes=sizes,
+                filler=filler,
+                progress=lambda m: typer.echo(m, err=True),
+            )
+
+    report = run(st, go)
+    print(f"machine: {machine()}; LLM: {st.settings.llm_model or 'none (rule-based path)'}")
+    print(f"cases: {len(chosen)}; filler in large namespaces: {filler}\n")
+    print(
+        markdown(
+            report.table(),
+            ["size", "tense", "n", "current_first", "stale_first", "answer_right"],
+        )
+    )
+    misses = [r for r in report.results if not (r.current_first and r.answer_right)]
+    if misses:
+        print("misses (first memory / answer):\n")
+        for r in misses:
+            print(f"- [{r.size}] {r.case}: {r.question}\n  first: {r.first}\n  answer: {r.answer}")
+    _write_json(
+        json_out,
+        {
+            "machine": machine(),
+            "table": report.table(),
+            "results": [r.__dict__ for r in report.results],
+        },
+    )

@@ -789,6 +789,30 @@ class TemporalGraph:
         )
         return [fact_from_row(clean(r[0])) for r in res.rows]
 
+    async def replaced_facts(
+        self, namespace: str, subjects: Sequence[str], limit: int = 50
+    ) -> list[tuple[Fact, Fact]]:
+        """Facts about these subjects that a newer fact ended, each with the one that did.
+
+        Subjects compare normalised, as in `facts`; at most `limit` pairs, latest first.
+
+        Raises:
+            InvalidInput: a bad limit.
+        """
+        check_limit(limit)
+        keys = sorted({normalize_name(s) for s in subjects if s.strip()})
+        if not keys:
+            return []
+        res = await self.store.query(
+            namespace,
+            f"MATCH (f:{FACT}) WHERE f.subject_key IN $keys AND f.invalidated_by IS NOT NULL "
+            f"MATCH (g:{FACT} {{uuid: f.invalidated_by}}) "
+            f"WITH f, g ORDER BY g.valid_from DESC LIMIT $lim RETURN {props('f')}, {props('g')}",
+            {"keys": keys, "lim": limit},
+            read_only=True,
+        )
+        return [(fact_from_row(clean(r[0])), fact_from_row(clean(r[1]))) for r in res.rows]
+
     async def fact_history(
         self,
         namespace: str,

@@ -25,6 +25,7 @@ _ATTRIBUTES = (
     "created_at",
     "source_id",
     "last_accessed",
+    "superseded_by",
 )
 _MAX_TEXT = 400
 

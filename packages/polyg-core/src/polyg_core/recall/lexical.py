@@ -85,6 +85,19 @@ class LexicalIndex:
             posting[1].append(n)
         return doc
 
+    def idf(self, term: str, at_least: int = 0) -> float:
+        """BM25's idf of an indexed term (a token from `tokens`); 0 for an unknown one.
+
+        `at_least` counts the collection as at least that many documents: in three
+        memories a name found in all three is still a name, not a common word.
+        """
+        posting = self._postings.get(term)
+        if posting is None:
+            return 0.0
+        df = len(posting[0])
+        n_docs = max(len(self._docs), at_least)
+        return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The best `k` documents for `query` with their BM25 scores (all > 0), best first.
 

@@ -43,6 +43,7 @@ from polyg_core.errors import InvalidInput
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue, name_tokens
 from polyg_core.recall.classifier import without_hedges
 from polyg_core.recall.context_nodes import to_context
+from polyg_core.recall.currency import EndedValue, asks_about_now, supersede
 from polyg_core.recall.filters import MemoryFilter
 from polyg_core.recall.graph_memories import memories_reached, scaled_by_max
 from polyg_core.recall.multihop import (
@@ -60,6 +61,12 @@ SEEDS_FOR_EXPANSION = 10
 NEIGHBOUR_WINDOW_MS = 6 * 3600 * 1000
 COMMON_NAME_SHARE = 0.3
 DAY_MS = 86_400_000
+# A retriever's list this long holds memories that do not answer: its lowest score is the
+# reference for 0. A shorter one (a namespace of a few memories) is scaled from zero.
+RANGE_FROM = 5
+# Word weights for comparing two memories' subjects count the namespace as at least this
+# large, so that in a handful of memories a shared name still weighs as a name.
+IDF_COLLECTION_FLOOR = 1000
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -112,11 +119,15 @@ def check_retrievers(names: Iterable[str] | None) -> frozenset[str]:
     return frozenset(chosen)
 
 
-def _scaled(scores: Mapping[str, float]) -> dict[str, float]:
+def _scaled(scores: Mapping[str, float], ranged: bool, floor: float = 0.0) -> dict[str, float]:
+    """Scores in [0, 1]: the best is 1. The reference for 0 is the lowest score of a list
+    long enough to hold memories that do not answer (`ranged`: at least `RANGE_FROM`), else
+    `floor`, the retriever's own zero: of three memories the runner-up keeps what it scored
+    instead of nothing."""
     if not scores:
         return {}
     hi = max(scores.values())
-    lo = min(scores.values())
+    lo = min(scores.values()) if ranged else min(floor, min(scores.values()))
     if hi - lo < 1e-9:
         return {u: 1.0 for u in scores}
     return {u: (s - lo) / (hi - lo) for u, s in scores.items()}
@@ -124,10 +135,12 @@ def _scaled(scores: Mapping[str, float]) -> dict[str, float]:
 
 @dataclass
 class MemoryRanking:
-    """Fused memories, best first, with each retriever's scaled scores."""
+    """Fused memories, best first, with each retriever's scaled scores, and for a question
+    about the present which memory each changed one was superseded by."""
 
     ranked: list[tuple[CatalogueEntry, float]] = field(default_factory=lambda: [])
     signals: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
+    superseded_by: dict[str, str] = field(default_factory=dict[str, str])
 
     def to_models(self, limit: int) -> list[RecalledMemory]:
         """The first `limit` memories as result models."""
@@ -241,8 +254,12 @@ async def rank_memories(
     decay_tau_days: float = 30.0,
     multi_hop: bool = False,
     graph_nodes: Sequence[ContextNode] = (),
+    ended: Sequence[EndedValue] = (),
 ) -> MemoryRanking:
     """Rank the namespace's memories for a question (see the module docstring).
+
+    `ended` holds values of the question's subjects that newer facts replaced (the
+    temporal graph's supersession, `TemporalGraph.replaced_facts`).
 
     Reads only: the catalogue and the vector index.
     """
@@ -258,11 +275,16 @@ async def rank_memories(
         query = intent.semantic_query if intent.semantic_query.strip() else question
         text = f"{question} {query}" if query != question else question
         hits = catalogue.bm25(without_form_words(text), LEXICAL_K)
-        out.signals["lexical"] = _scaled({e.uuid: s for e, s in hits})
+        out.signals["lexical"] = _scaled(
+            {e.uuid: s for e, s in hits}, ranged=len(hits) >= RANGE_FROM
+        )
     if "dense" in retrievers and vector is not None:
         found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K)
         out.signals["dense"] = _scaled(
-            {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)}
+            {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)},
+            # Cosine has no usable zero (unrelated texts score anywhere from 0 to 0.3):
+            # dense stays scaled over its own list.
+            ranged=True,
         )
     all_names = [*intent.entities, *names]
     if "entity" in retrievers and all_names:
@@ -343,9 +365,46 @@ async def rank_memories(
             days = max(0.0, (now_ms - entry.created_at) / DAY_MS)
             score += w.age * math.exp(-days / decay_tau_days)
         ranked.append((entry, score))
-    ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
+    if asks_about_now(question, intent, now_ms):
+        # What is current wins: ties go to the newer memory, and an update ranks above
+        # what it changes (recall.currency).
+        ranked.sort(key=lambda es: (-es[1], -es[0].created_at, es[0].uuid))
+        ranked, out.superseded_by = _current_first(catalogue, question, ranked, all_names, ended)
+    else:
+        ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
     out.ranked = ranked
     return out
+
+
+def _current_first(
+    catalogue: NamespaceCatalogue,
+    question: str,
+    ranked: list[tuple[CatalogueEntry, float]],
+    names: Sequence[str],
+    ended: Sequence[EndedValue],
+) -> tuple[list[tuple[CatalogueEntry, float]], dict[str, str]]:
+    lexical = catalogue.lexical
+    common_names = catalogue.common_names(list(names), COMMON_NAME_SHARE)
+    common = {t for n in common_names for t in lexical.tokens(n)}
+    named = [
+        {e.uuid for e in catalogue.mentions(n)}
+        for n in dict.fromkeys(names)
+        if n not in common_names
+    ]
+    moved = supersede(
+        ranked,
+        lexical.tokens(question),
+        lexical.tokens,
+        lambda term: lexical.idf(term, at_least=IDF_COLLECTION_FLOOR),
+        common=common,
+        named=named,
+        ended=ended,
+    )
+    if not moved.scores:
+        return ranked, moved.superseded_by
+    out = [(e, moved.scores.get(e.uuid, s)) for e, s in ranked]
+    out.sort(key=lambda es: (-es[1], -es[0].created_at, es[0].uuid))
+    return out, moved.superseded_by
 
 
 def with_memories(merged: MergedSubgraph, ranking: MemoryRanking, count: int) -> MergedSubgraph:
@@ -368,6 +427,8 @@ def with_memories(merged: MergedSubgraph, ranking: MemoryRanking, count: int) ->
             "created_at": entry.created_at,
             "source_id": entry.source_id,
         }
+        if entry.uuid in ranking.superseded_by:
+            props["superseded_by"] = ranking.superseded_by[entry.uuid]
         node = to_context(MEMORY, props, best_node * max(score, 0.0) / best_memory)
         ours[entry.uuid] = node.model_copy(update={"views": ["semantic"]})
     nodes = [n for n in merged.nodes if n.uuid not in ours]

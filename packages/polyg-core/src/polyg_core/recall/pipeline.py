@@ -36,11 +36,13 @@ from polyg_core.config import Settings
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.base import check_readable
 from polyg_core.graphs.entity import EntityGraph
+from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM, Usage, usage_report
 from polyg_core.recall.catalogue import MemoryCatalogue, without_names
 from polyg_core.recall.classifier import classify, without_hedges
+from polyg_core.recall.currency import EndedValue
 from polyg_core.recall.decay import DecayPolicy
 from polyg_core.recall.filter_scope import (
     NO_MATCH_CONFIDENCE,
@@ -145,11 +147,13 @@ class RecallPipeline:
     fusion_weights: FusionWeights = field(default_factory=FusionWeights)
     catalogue: MemoryCatalogue = field(init=False)
     entities: EntityGraph = field(init=False)
+    temporal: TemporalGraph = field(init=False)
     synthesizer: Synthesizer = field(init=False)
 
     def __post_init__(self) -> None:
         self.catalogue = MemoryCatalogue(self.store)
         self.entities = EntityGraph(self.store, self.embedder, self.resolver)
+        self.temporal = TemporalGraph(self.store, self.embedder, self.resolver)
         self.synthesizer = Synthesizer(self.llm, self.settings.synthesizer_max_tokens)
 
     def with_llm(self, llm: LLM | None) -> RecallPipeline:
@@ -305,6 +309,9 @@ class RecallPipeline:
 
         async def memories(graph_nodes: Sequence[ContextNode] = ()) -> None:
             nonlocal ranking
+            # Values of the asked subjects that newer facts replaced: a memory holding
+            # one ranks below the memory holding its successor (recall.currency).
+            replaced = await self.temporal.replaced_facts(namespace, intent.entities)
             ranking = await rank_memories(
                 self.store,
                 namespace,
@@ -320,6 +327,7 @@ class RecallPipeline:
                 decay_tau_days=self.decay_policy.tau_days if opts.decay else 1e9,
                 multi_hop=use_ppr,
                 graph_nodes=graph_nodes,
+                ended=[EndedValue(old.object, new.object) for old, new in replaced],
             )
 
         async def graph_seeds() -> None:

@@ -34,6 +34,7 @@ from polyg_core.recall.answer.evidence import (
     names_in,
     unspoken,
 )
+from polyg_core.recall.answer.history import Update, current_update, history_note
 from polyg_core.recall.answer.span import asked_span, asks_span
 from polyg_core.recall.answer.when import when_answer
 from polyg_core.recall.answer.words import (
@@ -49,6 +50,12 @@ __all__ = ["Answer", "extractive_answer"]
 MAX_STATEMENTS = 6
 MAX_MEMORIES = 3
 
+_ASKS_TIME = re.compile(
+    r"^\s*(?:when|what\s+time|what\s+date|how\s+long|how\s+often|how\s+soon)\b|"
+    r"\b(?:which|what)\s+(?:day|date|year|month|week|time|hour)s?\b|\bwhen\b",
+    re.IGNORECASE,
+)
+_ASKS_THING = re.compile(r"^\s*(?:where|what|which|who|whom)\b", re.IGNORECASE)
 _COMPOUND = re.compile(
     r"\w.*\b(?:and|but|also)\s+(?:who|whom|what|when|where|why|how|which)\b", re.IGNORECASE
 )
@@ -406,14 +413,39 @@ def _explore(q: Question, g: AnswerGraph) -> Answer:
     )
 
 
+def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:
+    """The update's text, what it replaced as history (`recall.answer.history`)."""
+    gone = {n.uuid for n in update.replaced}
+    others = [n for n in _best_memories(q, g) if n.uuid not in gone and n is not update.current]
+    answer = _memories_answer(q, [update.current, *others])
+    # The update's own sentence, not a span of it: a span rule reads "no longer uses Emacs;
+    # he codes in Helix now" as "Emacs", and "X took over Y" without its subject.
+    said = as_sentence(best_sentence(q.wanted, update.current.text))
+    answer.text = f"{said} {history_note(q, update)}"
+    answer.evidence.shaped = True
+    answer.sources = [*answer.sources, update.replaced[0].uuid]
+    return answer
+
+
 def extractive_answer(
     question: str, intent: Intent, sub: MergedSubgraph, now_ms: int | None = None
 ) -> Answer:
     """The answer the merged subgraph gives to `question`, shaped by the intent's type."""
     g = AnswerGraph(sub, now_ms if now_ms is not None else to_epoch_ms(datetime.now(UTC)))
     q = Question.of(question, intent)
-    if intent.type == IntentType.WHY:
+    update = current_update(q, g)
+    if update is not None:
+        # A later memory changed what an earlier one said: the current value answers.
+        answer = _update_answer(q, g, update)
+    elif intent.type == IntentType.WHY:
         answer = _why(q, g)
+    elif (
+        intent.type == IntentType.WHEN
+        and _ASKS_THING.search(question)
+        and not _ASKS_TIME.search(question)
+    ):
+        # "Where did Jonas live in 2024?" names a time but asks for a place: what held then.
+        answer = _who_what(q, g)
     elif intent.type == IntentType.WHEN:
         answer = when_answer(q, g)
     elif intent.type in (IntentType.WHO, IntentType.WHAT):

@@ -1,0 +1,366 @@
+"""Knowledge updates: does recall put what is current first, and does the answer say it?
+
+Each case (`data/updates.jsonl`) is a few notes about invented people, services or
+preferences: an `old` note, months later a `new` note that changes it (moved, replaced,
+switched, took over, now, no longer, raised to ...), and a `distractor` that shares words
+with them. Its questions ask about the present (the new note answers) or the past (the
+old one does: "in 2024", "before", "originally").
+
+Every case is loaded into a fresh namespace, once per size: `small` holds the case's notes
+only (three memories), `large` holds them among `filler` invented memories written from
+templates with a fixed seed (the same texts every run). Per question:
+
+* current first: the memory that answers (the new note for a present-tense question, the
+  old one for a past one) is recall's first memory;
+* stale first: the other of the two is first;
+* answer right: the answer holds the expected value, and the stale value, if it is there
+  at all, only after it (as history) or inside the answering note's own words
+  ("switched from Jenkins to Buildkite").
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from polyg_core.errors import InvalidInput
+from polyg_core.graphs.semantic import memory_row, write_memories
+from polyg_core.memory import Memory
+from polyg_shared.nodes import MemoryCategory
+from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms
+
+REFERENCE_TIME = "2026-06-01T12:00:00Z"
+""""Now" for every case: notes are dated `days` before it."""
+FILLER = 3000
+EMBED_BATCH = 256
+SIZES = ("small", "large")
+
+Role = Literal["old", "new", "distractor"]
+Tense = Literal["present", "past"]
+
+
+@dataclass(frozen=True)
+class UpdateNote:
+    """One note of a case: its role, how many days before the reference time, its text."""
+
+    role: Role
+    days: int
+    text: str
+
+
+@dataclass(frozen=True)
+class UpdateQuestion:
+    """A question, whether it asks about now or the past, the value that answers it and
+    the value that would be stale (the other note's)."""
+
+    tense: Tense
+    q: str
+    expect: str
+    stale: str
+
+
+@dataclass(frozen=True)
+class UpdateCase:
+    """Notes that change over time and the questions asked after all of them."""
+
+    id: str
+    kind: str
+    notes: tuple[UpdateNote, ...]
+    questions: tuple[UpdateQuestion, ...]
+
+    def note(self, role: Role) -> UpdateNote:
+        """The case's note of this role."""
+        return next(n for n in self.notes if n.role == role)
+
+
+def _case(raw: Any, where: str) -> UpdateCase:
+    if not isinstance(raw, dict):
+        raise InvalidInput(f"{where}: a case must be a JSON object with id, notes, questions")
+    try:
+        notes = tuple(UpdateNote(n["role"], int(n["days"]), str(n["text"])) for n in raw["notes"])
+        questions = tuple(
+            UpdateQuestion(q["tense"], str(q["q"]), str(q["expect"]), str(q["stale"]))
+            for q in raw["questions"]
+        )
+        case = UpdateCase(str(raw["id"]), str(raw.get("kind", "")), notes, questions)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidInput(
+            f"{where}: malformed case ({exc!r}); each note needs role, days, text and each "
+            "question tense, q, expect, stale"
+        ) from exc
+    roles = sorted(n.role for n in notes)
+    if roles.count("old") != 1 or roles.count("new") != 1:
+        raise InvalidInput(f"{where}: case {case.id} needs exactly one 'old' and one 'new' note")
+    if case.note("new").days >= case.note("old").days:
+        raise InvalidInput(f"{where}: case {case.id}: the new note must be later than the old one")
+    for q in questions:
+        if q.tense not in ("present", "past"):
+            raise InvalidInput(f"{where}: case {case.id}: tense must be 'present' or 'past'")
+        wanted = case.note("new" if q.tense == "present" else "old")
+        if q.expect.lower() not in wanted.text.lower():
+            raise InvalidInput(
+                f"{where}: case {case.id}: expected value {q.expect!r} is not in the note "
+                f"that answers {q.q!r}"
+            )
+    return case
+
+
+def load_cases(path: Path | None = None) -> list[UpdateCase]:
+    """The cases in a JSON Lines file (default: the shipped set).
+
+    Raises:
+        InvalidInput: the file cannot be read or a case is malformed (the message says
+            which line and what is wrong).
+    """
+    try:
+        text = (
+            path.read_text(encoding="utf-8")
+            if path is not None
+            else resources.files("polyg_bench").joinpath("data/updates.jsonl").read_text("utf-8")
+        )
+    except OSError as exc:
+        raise InvalidInput(f"cannot read the update cases {path}: {exc}") from exc
+    cases: list[UpdateCase] = []
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"line {no}: not JSON ({exc.msg})") from exc
+        cases.append(_case(raw, f"line {no}"))
+    if not cases:
+        raise InvalidInput("no update cases found; give a JSON Lines file with one case a line")
+    return cases
+
+
+# -- filler ---------------------------------------------------------------------------------
+
+_FIRST = ["Arlo", "Brisa", "Cosimo", "Delphine", "Eamon", "Faye", "Gunnar", "Hester", "Idris",
+          "Juno", "Kasimir", "Liesel", "Matthias", "Noor", "Orla", "Piet", "Quilla", "Rosalind",
+          "Stellan", "Tamsin", "Ulric", "Vesna", "Wilhelmina", "Xavi", "Yara", "Zeno"]  # fmt: skip
+_LAST = ["Abernathy", "Bellweather", "Crane", "Dunmore", "Everly", "Fairbanks", "Gosling",
+         "Hartwell", "Ingram", "Jessup", "Kincaid", "Larkspur", "Merriman", "Nettles",
+         "Oakhurst", "Pembroke", "Quarles", "Rowntree", "Sallow", "Thistlewood"]  # fmt: skip
+_THINGS = ["ticket triage", "release notes", "staging cluster", "expense tool", "design review",
+           "load balancer", "onboarding guide", "feature flags", "status page", "test suite",
+           "data warehouse", "image resizer", "audit trail", "sitemap job", "address lookup",
+           "mail templates", "export worker", "quota checker", "translation files",
+           "search index"]  # fmt: skip
+_TEAMS = ["Kestrel", "Marlin", "Juniper", "Obsidian", "Sparrow", "Tundra", "Willow", "Zephyr"]
+_PLACES = ["Aarhus", "Bilbao", "Cork", "Dresden", "Eindhoven", "Florence", "Graz", "Hamburg",
+           "Innsbruck", "Krakow"]  # fmt: skip
+_LIKES = ["dark chocolate", "long walks", "board games", "sourdough baking", "crossword puzzles",
+          "trail running", "pottery", "birdwatching", "vinyl records", "chess"]  # fmt: skip
+_TEMPLATES = [
+    "{p} reviewed the {t} with the {team} team on {d}.",
+    "{p} says the {t} needs a cleanup before the next release.",
+    "The {team} team owns the {t} and answers its pages.",
+    "{p} moved the {t} meeting to {d} afternoon.",
+    "{p} is now working on the {t} with {q}.",
+    "{p} lives in {place} and enjoys {like}.",
+    "{p} prefers {like} over most other hobbies.",
+    "The {t} was switched to a new config by {p} on {d}.",
+    "{p} asked {q} about the {t} budget.",
+    "{p} wrote a short doc on how the {t} works.",
+    "{q} took over reviewing the {t} while {p} is on leave.",
+    "{p} visited {place} for a conference about the {t}.",
+    "Reminder from {p}: the {t} check runs every {d}.",
+    "{p} and {q} paired on the {t} bug for an hour.",
+    "The {team} team raised the priority of the {t} work.",
+]
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+
+
+def filler_texts(n: int, seed: int = 0) -> list[str]:
+    """`n` distinct invented memories from templates (the same for the same seed)."""
+    rng = random.Random(seed)
+    out: dict[str, None] = {}
+    while len(out) < n:
+        p = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+        q = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+        text = rng.choice(_TEMPLATES).format(
+            p=p,
+            q=q,
+            t=rng.choice(_THINGS),
+            team=rng.choice(_TEAMS),
+            place=rng.choice(_PLACES),
+            like=rng.choice(_LIKES),
+            d=rng.choice(_DAYS),
+        )
+        out[text] = None
+    return list(out)
+
+
+@dataclass
+class _Filler:
+    """Filler texts with their vectors and times, embedded once per run."""
+
+    texts: list[str]
+    vectors: list[list[float]]
+    times: list[int]
+
+
+async def _filler(memory: Memory, n: int, ref_ms: int) -> _Filler:
+    texts = filler_texts(n)
+    vectors: list[list[float]] = []
+    for i in range(0, len(texts), EMBED_BATCH):
+        vectors.extend(
+            [float(x) for x in v] for v in await memory.embedder.embed(texts[i : i + EMBED_BATCH])
+        )
+    rng = random.Random(1)
+    day = 86_400_000
+    times = [ref_ms - rng.randint(1, 730) * day for _ in texts]
+    return _Filler(texts, vectors, times)
+
+
+async def _write_filler(memory: Memory, namespace: str, filler: _Filler) -> None:
+    now = to_epoch_ms(datetime.now().astimezone())
+    rows = [
+        memory_row(i, t, MemoryCategory.EPISODIC, [], [], [], when, None, vec, now)
+        for i, (t, vec, when) in enumerate(
+            zip(filler.texts, filler.vectors, filler.times, strict=True)
+        )
+    ]
+    for i in range(0, len(rows), 1000):
+        await write_memories(memory.store, namespace, rows[i : i + 1000])
+
+
+# -- running --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    """One question asked in one namespace size."""
+
+    case: str
+    size: str
+    tense: str
+    question: str
+    current_first: bool
+    stale_first: bool
+    answer_right: bool
+    answer: str
+    confidence: float
+    first: str
+
+
+@dataclass
+class UpdateReport:
+    """Every question's result, and the rows of the summary table."""
+
+    results: list[UpdateResult] = field(default_factory=lambda: [])
+
+    def table(self) -> list[dict[str, Any]]:
+        """Rows of {size, tense, n, current_first, stale_first, answer_right} (shares)."""
+        rows: list[dict[str, Any]] = []
+        for size in dict.fromkeys(r.size for r in self.results):
+            for tense in ("present", "past", "all"):
+                inside = [r for r in self.results if r.size == size and tense in ("all", r.tense)]
+                if not inside:
+                    continue
+                n = len(inside)
+                rows.append(
+                    {
+                        "size": size,
+                        "tense": tense,
+                        "n": n,
+                        "current_first": round(sum(r.current_first for r in inside) / n, 3),
+                        "stale_first": round(sum(r.stale_first for r in inside) / n, 3),
+                        "answer_right": round(sum(r.answer_right for r in inside) / n, 3),
+                    }
+                )
+        return rows
+
+
+def _holds(text: str, value: str) -> int:
+    """Where `value` starts in `text` (case-insensitive, whole words at its ends), or -1."""
+    m = re.search(rf"(?i)(?<!\w){re.escape(value)}(?!\w)", text)
+    return m.start() if m else -1
+
+
+def answer_right(answer: str, q: UpdateQuestion, answering_note: str) -> bool:
+    """Whether `answer` gives the expected value, the stale one only as history (see the
+    module docstring)."""
+    masked = answer
+    for sentence in re.split(r"(?<=[.!?;])\s+", answering_note):
+        core = sentence.strip().rstrip(".!?;")
+        if core:
+            masked = re.sub(
+                re.escape(core),
+                lambda m: re.sub(re.escape(q.stale), "~" * len(q.stale), m.group(0), flags=re.I),
+                masked,
+                flags=re.IGNORECASE,
+            )
+    at = _holds(masked, q.expect)
+    stale = _holds(masked, q.stale)
+    return at >= 0 and (stale < 0 or stale > at)
+
+
+async def _ask(
+    memory: Memory, namespace: str, case: UpdateCase, q: UpdateQuestion, size: str
+) -> UpdateResult:
+    result = await memory.recall(q.q, graph=namespace, reference_time=REFERENCE_TIME)
+    wanted = case.note("new" if q.tense == "present" else "old")
+    other = case.note("old" if q.tense == "present" else "new")
+    first = result.memories[0].content if result.memories else ""
+    return UpdateResult(
+        case=case.id,
+        size=size,
+        tense=q.tense,
+        question=q.q,
+        current_first=first == wanted.text,
+        stale_first=first == other.text,
+        answer_right=answer_right(result.answer, q, wanted.text),
+        answer=result.answer,
+        confidence=result.confidence,
+        first=first,
+    )
+
+
+async def run_updates(
+    memory: Memory,
+    cases: Sequence[UpdateCase],
+    *,
+    sizes: Sequence[str] = SIZES,
+    filler: int = FILLER,
+    prefix: str = "bench_updates",
+    progress: Callable[[str], None] | None = None,
+) -> UpdateReport:
+    """Load each case into a fresh namespace per size, ask its questions, and score them.
+
+    Every namespace is deleted after its case.
+
+    Raises:
+        InvalidInput: an unknown size.
+    """
+    unknown = sorted(set(sizes) - set(SIZES))
+    if unknown:
+        raise InvalidInput(f"unknown size(s) {', '.join(unknown)}; choose from small, large")
+    ref = datetime.fromisoformat(REFERENCE_TIME)
+    report = UpdateReport()
+    fill = await _filler(memory, filler, to_epoch_ms(ref)) if "large" in sizes else None
+    for size in sizes:
+        for i, case in enumerate(cases):
+            namespace = f"{prefix}_{size}_{i}"
+            await memory.store.delete_graph(namespace)
+            try:
+                for note in sorted(case.notes, key=lambda n: -n.days):
+                    when = iso(from_epoch_ms(to_epoch_ms(ref - timedelta(days=note.days))))
+                    await memory.remember(note.text, graph=namespace, reference_time=when)
+                if size == "large" and fill is not None:
+                    await _write_filler(memory, namespace, fill)
+                for q in case.questions:
+                    report.results.append(await _ask(memory, namespace, case, q, size))
+            finally:
+                await memory.store.delete_graph(namespace)
+            if progress is not None and (i + 1) % 10 == 0:
+                progress(f"{size}: {i + 1}/{len(cases)} cases")
+    return report

@@ -1,0 +1,271 @@
+"""What is current: a later memory that changes an earlier one about the same thing ranks
+first for a question about the present; a question about the past keeps what held then.
+
+A pair of ranked memories is an update when
+
+* the later one says that something changed: change language ("moved to", "replaced",
+  "switched", "took over", "changed to", "now", "no longer", "raised to", "instead" ...);
+* both are about what the question asks: the asked words they share carry most of the
+  weight (BM25 idf) of the asked words the earlier one holds, and at least one shared word
+  is specific (not a name found in most memories);
+* or the temporal graph says so: a fact about the question's subject was ended by a newer
+  one, the earlier memory holds the ended fact's value and the later one the new value.
+
+For a present-tense question the update takes the earlier memory's place (or keeps its
+own, if higher) and the earlier one goes just below it. A question that asks about a past
+window ("in 2024", "last year") or about history ("before", "used to", "originally",
+"previously", "old", "first") is left alone: what held then is what it wants.
+Ties between memories are broken by recency for present-tense questions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from polyg_shared.intents import Intent
+from polyg_shared.timeutil import to_epoch_ms
+
+__all__ = [
+    "CHANGE_LANGUAGE",
+    "Candidate",
+    "EndedValue",
+    "Supersession",
+    "asks_about_now",
+    "says_change",
+    "supersede",
+]
+
+CONSIDERED = 10
+"""How many of the best ranked memories are compared pairwise: an update and what it
+changes both answer the question, so both rank high."""
+SHARED_WEIGHT = 0.3
+"""The share of the earlier memory's asked-word weight the later one must also hold."""
+ASKED_WEIGHT = 0.5
+"""The share of the question's word weight (of words any considered memory holds) the
+earlier memory must hold: what is changed is what was asked about, not a bystander."""
+RELEVANT_SHARE = 0.4
+"""An update scores at least this share of what it changes (fused, before the swap)."""
+BELOW = 1e-4
+"""How far below its update a superseded memory is placed."""
+
+CHANGE_LANGUAGE = re.compile(
+    r"\b(?:"
+    r"moved|relocated|replaced|replaces|switched|swapped|took\s+over|taken\s+over|"
+    r"takes\s+over|handed\s+(?:over|off)|changed|changes\s+to|change|now|no\s+longer|"
+    r"not\s+anymore|any\s?more|cancell?ed|went\s+(?:up|down)|goes\s+up|"
+    r"(?:raised|lowered|increased|decreased|reduced|bumped|upgraded|downgraded)\s+(?:\S+\s+){0,6}?to|"
+    r"(?:has|have|got|is|are)\s+(?:a|an|the)\s+new|dropped|"
+    r"upgraded|downgraded|migrated|transferred|reassigned|promoted|renamed|relicensed|"
+    r"rebranded|became|instead|from\s+now\s+on|going\s+forward|these\s+days|nowadays|"
+    r"stopped|quit|joined|gave\s+up|retired|transitioned"
+    r")\b",
+    re.IGNORECASE,
+)
+"""Words that say a value changed. `now` and `new` alone count: a note written later that
+says "the team is now X" changes what an earlier note said."""
+
+_HISTORY = re.compile(
+    r"\b(?:before|previous(?:ly)?|formerly|former|originally|original|used\s+to|"
+    r"at\s+first|initially|earlier|old|older|prior|history|historically|until|"
+    r"back\s+then|back\s+in|at\s+the\s+time|in\s+the\s+past|first|once)\b",
+    re.IGNORECASE,
+)
+
+
+# "When did Ana start pottery?", "What was the plan?": the question is in the past tense.
+_PAST_VERB = re.compile(r"\b(?:did|was|were|had|didn't|wasn't|weren't)\b", re.IGNORECASE)
+_PRESENT_VERB = re.compile(r"\b(?:do|does|is|are|am)\b", re.IGNORECASE)
+_PAST_WINDOW = re.compile(
+    r"\b(?:last|ago|yesterday|previous|past|earlier|\d{4}|\d{1,2}[/.-]\d{1,2})\b", re.IGNORECASE
+)
+
+
+def says_change(text: str) -> bool:
+    """Whether `text` says that something changed (see `CHANGE_LANGUAGE`)."""
+    return CHANGE_LANGUAGE.search(text) is not None
+
+
+def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
+    """Whether the question wants what holds now: in the present tense, with no past window
+    and no history words.
+
+    A timeframe that ends before `now_ms` ("in 2024", "last spring") asks about then; one
+    reaching up to now ("this week") does not. History words ("before", "used to",
+    "originally") ask about what held earlier.
+    """
+    if _HISTORY.search(question) is not None or _PAST_VERB.search(question) is not None:
+        return False
+    tf = intent.timeframe
+    if tf is None or tf.end is None or to_epoch_ms(tf.end) >= now_ms:
+        return True
+    # "What does Mia order at the Friday drinks?": a bare day named with a present-tense
+    # verb is a habit, not a past window; "in 2024", "last Friday", "did" are the past.
+    phrase = tf.phrase or ""
+    return _PRESENT_VERB.search(question) is not None and _PAST_WINDOW.search(phrase) is None
+
+
+@dataclass(frozen=True)
+class EndedValue:
+    """A fact's value that a newer fact replaced: the old and the new object's text."""
+
+    old: str
+    new: str
+
+
+class Candidate(Protocol):
+    """One ranked memory as supersession compares it (a `CatalogueEntry` is one)."""
+
+    @property
+    def uuid(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def created_at(self) -> int: ...
+
+
+@dataclass
+class Supersession:
+    """The outcome: new scores and which memory each superseded one was replaced by."""
+
+    scores: dict[str, float]
+    superseded_by: dict[str, str]
+
+
+Tokens = Callable[[str], Sequence[str]]
+Weight = Callable[[str], float]
+
+
+def _contains(text: str, value: str) -> bool:
+    value = value.strip()
+    return bool(value) and re.search(rf"(?i)\b{re.escape(value)}\b", text) is not None
+
+
+def _fact_says_update(older: Candidate, newer: Candidate, ended: Iterable[EndedValue]) -> bool:
+    for e in ended:
+        if (
+            _contains(older.content, e.old)
+            and _contains(newer.content, e.new)
+            and not _contains(older.content, e.new)
+        ):
+            return True
+    return False
+
+
+def _same_subject(
+    older: set[str], newer: set[str], asked: float, weight: Weight, common: set[str]
+) -> bool:
+    """Whether two memories are about the same asked thing: the earlier holds a good part
+    of the question, and the later holds most of what the earlier holds of it."""
+    if not older:
+        return False
+    shared = older & newer
+    if not shared - common:
+        return False
+    held = sum(weight(t) for t in older)
+    return (
+        held > 0
+        and held >= ASKED_WEIGHT * asked
+        and sum(weight(t) for t in shared) >= SHARED_WEIGHT * held
+    )
+
+
+_VALUE_TOKEN = re.compile(r"^(?=.*\d)|^\w{4,}$")
+
+
+@dataclass
+class _Pairs:
+    """What the pairwise comparison needs about the considered memories."""
+
+    asked: set[str]
+    words: dict[str, set[str]]
+    scores: dict[str, float]
+    weight: Weight
+    common: set[str]
+    named: Sequence[set[str]]
+    ended: Sequence[EndedValue]
+
+    def __post_init__(self) -> None:
+        self.hits = {u: self.asked & w for u, w in self.words.items()}
+        self.asked_weight = sum(self.weight(t) for t in set[str]().union(*self.hits.values()))
+
+    def same_subject(self, older: str, newer: str) -> bool:
+        # A name the question asks about that both memories hold, else the asked words.
+        if any(older in uuids and newer in uuids for uuids in self.named):
+            return True
+        return _same_subject(
+            self.hits[older], self.hits[newer], self.asked_weight, self.weight, self.common
+        )
+
+    def same_attribute(self, older: str, newer: str) -> bool:
+        # The update speaks to the question about as well as what it changes, or it names
+        # the earlier value itself ("moved off birch-07 to cedar-12").
+        if self.scores[newer] >= RELEVANT_SHARE * self.scores[older]:
+            return True
+        repeated = (self.words[older] & self.words[newer]) - self.asked - self.common
+        return any(_VALUE_TOKEN.search(t) for t in repeated)
+
+    def is_update(self, older: Candidate, newer: Candidate) -> bool:
+        if newer.created_at <= older.created_at:
+            return False
+        if _fact_says_update(older, newer, self.ended):
+            return True
+        return (
+            says_change(newer.content)
+            and self.same_subject(older.uuid, newer.uuid)
+            and self.same_attribute(older.uuid, newer.uuid)
+        )
+
+
+def supersede(
+    ranked: Sequence[tuple[Candidate, float]],
+    asked: Iterable[str],
+    tokens: Tokens,
+    weight: Weight,
+    *,
+    common: Iterable[str] = (),
+    named: Sequence[set[str]] = (),
+    ended: Sequence[EndedValue] = (),
+) -> Supersession:
+    """Reorder updates above what they change (see the module docstring).
+
+    Args:
+        ranked: memories with their fused scores, best first.
+        asked: the question's terms (as `tokens` gives them).
+        tokens: the lexical tokenizer (stop words out, stemmed).
+        weight: a term's weight (BM25 idf).
+        common: terms of names found in most memories (they say nothing of the subject).
+        named: for each specific name the question asks about, the memories that hold it.
+        ended: values of ended facts about the question's subject, with their successors.
+
+    Returns:
+        The new score of every memory that moved and what superseded each demoted one.
+    """
+    top = list(ranked[:CONSIDERED])
+    pairs = _Pairs(
+        set(asked),
+        {c.uuid: set(tokens(c.content)) for c, _ in top},
+        {c.uuid: s for c, s in top},
+        weight,
+        set(common),
+        named,
+        ended,
+    )
+    scores = dict(pairs.scores)
+    superseded_by: dict[str, str] = {}
+    # Oldest first: a chain of updates (A, then B changes A, then C changes B) ends with
+    # the latest on top.
+    by_time = sorted(top, key=lambda cs: cs[0].created_at)
+    for i, (older, _) in enumerate(by_time):
+        for newer, _ in by_time[i + 1 :]:
+            if not pairs.is_update(older, newer):
+                continue
+            lifted = max(scores[newer.uuid], scores[older.uuid])
+            scores[newer.uuid] = lifted
+            scores[older.uuid] = min(scores[older.uuid], lifted - BELOW)
+            superseded_by[older.uuid] = newer.uuid
+    return Supersession({u: s for u, s in scores.items() if s != pairs.scores[u]}, superseded_by)

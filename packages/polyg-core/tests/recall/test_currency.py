@@ -1,0 +1,172 @@
+"""What is current wins: updates rank above what they change for questions about now, the
+answer gives the current value with the old one as history, the past keeps what held then."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from polyg_core.memory import Memory
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.recall.currency import (
+    EndedValue,
+    asks_about_now,
+    says_change,
+    supersede,
+)
+from polyg_core.recall.lexical import LexicalIndex
+from polyg_core.storage.store import FalkorStore
+from polyg_shared.intents import Intent, Timeframe
+
+pytestmark = pytest.mark.anyio
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+NOW_MS = int(NOW.timestamp() * 1000)
+
+
+@pytest.fixture
+async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
+    return Memory(store=store, embedder=embedder, namespace=namespace)
+
+
+async def _add(memory: Memory, text: str, days_ago: float) -> str:
+    mem, _ = await memory.semantic.add_memory(
+        memory.namespace, text, created_at=NOW - timedelta(days=days_ago)
+    )
+    return mem.uuid
+
+
+# -- pure rules -------------------------------------------------------------------------------
+
+
+def test_change_language_is_recognised_in_many_phrasings() -> None:
+    for text in (
+        "Quentin took over the ledger from Odile.",
+        "The kiln was replaced last week.",
+        "Bea switched to night shifts.",
+        "Rates were raised to 40 per hour.",
+        "Tobiah no longer works weekends.",
+        "The depot is now in Harwick.",
+        "Mara moved to Leith.",
+    ):
+        assert says_change(text), text
+    assert not says_change("The kiln sits in the east shed.")
+
+
+def test_a_question_about_the_past_is_not_about_now() -> None:
+    plain = Intent()
+    assert asks_about_now("Who runs the kiln?", plain, NOW_MS)
+    assert not asks_about_now("Who ran the kiln before?", plain, NOW_MS)
+    assert not asks_about_now("Where did Mara live originally?", plain, NOW_MS)
+    past = Intent(
+        timeframe=Timeframe(
+            start=datetime(2024, 1, 1, tzinfo=UTC),
+            end=datetime(2024, 12, 31, tzinfo=UTC),
+            phrase="2024",
+        )
+    )
+    assert not asks_about_now("Where did Mara live in 2024?", past, NOW_MS)
+    friday = Intent(
+        timeframe=Timeframe(
+            start=NOW - timedelta(days=3), end=NOW - timedelta(days=2), phrase="Friday"
+        )
+    )
+    # A habit named by a weekday, asked in the present tense, is about now.
+    assert asks_about_now("What does Mara order at the Friday market?", friday, NOW_MS)
+    assert not asks_about_now("What did Mara order last Friday?", friday, NOW_MS)
+
+
+@dataclass(frozen=True)
+class _Note:
+    uuid: str
+    content: str
+    created_at: int
+
+
+def test_supersede_puts_the_update_first_and_leaves_bystanders() -> None:
+    notes = [
+        _Note("old", "The kiln shed is run by the Harrow crew.", 100),
+        _Note("new", "The Plover crew took over the kiln shed from Harrow.", 300),
+        _Note("other", "The Harrow crew paints the boats.", 200),
+    ]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    ranked = [(notes[0], 1.0), (notes[1], 0.6), (notes[2], 0.3)]
+    moved = supersede(
+        ranked,
+        index.tokens("Which crew runs the kiln shed?"),
+        index.tokens,
+        lambda t: index.idf(t, at_least=1000),
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert moved.scores["new"] > moved.scores["old"]
+    assert "other" not in moved.scores
+
+
+def test_an_ended_fact_supersedes_without_change_language() -> None:
+    notes = [_Note("a", "Odile keeps bees in Corran.", 100), _Note("b", "Odile: Tarn.", 200)]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    moved = supersede(
+        [(notes[0], 1.0), (notes[1], 0.2)],
+        index.tokens("Where does Odile keep bees?"),
+        index.tokens,
+        index.idf,
+        ended=[EndedValue("Corran", "Tarn")],
+    )
+    assert moved.superseded_by == {"a": "b"}
+
+
+# -- recall -----------------------------------------------------------------------------------
+
+
+async def test_the_update_ranks_first_and_the_answer_gives_the_current_value(
+    memory: Memory,
+) -> None:
+    old = await _add(memory, "The glazing studio is managed by Ottilie Brandt.", 200)
+    new = await _add(memory, "Fenwick Aldous took over the glazing studio from Ottilie.", 2)
+    await _add(memory, "Ottilie Brandt teaches the Tuesday pottery class.", 40)
+    result = await memory.recall("Who manages the glazing studio?", reference_time=NOW)
+    assert [m.uuid for m in result.memories[:2]] == [new, old]
+    assert "Fenwick Aldous" in result.answer
+    # The old value is named, only as history after the current one.
+    assert "Until" in result.answer
+    assert result.answer.index("Fenwick") < result.answer.index("Until")
+
+
+async def test_a_question_about_before_gets_what_held_then(memory: Memory) -> None:
+    old = await _add(memory, "The glazing studio is managed by Ottilie Brandt.", 200)
+    await _add(memory, "Fenwick Aldous took over the glazing studio from Ottilie.", 2)
+    result = await memory.recall("Who managed the glazing studio before?", reference_time=NOW)
+    assert result.memories[0].uuid == old
+    assert "Until" not in result.answer
+
+
+async def test_three_memories_do_not_collapse_to_zero_and_ties_go_to_the_newer(
+    memory: Memory,
+) -> None:
+    await _add(memory, "Keys for the seed vault are rotated every quarter.", 200)
+    newer = await _add(memory, "Seed vault keys are now rotated every month.", 2)
+    await _add(memory, "The seed vault door is painted green.", 30)
+    result = await memory.recall("How often are the seed vault keys rotated?", reference_time=NOW)
+    assert result.memories[0].uuid == newer
+    # The runner-up keeps what it scored: min-max scaling no longer gives it nothing.
+    second = result.memories[1]
+    assert second.retrievers.get("lexical", 0.0) > 0.0
+    assert "month" in result.answer
+
+
+async def test_a_fact_ended_by_a_newer_one_ranks_its_memory_below(memory: Memory) -> None:
+    old = await _add(memory, "Odile Marchetti keeps her bees in Corran.", 300)
+    new = await _add(memory, "Odile Marchetti keeps her bees in Tarn.", 5)
+    await memory.temporal.add_fact(
+        memory.namespace, "Odile Marchetti", "keeps bees in", "Corran", NOW - timedelta(days=300)
+    )
+    await memory.temporal.add_fact(
+        memory.namespace, "Odile Marchetti", "keeps bees in", "Tarn", NOW - timedelta(days=5)
+    )
+    result = await memory.recall("Where does Odile Marchetti keep her bees?", reference_time=NOW)
+    assert [m.uuid for m in result.memories[:2]] == [new, old]
