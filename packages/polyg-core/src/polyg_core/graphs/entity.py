@@ -42,8 +42,9 @@ from polyg_core.text.names import ngram_keys
 logger = logging.getLogger(__name__)
 
 # Deleting an entity leaves nothing that still speaks of it as present: its
-# T_BEFORE chain (edges carry the entity's uuid) goes, and the facts involving it
-# stop being current (valid_to = now; a fact valid only from a later time gets an
+# T_BEFORE chain (edges carry the entity's uuid) goes, its relations go with it (at
+# either end), and the facts it takes part in, as subject (X_INVOLVES) or as object
+# ("Bob reports_to Alice" when Alice goes), stop being current (valid_to = now; a fact valid only from a later time gets an
 # empty interval) or, when asked, are deleted. One query, so nothing is half done.
 _DELETE_ENTITY = f"""
 MATCH (x:{ENTITY} {{uuid: $u}})
@@ -51,7 +52,10 @@ OPTIONAL MATCH (x)<-[:{X_INVOLVES}]-(:{EVENT})-[b:{R_BEFORE}]->() WHERE b.entity
 DELETE b
 WITH DISTINCT x
 OPTIONAL MATCH (f:{FACT})-[:{X_INVOLVES}]->(x)
-WITH x, collect(DISTINCT f) AS facts
+WITH x, collect(DISTINCT f) AS involving
+OPTIONAL MATCH (o:{FACT}) WHERE o.object_key = x.name_key
+WITH x, involving, collect(DISTINCT o) AS naming
+WITH x, involving + [o IN naming WHERE NOT o IN involving] AS facts
 WITH x, facts, [g IN facts WHERE g.valid_to IS NULL OR g.valid_to > $now] AS current
 {{facts}}
 DETACH DELETE x
