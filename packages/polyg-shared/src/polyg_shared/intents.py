@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -146,6 +146,11 @@ class ExtractedFact(BaseModel):
     object: Text
     valid_from: Timestamp
     valid_to: Timestamp | None = None
+    cardinality: Literal["single", "multi"] | None = Field(
+        default=None,
+        description="single: a new value ends the old (team); multi: values accumulate "
+        "(skills). None: the predicate's known kind, else single.",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> ExtractedFact:

@@ -281,6 +281,11 @@ class AddFactInput(MemoryInput):
     source: Name | None = Field(
         default=None, description="Who or what stated the fact (a person, a document)."
     )
+    cardinality: Literal["single", "multi"] | None = Field(
+        default=None,
+        description="single: a new value ends the old (team, city); multi: values "
+        "accumulate (skills, likes). Default: known predicates' kind, else single.",
+    )
 
 
 class InvalidateFactInput(MemoryInput):

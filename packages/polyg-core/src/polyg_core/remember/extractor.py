@@ -10,6 +10,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Literal
 
 from polyg_shared.intents import (
     ExtractedCausalLink,
@@ -285,6 +286,15 @@ class DraftFact(_Lenient):
     object: str | None = None
     valid_from: str | None = None
     valid_to: str | None = None
+    cardinality: str | None = None
+
+
+def _cardinality(value: str | None) -> Literal["single", "multi"] | None:
+    """A model's cardinality when it is one of the two kinds; anything else is unsaid."""
+    kind = (value or "").strip().lower()
+    if kind == "single":
+        return "single"
+    return "multi" if kind == "multi" else None
 
 
 class DraftCausalLink(_Lenient):
@@ -391,6 +401,7 @@ def check_extraction(
                 object=obj,
                 valid_from=valid_from,
                 valid_to=valid_to,
+                cardinality=_cardinality(f.cardinality),
             )
         )
     links: list[ExtractedCausalLink] = []

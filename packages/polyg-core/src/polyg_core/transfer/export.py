@@ -20,6 +20,7 @@ from typing import IO, Any
 from polyg_shared.nodes import CausalNodeType
 
 from polyg_core.graphs.entity_refs import from_ms
+from polyg_core.graphs.temporal_queries import card_of_row
 from polyg_core.storage.cypher import clean, load_properties
 from polyg_core.storage.schema import (
     CAUSAL,
@@ -245,6 +246,7 @@ def _fact(r: list[Any], names: _Names) -> Exported:
         object=n["object"],
         valid_from=_ms(n.get("valid_from")),
         valid_to=_ms(n.get("valid_to")),
+        cardinality=card_of_row(n.get("cardinality")),
         entities=[x for x in refs if x != n["subject"]],
         links_stored=_links_stored(**{X_INVOLVES: r[2]}),
         stored=split("fact", n),

@@ -94,6 +94,7 @@ class FactRecord(_Record):
     object: Text
     valid_from: Timestamp | None = None
     valid_to: Timestamp | None = None
+    cardinality: Literal["single", "multi"] | None = None
     entities: list[Name] = Field(default_factory=list)
     links_stored: LinksStored = Field(default_factory=dict)
     stored: Stored = Field(default_factory=dict)

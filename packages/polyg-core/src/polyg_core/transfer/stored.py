@@ -22,7 +22,7 @@ CARRIED: Final[dict[str, tuple[str, ...]]] = {
     "entity": ("name", "entity_type", "properties"),
     "relation": ("relationship_type", "properties"),
     "event": ("description", "occurred_at", "duration_ms"),
-    "fact": ("subject", "predicate", "object", "valid_from", "valid_to"),
+    "fact": ("subject", "predicate", "object", "valid_from", "valid_to", "cardinality"),
     "causal_node": ("description", "node_type"),
     "causal_link": ("confidence", "evidence"),
     "solution": ("evidence",),

@@ -609,6 +609,7 @@ class RecordWriter:
                     r.valid_from,
                     r.valid_to,
                     list(r.entities),
+                    cardinality=r.cardinality,
                 )
                 for _, r in items
             ],

@@ -269,6 +269,7 @@ async def add_fact(ctx: ServerContext, inp: AddFactInput) -> FactWrite:
         valid_to=inp.valid_to,
         entities=inp.entities,
         source=inp.source,
+        cardinality=inp.cardinality,
     )
 
 
