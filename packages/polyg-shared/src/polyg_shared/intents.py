@@ -105,6 +105,11 @@ class Intent(BaseModel):
         description="The question asks what would or might be (an inference from what was "
         "said), not for something stated.",
     )
+    history: bool = Field(
+        default=False,
+        description="The question asks how something changed over time (its history, what "
+        "it was before), answered from the facts' versions in order.",
+    )
 
 
 class ExtractedEntity(BaseModel):
