@@ -129,6 +129,12 @@ class ExtractedRelation(BaseModel):
     source: Name
     target: Name
     relationship_type: Name
+    valid_from: Timestamp | None = Field(
+        default=None, description="When it began (joined, moved); None: not dated."
+    )
+    valid_to: Timestamp | None = Field(
+        default=None, description="When it ended (left), exclusive; None: not ended."
+    )
 
 
 class ExtractedEvent(BaseModel):

@@ -233,6 +233,12 @@ class LinkEntitiesInput(MemoryInput):
         description="e.g. owns, depends_on, deployed_to (also: `relationship`).",
     )
     properties: Properties = Field(default_factory=dict)
+    valid_from: TimeText | None = Field(
+        default=None, description="When the relation began (joined, moved); default: undated."
+    )
+    valid_to: TimeText | None = Field(
+        default=None, description="When it ended (left), exclusive; a date alone includes it."
+    )
 
 
 class AddEventInput(MemoryInput):

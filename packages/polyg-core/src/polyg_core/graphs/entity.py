@@ -32,6 +32,13 @@ from polyg_core.graphs.base import (
 from polyg_core.graphs.entity_refs import ensure_entity_uuids
 from polyg_core.graphs.merge import merge_entities
 from polyg_core.graphs.orphans import remove_orphans
+from polyg_core.graphs.relation_time import (
+    SET_DATES,
+    RelationDates,
+    dates_params,
+    relation_dates,
+)
+from polyg_core.graphs.temporal_queries import TimeInput
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver, Resolved
 from polyg_core.storage.cypher import clean, dump_properties, load_properties, props
@@ -94,7 +101,10 @@ MAX_DEPTH = 10
 ORIGIN_ENSURED = "ensure"
 """`origin` of entities created implicitly by `ensure` (cross-link targets)."""
 
-_REL_RETURN = "a.uuid, a.name, b.uuid, b.name, r.relationship_type, r.properties, r.created_at"
+_REL_RETURN = (
+    "a.uuid, a.name, b.uuid, b.name, r.relationship_type, r.properties, r.created_at, "
+    "r.valid_from, r.valid_to"
+)
 
 
 def to_entity(node: Mapping[str, Any]) -> Entity:
@@ -110,7 +120,7 @@ def to_entity(node: Mapping[str, Any]) -> Entity:
 
 
 def _relation(row: Sequence[Any]) -> EntityRelation:
-    src, src_name, dst, dst_name, rel_type, rel_props, created = row
+    src, src_name, dst, dst_name, rel_type, rel_props, created, vf, vt = row
     return EntityRelation(
         source=str(src),
         target=str(dst),
@@ -119,6 +129,8 @@ def _relation(row: Sequence[Any]) -> EntityRelation:
         created_at=dt(created),
         source_name=src_name,
         target_name=dst_name,
+        valid_from=dt(vf) if vf is not None else None,
+        valid_to=dt(vt) if vt is not None else None,
     )
 
 
@@ -468,18 +480,25 @@ class EntityGraph:
         target: str,
         relationship_type: str,
         properties: Mapping[str, Any] | None = None,
+        *,
+        valid_from: TimeInput | None = None,
+        valid_to: TimeInput | None = None,
     ) -> EntityRelation:
         """Relate two entities; linking the same pair with the same type again is a no-op.
 
         Relationship types compare like names ("owns" = "OWNS"). Properties given on
-        a repeated link replace the relation's properties.
+        a repeated link replace the relation's properties. `valid_from` / `valid_to`
+        date the relation (see `graphs/relation_time.py`); dates given on a repeated
+        link replace those stored, dates not given keep them.
 
         Raises:
             NodeNotFound: an end does not exist (with the closest names).
             AmbiguousName: an end's name matches several entities.
-            InvalidInput: both ends are the same entity, or a blank relationship type.
+            InvalidInput: both ends are the same entity, a blank relationship type, or
+                bad dates (`valid_to` not after `valid_from`).
         """
         rel = check_text(relationship_type, "relationship type")
+        dates = relation_dates(valid_from, valid_to)
         given = check_properties(properties) if properties is not None else None
         # The ends of a new relation are named exactly: a typo is refused with the
         # closest names rather than linked to whichever entity it resembles.
@@ -498,8 +517,10 @@ class EntityGraph:
             "ON CREATE SET r.relationship_type = $rt, r.properties = $p, r.created_at = $now, "
             "r.created_at_iso = $iso "
             "ON MATCH SET r.properties = CASE WHEN $has THEN $p ELSE r.properties END "
+            f"SET {SET_DATES.format(p='$')} "
             f"RETURN {_REL_RETURN}",
             {
+                **dates_params(dates),
                 "a": a.uuid,
                 "b": b.uuid,
                 "rk": name_key(rel),
@@ -518,13 +539,15 @@ class EntityGraph:
         self,
         namespace: str,
         items: Sequence[tuple[str, str, str, Mapping[str, Any] | None]],
+        dates: Sequence[RelationDates] | None = None,
     ) -> int:
         """Relate many (source uuid, target uuid, relationship type, properties) in one query.
 
         For bulk writes (import, benchmarks): ends are uuids, not names; pairs whose
         ends do not exist are skipped; self-links are refused. Like `link`, relating a
         pair again with the same type (compared like names) keeps the first spelling
-        and replaces the relation's properties when new ones are given.
+        and replaces the relation's properties when new ones are given. `dates`, one
+        per item when given, date the relations as `link` does.
 
         Returns:
             How many relations were created.
@@ -533,7 +556,10 @@ class EntityGraph:
             InvalidInput: a self-link, a blank relationship type or bad properties.
         """
         rows: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for src, dst, rel_type, rel_props in items:
+        if dates is not None and len(dates) != len(items):
+            raise InvalidInput("give one (valid_from, valid_to) per relation, or none")
+        for i, (src, dst, rel_type, rel_props) in enumerate(items):
+            when = dates_params(dates[i] if dates is not None else (None, None))
             if src == dst:
                 raise InvalidInput(f"an entity cannot be related to itself (uuid {src})")
             rel = check_text(rel_type, "relationship type")
@@ -548,9 +574,12 @@ class EntityGraph:
                     "rt": rel,
                     "p": dump_properties(given),
                     "has": given is not None,
+                    **when,
                 }
-            elif given is not None:
+                continue
+            if given is not None:
                 row["p"], row["has"] = dump_properties(given), True
+            row.update({k: v for k, v in when.items() if v is not None})
         if not rows:
             return 0
         now = now_ms()
@@ -561,7 +590,8 @@ class EntityGraph:
             f"MERGE (a)-[r:{R_RELATES} {{rel_key: row.rk}}]->(b) "
             "ON CREATE SET r.relationship_type = row.rt, r.properties = row.p, "
             "r.created_at = $now, r.created_at_iso = $iso "
-            "ON MATCH SET r.properties = CASE WHEN row.has THEN row.p ELSE r.properties END",
+            "ON MATCH SET r.properties = CASE WHEN row.has THEN row.p ELSE r.properties END "
+            f"SET {SET_DATES.format(p='row.')}",
             {"rows": list(rows.values()), "now": now, "iso": iso_ms(now)},
         )
         return res.relationships_created
@@ -747,13 +777,13 @@ class EntityGraph:
             parts.append(
                 f"[(n)-[ro:{R_RELATES}]->(b:{ENTITY}) | "
                 "[n.uuid, n.name, b.uuid, b.name, ro.relationship_type, ro.properties, "
-                "ro.created_at]]"
+                "ro.created_at, ro.valid_from, ro.valid_to]]"
             )
         if direction in ("in", "both"):
             parts.append(
                 f"[(a:{ENTITY})-[ri:{R_RELATES}]->(n) | "
                 "[a.uuid, a.name, n.uuid, n.name, ri.relationship_type, ri.properties, "
-                "ri.created_at]]"
+                "ri.created_at, ri.valid_from, ri.valid_to]]"
             )
         found = await self.resolver.resolve(namespace, ENTITY_NAMES, text, extra=" + ".join(parts))
         entity = to_entity(found.properties)
@@ -797,12 +827,12 @@ class EntityGraph:
                 f"MATCH (x:{ENTITY})-[r:{R_RELATES}]-(y:{ENTITY}) WHERE x.uuid IN $f "
                 "WITH DISTINCT r, y "
                 "RETURN startNode(r).uuid, endNode(r).uuid, r.relationship_type, "
-                f"r.properties, r.created_at, {props('y')} LIMIT $cap",
+                f"r.properties, r.created_at, r.valid_from, r.valid_to, {props('y')} LIMIT $cap",
                 {"f": frontier, "cap": limit * 20 + 200},
                 read_only=True,
             )
             nxt: list[str] = []
-            for src, dst, rel_type, rel_props, created, node in rows.rows:
+            for src, dst, rel_type, rel_props, created, vf, vt, node in rows.rows:
                 y = clean(node)
                 uid = str(y["uuid"])
                 if uid not in found:
@@ -821,6 +851,8 @@ class EntityGraph:
                         created_at=dt(created),
                         source_name=found[str(src)].entity.name,
                         target_name=found[str(dst)].entity.name,
+                        valid_from=dt(vf) if vf is not None else None,
+                        valid_to=dt(vt) if vt is not None else None,
                     )
             frontier = nxt
         return BfsResult(

@@ -218,6 +218,8 @@ def _relation(r: list[Any], _: _Names) -> Exported:
         target_type=r[4],
         type=edge.get("relationship_type") or "related_to",
         properties=load_properties(edge.get("properties")),
+        valid_from=_ms(edge.get("valid_from")),
+        valid_to=_ms(edge.get("valid_to")),
         stored=split("relation", edge),
     )
     return Exported(rec, {"edge": edge, "a": r[6], "b": r[7]})

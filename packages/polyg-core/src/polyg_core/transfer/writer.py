@@ -517,7 +517,12 @@ class RecordWriter:
             namespace,
             [
                 RelationItem(
-                    (r.source, r.source_type), (r.target, r.target_type), r.type, r.properties
+                    (r.source, r.source_type),
+                    (r.target, r.target_type),
+                    r.type,
+                    r.properties,
+                    r.valid_from,
+                    r.valid_to,
                 )
                 for _, r in items
             ],

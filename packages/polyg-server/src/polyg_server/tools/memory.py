@@ -226,7 +226,13 @@ async def update_entity(ctx: ServerContext, inp: UpdateEntityInput) -> EntityOut
 async def link_entities(ctx: ServerContext, inp: LinkEntitiesInput) -> EntityRelation:
     mem, ns = memory_and_ns(ctx, inp.graph)
     return await mem.entities.link(
-        ns, inp.source, inp.target, inp.relationship_type, inp.properties or None
+        ns,
+        inp.source,
+        inp.target,
+        inp.relationship_type,
+        inp.properties or None,
+        valid_from=inp.valid_from,
+        valid_to=inp.valid_to,
     )
 
 
