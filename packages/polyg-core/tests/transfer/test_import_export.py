@@ -330,3 +330,28 @@ async def test_a_facts_cardinality_survives_export_and_import(
             ("Rafe Oken", "multi", False),
             ("Sola Maier", "multi", False),
         ]
+
+
+async def test_a_relations_dates_survive_export_and_import(
+    store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
+) -> None:
+    lines = [
+        {"kind": "relation", "source": "Tove Arden", "target": "Kestrel team",
+         "type": "member_of", "valid_from": "2024-02-01", "valid_to": "2025-04-30"},
+    ]  # fmt: skip
+    w = writer(store, embedder)
+    other = f"{namespace}_d"
+    try:
+        with anyio.fail_after(120):
+            report = await w.run(namespace, lambda: iter_records(write_file(tmp_path, [json.dumps(r) for r in lines]), "jsonl"))  # fmt: skip
+            assert report.failed == 0, report.errors
+            first = [r for r in await export_lines(store, namespace) if r["kind"] == "relation"]
+            dump = write_file(tmp_path, [json.dumps(r) for r in first], "rels.jsonl")
+            await w.run(other, lambda: iter_records(dump, "jsonl"))
+            second = [r for r in await export_lines(store, other) if r["kind"] == "relation"]
+    finally:
+        await store.delete_graph(other)
+    for rels in (first, second):
+        [rel] = rels
+        assert str(rel["valid_from"]).startswith("2024-02-01T00:00:00")
+        assert str(rel["valid_to"]).startswith("2025-05-01T00:00:00")

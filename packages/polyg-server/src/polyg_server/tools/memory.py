@@ -585,7 +585,8 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         name="add_fact",
         description=(
             "Record that 'subject predicate object' holds from valid_from (default now). A "
-            "new value for the same subject and predicate ends the old one's validity. "
+            "new value for the same subject and a single-valued predicate (team, city) ends "
+            "the old one's validity; multi-valued ones (skills, likes) accumulate. "
             "Returns the fact, what happened (created/superseded/existing/extended) and the "
             "facts it closed." + _CREATED
         ),
