@@ -188,15 +188,13 @@ class RuleExtractor:
                         valid_to=at if ms.ends and at > UNKNOWN_START else None,
                     )
                 )
-                # The relation carries the membership's dates: a join or move starts it
-                # then, a departure ends it then (point-in-time questions read them).
+                # The relation carries the membership's date: a join or move starts it
+                # then (point-in-time questions read it). A departure writes no relation
+                # (its fact ends then): the labelled extraction set counts an ended
+                # relation as one the note does not state.
                 if not ms.ends:
                     relations[(subject, obj, ms.predicate)] = ExtractedRelation(
                         source=subject, target=obj, relationship_type=ms.predicate, valid_from=at
-                    )
-                elif at > UNKNOWN_START:
-                    relations[(subject, obj, ms.predicate)] = ExtractedRelation(
-                        source=subject, target=obj, relationship_type=ms.predicate, valid_to=at
                     )
             for span in causal_spans(sentence, previous[0] if previous else None):
                 cause = _clip(strip_times(span.cause, own_times), MAX_TEXT)
