@@ -63,3 +63,21 @@ async def test_fact_history_without_a_fact_says_what_to_give(memory_client: Clie
     assert result.is_error
     text = str(result.content[0])
     assert "subject and predicate" in text
+
+
+async def test_add_fact_takes_a_cardinality_and_multi_values_accumulate(
+    memory_client: Client,
+) -> None:
+    for club, kind in (("chess", None), ("rowing", "multi")):
+        args: dict[str, Any] = {"subject": "Maren Holt", "predicate": "joined_club", "object": club}
+        if kind:
+            args["cardinality"] = kind
+        await call(memory_client, "add_fact", args)
+    now = await call(memory_client, "query_facts", {"subject": "Maren Holt"})
+    assert sorted(f["object"] for f in now["facts"]) == ["chess", "rowing"]
+    assert {f["cardinality"] for f in now["facts"]} == {"single", "multi"}
+    bad = await memory_client.call_tool(
+        "add_fact",
+        {"subject": "Maren Holt", "predicate": "city", "object": "Oslo", "cardinality": "x"},
+    )
+    assert bad.is_error

@@ -37,6 +37,22 @@ async def test_deleting_an_entity_ends_its_current_facts_and_keeps_their_history
     assert len(history) == 1 and history[0].valid_to is not None
 
 
+async def test_deleting_an_entity_ends_the_facts_it_is_the_object_of(
+    entities: EntityGraph, temporal: TemporalGraph, namespace: str
+) -> None:
+    with anyio.fail_after(60):
+        await temporal.add_fact(
+            namespace, "Quentin Marsh", "reports_to", "Oriane Vell", valid_from="2025-01-01"
+        )
+        await entities.add(namespace, "Oriane Vell", "person")
+        await entities.link(namespace, "Quentin Marsh", "Oriane Vell", "reports_to")
+        assert await entities.delete(namespace, "Oriane Vell")
+        current = await temporal.facts(namespace, subject="Quentin Marsh")
+        history = await temporal.facts(namespace, subject="Quentin Marsh", history=True)
+    assert current == []
+    assert [f.object for f in history] == ["Oriane Vell"] and history[0].valid_to is not None
+
+
 async def test_deleting_an_entity_can_delete_its_facts(
     store: FalkorStore, entities: EntityGraph, temporal: TemporalGraph, namespace: str
 ) -> None:

@@ -444,3 +444,29 @@ async def test_adding_an_entity_to_a_used_namespace_takes_two_queries(
     assert fresh_created and fresh.uuid != new.uuid
     assert sent_after_delete > 2  # the metadata node and indexes were written again
     assert meta.get("embedding_model") == embedder.model_name
+
+
+async def test_a_relation_carries_when_it_held(graph: EntityGraph, namespace: str) -> None:
+    for name, etype in (("Nadia Quell", "person"), ("Atlas team", "team"), ("Beacon team", "team")):
+        await graph.add(namespace, name, etype)
+    await graph.link(
+        namespace, "Nadia Quell", "Atlas team", "member_of", valid_from="2024-01-01",
+        valid_to="2025-05-31",
+    )  # fmt: skip
+    await graph.link(namespace, "Nadia Quell", "Beacon team", "member_of", valid_from="2025-06-01")
+    rels = {r.target_name: r for r in await graph.relationships(namespace, "Nadia Quell")}
+    assert rels["Atlas team"].valid_from is not None
+    assert rels["Atlas team"].valid_from.isoformat().startswith("2024-01-01")
+    assert rels["Atlas team"].valid_to is not None
+    assert rels["Atlas team"].valid_to.isoformat().startswith("2025-06-01")
+    assert rels["Beacon team"].valid_to is None
+    # A later link that only ends the relation keeps the date it began.
+    await graph.link(namespace, "Nadia Quell", "Beacon team", "member_of", valid_to="2025-12-31")
+    beacon = {r.target_name: r for r in await graph.relationships(namespace, "Nadia Quell")}
+    assert beacon["Beacon team"].valid_from == rels["Beacon team"].valid_from
+    assert beacon["Beacon team"].valid_to is not None
+    with pytest.raises(InvalidInput, match="must be after valid_from"):
+        await graph.link(
+            namespace, "Nadia Quell", "Atlas team", "member_of", valid_from="2025-01-01",
+            valid_to="2024-01-01",
+        )  # fmt: skip

@@ -440,3 +440,42 @@ async def test_validity_intervals_never_overlap(
         assert len(holding) <= 1
         expected = [s for s in spans if s[0] <= at < s[1]]
         assert len(holding) == len(expected)
+
+
+async def test_a_multi_valued_predicate_keeps_every_value_current(
+    graph: TemporalGraph, namespace: str
+) -> None:
+    for year, skill in ((2023, "Python"), (2024, "Go"), (2025, "Rust")):
+        await graph.add_fact(namespace, "Ines Borrow", "skills", skill, f"{year}-01-01")
+    current = await graph.facts(namespace, subject="Ines Borrow", predicate="skills")
+    assert sorted(f.object for f in current) == ["Go", "Python", "Rust"]
+    assert {f.cardinality for f in current} == {"multi"}
+
+
+async def test_a_single_valued_predicate_keeps_one_current_value_and_its_history(
+    graph: TemporalGraph, namespace: str
+) -> None:
+    await graph.add_fact(namespace, "Ines Borrow", "team", "Atlas", "2024-01-01")
+    await graph.add_fact(namespace, "Ines Borrow", "team", "Beacon", "2025-03-01")
+    current = await graph.facts(namespace, subject="Ines Borrow", predicate="team")
+    history = await graph.fact_history(namespace, subject="Ines Borrow", predicate="team")
+    assert [f.object for f in current] == ["Beacon"]
+    assert [f.object for f in history] == ["Atlas", "Beacon"]
+    assert history[0].valid_to == utc("2025-03-01T00:00:00Z")
+
+
+async def test_the_caller_says_a_predicate_is_multi_valued(
+    graph: TemporalGraph, namespace: str
+) -> None:
+    await graph.add_fact(namespace, "Ines Borrow", "mentors", "Tomas Reye", "2024-01-01")
+    await graph.add_fact(
+        namespace, "Ines Borrow", "mentors", "Lena Oduya", "2025-01-01", cardinality="multi"
+    )
+    unknown = await graph.facts(namespace, subject="Ines Borrow", predicate="mentors")
+    assert sorted(f.object for f in unknown) == ["Lena Oduya", "Tomas Reye"]
+    await graph.add_fact(namespace, "Ines Borrow", "desk", "4B", "2024-01-01")
+    await graph.add_fact(namespace, "Ines Borrow", "desk", "5C", "2025-01-01")
+    desks = await graph.facts(namespace, subject="Ines Borrow", predicate="desk")
+    assert [f.object for f in desks] == ["5C"]
+    with pytest.raises(InvalidInput, match="cardinality must be"):
+        await graph.add_fact(namespace, "Ines Borrow", "desk", "6D", cardinality="many")

@@ -191,9 +191,10 @@ def test_a_move_between_teams_gives_people_teams_and_facts() -> None:
     assert facts["Alice", "member_of", "payments team"].valid_to == june_1
     # The ended fact comes first, so the one replacing it is written after it.
     assert x.facts[-1].object == "auth team"
-    assert [(r.source, r.relationship_type, r.target) for r in x.relations] == [
-        ("Alice", "member_of", "auth team")
-    ]
+    # The relation to the new team carries the move's date.
+    assert [
+        (r.source, r.relationship_type, r.target, r.valid_from, r.valid_to) for r in x.relations
+    ] == [("Alice", "member_of", "auth team", june_1, None)]
 
 
 @pytest.mark.parametrize(

@@ -303,3 +303,55 @@ async def test_scenario_loads_and_reloads_without_duplicates(
     assert first.failed == 0, first.errors
     assert first.kind("event").created == 10 and first.kind("causal_link").created == 4
     assert second.created == 0
+
+
+async def test_a_facts_cardinality_survives_export_and_import(
+    store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
+) -> None:
+    lines = [
+        {"kind": "fact", "subject": "Pia Lund", "predicate": "mentors", "object": o,
+         "valid_from": f"202{i}-01-01", "cardinality": "multi"}
+        for i, o in enumerate(("Rafe Oken", "Sola Maier"), start=4)
+    ]  # fmt: skip
+    w = writer(store, embedder)
+    other = f"{namespace}_c"
+    try:
+        with anyio.fail_after(120):
+            report = await w.run(namespace, lambda: iter_records(write_file(tmp_path, [json.dumps(r) for r in lines]), "jsonl"))  # fmt: skip
+            assert report.failed == 0, report.errors
+            first = [r for r in await export_lines(store, namespace) if r["kind"] == "fact"]
+            dump = write_file(tmp_path, [json.dumps(r) for r in first], "facts.jsonl")
+            await w.run(other, lambda: iter_records(dump, "jsonl"))
+            second = [r for r in await export_lines(store, other) if r["kind"] == "fact"]
+    finally:
+        await store.delete_graph(other)
+    for facts in (first, second):
+        assert sorted((r["object"], r["cardinality"], "valid_to" in r) for r in facts) == [
+            ("Rafe Oken", "multi", False),
+            ("Sola Maier", "multi", False),
+        ]
+
+
+async def test_a_relations_dates_survive_export_and_import(
+    store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
+) -> None:
+    lines = [
+        {"kind": "relation", "source": "Tove Arden", "target": "Kestrel team",
+         "type": "member_of", "valid_from": "2024-02-01", "valid_to": "2025-04-30"},
+    ]  # fmt: skip
+    w = writer(store, embedder)
+    other = f"{namespace}_d"
+    try:
+        with anyio.fail_after(120):
+            report = await w.run(namespace, lambda: iter_records(write_file(tmp_path, [json.dumps(r) for r in lines]), "jsonl"))  # fmt: skip
+            assert report.failed == 0, report.errors
+            first = [r for r in await export_lines(store, namespace) if r["kind"] == "relation"]
+            dump = write_file(tmp_path, [json.dumps(r) for r in first], "rels.jsonl")
+            await w.run(other, lambda: iter_records(dump, "jsonl"))
+            second = [r for r in await export_lines(store, other) if r["kind"] == "relation"]
+    finally:
+        await store.delete_graph(other)
+    for rels in (first, second):
+        [rel] = rels
+        assert str(rel["valid_from"]).startswith("2024-02-01T00:00:00")
+        assert str(rel["valid_to"]).startswith("2025-05-01T00:00:00")

@@ -21,6 +21,12 @@ class EntityRelation(BaseModel):
     created_at: Timestamp
     source_name: str | None = None
     target_name: str | None = None
+    valid_from: Timestamp | None = Field(
+        default=None, description="When the relation began to hold (None: not dated)."
+    )
+    valid_to: Timestamp | None = Field(
+        default=None, description="When it stopped holding, exclusive (None: still holds)."
+    )
 
 
 class CausalLink(BaseModel):

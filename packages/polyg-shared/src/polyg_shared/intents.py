@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -105,6 +105,11 @@ class Intent(BaseModel):
         description="The question asks what would or might be (an inference from what was "
         "said), not for something stated.",
     )
+    history: bool = Field(
+        default=False,
+        description="The question asks how something changed over time (its history, what "
+        "it was before), answered from the facts' versions in order.",
+    )
 
 
 class ExtractedEntity(BaseModel):
@@ -124,6 +129,12 @@ class ExtractedRelation(BaseModel):
     source: Name
     target: Name
     relationship_type: Name
+    valid_from: Timestamp | None = Field(
+        default=None, description="When it began (joined, moved); None: not dated."
+    )
+    valid_to: Timestamp | None = Field(
+        default=None, description="When it ended (left), exclusive; None: not ended."
+    )
 
 
 class ExtractedEvent(BaseModel):
@@ -146,6 +157,11 @@ class ExtractedFact(BaseModel):
     object: Text
     valid_from: Timestamp
     valid_to: Timestamp | None = None
+    cardinality: Literal["single", "multi"] | None = Field(
+        default=None,
+        description="single: a new value ends the old (team); multi: values accumulate "
+        "(skills). None: the predicate's known kind, else single.",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> ExtractedFact:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,6 +62,10 @@ class Fact(_Node):
     )
     source: str | None = Field(
         default=None, description="Who or what stated the fact (a person, a turn, a document)."
+    )
+    cardinality: Literal["single", "multi"] | None = Field(
+        default=None,
+        description="single: a new value ended the old one; multi: values accumulate.",
     )
 
     @property

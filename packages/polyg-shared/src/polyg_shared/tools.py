@@ -264,6 +264,12 @@ class LinkEntitiesInput(MemoryInput):
         description="e.g. owns, depends_on, deployed_to (also: `relationship`).",
     )
     properties: Properties = Field(default_factory=dict)
+    valid_from: TimeText | None = Field(
+        default=None, description="When the relation began (joined, moved); default: undated."
+    )
+    valid_to: TimeText | None = Field(
+        default=None, description="When it ended (left), exclusive; a date alone includes it."
+    )
 
 
 class AddEventInput(MemoryInput):
@@ -311,6 +317,11 @@ class AddFactInput(MemoryInput):
     )
     source: Name | None = Field(
         default=None, description="Who or what stated the fact (a person, a document)."
+    )
+    cardinality: Literal["single", "multi"] | None = Field(
+        default=None,
+        description="single: a new value ends the old (team, city); multi: values "
+        "accumulate (skills, likes). Default: known predicates' kind, else single.",
     )
 
 

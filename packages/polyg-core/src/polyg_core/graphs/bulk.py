@@ -31,6 +31,7 @@ from polyg_core.graphs.base import (
 )
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import ensure_entity_uuids, epoch_ms, from_ms
+from polyg_core.graphs.relation_time import RelationDates, relation_dates
 from polyg_core.graphs.temporal_queries import REPAIR_CHAINS, TimeInput, parse_time
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
@@ -201,12 +202,15 @@ async def resolve_refs(
 
 @dataclass(frozen=True)
 class RelationItem:
-    """A relation to write: ends by name (and optional type), relation name, properties."""
+    """A relation to write: ends by name (and optional type), relation name, properties,
+    and when it held (`graphs/relation_time.py`)."""
 
     source: Ref
     target: Ref
     relation: str
     properties: Mapping[str, Any] | None = None
+    valid_from: TimeInput | None = None
+    valid_to: TimeInput | None = None
 
 
 async def add_relations(
@@ -255,20 +259,23 @@ async def add_relations(
     )
     existing = {(str(k[0]), str(k[1]), str(k[2])) for (k,) in res.rows}
     good: list[tuple[str, str, str, Mapping[str, Any] | None]] = []
+    dates: list[RelationDates] = []
     for (i, a, b, it), key in zip(rows, keys, strict=True):
         try:
             check_text(it.relation, "relationship type")
             if it.properties is not None:
                 check_properties(it.properties)
+            when = relation_dates(it.valid_from, it.valid_to)
         except InvalidInput as exc:
             result.outcomes[i] = exc
             continue
         good.append((a, b, it.relation, it.properties))
+        dates.append(when)
         k = (str(key[0]), str(key[1]), str(key[2]))
         result.outcomes[i] = k not in existing
         result.keys[i] = k
         existing.add(k)
-    await entities.link_many(namespace, good)
+    await entities.link_many(namespace, good, dates)
     return result
 
 

@@ -32,6 +32,13 @@ from polyg_core.graphs.base import (
 from polyg_core.graphs.entity_refs import ensure_entity_uuids
 from polyg_core.graphs.merge import merge_entities
 from polyg_core.graphs.orphans import remove_orphans
+from polyg_core.graphs.relation_time import (
+    SET_DATES,
+    RelationDates,
+    dates_params,
+    relation_dates,
+)
+from polyg_core.graphs.temporal_queries import TimeInput
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver, Resolved
 from polyg_core.storage.cypher import clean, dump_properties, load_properties, props
@@ -42,8 +49,9 @@ from polyg_core.text.names import ngram_keys
 logger = logging.getLogger(__name__)
 
 # Deleting an entity leaves nothing that still speaks of it as present: its
-# T_BEFORE chain (edges carry the entity's uuid) goes, and the facts involving it
-# stop being current (valid_to = now; a fact valid only from a later time gets an
+# T_BEFORE chain (edges carry the entity's uuid) goes, its relations go with it (at
+# either end), and the facts it takes part in, as subject (X_INVOLVES) or as object
+# ("Bob reports_to Alice" when Alice goes), stop being current (valid_to = now; a fact valid only from a later time gets an
 # empty interval) or, when asked, are deleted. One query, so nothing is half done.
 _DELETE_ENTITY = f"""
 MATCH (x:{ENTITY} {{uuid: $u}})
@@ -51,7 +59,10 @@ OPTIONAL MATCH (x)<-[:{X_INVOLVES}]-(:{EVENT})-[b:{R_BEFORE}]->() WHERE b.entity
 DELETE b
 WITH DISTINCT x
 OPTIONAL MATCH (f:{FACT})-[:{X_INVOLVES}]->(x)
-WITH x, collect(DISTINCT f) AS facts
+WITH x, collect(DISTINCT f) AS involving
+OPTIONAL MATCH (o:{FACT}) WHERE o.object_key = x.name_key
+WITH x, involving, collect(DISTINCT o) AS naming
+WITH x, involving + [o IN naming WHERE NOT o IN involving] AS facts
 WITH x, facts, [g IN facts WHERE g.valid_to IS NULL OR g.valid_to > $now] AS current
 {{facts}}
 DETACH DELETE x
@@ -90,7 +101,10 @@ MAX_DEPTH = 10
 ORIGIN_ENSURED = "ensure"
 """`origin` of entities created implicitly by `ensure` (cross-link targets)."""
 
-_REL_RETURN = "a.uuid, a.name, b.uuid, b.name, r.relationship_type, r.properties, r.created_at"
+_REL_RETURN = (
+    "a.uuid, a.name, b.uuid, b.name, r.relationship_type, r.properties, r.created_at, "
+    "r.valid_from, r.valid_to"
+)
 
 
 # Relations between two entities given by uuid, one per (source, target, relation key);
@@ -103,15 +117,21 @@ MERGE (a)-[r:{R_RELATES} {{rel_key: row.rk}}]->(b)
 ON CREATE SET r.relationship_type = row.rt, r.properties = row.p,
     r.created_at = $now, r.created_at_iso = $iso
 ON MATCH SET r.properties = CASE WHEN row.has THEN row.p ELSE r.properties END
+SET {SET_DATES.format(p="row.")}
 RETURN {_REL_RETURN}
 """
 
 
 def relation_row(
-    source: str, target: str, relation: str, properties: Mapping[str, Any] | None
+    source: str,
+    target: str,
+    relation: str,
+    properties: Mapping[str, Any] | None,
+    dates: RelationDates = (None, None),
 ) -> dict[str, Any]:
-    """A `WRITE_RELATIONS` row: the ends' uuids, the relation as given and its key, and
-    the properties (`has`: given, so they replace the stored ones)."""
+    """A `WRITE_RELATIONS` row: the ends' uuids, the relation as given and its key, the
+    properties (`has`: given, so they replace the stored ones) and the dates (given
+    dates replace the stored ones, see `graphs/relation_time.py`)."""
     return {
         "a": source,
         "b": target,
@@ -119,6 +139,7 @@ def relation_row(
         "rt": relation,
         "p": dump_properties(dict(properties) if properties is not None else None),
         "has": properties is not None,
+        **dates_params(dates),
     }
 
 
@@ -135,7 +156,7 @@ def to_entity(node: Mapping[str, Any]) -> Entity:
 
 
 def _relation(row: Sequence[Any]) -> EntityRelation:
-    src, src_name, dst, dst_name, rel_type, rel_props, created = row
+    src, src_name, dst, dst_name, rel_type, rel_props, created, vf, vt = row
     return EntityRelation(
         source=str(src),
         target=str(dst),
@@ -144,6 +165,8 @@ def _relation(row: Sequence[Any]) -> EntityRelation:
         created_at=dt(created),
         source_name=src_name,
         target_name=dst_name,
+        valid_from=dt(vf) if vf is not None else None,
+        valid_to=dt(vt) if vt is not None else None,
     )
 
 
@@ -519,18 +542,25 @@ class EntityGraph:
         target: str,
         relationship_type: str,
         properties: Mapping[str, Any] | None = None,
+        *,
+        valid_from: TimeInput | None = None,
+        valid_to: TimeInput | None = None,
     ) -> EntityRelation:
         """Relate two entities; linking the same pair with the same type again is a no-op.
 
         Relationship types compare like names ("owns" = "OWNS"). Properties given on
-        a repeated link replace the relation's properties.
+        a repeated link replace the relation's properties. `valid_from` / `valid_to`
+        date the relation (see `graphs/relation_time.py`); dates given on a repeated
+        link replace those stored, dates not given keep them.
 
         Raises:
             NodeNotFound: an end does not exist (with the closest names).
             AmbiguousName: an end's name matches several entities.
-            InvalidInput: both ends are the same entity, or a blank relationship type.
+            InvalidInput: both ends are the same entity, a blank relationship type, or
+                bad dates (`valid_to` not after `valid_from`).
         """
         rel = check_text(relationship_type, "relationship type")
+        dates = relation_dates(valid_from, valid_to)
         given = check_properties(properties) if properties is not None else None
         # The ends of a new relation are named exactly: a typo is refused with the
         # closest names rather than linked to whichever entity it resembles.
@@ -541,7 +571,7 @@ class EntityGraph:
                 f"{source!r} and {target!r} are the same entity ({a.name!r}); an entity "
                 "cannot be related to itself — link two different entities"
             )
-        row = relation_row(a.uuid, b.uuid, rel, given)
+        row = relation_row(a.uuid, b.uuid, rel, given, dates)
         rows, _ = await write_relations(self.store, namespace, [row])  # a batch of one
         if not rows:  # an end was deleted between resolving and linking
             raise NodeNotFound("entity", f"{source} -> {target}")
@@ -551,13 +581,15 @@ class EntityGraph:
         self,
         namespace: str,
         items: Sequence[tuple[str, str, str, Mapping[str, Any] | None]],
+        dates: Sequence[RelationDates] | None = None,
     ) -> int:
         """Relate many (source uuid, target uuid, relationship type, properties) in one query.
 
         For bulk writes (import, benchmarks): ends are uuids, not names; pairs whose
         ends do not exist are skipped; self-links are refused. Like `link`, relating a
         pair again with the same type (compared like names) keeps the first spelling
-        and replaces the relation's properties when new ones are given.
+        and replaces the relation's properties when new ones are given. `dates`, one
+        per item when given, date the relations as `link` does.
 
         Returns:
             How many relations were created.
@@ -566,15 +598,21 @@ class EntityGraph:
             InvalidInput: a self-link, a blank relationship type or bad properties.
         """
         rows: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for src, dst, rel_type, rel_props in items:
+        if dates is not None and len(dates) != len(items):
+            raise InvalidInput("give one (valid_from, valid_to) per relation, or none")
+        for i, (src, dst, rel_type, rel_props) in enumerate(items):
             if src == dst:
                 raise InvalidInput(f"an entity cannot be related to itself (uuid {src})")
             rel = check_text(rel_type, "relationship type")
             given = check_properties(rel_props) if rel_props is not None else None
-            row = relation_row(src, dst, rel, given)
+            row = relation_row(
+                src, dst, rel, given, dates[i] if dates is not None else (None, None)
+            )
             old = rows.setdefault((src, dst, row["rk"]), row)
-            if old is not row and given is not None:
-                old["p"], old["has"] = row["p"], True
+            if old is not row:
+                if given is not None:
+                    old["p"], old["has"] = row["p"], True
+                old.update({k: v for k, v in row.items() if k.startswith("v") and v is not None})
         _, created = await write_relations(self.store, namespace, list(rows.values()))
         return created
 
@@ -781,13 +819,13 @@ class EntityGraph:
             parts.append(
                 f"[(n)-[ro:{R_RELATES}]->(b:{ENTITY}) | "
                 "[n.uuid, n.name, b.uuid, b.name, ro.relationship_type, ro.properties, "
-                "ro.created_at]]"
+                "ro.created_at, ro.valid_from, ro.valid_to]]"
             )
         if direction in ("in", "both"):
             parts.append(
                 f"[(a:{ENTITY})-[ri:{R_RELATES}]->(n) | "
                 "[a.uuid, a.name, n.uuid, n.name, ri.relationship_type, ri.properties, "
-                "ri.created_at]]"
+                "ri.created_at, ri.valid_from, ri.valid_to]]"
             )
         found = await self.resolver.resolve(namespace, ENTITY_NAMES, text, extra=" + ".join(parts))
         if found.extra is None:  # matched by meaning, which reads no relations
@@ -830,12 +868,12 @@ class EntityGraph:
                 f"MATCH (x:{ENTITY})-[r:{R_RELATES}]-(y:{ENTITY}) WHERE x.uuid IN $f "
                 "WITH DISTINCT r, y "
                 "RETURN startNode(r).uuid, endNode(r).uuid, r.relationship_type, "
-                f"r.properties, r.created_at, {props('y')} LIMIT $cap",
+                f"r.properties, r.created_at, r.valid_from, r.valid_to, {props('y')} LIMIT $cap",
                 {"f": frontier, "cap": limit * 20 + 200},
                 read_only=True,
             )
             nxt: list[str] = []
-            for src, dst, rel_type, rel_props, created, node in rows.rows:
+            for src, dst, rel_type, rel_props, created, vf, vt, node in rows.rows:
                 y = clean(node)
                 uid = str(y["uuid"])
                 if uid not in found:
@@ -854,6 +892,8 @@ class EntityGraph:
                         created_at=dt(created),
                         source_name=found[str(src)].entity.name,
                         target_name=found[str(dst)].entity.name,
+                        valid_from=dt(vf) if vf is not None else None,
+                        valid_to=dt(vt) if vt is not None else None,
                     )
             frontier = nxt
         return BfsResult(

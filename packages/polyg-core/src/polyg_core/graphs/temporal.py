@@ -7,8 +7,10 @@ the chains of different entities never disturb each other.
 
 Facts (`T_Fact`) are subject-predicate-object statements valid over
 `[valid_from, valid_to)` (valid time; `valid_to` null = still valid) and
-recorded at `recorded_at` (record time). A subject+predicate holds one object
-at a time. The rule `add_fact` keeps:
+recorded at `recorded_at` (record time). A subject and a single-valued predicate
+(team, manager, city; see `graphs/fact_cardinality.py`) hold one object at a time;
+a multi-valued predicate (skills, likes) holds many, and the rule below then
+applies to each object on its own. The rule `add_fact` keeps:
 
 * the fact valid at the new fact's `valid_from` with another object is closed
   at that instant (`valid_to = valid_from`, `invalidated_by = new uuid`);
@@ -18,7 +20,7 @@ at a time. The rule `add_fact` keeps:
   twice (`existing`); if it ends earlier, its validity is extended;
 * a fact that ends explicitly does not bring the replaced value back afterwards.
 
-So the valid-time intervals of one subject+predicate never overlap, at most
+So the valid-time intervals of one single-valued subject+predicate never overlap, at most
 one of them is open, and a point-in-time query returns at most one fact each.
 """
 
@@ -53,6 +55,7 @@ from polyg_core.graphs.entity_refs import (
     lexically_compatible,
     resolve_entity_names,
 )
+from polyg_core.graphs.fact_cardinality import cardinality_of
 from polyg_core.graphs.temporal_queries import (
     ADD_FACT,
     DELETE_EVENT,
@@ -108,6 +111,7 @@ class FactItem:
     source: str | None = None
     link_subject: bool = True
     uuid: str | None = None
+    cardinality: str | None = None
 
 
 @dataclass
@@ -541,6 +545,7 @@ class TemporalGraph:
         *,
         entities: Sequence[str] = (),
         source: str | None = None,
+        cardinality: str | None = None,
     ) -> FactWrite:
         """Record that `subject predicate object` holds from `valid_from` (default now).
 
@@ -548,13 +553,19 @@ class TemporalGraph:
         `entities`; the entities created for them are reported (`created_entities`). See the module docstring for how overlapping validity is settled.
         A `valid_to` without a time includes that day (the fact ends at the next
         midnight, UTC). `source` says who or what stated the fact; it is kept with the
-        fact and returned by its history.
+        fact and returned by its history. `cardinality` says whether the predicate is
+        'single'-valued (a new value ends the current one) or 'multi'-valued (values
+        accumulate); by default the built-in list of `graphs/fact_cardinality.py`
+        decides, and an unknown predicate is single-valued.
 
         Raises:
-            InvalidInput: empty parts, bad timestamps, or `valid_to <= valid_from`.
+            InvalidInput: empty parts, bad timestamps, `valid_to <= valid_from`, or a
+                cardinality other than 'single' or 'multi'.
             AmbiguousName: an entity name matches several entities.
         """
-        params = fact_params(subject, predicate, object, valid_from, valid_to, source)
+        params = fact_params(
+            subject, predicate, object, valid_from, valid_to, source, cardinality=cardinality
+        )
         await self._prepare(namespace)
         created: dict[str, str] = {}
         eids = await ensure_entity_uuids(
@@ -598,6 +609,7 @@ class TemporalGraph:
                     it.valid_to,
                     it.source,
                     allow_empty=True,
+                    cardinality=it.cardinality,
                 )
             except InvalidInput as exc:
                 out.append(exc)
@@ -884,6 +896,7 @@ def fact_params(
     source: str | None = None,
     *,
     allow_empty: bool = False,
+    cardinality: str | None = None,
 ) -> dict[str, Any]:
     """The checked parameters of `ADD_FACT`, without `eids` (entity uuids).
 
@@ -891,8 +904,9 @@ def fact_params(
     replaced the instant it began); a caller stating a fact gives a real interval.
 
     Raises:
-        InvalidInput: empty parts, bad timestamps, or `valid_to <= valid_from`
-            (`valid_to < valid_from` with `allow_empty`).
+        InvalidInput: empty parts, bad timestamps, `valid_to <= valid_from`
+            (`valid_to < valid_from` with `allow_empty`), or a cardinality other than
+            'single' or 'multi'.
     """
     subj = check_text(subject, "subject", 256)
     pred = check_text(predicate, "predicate", 256)
@@ -911,6 +925,7 @@ def fact_params(
         else None
     )
     said_by = check_text(source, "source", 256) if source is not None else None
+    card = cardinality_of(pred, cardinality)
     if vt is not None and (vt < vf or (vt == vf and not allow_empty)):
         raise InvalidInput(
             f"valid_to ({iso(from_ms(vt))}) must be after valid_from ({iso(from_ms(vf))})"
@@ -931,6 +946,8 @@ def fact_params(
         "now": epoch_ms(now),
         "now_iso": iso(now),
         "source": said_by,
+        "card": card,
+        "multi": card == "multi",
     }
 
 

@@ -92,6 +92,13 @@ def event_from_row(node: dict[str, Any], entities: Iterable[Any] = ()) -> Event:
     )
 
 
+def card_of_row(value: object) -> Literal["single", "multi"] | None:
+    """A stored fact's cardinality (facts written before it was stored have none)."""
+    if value == "single":
+        return "single"
+    return "multi" if value == "multi" else None
+
+
 def fact_from_row(node: dict[str, Any]) -> Fact:
     """A `Fact` model from stored properties."""
     valid_to = node.get("valid_to")
@@ -109,9 +116,12 @@ def fact_from_row(node: dict[str, Any]) -> Fact:
         invalidated_by=str(by) if by else None,
         invalidated_at=from_ms(int(at)) if at is not None else None,
         source=str(source) if source else None,
+        cardinality=card_of_row(node.get("cardinality")),
     )
 
 
+# A multi-valued predicate (`$multi`, see graphs/fact_cardinality.py) only meets
+# facts with the same object: other values stay current beside the new one.
 # One query decides and writes, so concurrent add_fact calls cannot interleave
 # between the check and the write (FalkorDB runs writes to a graph one at a time).
 # An empty validity ($vt = $vf: an imported fact that was replaced or ended the
@@ -121,11 +131,11 @@ OPTIONAL MATCH (x:{ENTITY}) WHERE x.uuid IN $eids
 WITH collect(DISTINCT x) AS xs
 OPTIONAL MATCH (f0:{FACT})
 WHERE f0.subject_key = $sk AND f0.predicate_key = $pk AND f0.valid_from <= $vf
-    AND (f0.valid_to IS NULL OR f0.valid_to > $vf)
+    AND (f0.valid_to IS NULL OR f0.valid_to > $vf) AND (NOT $multi OR f0.object_key = $ok)
 WITH xs, f0 ORDER BY f0.valid_from DESC, f0.recorded_at DESC LIMIT 1
 OPTIONAL MATCH (nx:{FACT})
 WHERE nx.subject_key = $sk AND nx.predicate_key = $pk AND nx.valid_from > $vf
-    AND (nx.valid_to IS NULL OR nx.valid_to > nx.valid_from)
+    AND (nx.valid_to IS NULL OR nx.valid_to > nx.valid_from) AND (NOT $multi OR nx.object_key = $ok)
 WITH xs, f0, nx ORDER BY nx.valid_from ASC LIMIT 1
 WITH xs, f0,
     CASE WHEN nx IS NULL THEN $vt WHEN $vt IS NULL OR nx.valid_from < $vt
@@ -143,7 +153,7 @@ ON CREATE SET t.subject = $subject, t.subject_key = $sk, t.predicate = $predicat
     t.predicate_key = $pk, t.object = $object, t.object_key = $ok,
     t.valid_from = $vf, t.valid_from_iso = $vf_iso, t.valid_to = vend, t.valid_to_iso = vend_iso,
     t.recorded_at = $now, t.recorded_at_iso = $now_iso,
-    t.source = $source
+    t.source = $source, t.cardinality = $card
 FOREACH (_ IN CASE WHEN status = 'superseded' THEN [1] ELSE [] END |
     SET f0.valid_to = $vf, f0.valid_to_iso = $vf_iso, f0.invalidated_by = $uuid,
         f0.invalidated_at = $now)

@@ -139,6 +139,20 @@ _INFERENTIAL = re.compile(
 )
 
 
+_HISTORY = re.compile(
+    r"\bhow (?:has|have|did|had) .+? (?:change|changed|evolve|evolved)\b"
+    r"|\bwhat (?:was|were) .+? (?:before|previously|originally)\b"
+    r"|\b(?:history|evolution) of\b|\bover time\b|\bchanges? (?:to|in|of) (?:the )?\w",
+    re.IGNORECASE,
+)
+
+
+def asks_history(question: str) -> bool:
+    """True when the question asks how something changed ("How has X changed?", "what
+    was X before", "history of X"), which recall answers from the facts' versions."""
+    return _HISTORY.search(question) is not None
+
+
 def is_inferential(question: str) -> bool:
     """Whether the question asks what would or might be rather than what was said."""
     return _INFERENTIAL.search(question) is not None
@@ -226,6 +240,7 @@ class RuleClassifier:
             confidence=confidence,
             multi_hop=multi_hop,
             inferential=is_inferential(text),
+            history=asks_history(text),
         )
 
 
@@ -454,6 +469,7 @@ async def classify(
         )
     try:
         intent, usage = await LLMClassifier(llm, max_tokens).classify(question, known, ref)
+        intent = intent.model_copy(update={"history": asks_history(question)})
     except ProviderError as exc:
         logger.warning("LLM classification failed, using rules: %s", exc)
         intent = RuleClassifier().classify(question, known, ref)

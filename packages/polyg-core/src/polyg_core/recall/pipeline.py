@@ -40,6 +40,7 @@ from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM, Usage, usage_report
+from polyg_core.recall.answer.history import history_answer, with_history
 from polyg_core.recall.catalogue import MemoryCatalogue, without_names
 from polyg_core.recall.classifier import classify, without_hedges
 from polyg_core.recall.currency import EndedValue
@@ -404,7 +405,12 @@ class RecallPipeline:
         timings["synthesize"] = (time.perf_counter() - t4) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
 
-        s = synth.synthesis
+        s = with_history(
+            synth.synthesis,
+            await history_answer(
+                TemporalGraph(self.store, self.embedder, self.resolver), namespace, intent, question
+            ),
+        )
         if memory_filter.active and not passing(catalogue, memory_filter):
             # Nothing matches: say so, instead of answering from other memories.
             s = s.model_copy(

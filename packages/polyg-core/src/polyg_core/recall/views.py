@@ -22,6 +22,7 @@ from polyg_shared.retrieval import ContextEdge, ContextNode, ViewResult
 from polyg_shared.timeutil import to_epoch_ms, utc_now
 
 from polyg_core.errors import PolygError
+from polyg_core.graphs.relation_time import RELATION_HELD, held_params
 from polyg_core.recall.context_nodes import to_context
 from polyg_core.recall.ppr import PPRConfig, ppr_view
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
@@ -244,7 +245,8 @@ class _Collector:
 
 
 async def entity_view(ctx: ViewContext, depth: int) -> ViewResult:
-    """BFS over E_RELATES from the seed entities; score decays 0.8 per hop."""
+    """BFS over E_RELATES from the seed entities; score decays 0.8 per hop. Only the
+    relations that held in the question's timeframe (or now) are walked."""
     if not ctx.seeds.entities:
         return ViewResult(view="entity", status="skipped", error="no seed entities")
     col = _Collector("entity", ctx.max_nodes)
@@ -263,8 +265,13 @@ async def entity_view(ctx: ViewContext, depth: int) -> ViewResult:
         res = await ctx.store.query(
             ctx.namespace,
             "MATCH (a:E_Entity)-[r:E_RELATES]-(b:E_Entity) WHERE a.uuid IN $ids "
+            f"AND {RELATION_HELD} "
             f"RETURN a.uuid, startNode(r) = a, r.relationship_type, {props('b')} LIMIT $cap",
-            {"ids": list(frontier), "cap": ctx.max_nodes * 4},
+            {
+                "ids": list(frontier),
+                "cap": ctx.max_nodes * 4,
+                **held_params(*ctx.window(), to_epoch_ms(ctx.now)),
+            },
             read_only=True,
         )
         nxt: dict[str, float] = {}

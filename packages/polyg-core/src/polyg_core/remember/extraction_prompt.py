@@ -27,7 +27,8 @@ You extract structured memory from a note for a multi-graph memory. Answer with 
   ("Alice works on auth-service"); valid_from as ISO UTC (reference time if not stated).
   A move ("Alice moved from the payments team to the auth team on June 1st") starts
   {Alice, member_of, auth team} at that time and ends {Alice, member_of, payments team}
-  there (valid_to).
+  there (valid_to). Add cardinality "multi" when values accumulate (skills, likes,
+  visited) and "single" when a new value replaces the old (team, manager, city).
 - causal_links: [{cause, effect, confidence, evidence, entities}] short cause and effect
   phrases, confidence 0..1 (0.9 when the note says so outright), evidence = the sentence.
 - concepts: [{name, description}] a few salient ideas (not the entities themselves).

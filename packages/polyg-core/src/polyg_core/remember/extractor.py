@@ -10,6 +10,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Literal
 
 from polyg_shared.intents import (
     ExtractedCausalLink,
@@ -187,9 +188,13 @@ class RuleExtractor:
                         valid_to=at if ms.ends and at > UNKNOWN_START else None,
                     )
                 )
+                # The relation carries the membership's date: a join or move starts it
+                # then (point-in-time questions read it). A departure writes no relation
+                # (its fact ends then): the labelled extraction set counts an ended
+                # relation as one the note does not state.
                 if not ms.ends:
                     relations[(subject, obj, ms.predicate)] = ExtractedRelation(
-                        source=subject, target=obj, relationship_type=ms.predicate
+                        source=subject, target=obj, relationship_type=ms.predicate, valid_from=at
                     )
             for span in causal_spans(sentence, previous[0] if previous else None):
                 cause = _clip(strip_times(span.cause, own_times), MAX_TEXT)
@@ -285,6 +290,15 @@ class DraftFact(_Lenient):
     object: str | None = None
     valid_from: str | None = None
     valid_to: str | None = None
+    cardinality: str | None = None
+
+
+def _cardinality(value: str | None) -> Literal["single", "multi"] | None:
+    """A model's cardinality when it is one of the two kinds; anything else is unsaid."""
+    kind = (value or "").strip().lower()
+    if kind == "single":
+        return "single"
+    return "multi" if kind == "multi" else None
 
 
 class DraftCausalLink(_Lenient):
@@ -391,6 +405,7 @@ def check_extraction(
                 object=obj,
                 valid_from=valid_from,
                 valid_to=valid_to,
+                cardinality=_cardinality(f.cardinality),
             )
         )
     links: list[ExtractedCausalLink] = []

@@ -102,7 +102,13 @@ class Items:
                     (
                         f,
                         fact_params(
-                            f.subject, f.predicate, f.object, f.valid_from, f.valid_to, source
+                            f.subject,
+                            f.predicate,
+                            f.object,
+                            f.valid_from,
+                            f.valid_to,
+                            source,
+                            cardinality=f.cardinality,
                         ),
                     )
                 )

@@ -47,7 +47,8 @@ from polyg_core.graphs.bulk import event_row, write_event_rows
 from polyg_core.graphs.causal import DEFAULT_MATCH_THRESHOLD, LinkBatch
 from polyg_core.graphs.causal_batch import match_new, same_node
 from polyg_core.graphs.entity import EntityGraph, merge_entity_rows
-from polyg_core.graphs.entity_refs import decide_entity
+from polyg_core.graphs.entity_refs import decide_entity, epoch_ms
+from polyg_core.graphs.relation_time import RelationDates
 from polyg_core.graphs.semantic import MAX_CONTENT, link_similar_uuids, write_concepts, write_memory
 from polyg_core.graphs.temporal import TemporalGraph, write_fact
 from polyg_core.remember.concepts import CONCEPT_K, concept_rows, similar_within, stored_similar
@@ -359,6 +360,7 @@ class RememberWriter:
     ) -> list[str]:
         written: list[str] = []
         rows: list[tuple[str, str, str, None]] = []
+        dates: list[RelationDates] = []
         for r, pair in zip(items.relations, ends, strict=True):
             if pair is None:
                 continue
@@ -373,8 +375,14 @@ class RememberWriter:
                 logger.info("relation %s skipped: its ends are one entity", label)
                 continue
             rows.append((a, b, rel, None))
+            dates.append(
+                (
+                    epoch_ms(r.valid_from) if r.valid_from else None,
+                    epoch_ms(r.valid_to) if r.valid_to else None,
+                )
+            )
             written.append(label)
-        await self.entities.link_many(namespace, rows)
+        await self.entities.link_many(namespace, rows, dates)
         return written
 
     async def _events(

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from polyg_core.errors import ExportError
 from polyg_core.graphs.entity_refs import from_ms
+from polyg_core.graphs.temporal_queries import card_of_row
 from polyg_core.storage.cypher import clean, load_properties
 from polyg_core.storage.schema import (
     CAUSAL,
@@ -220,6 +221,8 @@ def _relation(r: list[Any], _: _Names) -> Exported:
         target_type=r[4],
         type=edge.get("relationship_type") or "related_to",
         properties=load_properties(edge.get("properties")),
+        valid_from=_ms(edge.get("valid_from")),
+        valid_to=_ms(edge.get("valid_to")),
         stored=split("relation", edge),
     )
     return Exported(rec, {"edge": edge, "a": r[6], "b": r[7]})
@@ -256,6 +259,7 @@ def _fact(r: list[Any], names: _Names) -> Exported:
         object=n["object"],
         valid_from=_ms(n.get("valid_from")),
         valid_to=_ms(n.get("valid_to")),
+        cardinality=card_of_row(n.get("cardinality")),
         entities=refs,
         link_subject=bool(own),
         links_stored=_links_stored(**{X_INVOLVES: r[2]}),

@@ -60,6 +60,16 @@ class EntityRecord(_Record):
     stored: Stored = Field(default_factory=dict)
 
 
+def _inclusive_day_end(value: Any) -> Any:
+    # A date without a time includes that day, as add_fact and link_entities read it.
+    if value is not None and not isinstance(value, bool) and is_date_only(value):
+        try:
+            return parse_bound(value, "valid_to", "exclusive_end")
+        except InvalidInput as exc:
+            raise ValueError(str(exc)) from exc
+    return value
+
+
 class RelationRecord(_Record):
     """A typed relation between two entities (`E_RELATES`)."""
 
@@ -70,7 +80,14 @@ class RelationRecord(_Record):
     source_type: Name | None = None
     target_type: Name | None = None
     properties: Properties = Field(default_factory=dict)
+    valid_from: Timestamp | None = None
+    valid_to: Timestamp | None = None
     stored: Stored = Field(default_factory=dict)
+
+    @field_validator("valid_to", mode="before")
+    @classmethod
+    def _whole_last_day(cls, value: Any) -> Any:
+        return _inclusive_day_end(value)
 
 
 class EventRecord(_Record):
@@ -101,6 +118,7 @@ class FactRecord(_Record):
     object: Text
     valid_from: Timestamp | None = None
     valid_to: Timestamp | None = None
+    cardinality: Literal["single", "multi"] | None = None
     entities: list[Name] = Field(default_factory=list)
     link_subject: bool = True
     """The subject names an entity the fact involves, found or created as `add_fact`
@@ -113,13 +131,7 @@ class FactRecord(_Record):
     @field_validator("valid_to", mode="before")
     @classmethod
     def _whole_last_day(cls, value: Any) -> Any:
-        # A date without a time includes that day, as add_fact reads it.
-        if value is not None and not isinstance(value, bool) and is_date_only(value):
-            try:
-                return parse_bound(value, "valid_to", "exclusive_end")
-            except InvalidInput as exc:
-                raise ValueError(str(exc)) from exc
-        return value
+        return _inclusive_day_end(value)
 
     @model_validator(mode="after")
     def _interval(self) -> FactRecord:

@@ -20,9 +20,9 @@ from polyg_core.transfer.records import Record
 
 CARRIED: Final[dict[str, tuple[str, ...]]] = {
     "entity": ("name", "entity_type", "properties"),
-    "relation": ("relationship_type", "properties"),
+    "relation": ("relationship_type", "properties", "valid_from", "valid_to"),
     "event": ("description", "occurred_at", "duration_ms"),
-    "fact": ("subject", "predicate", "object", "valid_from", "valid_to"),
+    "fact": ("subject", "predicate", "object", "valid_from", "valid_to", "cardinality"),
     "causal_node": ("description", "node_type"),
     "causal_link": ("confidence", "evidence"),
     "solution": ("evidence",),

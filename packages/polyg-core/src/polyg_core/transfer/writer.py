@@ -525,7 +525,12 @@ class RecordWriter:
             namespace,
             [
                 RelationItem(
-                    (r.source, r.source_type), (r.target, r.target_type), r.type, r.properties
+                    (r.source, r.source_type),
+                    (r.target, r.target_type),
+                    r.type,
+                    r.properties,
+                    r.valid_from,
+                    r.valid_to,
                 )
                 for _, r in items
             ],
@@ -619,6 +624,7 @@ class RecordWriter:
                     list(r.entities),
                     link_subject=r.link_subject,
                     uuid=_stored_uuid(r),
+                    cardinality=r.cardinality,
                 )
                 for _, r in items
             ],

@@ -253,7 +253,13 @@ async def update_entity(ctx: ServerContext, inp: UpdateEntityInput) -> EntityOut
 async def link_entities(ctx: ServerContext, inp: LinkEntitiesInput) -> EntityRelation:
     mem, ns = memory_and_ns(ctx, inp.graph)
     return await mem.entities.link(
-        ns, inp.source, inp.target, inp.relationship_type, inp.properties or None
+        ns,
+        inp.source,
+        inp.target,
+        inp.relationship_type,
+        inp.properties or None,
+        valid_from=inp.valid_from,
+        valid_to=inp.valid_to,
     )
 
 
@@ -296,6 +302,7 @@ async def add_fact(ctx: ServerContext, inp: AddFactInput) -> FactWrite:
         valid_to=inp.valid_to,
         entities=inp.entities,
         source=inp.source,
+        cardinality=inp.cardinality,
     )
 
 
@@ -635,7 +642,8 @@ TOOLS: tuple[ToolSpec[Any, Any], ...] = (
         name="add_fact",
         description=(
             "Record that 'subject predicate object' holds from valid_from (default now). A "
-            "new value for the same subject and predicate ends the old one's validity. "
+            "new value for the same subject and a single-valued predicate (team, city) ends "
+            "the old one's validity; multi-valued ones (skills, likes) accumulate. "
             "Returns the fact, what happened (created/superseded/existing/extended) and the "
             "facts it closed." + _CREATED
         ),

@@ -25,6 +25,7 @@ from polyg_shared.retrieval import CausalStep, ContextEdge, ContextNode, MergedS
 from polyg_shared.timeutil import to_epoch_ms
 
 from polyg_core.recall.answer.confidence import Evidence
+from polyg_core.recall.answer.current import Update, current_update, history_note
 from polyg_core.recall.answer.evidence import (
     MAX_LISTED,
     Answer,
@@ -34,7 +35,6 @@ from polyg_core.recall.answer.evidence import (
     names_in,
     unspoken,
 )
-from polyg_core.recall.answer.history import Update, current_update, history_note
 from polyg_core.recall.answer.span import asked_span, asks_span
 from polyg_core.recall.answer.when import when_answer
 from polyg_core.recall.answer.words import (
@@ -414,7 +414,7 @@ def _explore(q: Question, g: AnswerGraph) -> Answer:
 
 
 def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:
-    """The update's text, what it replaced as history (`recall.answer.history`)."""
+    """The update's text, what it replaced as history (`recall.answer.current`)."""
     gone = {n.uuid for n in update.replaced}
     others = [n for n in _best_memories(q, g) if n.uuid not in gone and n is not update.current]
     answer = _memories_answer(q, [update.current, *others])

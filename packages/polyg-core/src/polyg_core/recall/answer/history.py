@@ -1,79 +1,106 @@
-"""The current value first, the old one as history.
+"""Answers to history questions: how a subject's facts changed, each value with its
+interval, oldest first ("team: Atlas, 2024-01 to 2025-03; Beacon, since 2025-03").
 
-Recall marks, for a question about the present, each ranked memory that a later one
-changed (`superseded_by`, see `polyg_core.recall.currency`). When the best memory in the
-subgraph is such an update, the answer quotes it and names what it replaced only as
-history: "The Beacon team took over the notification service. Until 2026-05-30: the
-notification service was owned by Atlas."
+Recall asks this module when the classifier marks the question as a history
+question (`Intent.history`); it reads the temporal graph's fact versions
+(`TemporalGraph.facts(history=True)`) and writes nothing.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
-from polyg_shared.intents import IntentType
-from polyg_shared.retrieval import ContextNode
-from polyg_shared.timeutil import from_epoch_ms
+from polyg_shared.intents import Intent
+from polyg_shared.nodes import Fact
+from polyg_shared.retrieval import Synthesis
 
-from polyg_core.recall.answer.evidence import AnswerGraph, Question
-from polyg_core.recall.answer.words import as_sentence, best_sentence
+from polyg_core.graphs.temporal import TemporalGraph
 
-__all__ = ["Update", "current_update", "history_note"]
-
-# "When does the backup start?" asks for a current value; "When did Jonas move?" for the
-# time of an event, which the WHEN answer gives.
-_ASKS_CURRENT_WHEN = re.compile(
-    r"^\s*(?:when|what\s+time|how\s+(?:long|often|much|many))\s+(?:\w+\s+)?"
-    r"(?:do|does|is|are)\b",
-    re.I,
-)
+_WORD = re.compile(r"[a-z0-9]+")
+_MAX_VERSIONS = 100
 
 
 @dataclass(frozen=True)
-class Update:
-    """The best memory, an update, and the memories it superseded (most relevant first)."""
+class HistoryAnswer:
+    """The history told in one text, and the facts it tells (oldest validity first)."""
 
-    current: ContextNode
-    replaced: list[ContextNode]
-
-
-def _created(node: ContextNode) -> int:
-    value = node.attributes.get("created_at")
-    return int(value) if isinstance(value, int) else 0
+    text: str
+    facts: list[Fact]
 
 
-def current_update(q: Question, g: AnswerGraph) -> Update | None:
-    """The update the answer should give, when the subgraph's best memory supersedes others.
+def _month(t: datetime) -> str:
+    return t.strftime("%Y-%m")
 
-    Only for questions that ask for a value (who, what, where, explore; a "when does ..."
-    about a current schedule), never for why or the time of an event.
-    """
-    kind = q.intent.type
-    if kind == IntentType.WHY:
+
+def interval_text(fact: Fact) -> str:
+    """`value, 2024-01 to 2025-03` for an ended fact, `value, since 2025-03` otherwise."""
+    if fact.valid_to is None:
+        return f"{fact.object}, since {_month(fact.valid_from)}"
+    return f"{fact.object}, {_month(fact.valid_from)} to {_month(fact.valid_to)}"
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _asked_predicates(question: str, facts: list[Fact]) -> set[str]:
+    """The predicates the question names ("which teams", "the manager"); all when none."""
+    asked = _words(question)
+    named = {
+        f.predicate
+        for f in facts
+        if any(w in asked or w + "s" in asked for w in _words(f.predicate.replace("_", " ")))
+    }
+    return named or {f.predicate for f in facts}
+
+
+def tell_history(subject: str, facts: list[Fact], question: str) -> HistoryAnswer | None:
+    """The history of `subject`'s facts the question asks about, one line per predicate."""
+    own = [f for f in facts if f.valid_to is None or f.valid_to > f.valid_from]
+    if not own:
         return None
-    if kind == IntentType.WHEN and not _ASKS_CURRENT_WHEN.search(q.text):
-        return None
-    memories = g.of("S_Memory")
-    if not memories:
-        return None
-    best = max(memories, key=lambda n: (n.score, _created(n)))
-    replaced = [
-        n
-        for n in memories
-        if n.attributes.get("superseded_by") == best.uuid and n.uuid != best.uuid
-    ]
-    if not replaced:
-        return None
-    # The most relevant of what it replaced is the history worth naming.
-    replaced.sort(key=lambda n: (n.score, _created(n)), reverse=True)
-    return Update(best, replaced)
+    chosen = _asked_predicates(question, own)
+    told: list[Fact] = []
+    lines: list[str] = []
+    for predicate in sorted(
+        chosen, key=lambda p: min(f.valid_from for f in own if f.predicate == p)
+    ):
+        versions = sorted(
+            (f for f in own if f.predicate == predicate), key=lambda f: (f.valid_from, f.uuid)
+        )
+        told += versions
+        name = predicate.replace("_", " ")
+        lines.append(f"{subject} {name}: " + "; ".join(interval_text(f) for f in versions) + ".")
+    return HistoryAnswer(" ".join(lines), told)
 
 
-def history_note(q: Question, update: Update) -> str:
-    """ "Until <date of the update>: <what the replaced memory said>."""
-    old = update.replaced[0]
-    when = _created(update.current)
-    until = from_epoch_ms(when).date().isoformat() if when else "earlier"
-    said = as_sentence(best_sentence(q.wanted, old.text))
-    return f"Until {until}: {said}"
+async def history_answer(
+    temporal: TemporalGraph, namespace: str, intent: Intent, question: str
+) -> HistoryAnswer | None:
+    """The history of the question's entities' facts, or None when it asks none or they
+    have no facts (recall's answer then stands)."""
+    if not intent.history:
+        return None
+    texts: list[str] = []
+    facts: list[Fact] = []
+    for subject in intent.entities:
+        versions = await temporal.facts(
+            namespace, subject=subject, history=True, limit=_MAX_VERSIONS
+        )
+        told = tell_history(subject, versions, question)
+        if told is not None:
+            texts.append(told.text)
+            facts += told.facts
+    if not texts:
+        return None
+    return HistoryAnswer(" ".join(texts), facts)
+
+
+def with_history(synthesis: Synthesis, told: HistoryAnswer | None) -> Synthesis:
+    """The answer told as history when there is one, its facts first among the sources."""
+    if told is None:
+        return synthesis
+    sources = list(dict.fromkeys([*(f.uuid for f in told.facts), *synthesis.sources]))
+    return synthesis.model_copy(update={"answer": told.text, "sources": sources})

@@ -1,0 +1,79 @@
+"""The current value first, the old one as history.
+
+Recall marks, for a question about the present, each ranked memory that a later one
+changed (`superseded_by`, see `polyg_core.recall.currency`). When the best memory in the
+subgraph is such an update, the answer quotes it and names what it replaced only as
+history: "The Beacon team took over the notification service. Until 2026-05-30: the
+notification service was owned by Atlas."
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from polyg_shared.intents import IntentType
+from polyg_shared.retrieval import ContextNode
+from polyg_shared.timeutil import from_epoch_ms
+
+from polyg_core.recall.answer.evidence import AnswerGraph, Question
+from polyg_core.recall.answer.words import as_sentence, best_sentence
+
+__all__ = ["Update", "current_update", "history_note"]
+
+# "When does the backup start?" asks for a current value; "When did Jonas move?" for the
+# time of an event, which the WHEN answer gives.
+_ASKS_CURRENT_WHEN = re.compile(
+    r"^\s*(?:when|what\s+time|how\s+(?:long|often|much|many))\s+(?:\w+\s+)?"
+    r"(?:do|does|is|are)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Update:
+    """The best memory, an update, and the memories it superseded (most relevant first)."""
+
+    current: ContextNode
+    replaced: list[ContextNode]
+
+
+def _created(node: ContextNode) -> int:
+    value = node.attributes.get("created_at")
+    return int(value) if isinstance(value, int) else 0
+
+
+def current_update(q: Question, g: AnswerGraph) -> Update | None:
+    """The update the answer should give, when the subgraph's best memory supersedes others.
+
+    Only for questions that ask for a value (who, what, where, explore; a "when does ..."
+    about a current schedule), never for why or the time of an event.
+    """
+    kind = q.intent.type
+    if kind == IntentType.WHY:
+        return None
+    if kind == IntentType.WHEN and not _ASKS_CURRENT_WHEN.search(q.text):
+        return None
+    memories = g.of("S_Memory")
+    if not memories:
+        return None
+    best = max(memories, key=lambda n: (n.score, _created(n)))
+    replaced = [
+        n
+        for n in memories
+        if n.attributes.get("superseded_by") == best.uuid and n.uuid != best.uuid
+    ]
+    if not replaced:
+        return None
+    # The most relevant of what it replaced is the history worth naming.
+    replaced.sort(key=lambda n: (n.score, _created(n)), reverse=True)
+    return Update(best, replaced)
+
+
+def history_note(q: Question, update: Update) -> str:
+    """ "Until <date of the update>: <what the replaced memory said>."""
+    old = update.replaced[0]
+    when = _created(update.current)
+    until = from_epoch_ms(when).date().isoformat() if when else "earlier"
+    said = as_sentence(best_sentence(q.wanted, old.text))
+    return f"Until {until}: {said}"
