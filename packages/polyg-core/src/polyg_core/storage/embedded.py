@@ -41,6 +41,7 @@ import redis
 from filelock import FileLock
 
 from polyg_core.errors import EmbeddedServerError
+from polyg_core.storage import server_lock
 
 logger = logging.getLogger(__name__)
 
@@ -126,14 +127,17 @@ def _ping(socket_path: str, timeout: float = 1.0) -> bool:
 
 
 def _state(socket_path: str, timeout: float = 1.0) -> str:
-    """ "up", "loading" (replaying its append-only file) or "down"."""
+    """ "up", "loading" (replaying its append-only file), "silent" (no answer) or "down"."""
     client = redis.Redis(
         unix_socket_path=socket_path, socket_timeout=timeout, socket_connect_timeout=timeout
     )
     try:
         return "up" if client.ping() else "down"
-    except (redis.BusyLoadingError, redis.TimeoutError):
+    except redis.BusyLoadingError:
         return "loading"
+    except redis.TimeoutError:
+        # Connected but no answer: frozen (SIGSTOP), or too busy to answer in time.
+        return "silent"
     except (redis.RedisError, OSError):
         return "down"
     finally:
@@ -276,6 +280,10 @@ class EmbeddedFalkorDB:
             sock = self.running_socket()
             if sock is not None:
                 logger.debug("reusing embedded FalkorDB at %s", sock)
+            elif server_lock.held(self.db_dir):
+                # A server process lives on these files but did not answer: wait for it
+                # (or say so); a second server on the same files would lose writes.
+                sock = self._wait_for_holder()
             else:
                 stale = self._read_pid()
                 if stale is not None:
@@ -349,9 +357,60 @@ class EmbeddedFalkorDB:
             return None
         return data if isinstance(data, dict) else None
 
+    def _wait_for_holder(self) -> str:
+        """Wait for the server that holds the data dir to answer; start one if it dies.
+
+        Raises:
+            EmbeddedServerError: it is still there but silent after `startup_timeout`
+                (frozen, or stuck), or still loading after `load_timeout`.
+        """
+        started = time.monotonic()
+        loading_since: float | None = None
+        while True:
+            info = self._read_pid()
+            state = _state(info[1], timeout=0.5) if info is not None else "down"
+            if state == "up" and info is not None:
+                logger.info("the embedded FalkorDB of %s answers again", self.db_dir)
+                return info[1]
+            if not server_lock.held(self.db_dir):
+                logger.warning("the silent embedded FalkorDB of %s exited", self.db_dir)
+                with contextlib.suppress(OSError):
+                    self.pid_file.unlink()
+                return self._start()
+            now = time.monotonic()
+            if state == "loading":
+                loading_since = loading_since or now
+                if now - loading_since > self.load_timeout:
+                    raise self._silent_error(
+                        f"was still loading its data after {self.load_timeout:.0f}s"
+                    )
+            elif now - started > self.startup_timeout:
+                raise self._silent_error(f"did not answer for {self.startup_timeout:.0f}s")
+            time.sleep(0.2)
+
+    def _silent_error(self, what: str) -> EmbeddedServerError:
+        pids = server_lock.holders(self.db_dir)
+        who = ", ".join(str(p) for p in pids) or "unknown"
+        return EmbeddedServerError(
+            f"an embedded FalkorDB (pid {who}) holds the data dir {self.data_dir} but {what} "
+            f"(frozen or stuck?). polyg does not start a second server on the same files. "
+            f"Resume it (kill -CONT {who}) or stop it (kill {who}), then try again; "
+            f"see {self.log_file}"
+        )
+
     def _start(self) -> str:
         server, module = _binaries()
         sock = self.socket_path
+        lock_fd = server_lock.try_acquire(self.db_dir)
+        if lock_fd is None:
+            raise self._silent_error("was found at start")
+        try:
+            return self._start_holding(server, module, sock, lock_fd)
+        finally:
+            # The server keeps its inherited copy: the lock now lives as long as it does.
+            os.close(lock_fd)
+
+    def _start_holding(self, server: Path, module: Path, sock: str, lock_fd: int) -> str:
         replay = self.incremental_aof_bytes()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sock)
@@ -390,6 +449,7 @@ class EmbeddedFalkorDB:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            pass_fds=(lock_fd,),
         )
         deadline = started + self.startup_timeout
         loading_since: float | None = None
@@ -403,7 +463,7 @@ class EmbeddedFalkorDB:
             if state == "up":
                 break
             now = time.monotonic()
-            if state == "loading":
+            if state in ("loading", "silent"):
                 # Replaying a large append-only file takes as long as it takes; the server
                 # is alive and making progress, so wait (up to load_timeout) instead of
                 # killing it and losing the work done so far.
