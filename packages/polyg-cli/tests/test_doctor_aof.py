@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -48,7 +49,9 @@ def people(data_dir: Path) -> int:
     sock = server.start().socket_path
     client = redis.Redis(unix_socket_path=sock)
     try:
-        reply = client.execute_command("GRAPH.QUERY", "people", "MATCH (p:Person) RETURN count(p)")
+        reply: Any = client.execute_command(
+            "GRAPH.QUERY", "people", "MATCH (p:Person) RETURN count(p)"
+        )
         return int(reply[1][0][0])
     finally:
         client.close()
