@@ -16,6 +16,7 @@ from rich.console import Console
 
 from polyg_cli.admin import graphs_command, stats_command
 from polyg_cli.ask import recall_command, remember_command
+from polyg_cli.backup_commands import backup_command, restore_command
 from polyg_cli.bench import bench_app
 from polyg_cli.demo import demo_command
 from polyg_cli.doctor import doctor_command
@@ -77,6 +78,8 @@ app.command("recall")(recall_command)
 app.command("remember")(remember_command)
 app.command("doctor")(doctor_command)
 app.command("demo")(demo_command)
+app.command("backup")(backup_command)
+app.command("restore")(restore_command)
 app.add_typer(jobs_app)
 app.command("worker")(worker_command)
 app.add_typer(bench_app, name="bench")

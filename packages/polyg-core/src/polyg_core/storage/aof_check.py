@@ -128,14 +128,14 @@ def repair(db_dir: Path, server: Path) -> AofReport:
     Raises:
         EmbeddedServerError: a server still runs on the data dir (stop polyg first).
     """
+    found = check(db_dir, server)
+    if found.ok and not found.damaged:
+        return found
     if server_lock.held(db_dir):
         raise EmbeddedServerError(
             f"a FalkorDB server is running on {db_dir.parent}: stop every polyg process "
             "using this data dir, then run `polyg doctor --repair` again"
         )
-    found = check(db_dir, server)
-    if found.ok and not found.damaged:
-        return found
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     backup = db_dir / f"appendonlydir.before-repair-{stamp}"
     shutil.copytree(aof_dir(db_dir), backup)
