@@ -289,6 +289,7 @@ class EmbeddedFalkorDB:
             sock = self.running_socket()
             if sock is not None:
                 logger.debug("reusing embedded FalkorDB at %s", sock)
+                self._stricter_fsync(sock)
             elif server_lock.held(self.db_dir):
                 # A server process lives on these files but did not answer: wait for it
                 # (or say so); a second server on the same files would lose writes.
@@ -307,6 +308,18 @@ class EmbeddedFalkorDB:
         return FileLock(
             str(self.db_dir / "falkordb.lock"), timeout=self.startup_timeout + self.load_timeout
         )
+
+    def _stricter_fsync(self, sock: str) -> None:
+        """A user that asks for `always` gets it from a shared server started with less."""
+        if self.appendfsync != "always":
+            return
+        client = redis.Redis(unix_socket_path=sock, socket_timeout=5, decode_responses=True)
+        try:
+            client.config_set("appendfsync", "always")
+        except (redis.RedisError, OSError) as exc:
+            logger.warning("could not switch the shared server to appendfsync always: %s", exc)
+        finally:
+            client.close()
 
     def _register(self) -> None:
         self.users_dir.mkdir(parents=True, exist_ok=True)
