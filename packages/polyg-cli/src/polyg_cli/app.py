@@ -1,4 +1,5 @@
-"""The `polyg` command: import, export, stats, graphs, recall, remember, serve, doctor, demo.
+"""The `polyg` command: import, export, stats, graphs, recall, remember, serve, doctor, demo,
+backup, restore.
 
 Exit codes: 0 ok, 1 user error (bad input, unknown graph; the message says how to
 fix it), 2 environment error (FalkorDB or the embedding model unavailable).
