@@ -1,8 +1,10 @@
 """The embedded FalkorDB: a `redis-server --loadmodule falkordb.so` child process.
 
 One server per data directory, shared by every polyg process on the machine: a
-file lock serialises start-up, a pid file tells later processes where the
-server is, and every user (each `EmbeddedFalkorDB` that called `ensure_running`)
+file lock serialises start-up, a lock that the server process itself holds for its
+whole life (`storage.server_lock`) says whether one exists at all (frozen, slow or
+orphaned ones included, which are waited for, never doubled), a pid file tells
+later processes where the server is, and every user (each `EmbeddedFalkorDB` that called `ensure_running`)
 leaves a file under `users/` naming its process. `stop` removes the caller's file
 and stops the server only when no live process is still using it, whichever
 process started it: a server whose starter was killed (SIGKILL, no cleanup) is
