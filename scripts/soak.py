@@ -96,6 +96,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def rss_slope_mb_per_hour(samples: list[tuple[float, int]]) -> float | None:
+    """Least-squares slope of the server's RSS after the first 10 s, in MB per hour."""
+    warm = [(t, kb / 1024) for t, kb in samples if t >= 10]
+    if len(warm) < 3:
+        return None
+    n = len(warm)
+    mean_t = sum(t for t, _ in warm) / n
+    mean_m = sum(m for _, m in warm) / n
+    var = sum((t - mean_t) ** 2 for t, _ in warm)
+    if var == 0:
+        return None
+    cov = sum((t - mean_t) * (m - mean_m) for t, m in warm)
+    return round(cov / var * 3600, 1)
+
+
 def rss_kb(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -423,6 +438,7 @@ class Soak:
             "rss_mb_start": round(warm[0] / 1024, 1) if warm else None,
             "rss_mb_end": round(warm[-1] / 1024, 1) if warm else None,
             "rss_mb_max": round(max(warm) / 1024, 1) if warm else None,
+            "rss_mb_per_hour": rss_slope_mb_per_hour(self.rss),
             "acknowledged_writes": {
                 "entities": len(self.ledger.entities),
                 "events": len(self.ledger.events),

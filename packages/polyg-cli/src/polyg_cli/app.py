@@ -1,4 +1,5 @@
-"""The `polyg` command: import, export, stats, graphs, recall, remember, serve, doctor, demo.
+"""The `polyg` command: import, export, stats, graphs, recall, remember, serve, doctor, demo,
+backup, restore.
 
 Exit codes: 0 ok, 1 user error (bad input, unknown graph; the message says how to
 fix it), 2 environment error (FalkorDB or the embedding model unavailable).
@@ -42,6 +43,16 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
         "Check FalkorDB, the embedding model and the LLM configuration.",
     ),
     "demo": ("polyg_cli.demo", "demo_command", "Load two scenarios and answer questions."),
+    "backup": (
+        "polyg_cli.backup_commands",
+        "backup_command",
+        "Take a consistent backup of the running FalkorDB into a directory.",
+    ),
+    "restore": (
+        "polyg_cli.backup_commands",
+        "restore_command",
+        "Restore a backup into an empty data dir.",
+    ),
     "worker": ("polyg_cli.jobs", "worker_command", "Run a worker process for queued jobs."),
     "jobs": ("polyg_cli.jobs", "jobs_app", "Background jobs: list, watch, show, cancel, retry."),
     "bench": (

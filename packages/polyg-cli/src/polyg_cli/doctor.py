@@ -95,6 +95,53 @@ def _last_start_check(embedded: EmbeddedFalkorDB) -> list[str]:
     return [f"rebuilt after the replay at {when}: {rebuilt}"]
 
 
+def _aof(st: CliState, repair: bool) -> Check | None:
+    """Check the embedded server's append-only file (repair: copy it aside, then cut the
+    torn or corrupt tail). Runs before the store starts the server on it."""
+    if st.settings.storage.external:
+        return None
+    from polyg_core.storage import aof_check
+    from polyg_core.storage.embedded import EmbeddedFalkorDB, default_data_dir, server_binaries
+
+    embedded = EmbeddedFalkorDB(st.settings.storage.data_dir or default_data_dir())
+    try:
+        server, _ = server_binaries()
+        report = (aof_check.repair if repair else aof_check.check)(embedded.db_dir, server)
+    except Exception as exc:  # report every failure: this is a diagnostic
+        return Check("append-only file", False, f"{type(exc).__name__}: {exc}")
+    lines = [report.describe()]
+    lines += _truncated_loads(embedded)
+    if report.backup is not None:
+        after = aof_check.check(embedded.db_dir, server)
+        lines = [
+            f"repaired: cut {report.describe()}",
+            f"the original is kept in {report.backup}",
+            f"now: {after.describe()}",
+        ]
+        return Check("append-only file", after.ok and not after.damaged, "\n".join(lines))
+    if report.ok and not report.damaged:
+        return Check("append-only file", True, "\n".join(lines))
+    return Check(
+        "append-only file",
+        False,
+        "\n".join(lines),
+        "stop every polyg process on this data dir, then run `polyg doctor --repair` "
+        "(it keeps a copy of the file and says what it cut)",
+    )
+
+
+def _truncated_loads(embedded: EmbeddedFalkorDB) -> list[str]:
+    """Starts that loaded a torn AOF and dropped its tail (redis logs each one)."""
+    try:
+        log = embedded.log_file.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    hits = [line.strip() for line in log if "AOF loaded anyway" in line]
+    if not hits:
+        return []
+    return [f"{len(hits)} start(s) loaded a torn file and dropped its last command: {hits[-1]}"]
+
+
 async def _embeddings(st: CliState) -> Check:
     model = st.settings.embedding_model
     t0 = time.perf_counter()
@@ -135,7 +182,11 @@ def doctor_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
     repair: Annotated[
         bool,
-        typer.Option("--repair", help="Rebuild the vector indexes whose k-NN probe answers short."),
+        typer.Option(
+            "--repair",
+            help="Cut a torn or corrupt append-only file at its last whole command (after "
+            "copying it aside) and rebuild the vector indexes whose k-NN probe answers short.",
+        ),
     ] = False,
 ) -> None:
     """Check FalkorDB and its vector indexes, the embedding model and the LLM configuration;
@@ -143,7 +194,13 @@ def doctor_command(
     st = state(ctx)
 
     async def go() -> list[Check]:
-        return [*await _falkordb(st, repair), await _embeddings(st), _llm(st)]
+        aof = _aof(st, repair)
+        if aof is not None and not aof.ok:
+            # Starting the server now would load a torn file and drop its tail for good.
+            held = Check("FalkorDB", False, "not started: its append-only file is damaged")
+            return [aof, held, await _embeddings(st), _llm(st)]
+        first = [aof] if aof is not None else []
+        return [*first, *await _falkordb(st, repair), await _embeddings(st), _llm(st)]
 
     checks = run(st, go)
     failed = any(c.ok is False for c in checks)

@@ -27,6 +27,15 @@ class StorageSettings(BaseSettings):
     data_dir: Path | None = Field(
         default=None, validation_alias=AliasChoices("POLYG_DATA_DIR", "data_dir")
     )
+    appendfsync: Literal["everysec", "always"] = Field(
+        default="everysec",
+        validation_alias=AliasChoices("POLYG_APPENDFSYNC", "appendfsync"),
+        description=(
+            "When the embedded FalkorDB fsyncs its append-only file: everysec (a power loss "
+            "can lose the last second of acknowledged writes) or always (before each reply; "
+            "slower writes)."
+        ),
+    )
     query_timeout_ms: int = Field(
         default=30_000,
         ge=0,

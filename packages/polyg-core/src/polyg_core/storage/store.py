@@ -224,7 +224,9 @@ class FalkorStore:
                 return await anyio.to_thread.run_sync(self._open_external)
             return self._open_external()
         if self.embedded is None:
-            self.embedded = EmbeddedFalkorDB(s.data_dir or default_data_dir())
+            self.embedded = EmbeddedFalkorDB(
+                s.data_dir or default_data_dir(), appendfsync=s.appendfsync
+            )
         sock = await anyio.to_thread.run_sync(self.embedded.ensure_running)
         return self._client(
             connection_class=UnixDomainSocketConnection,
@@ -413,6 +415,12 @@ class FalkorStore:
                 raise QueryTimeout(
                     f"the query took longer than {limit} ms and was stopped; raise "
                     "POLYG_QUERY_TIMEOUT_MS or narrow the request (smaller depth or limit)"
+                ) from exc
+            if "MISCONF" in text:
+                raise StorageError(
+                    f"FalkorDB refused the write to graph {namespace!r} because it cannot write "
+                    f"its append-only file (disk full?): nothing of this write was kept. Free "
+                    f"space where the data lives, then retry. ({text})"
                 ) from exc
             raise StorageError(f"FalkorDB rejected a query on graph {namespace!r}: {text}") from exc
         header = [str(h[1]) if isinstance(h, list | tuple) else str(h) for h in (res.header or [])]

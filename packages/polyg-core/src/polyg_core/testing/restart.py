@@ -67,6 +67,10 @@ class RestartableFalkorDB:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         server.owner = False
+        # The test goes on as a process that no longer uses the dead server: a later
+        # store in this process is then the last user and stops the server it starts.
+        with contextlib.suppress(OSError):
+            server._user_file.unlink()  # pyright: ignore[reportPrivateUsage]
 
     def restart(self, *, kill: bool = False) -> EmbeddedFalkorDB:
         """Stop (or kill) and start again on the same data dir."""
