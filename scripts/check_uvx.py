@@ -37,7 +37,7 @@ async def main() -> int:
                 "polyg-mcp",
                 "polyg-mcp",
             ],
-            env={**os.environ, "POLYG_DATA_DIR": str(Path(tmp) / "data")},
+            env={**os.environ, "POLYG_DATA_DIR": str(Path(tmp) / "data"), "POLYG_TOOLS": "all"},
         )
         started = time.perf_counter()
         with anyio.fail_after(600):

@@ -285,7 +285,7 @@ WORDS = [
 prose = st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     st.recursive(
         st.one_of(

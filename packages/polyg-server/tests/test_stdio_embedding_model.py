@@ -35,6 +35,7 @@ def _params(server: EmbeddedFalkorDB, namespace: str, api_base: str) -> StdioSer
             "EMBEDDING_MODEL": MODEL,
             "LLM_BASE_URL": api_base,
             "OPENAI_API_KEY": "test-key",
+            "POLYG_TOOLS": "all",
         },
     )
 

@@ -39,7 +39,7 @@ def _nodes(texts: list[str], memories: list[RecalledMemory]) -> list[ContextNode
     return nodes
 
 
-@settings(deadline=None, max_examples=200)
+@settings(max_examples=200)
 @given(
     memory_texts=st.lists(_text, max_size=15),
     node_texts=st.lists(_text, max_size=10),

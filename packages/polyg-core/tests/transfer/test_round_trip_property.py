@@ -169,7 +169,6 @@ async def transfer(store: FalkorStore, source: str, tmp: Path) -> None:
 
 @settings(
     max_examples=10,
-    deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(pool=names, plan=ops)

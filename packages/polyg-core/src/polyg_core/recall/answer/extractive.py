@@ -56,6 +56,11 @@ _ASKS_TIME = re.compile(
     re.IGNORECASE,
 )
 _ASKS_THING = re.compile(r"^\s*(?:where|what|which|who|whom)\b", re.IGNORECASE)
+# "What happened in October?" asks for the events of a time: the WHEN answer's timeline.
+_ASKS_EVENTS = re.compile(
+    r"^\s*what\s+(?:(?:has|had)\s+)?(?:happened|happens|occurred|went\s+on|was\s+going\s+on)\b",
+    re.IGNORECASE,
+)
 _COMPOUND = re.compile(
     r"\w.*\b(?:and|but|also)\s+(?:who|whom|what|when|where|why|how|which)\b", re.IGNORECASE
 )
@@ -443,6 +448,7 @@ def extractive_answer(
         intent.type == IntentType.WHEN
         and _ASKS_THING.search(question)
         and not _ASKS_TIME.search(question)
+        and not _ASKS_EVENTS.search(question)
     ):
         # "Where did Jonas live in 2024?" names a time but asks for a place: what held then.
         answer = _who_what(q, g)
