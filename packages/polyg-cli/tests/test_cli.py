@@ -235,7 +235,7 @@ def test_demo_answers_why_with_the_causal_chain(env: dict[str, str], graph: str)
 def test_a_json_record_over_the_jsonl_line_limit_is_refused(
     env: dict[str, str], graph: str, tmp_path: Path
 ) -> None:
-    from polyg_core.transfer.reader import MAX_LINE_BYTES
+    from polyg_core.transfer.records import MAX_LINE_BYTES
 
     huge = {
         "kind": "entity",

@@ -18,8 +18,8 @@ from polyg_core.transfer import (
     is_graph_json,
     iter_records,
 )
-from polyg_core.transfer.reader import MAX_LINE_BYTES, MEMORY_FORMATS, Item, LineError
-from polyg_core.transfer.records import RECORD
+from polyg_core.transfer.reader import MEMORY_FORMATS
+from polyg_core.transfer.records import MAX_LINE_BYTES, RECORD, Item, LineError
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,

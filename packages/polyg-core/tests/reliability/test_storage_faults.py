@@ -20,7 +20,7 @@ from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
 from polyg_core.transfer import RecordWriter
-from polyg_core.transfer.reader import Item, parse_record
+from polyg_core.transfer.records import Item, parse_record
 from polyg_shared.retrieval import RememberResult
 
 from .conftest import Outage

@@ -21,7 +21,7 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.restart import RestartableFalkorDB
 from polyg_core.transfer import RecordWriter
-from polyg_core.transfer.reader import Item, parse_record
+from polyg_core.transfer.records import Item, parse_record
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -5,13 +5,12 @@ from polyg_core.transfer.export import iter_export, record_json, write_json, wri
 from polyg_core.transfer.reader import (
     GRAPH_FORMATS,
     MEMORY_FORMATS,
-    LineError,
     count_lines,
     detect_format,
     is_graph_json,
     iter_records,
 )
-from polyg_core.transfer.records import KINDS, RECORD, Record
+from polyg_core.transfer.records import KINDS, RECORD, LineError, Record
 from polyg_core.transfer.writer import ImportReport, KindCounts, RecordWriter
 
 __all__ = [

@@ -10,21 +10,17 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
-from polyg_shared.types import control_char_error
-from pydantic import ValidationError
 
 from polyg_core.errors import InvalidInput
-from polyg_core.transfer.records import KINDS, RECORD, Record
+from polyg_core.transfer.cypher_load import iter_cypher
+from polyg_core.transfer.records import MAX_LINE_BYTES, Item, LineError, parse_record
 
 logger = logging.getLogger(__name__)
 
-MAX_LINE_BYTES = 1 << 20
-"""Longest accepted JSONL line (1 MiB); longer lines are reported and skipped."""
 MAX_DOCUMENT_BYTES = 256 << 20
 """Largest JSON/YAML document read at once (these formats are not streamed)."""
 
@@ -43,20 +39,6 @@ _SUFFIXES = {
     ".gv": "dot",
     ".graphml": "graphml",
 }
-
-
-@dataclass(frozen=True)
-class LineError:
-    """A record that could not be read: where it is and what is wrong with it."""
-
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.message}"
-
-
-Item = tuple[int, Record | LineError]
 
 
 def detect_format(path: Path, fmt: str = "auto") -> str:
@@ -86,45 +68,6 @@ def is_graph_json(path: Path) -> bool:
         if key in head:
             return b'"records"' not in head
     return False
-
-
-def explain(exc: ValidationError) -> str:
-    """A one-line account of what is wrong with a record, naming the fields."""
-    parts: list[str] = []
-    for err in exc.errors()[:3]:
-        loc = [str(p) for p in err["loc"] if p not in KINDS]
-        field = ".".join(loc)
-        msg = str(err["msg"])
-        if err["type"] == "union_tag_invalid":
-            got = (err.get("ctx") or {}).get("tag", "?")
-            msg = f"unknown kind {got!r}; use one of {', '.join(KINDS)}"
-            field = ""
-        elif err["type"] == "union_tag_not_found":
-            msg = f"the record has no 'kind'; add one of {', '.join(KINDS)}"
-            field = ""
-        elif err["type"] == "extra_forbidden":
-            msg = "unknown field (check its spelling against docs/import-format.md)"
-        elif err["type"] == "missing":
-            msg = "required field is missing"
-        parts.append(f"{field}: {msg}" if field else msg)
-    more = len(exc.errors()) - 3
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
-
-
-def parse_record(data: Any, line: int) -> Record | LineError:
-    """Validate one decoded record."""
-    if not isinstance(data, dict):
-        return LineError(line, f"expected a JSON object, got {type(data).__name__}")
-    # A JSON escape ("\u0000") decodes to the characters the tools refuse: same rule.
-    bad = control_char_error(data)
-    if bad is not None:
-        loc, _, message = bad
-        where = ".".join(str(p) for p in loc)
-        return LineError(line, f"{where}: {message}" if where else message)
-    try:
-        return RECORD.validate_python(data)
-    except ValidationError as exc:
-        return LineError(line, explain(exc))
 
 
 def _skip_rest_of_line(f: Any) -> None:
@@ -292,8 +235,6 @@ def iter_records(path: Path, fmt: str) -> Iterator[Item]:
     if fmt == "yaml":
         return iter_yaml(path)
     if fmt == "cypher":
-        from polyg_core.transfer.cypher_dump import iter_cypher
-
         return iter_cypher(path)
     raise InvalidInput(f"{fmt!r} is not a memory format; use one of {', '.join(MEMORY_FORMATS)}")
 

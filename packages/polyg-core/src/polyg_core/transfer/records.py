@@ -8,11 +8,28 @@ and imported twice without creating duplicates.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from polyg_shared.nodes import CausalNodeType
-from polyg_shared.types import Confidence, Content, Name, Properties, Text, Timestamp
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+from polyg_shared.types import (
+    Confidence,
+    Content,
+    Name,
+    Properties,
+    Text,
+    Timestamp,
+    control_char_error,
+)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.temporal_queries import is_date_only, parse_bound
@@ -227,3 +244,60 @@ Record = Annotated[
 """Any record of the native format."""
 
 RECORD: TypeAdapter[Record] = TypeAdapter(Record)
+
+
+MAX_LINE_BYTES = 1 << 20
+"""Longest accepted JSONL line (1 MiB); longer lines are reported and skipped."""
+
+
+@dataclass(frozen=True)
+class LineError:
+    """A record that could not be read: where it is and what is wrong with it."""
+
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+Item = tuple[int, Record | LineError]
+
+
+def explain(exc: ValidationError) -> str:
+    """A one-line account of what is wrong with a record, naming the fields."""
+    parts: list[str] = []
+    for err in exc.errors()[:3]:
+        loc = [str(p) for p in err["loc"] if p not in KINDS]
+        field = ".".join(loc)
+        msg = str(err["msg"])
+        if err["type"] == "union_tag_invalid":
+            got = (err.get("ctx") or {}).get("tag", "?")
+            msg = f"unknown kind {got!r}; use one of {', '.join(KINDS)}"
+            field = ""
+        elif err["type"] == "union_tag_not_found":
+            msg = f"the record has no 'kind'; add one of {', '.join(KINDS)}"
+            field = ""
+        elif err["type"] == "extra_forbidden":
+            msg = "unknown field (check its spelling against docs/import-format.md)"
+        elif err["type"] == "missing":
+            msg = "required field is missing"
+        parts.append(f"{field}: {msg}" if field else msg)
+    more = len(exc.errors()) - 3
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def parse_record(data: Any, line: int) -> Record | LineError:
+    """Validate one decoded record."""
+    if not isinstance(data, dict):
+        return LineError(line, f"expected a JSON object, got {type(data).__name__}")
+    # A JSON escape ("\u0000") decodes to the characters the tools refuse: same rule.
+    bad = control_char_error(data)
+    if bad is not None:
+        loc, _, message = bad
+        where = ".".join(str(p) for p in loc)
+        return LineError(line, f"{where}: {message}" if where else message)
+    try:
+        return RECORD.validate_python(data)
+    except ValidationError as exc:
+        return LineError(line, explain(exc))

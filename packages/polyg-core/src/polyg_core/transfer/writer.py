@@ -61,7 +61,6 @@ from polyg_core.storage.schema import (
 from polyg_core.storage.store import FalkorStore
 from polyg_core.text.normalize import normalize_description
 from polyg_core.transfer.embedcache import PrefetchEmbedder
-from polyg_core.transfer.reader import Item, LineError
 from polyg_core.transfer.records import (
     KINDS,
     CausalLinkRecord,
@@ -70,6 +69,8 @@ from polyg_core.transfer.records import (
     EntityRecord,
     EventRecord,
     FactRecord,
+    Item,
+    LineError,
     MemoryRecord,
     Record,
     RelationRecord,

@@ -504,7 +504,7 @@ async def export_graph(ctx: ServerContext, inp: ExportGraphInput) -> ExportGraph
 
 def _jsonl_items(text: str) -> list[tuple[int, Any]]:
     from polyg_core.transfer import LineError
-    from polyg_core.transfer.reader import parse_record
+    from polyg_core.transfer.records import parse_record
 
     items: list[tuple[int, Any]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
