@@ -209,6 +209,13 @@ def test_unreachable_falkordb_is_an_environment_error() -> None:
     assert code == 2 and "127.0.0.1:1" in err and "polyg doctor" in err
 
 
+def test_a_bad_environment_variable_is_named_before_anything_runs() -> None:
+    code, _, err = polyg({"FALKORDB_PORT": "sixty", "POLYG_LOG_LEVEL": "loud"}, "stats")
+    assert code == 2
+    assert "invalid configuration" in err and "FALKORDB_PORT='sixty'" in err
+    assert "POLYG_LOG_LEVEL='loud'" in err and "Traceback" not in err
+
+
 def test_doctor_reports_each_check(env: dict[str, str]) -> None:
     code, out, _ = polyg(env, "doctor", "--json")
     checks = {c["name"]: c for c in json.loads(out)["checks"]}

@@ -15,6 +15,7 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
+from polyg_shared.types import GRAPH_NAME_PATTERN
 
 pytestmark = pytest.mark.anyio
 
@@ -70,7 +71,7 @@ async def test_engine_tools_are_listed_with_schemas(engine_client: Client) -> No
     }
     assert expected <= set(tools)
     add = tools["add_node"]
-    assert add.input_schema["properties"]["graph"]["pattern"] == "^[A-Za-z0-9_.-]{1,64}$"
+    assert add.input_schema["properties"]["graph"]["pattern"] == GRAPH_NAME_PATTERN
     assert add.output_schema is not None and "created" in add.output_schema["properties"]
     assert tools["remove_node"].annotations is not None
     assert tools["remove_node"].annotations.destructive_hint is True

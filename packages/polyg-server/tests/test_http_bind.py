@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import httpx
 import pytest
-from polyg_core.config import Settings, load_settings
+from polyg_core.config import Settings, settings_from_env
 from polyg_core.errors import InvalidInput
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB
@@ -98,18 +98,14 @@ def test_a_loopback_bind_needs_no_key(host: str) -> None:
     assert unauthenticated_on_network(Settings(host=host)) is False
 
 
-def test_the_flag_and_the_environment_allow_an_unauthenticated_network_bind(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_flag_and_the_environment_allow_an_unauthenticated_network_bind() -> None:
     assert parse_args(["--http", "--allow-unauthenticated"]).allow_unauthenticated is True
     assert parse_args(["--http"]).allow_unauthenticated is None
-    monkeypatch.delenv("POLYG_API_KEY", raising=False)
-    monkeypatch.setenv("POLYG_HOST", "0.0.0.0")
-    monkeypatch.setenv("POLYG_ALLOW_UNAUTHENTICATED", "true")
-    assert unauthenticated_on_network(load_settings()) is True
-    monkeypatch.setenv("POLYG_ALLOW_UNAUTHENTICATED", "false")
+    allowed = {"POLYG_HOST": "0.0.0.0", "POLYG_ALLOW_UNAUTHENTICATED": "true"}
+    assert unauthenticated_on_network(settings_from_env(allowed)) is True
+    refused = {**allowed, "POLYG_ALLOW_UNAUTHENTICATED": "false"}
     with pytest.raises(InvalidInput):
-        unauthenticated_on_network(load_settings())
+        unauthenticated_on_network(settings_from_env(refused))
 
 
 async def test_a_foreign_host_is_refused_on_a_network_bind(

@@ -31,7 +31,7 @@ from mcp_types import (
     TextContent,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from polyg_core.config import Settings
+from polyg_core.config import Settings, settings_from_env
 from polyg_core.jobs import JobQueue
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB
@@ -212,13 +212,10 @@ async def test_polyg_sampling_off_never_asks_the_client(
     assert model.requests == []
 
 
-def test_polyg_sampling_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("POLYG_SAMPLING", "off")
-    assert Settings().sampling is False
-    monkeypatch.setenv("POLYG_SAMPLING", "on")
-    assert Settings().sampling is True
-    monkeypatch.delenv("POLYG_SAMPLING")
-    assert Settings().sampling is True
+def test_polyg_sampling_is_read_from_the_environment() -> None:
+    assert settings_from_env({"POLYG_SAMPLING": "off"}).sampling is False
+    assert settings_from_env({"POLYG_SAMPLING": "on"}).sampling is True
+    assert settings_from_env({}).sampling is True
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -19,6 +19,7 @@ from polyg_server.registry import (
     list_tool_specs,
     register_tool,
 )
+from polyg_shared.types import GRAPH_NAME_PATTERN
 from pydantic import BaseModel
 
 pytestmark = pytest.mark.anyio
@@ -48,7 +49,7 @@ async def test_tools_list_shows_input_and_output_schemas_and_annotations(client:
     stats = tools["get_statistics"]
     assert stats.input_schema["type"] == "object"
     assert stats.input_schema["additionalProperties"] is False
-    assert stats.input_schema["properties"]["graph"]["pattern"] == "^[A-Za-z0-9_.-]{1,64}$"
+    assert stats.input_schema["properties"]["graph"]["pattern"] == GRAPH_NAME_PATTERN
     assert stats.output_schema is not None
     assert {"graphs", "cross_links", "total_nodes"} <= set(stats.output_schema["properties"])
     assert stats.annotations is not None and stats.annotations.read_only_hint is True

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -20,11 +19,11 @@ from polyg_server.registry import (
 )
 from polyg_server.tools import builtin_tool_specs
 from polyg_server.tools.admin import DeleteGraphArgs, GraphArgs, ListGraphsArgs
+from polyg_shared.types import is_graph_name
 from pydantic import BaseModel, Field, ValidationError
 
 pytestmark = pytest.mark.anyio
 
-VALID_GRAPH = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 values = st.one_of(
     st.none(),
     st.booleans(),
@@ -57,7 +56,7 @@ def test_admin_inputs_accept_valid_graphs_and_name_every_bad_field(
         assert text.endswith("call the tool again.")
     else:
         graph = getattr(parsed, "graph", None)
-        assert graph is None or VALID_GRAPH.match(graph)
+        assert graph is None or is_graph_name(graph)
         assert set(args) <= set(model.model_fields)
 
 

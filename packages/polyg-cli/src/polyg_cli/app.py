@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 from typing import Annotated, Any
 
 import typer
@@ -142,7 +143,8 @@ def root(
     ] = False,
 ) -> None:
     """Read the settings once (environment, FALKORDB_*, EMBEDDING_MODEL, LLM_MODEL, ...)."""
-    from polyg_core.config import load_settings
+    from polyg_core.config import settings_from_env
+    from polyg_core.errors import InvalidInput
     from rich.console import Console
 
     from polyg_cli.runtime import CliState
@@ -151,7 +153,13 @@ def root(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    ctx.obj = CliState(settings=load_settings(), out=Console(), err=Console(stderr=True))
+    err = Console(stderr=True)
+    try:
+        settings = settings_from_env(os.environ)
+    except InvalidInput as exc:
+        err.print(f"polyg: {exc}", style="red", markup=False, highlight=False)
+        raise typer.Exit(2) from None
+    ctx.obj = CliState(settings=settings, out=Console(), err=err)
 
 
 @app.command("serve")

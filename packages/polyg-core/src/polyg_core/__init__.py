@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from polyg_shared.retrieval import RecallResult, RememberResult
 
-from polyg_core.config import Settings, StorageSettings, load_settings
+from polyg_core.config import Settings, StorageSettings, settings_from_env
 from polyg_core.errors import (
     AmbiguousName,
     Candidate,
@@ -72,6 +72,6 @@ __all__ = [
     "StorageError",
     "StorageSettings",
     "StorageUnavailable",
-    "load_settings",
     "open_store",
+    "settings_from_env",
 ]

@@ -1,18 +1,36 @@
-"""Settings: read from the environment only at entry points, then passed down as objects."""
+"""Settings: plain models passed down as objects.
+
+The library never reads the environment. Entry points (the server, the CLI, the
+worker) call `settings_from_env(os.environ)` once; everything below them takes the
+settings it is given, and a `Settings()` built in code holds the defaults.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from polyg_shared.types import is_graph_name
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from polyg_core.errors import InvalidInput
 
 
-class StorageSettings(BaseSettings):
+class StorageSettings(BaseModel):
     """Where FalkorDB is and how to talk to it."""
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+    # Each field takes its name or its environment variable (the alias).
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     # repr=False: a URL may carry the password (redis://:password@host:port).
     url: str | None = Field(
@@ -87,6 +105,16 @@ class StorageSettings(BaseSettings):
         description="How often replica health and replication offsets are re-read.",
     )
 
+    @field_validator("graph")
+    @classmethod
+    def _graph_name(cls, value: str) -> str:
+        if not is_graph_name(value):
+            raise ValueError(
+                f"invalid graph name {value!r}: use 1-64 characters from letters, digits, "
+                "'_', '.' and '-' (for example 'polyg' or 'project-x')"
+            )
+        return value
+
     @model_validator(mode="after")
     def _one_topology(self) -> StorageSettings:
         if self.replicas and self.cluster:
@@ -122,10 +150,11 @@ def _split(value: str | None) -> list[str]:
     return [part.strip() for part in (value or "").split(",") if part.strip()]
 
 
-class Settings(BaseSettings):
-    """Every environment variable polyg reads (DESIGN.md, Configuration)."""
+class Settings(BaseModel):
+    """Everything polyg is configured with (DESIGN.md, Configuration); the aliases are the
+    environment variables `settings_from_env` reads."""
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     storage: StorageSettings = Field(default_factory=StorageSettings)
 
@@ -320,6 +349,66 @@ class Settings(BaseSettings):
         return self.storage.graph
 
 
-def load_settings() -> Settings:
-    """Read settings from the environment. Call this only at an entry point."""
-    return Settings(storage=StorageSettings())
+def settings_from_env(environ: Mapping[str, str]) -> Settings:
+    """Settings from environment variables (`FALKORDB_*`, `LLM_MODEL`, `POLYG_*`, `MAGMA_*`, ...).
+
+    Only entry points call this, with `os.environ`; unset variables keep their defaults.
+
+    Raises:
+        InvalidInput: a variable has a value its setting does not take (the message
+            names each variable, its value and what it must be).
+    """
+    problems: list[str] = []
+    try:
+        storage = StorageSettings.model_validate(_variables_of(StorageSettings, environ))
+    except ValidationError as exc:
+        problems += _explain(exc)
+        storage = StorageSettings()
+    settings: Settings | None = None
+    try:
+        settings = Settings.model_validate({**_variables_of(Settings, environ), "storage": storage})
+    except ValidationError as exc:
+        problems += _explain(exc)
+    if problems or settings is None:
+        raise InvalidInput("invalid configuration: " + "; ".join(dict.fromkeys(problems)))
+    return settings
+
+
+def environment_variables(model: type[BaseModel]) -> dict[str, str]:
+    """The environment variables a settings model reads, each with its field's name.
+
+    A field with several (`LLM_BASE_URL`, `OPENAI_BASE_URL`) lists them in the order
+    they count: the first one set wins.
+    """
+    names: dict[str, str] = {}
+    for field_name, info in model.model_fields.items():
+        alias = info.validation_alias
+        choices = alias.choices if isinstance(alias, AliasChoices) else []
+        for choice in choices:
+            if isinstance(choice, str) and choice.isupper():
+                names[choice] = field_name
+    return names
+
+
+def _variables_of(model: type[BaseModel], environ: Mapping[str, str]) -> dict[str, Any]:
+    chosen: dict[str, Any] = {}
+    fields_set: set[str] = set()
+    for variable, field_name in environment_variables(model).items():
+        if variable in environ and field_name not in fields_set:
+            chosen[variable] = environ[variable]
+            fields_set.add(field_name)
+    return chosen
+
+
+def _explain(exc: ValidationError) -> list[str]:
+    lines: list[str] = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        if where:
+            secret = "PASSWORD" in where or "KEY" in where or "URL" in where
+            value = "***" if secret else repr(error["input"])
+            lines.append(f"{where}={value}: {message}")
+        else:
+            lines.append(message)
+    return lines

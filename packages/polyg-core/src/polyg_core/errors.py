@@ -18,7 +18,7 @@ class InvalidInput(PolygError, ValueError):
 
 
 class InvalidNamespace(InvalidInput):
-    """A namespace (graph) name outside `[A-Za-z0-9_.-]{1,64}`."""
+    """A namespace (graph) name outside `polyg_shared.types.GRAPH_NAME_PATTERN`."""
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,11 @@ class Memory:
     ) -> Memory:
         """Connect to FalkorDB (the embedded server unless one is configured) and build a Memory.
 
+        Args:
+            settings: what to connect to and with; the defaults when None. The environment
+                is not read here: pass `settings_from_env(os.environ)` for that.
+            namespace: the default namespace (else `settings.namespace`).
+
         Raises:
             StorageUnavailable: FalkorDB cannot be reached.
             EmbeddedServerError: the embedded server cannot start (message says what to do).

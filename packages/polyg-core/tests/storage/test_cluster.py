@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 from polyg_bench.replication import LoopbackCluster, cluster, start_server
-from polyg_core.config import StorageSettings
+from polyg_core.config import StorageSettings, settings_from_env
 from polyg_core.storage import FalkorStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -89,9 +89,8 @@ async def test_statistics_and_vectors_work_on_a_shard(cstore: FalkorStore) -> No
     assert usage is not None and usage >= 0
 
 
-def test_cluster_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FALKORDB_CLUSTER", "10.0.0.1:6379,10.0.0.2:6379")
-    settings = StorageSettings()
+def test_cluster_is_read_from_the_environment() -> None:
+    settings = settings_from_env({"FALKORDB_CLUSTER": "10.0.0.1:6379,10.0.0.2:6379"}).storage
     assert settings.cluster_addresses == ["10.0.0.1:6379", "10.0.0.2:6379"]
     assert settings.external
     assert FalkorStore(settings).where == "cluster 10.0.0.1:6379,10.0.0.2:6379"

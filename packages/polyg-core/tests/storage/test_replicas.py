@@ -9,7 +9,7 @@ import anyio
 import pytest
 from falkordb import FalkorDB as SyncFalkorDB
 from polyg_bench.replication import ReplicaSet, replica_set
-from polyg_core.config import StorageSettings
+from polyg_core.config import StorageSettings, settings_from_env
 from polyg_core.errors import StorageUnavailable
 from polyg_core.storage import FalkorStore
 from polyg_core.storage.cluster import parse_address
@@ -228,11 +228,13 @@ async def test_a_single_server_counts_its_reads_and_writes(
     assert after[0].as_dict()["address"].startswith("embedded")
 
 
-def test_replicas_are_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FALKORDB_HOST", "db-primary")
-    monkeypatch.setenv("FALKORDB_REPLICAS", "db-r1:6379, redis://:pw@db-r2:6380 ,")
-    monkeypatch.setenv("POLYG_READ_YOUR_WRITES_MS", "1500")
-    settings = StorageSettings()
+def test_replicas_are_read_from_the_environment() -> None:
+    environ = {
+        "FALKORDB_HOST": "db-primary",
+        "FALKORDB_REPLICAS": "db-r1:6379, redis://:pw@db-r2:6380 ,",
+        "POLYG_READ_YOUR_WRITES_MS": "1500",
+    }
+    settings = settings_from_env(environ).storage
     assert settings.replica_addresses == ["db-r1:6379", "redis://:pw@db-r2:6380"]
     assert settings.read_your_writes_ms == 1500
     assert "pw" not in repr(settings)

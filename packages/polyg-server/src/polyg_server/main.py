@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import anyio
 from anyio.abc import TaskGroup
-from polyg_core.config import Settings, load_settings
+from polyg_core.config import Settings, settings_from_env
 from polyg_core.errors import InvalidInput, PolygError
 from polyg_shared.types import MAX_CONTENT
-from pydantic import ValidationError
 
 from polyg_server.app import create_server
 from polyg_server.context import ContextOpening, JobOptions, ServerContext
@@ -382,16 +381,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     # stdio: from here on, only MCP messages reach stdout, whatever prints or logs.
     stdout = None if args.http else reserve_stdout()
     try:
-        settings = load_settings()
-        if args.host:
-            settings.host = args.host
-        if args.port is not None:
-            settings.port = args.port
-        if args.allow_unauthenticated:
-            settings.allow_unauthenticated = True
-    except ValidationError as exc:
-        sys.stderr.write(f"polyg-mcp: invalid configuration:\n{exc}\n")
+        settings = settings_from_env(os.environ)
+    except InvalidInput as exc:
+        sys.stderr.write(f"polyg-mcp: {exc}\n")
         raise SystemExit(2) from None
+    if args.host:
+        settings.host = args.host
+    if args.port is not None:
+        settings.port = args.port
+    if args.allow_unauthenticated:
+        settings.allow_unauthenticated = True
     try:
         stateless = stateless_from(args.stateless, os.environ)
         sse = sse_from(args.sse, os.environ)

@@ -25,9 +25,10 @@ MAX_TEXT = 4_096
 MAX_CONTENT = 100_000
 MAX_PROPERTIES = 64
 
-GRAPH_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+_GRAPH_NAME_RULE = r"[A-Za-z0-9_.-]{1,64}"
+GRAPH_NAME_PATTERN = f"^{_GRAPH_NAME_RULE}$"
 """A graph (namespace) name, as JSON Schema states it (anchors match only the ends)."""
-_GRAPH_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_GRAPH_NAME = re.compile(_GRAPH_NAME_RULE)
 
 
 def is_graph_name(value: object) -> bool:

@@ -9,8 +9,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
+import sys
 
-from polyg_core.config import load_settings
+from polyg_core.config import settings_from_env
+from polyg_core.errors import InvalidInput
 from polyg_core.jobs.process import run_worker_process
 from polyg_core.jobs.queue import QUEUE_NAME
 
@@ -22,7 +25,11 @@ def main() -> None:
     parser.add_argument("--queue", default=QUEUE_NAME, help="queue name (default: polyg)")
     parser.add_argument("--burst", action="store_true", help="stop when the queue is empty")
     args = parser.parse_args()
-    settings = load_settings()
+    try:
+        settings = settings_from_env(os.environ)
+    except InvalidInput as exc:
+        sys.stderr.write(f"python -m polyg_core.jobs: {exc}\n")
+        raise SystemExit(2) from None
     logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
     asyncio.run(
         run_worker_process(
