@@ -292,7 +292,8 @@ def test_a_known_team_is_not_mistaken_for_a_known_service_with_the_same_first_wo
 
 
 def test_an_llm_fact_with_an_end_and_no_start_keeps_its_end() -> None:
-    from polyg_core.remember.extractor import UNKNOWN_START, ExtractionDraft, check_extraction
+    from polyg_core.remember.extractor import ExtractionDraft, check_extraction
+    from polyg_core.remember.rule_extractor import UNKNOWN_START
     from polyg_core.text.names import EntityMatcher
 
     draft = ExtractionDraft.model_validate(

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, TypeVar
 
 from polyg_shared.intents import (
     ExtractedCausalLink,
@@ -23,35 +24,29 @@ from polyg_shared.intents import (
 )
 from polyg_shared.nodes import MemoryCategory
 from polyg_shared.timeutil import parse_timestamp
-from polyg_shared.types import MAX_CONTENT, MAX_NAME, MAX_TEXT
+from polyg_shared.types import MAX_NAME, MAX_TEXT
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from polyg_core.errors import ProviderError
 from polyg_core.providers.llm.base import LLM, Usage
 from polyg_core.remember.extract_rules import (
-    CHAINED_CONFIDENCE,
     EXPLICIT_CONFIDENCE,
-    category_of,
-    causal_spans,
-    concepts_of,
-    fact_spans,
-    is_event_sentence,
-    is_name,
-    sentence_spans,
-    settled_facts,
-    strip_times,
 )
 from polyg_core.remember.extraction_prompt import EXTRACTOR_SYSTEM, extractor_user
-from polyg_core.remember.membership import membership_spans
+from polyg_core.remember.rule_extractor import (
+    UNKNOWN_START,
+    RuleExtractor,
+    as_matcher,
+    clip,
+    unique_names,
+)
 from polyg_core.text.names import (
     EntityMatcher,
     KnownEntities,
-    NameMention,
-    find_names,
     guess_entity_type,
 )
 from polyg_core.text.normalize import normalize_name
-from polyg_core.text.timeparse import match_times, parse_timeframe
+from polyg_core.text.timeparse import parse_timeframe
 
 logger = logging.getLogger(__name__)
 
@@ -66,198 +61,9 @@ __all__ = [
 ]
 
 DEFAULT_EXTRACTOR_MAX_TOKENS = 2000
-UNKNOWN_START = datetime(1970, 1, 1, tzinfo=UTC)
-"""Marks a fact whose start the text does not give ("moved from X" ends one): `remember`
-ends the stored fact it names instead of writing it (see `Memory._end_stated_fact`)."""
+_Draft = TypeVar("_Draft")
+_Checked = TypeVar("_Checked")
 _MAX_LLM_TEXT = 24_000  # characters of a note sent to the LLM
-
-
-def _clip(text: str, limit: int) -> str:
-    return " ".join(text.split())[:limit].strip()
-
-
-def _matcher(known: KnownEntities | EntityMatcher) -> EntityMatcher:
-    return known if isinstance(known, EntityMatcher) else EntityMatcher.from_known(known)
-
-
-def _unique_names(names: list[str]) -> list[str]:
-    seen: set[str] = set()
-    out: list[str] = []
-    for raw in names:
-        name = _clip(raw, MAX_NAME)
-        key = normalize_name(name)
-        if name and key and key not in seen:
-            seen.add(key)
-            out.append(name)
-    return out
-
-
-@dataclass(frozen=True)
-class RuleExtractor:
-    """Extracts memory from text with patterns; no LLM. Never raises on any text.
-
-    Entities are known names (any spelling) and name-like words. Every sentence
-    with a time or an event verb becomes an event, at its own time, else at the
-    last time named before it, else at the reference time. "X works on / owns /
-    is Y" gives facts (and relations when Y is an entity); moves, joins,
-    departures, work and home ("moved from A to B", "joined", "left", "works at",
-    "lives in") give member_of / works_at / works_on / lives_in facts that start
-    or end at the clause's time (see `membership`). because / caused /
-    led to / due to / resulted in / so / therefore give causal links (0.7; "so"
-    0.6); a "because" cause that the previous sentence's event seems to explain
-    (they share an entity) is chained to it at 0.5.
-    """
-
-    max_concepts: int = 5
-
-    def extract(
-        self,
-        text: str,
-        known_entities: KnownEntities | EntityMatcher = (),
-        reference: datetime | None = None,
-    ) -> Extraction:
-        """Extract from one note against the reference time (now, UTC, when not given)."""
-        matcher = _matcher(known_entities)
-        ref = (reference or datetime.now(UTC)).astimezone(UTC)
-        text = text[:MAX_CONTENT]
-        times = match_times(text, ref)
-        mentions = [m for m in find_names(text, matcher) if is_name(m, times)]
-        speaker = next(
-            (m.name for m in mentions if m.span[0] == 0 and text[m.span[1] :].startswith(":")),
-            None,
-        )
-        entities: dict[str, ExtractedEntity] = {}
-        for m in mentions:
-            name = _clip(m.name, MAX_NAME)
-            entities.setdefault(
-                normalize_name(name), ExtractedEntity(name=name, entity_type=m.entity_type)
-            )
-
-        events: list[ExtractedEvent] = []
-        facts: list[ExtractedFact] = []
-        relations: dict[tuple[str, str, str], ExtractedRelation] = {}
-        links: list[ExtractedCausalLink] = []
-        context_time: datetime | None = None
-        previous: tuple[str, list[NameMention], bool] | None = None
-        spans = sentence_spans(text)
-        for start, end in spans:
-            sentence = text[start:end]
-            local = [
-                NameMention(m.name, (m.span[0] - start, m.span[1] - start), m.known, m.entity_type)
-                for m in mentions
-                if start <= m.span[0] and m.span[1] <= end
-            ]
-            own_times = [t for t in times if start <= t.span[0] and t.span[1] <= end]
-            when = own_times[0].start if own_times else (context_time or ref)
-            if own_times:
-                context_time = own_times[-1].start
-            names = _unique_names([m.name for m in local])
-            event_like = bool(own_times) or is_event_sentence(sentence)
-            description = _clip(sentence.rstrip(" .!?;:"), MAX_TEXT)
-            if event_like and description:
-                events.append(
-                    ExtractedEvent(description=description, occurred_at=when, entities=names)
-                )
-            for fact in fact_spans(sentence, local):
-                facts.append(
-                    ExtractedFact(
-                        subject=_clip(fact.subject, MAX_NAME),
-                        predicate=fact.predicate,
-                        object=_clip(fact.object, MAX_TEXT),
-                        valid_from=when,
-                    )
-                )
-                if fact.target and normalize_name(fact.target) != normalize_name(fact.subject):
-                    key = (fact.subject, fact.target, fact.predicate)
-                    relations[key] = ExtractedRelation(
-                        source=_clip(fact.subject, MAX_NAME),
-                        target=_clip(fact.target, MAX_NAME),
-                        relationship_type=fact.predicate,
-                    )
-            for ms in membership_spans(sentence, local, speaker):
-                subject, obj = _clip(ms.subject, MAX_NAME), _clip(ms.object, MAX_NAME)
-                if normalize_name(subject) == normalize_name(obj):
-                    continue
-                at = next((t.start for t in own_times if t.span[0] - start >= ms.at), when)
-                facts.append(
-                    ExtractedFact(
-                        subject=subject,
-                        predicate=ms.predicate,
-                        object=obj,
-                        valid_from=UNKNOWN_START if ms.ends else at,
-                        valid_to=at if ms.ends and at > UNKNOWN_START else None,
-                    )
-                )
-                # The relation carries the membership's date: a join or move starts it
-                # then (point-in-time questions read it). A departure writes no relation
-                # (its fact ends then): the labelled extraction set counts an ended
-                # relation as one the note does not state.
-                if not ms.ends:
-                    relations[(subject, obj, ms.predicate)] = ExtractedRelation(
-                        source=subject, target=obj, relationship_type=ms.predicate, valid_from=at
-                    )
-            for span in causal_spans(sentence, previous[0] if previous else None):
-                cause = _clip(strip_times(span.cause, own_times), MAX_TEXT)
-                effect = _clip(strip_times(span.effect, own_times), MAX_TEXT)
-                if not cause or not effect or normalize_name(cause) == normalize_name(effect):
-                    continue
-                involved = _unique_names(
-                    [m.name for m in local if m.name.lower() in span.evidence.lower()]
-                )
-                if span.explainable and previous is not None and previous[2]:
-                    prev_text, prev_mentions, _ = previous
-                    shared = {normalize_name(m.name) for m in prev_mentions} & {
-                        normalize_name(n) for n in _unique_names([m.name for m in local])
-                    }
-                    prev_cause = _clip(prev_text.rstrip(" .!?;:"), MAX_TEXT)
-                    if (
-                        shared
-                        and prev_cause
-                        and any(
-                            normalize_name(m.name) in shared and m.name.lower() in cause.lower()
-                            for m in local
-                        )
-                    ):
-                        links.append(
-                            ExtractedCausalLink(
-                                cause=prev_cause,
-                                effect=cause,
-                                confidence=CHAINED_CONFIDENCE,
-                                evidence=_clip(f"{prev_text} {sentence}", MAX_TEXT),
-                                entities=_unique_names(
-                                    [
-                                        m.name
-                                        for m in prev_mentions
-                                        if normalize_name(m.name) in shared
-                                    ]
-                                    + [m.name for m in prev_mentions]
-                                ),
-                            )
-                        )
-                links.append(
-                    ExtractedCausalLink(
-                        cause=cause,
-                        effect=effect,
-                        confidence=span.confidence,
-                        evidence=_clip(span.evidence, MAX_TEXT),
-                        entities=involved,
-                    )
-                )
-            previous = (sentence, local, event_like)
-        facts = settled_facts(facts)
-        concepts = [
-            ExtractedConcept(name=_clip(name, MAX_NAME), description=_clip(desc, MAX_TEXT) or None)
-            for name, desc in concepts_of(text, mentions, times, self.max_concepts)
-        ]
-        return Extraction(
-            entities=list(entities.values()),
-            relations=list(relations.values()),
-            events=events,
-            facts=facts,
-            causal_links=links,
-            concepts=concepts,
-            category=category_of(text, [text[s:e] for s, e in spans], bool(events)),
-        )
 
 
 # --- the LLM's answer, before checking ----------------------------------------------------------
@@ -348,108 +154,130 @@ def check_extraction(
     missing); every entity a relation, event or causal link names is listed;
     an unknown category is replaced by the rule extractor's.
     """
-    ref = reference.astimezone(UTC)
-
-    def canon(raw: str | None) -> str:
-        name = _clip(raw or "", MAX_NAME)
-        return matcher.by_key.get(normalize_name(name), name)
-
-    entities: dict[str, ExtractedEntity] = {}
-
-    def add_entity(name: str, entity_type: str | None = None) -> None:
-        key = normalize_name(name)
-        if not name or not key or key in entities:
-            return
-        etype = _clip((entity_type or "").lower(), MAX_NAME) or guess_entity_type(name)
-        entities[key] = ExtractedEntity(name=name, entity_type=etype)
-
+    check = _DraftCheck(matcher, reference.astimezone(UTC))
     for e in draft.entities or []:
-        add_entity(canon(e.name), e.entity_type)
-    relations: list[ExtractedRelation] = []
-    for r in draft.relations or []:
-        source, target = canon(r.source), canon(r.target)
-        rel_type = _clip(r.relationship_type or "", MAX_NAME)
-        if source and target and rel_type and normalize_name(source) and normalize_name(target):
-            add_entity(source)
-            add_entity(target)
-            relations.append(
-                ExtractedRelation(source=source, target=target, relationship_type=rel_type)
-            )
-    events: list[ExtractedEvent] = []
-    for ev in draft.events or []:
-        description = _clip(ev.description or "", MAX_TEXT)
-        if not description:
-            continue
-        names = _unique_names([canon(n) for n in ev.entities or []])
-        for n in names:
-            add_entity(n)
-        at = _when(ev.occurred_at, ref) or ref
-        events.append(ExtractedEvent(description=description, occurred_at=at, entities=names))
-    facts: list[ExtractedFact] = []
-    for f in draft.facts or []:
-        subject, predicate = canon(f.subject), _clip(f.predicate or "", MAX_NAME)
-        obj = _clip(f.object or "", MAX_TEXT)
-        if not (subject and predicate and obj):
-            continue
-        valid_to = _when(f.valid_to, ref)
-        # A fact the note says ended, without saying since when ("moved from the payments
-        # team"), has an unknown start, as on the rules path.
-        default_from = UNKNOWN_START if valid_to is not None and not f.valid_from else ref
-        valid_from = _when(f.valid_from, ref) or default_from
-        if valid_to is not None and valid_to <= valid_from:
-            valid_to = None
-        facts.append(
-            ExtractedFact(
-                subject=subject,
-                predicate=predicate,
-                object=obj,
-                valid_from=valid_from,
-                valid_to=valid_to,
-                cardinality=_cardinality(f.cardinality),
-            )
-        )
-    links: list[ExtractedCausalLink] = []
-    for c in draft.causal_links or []:
-        cause, effect = _clip(c.cause or "", MAX_TEXT), _clip(c.effect or "", MAX_TEXT)
-        if not cause or not effect:
-            continue
-        confidence = c.confidence
-        if confidence is None or math.isnan(confidence):
-            confidence = EXPLICIT_CONFIDENCE
-        names = _unique_names([canon(n) for n in c.entities or []])
-        for n in names:
-            add_entity(n)
-        links.append(
-            ExtractedCausalLink(
-                cause=cause,
-                effect=effect,
-                confidence=max(0.0, min(1.0, confidence)),
-                evidence=_clip(c.evidence or "", MAX_TEXT) or None,
-                entities=names,
-            )
-        )
-    concepts: list[ExtractedConcept] = []
-    for k in draft.concepts or []:
-        name = _clip(k.name or "", MAX_NAME)
-        if name:
-            concepts.append(
-                ExtractedConcept(
-                    name=name, description=_clip(k.description or "", MAX_TEXT) or None
-                )
-            )
-    try:
-        category = MemoryCategory((draft.category or "").strip().lower())
-    except ValueError:
-        category = RuleExtractor().extract(text, matcher, ref).category
+        check.add_entity(check.canon(e.name), e.entity_type)
+    relations = _kept(check.relation, draft.relations)
+    events = _kept(check.event, draft.events)
+    facts = _kept(check.fact, draft.facts)
+    links = _kept(check.causal_link, draft.causal_links)
     return Extraction(
-        entities=list(entities.values()),
+        entities=list(check.entities.values()),
         relations=relations,
         events=events,
         facts=facts,
         causal_links=links,
-        concepts=concepts,
-        category=category,
+        concepts=_kept(_concept, draft.concepts),
+        category=_category(draft.category, text, matcher, check.reference),
     )
+
+
+def _kept(
+    check: Callable[[_Draft], _Checked | None], drafts: list[_Draft] | None
+) -> list[_Checked]:
+    """The checked items of a draft's list, in order, without those the check dropped."""
+    return [item for item in map(check, drafts or []) if item is not None]
+
+
+@dataclass
+class _DraftCheck:
+    """Checks a draft's items one by one, listing every entity they name."""
+
+    matcher: EntityMatcher
+    reference: datetime
+    entities: dict[str, ExtractedEntity] = field(default_factory=lambda: {})
+
+    def canon(self, raw: str | None) -> str:
+        """The known spelling of a name, else the name as given (clipped)."""
+        name = clip(raw or "", MAX_NAME)
+        return self.matcher.by_key.get(normalize_name(name), name)
+
+    def add_entity(self, name: str, entity_type: str | None = None) -> None:
+        key = normalize_name(name)
+        if not name or not key or key in self.entities:
+            return
+        etype = clip((entity_type or "").lower(), MAX_NAME) or guess_entity_type(name)
+        self.entities[key] = ExtractedEntity(name=name, entity_type=etype)
+
+    def names(self, raw: list[str] | None) -> list[str]:
+        names = unique_names([self.canon(n) for n in raw or []])
+        for n in names:
+            self.add_entity(n)
+        return names
+
+    def relation(self, r: DraftRelation) -> ExtractedRelation | None:
+        source, target = self.canon(r.source), self.canon(r.target)
+        rel_type = clip(r.relationship_type or "", MAX_NAME)
+        if not (source and target and rel_type and normalize_name(source)):
+            return None
+        if not normalize_name(target):
+            return None
+        self.add_entity(source)
+        self.add_entity(target)
+        return ExtractedRelation(source=source, target=target, relationship_type=rel_type)
+
+    def event(self, ev: DraftEvent) -> ExtractedEvent | None:
+        description = clip(ev.description or "", MAX_TEXT)
+        if not description:
+            return None
+        names = self.names(ev.entities)
+        at = _when(ev.occurred_at, self.reference) or self.reference
+        return ExtractedEvent(description=description, occurred_at=at, entities=names)
+
+    def fact(self, f: DraftFact) -> ExtractedFact | None:
+        subject, predicate = self.canon(f.subject), clip(f.predicate or "", MAX_NAME)
+        obj = clip(f.object or "", MAX_TEXT)
+        if not (subject and predicate and obj):
+            return None
+        valid_to = _when(f.valid_to, self.reference)
+        # A fact the note says ended, without saying since when ("moved from the payments
+        # team"), has an unknown start, as on the rules path.
+        default_from = (
+            UNKNOWN_START if valid_to is not None and not f.valid_from else self.reference
+        )
+        valid_from = _when(f.valid_from, self.reference) or default_from
+        if valid_to is not None and valid_to <= valid_from:
+            valid_to = None
+        return ExtractedFact(
+            subject=subject,
+            predicate=predicate,
+            object=obj,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            cardinality=_cardinality(f.cardinality),
+        )
+
+    def causal_link(self, c: DraftCausalLink) -> ExtractedCausalLink | None:
+        cause, effect = clip(c.cause or "", MAX_TEXT), clip(c.effect or "", MAX_TEXT)
+        if not cause or not effect:
+            return None
+        confidence = c.confidence
+        if confidence is None or math.isnan(confidence):
+            confidence = EXPLICIT_CONFIDENCE
+        return ExtractedCausalLink(
+            cause=cause,
+            effect=effect,
+            confidence=max(0.0, min(1.0, confidence)),
+            evidence=clip(c.evidence or "", MAX_TEXT) or None,
+            entities=self.names(c.entities),
+        )
+
+
+def _concept(k: DraftConcept) -> ExtractedConcept | None:
+    name = clip(k.name or "", MAX_NAME)
+    if not name:
+        return None
+    return ExtractedConcept(name=name, description=clip(k.description or "", MAX_TEXT) or None)
+
+
+def _category(
+    given: str | None, text: str, matcher: EntityMatcher, reference: datetime
+) -> MemoryCategory:
+    """The draft's category when it is one, else the rule extractor's."""
+    try:
+        return MemoryCategory((given or "").strip().lower())
+    except ValueError:
+        return RuleExtractor().extract(text, matcher, reference).category
 
 
 @dataclass(frozen=True)
@@ -481,7 +309,7 @@ class LLMExtractor:
             ProviderError: the LLM failed after its retries.
         """
         ref = (reference or datetime.now(UTC)).astimezone(UTC)
-        matcher = _matcher(known_entities)
+        matcher = as_matcher(known_entities)
         result = await self.llm.complete_json(
             system=EXTRACTOR_SYSTEM,
             user=extractor_user(text[:_MAX_LLM_TEXT], list(matcher.by_key.values()), ref),

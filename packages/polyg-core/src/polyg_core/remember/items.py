@@ -17,7 +17,7 @@ from polyg_core.graphs.base import MAX_TEXT, check_text, name_key, type_key
 from polyg_core.graphs.causal import Match
 from polyg_core.graphs.entity_refs import epoch_ms
 from polyg_core.graphs.temporal import fact_params, parse_time
-from polyg_core.remember.extractor import UNKNOWN_START
+from polyg_core.remember.rule_extractor import UNKNOWN_START
 from polyg_core.text.normalize import normalize_description
 
 logger = logging.getLogger(__name__)
