@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from polyg_shared.intents import ExtractedFact
@@ -158,38 +158,53 @@ def fact_spans(sentence: str, mentions: Sequence[NameMention]) -> list[FactSpan]
     )
     for end, name in sorted(anchors, key=lambda a: a[0]):
         match = _FACT.match(sentence[end:])
-        if match is None:
-            continue
         who = name if name is not None else subject
-        if who is None:
+        if match is None or who is None:
             continue
         subject = who
-        index = next(i for i in range(len(_FACT_VERBS)) if match.group(f"p{i}") is not None)
-        predicate = _FACT_VERBS[index][1]
-        obj_start = end + match.start("obj")
-        obj = _ARTICLE.sub("", match.group("obj").strip())
-        if not obj or len(obj.split()) > 12:
-            continue
-        lead = _ARTICLE.match(sentence[obj_start:])
-        at = obj_start + (lead.end() if lead else 0)
-        target = next(
-            (o.name for o in mentions if normalize_name(o.name) == normalize_name(obj)), None
-        ) or next(
-            (
-                o.name
-                for o in mentions
-                if o.span[0] == at
-                and _OBJECT_TAIL.fullmatch(sentence[o.span[1] : end + match.end()])
-            ),
-            None,
-        )
-        if predicate == "by":
-            verb = match.group(f"p{index}").split()[-2].lower()
-            if target is not None:
-                out.append(FactSpan(target, _PASSIVE[verb], who, who))
-            continue
-        out.append(FactSpan(who, predicate, target or obj, target))
+        fact = _fact(sentence, mentions, who, match, end)
+        if fact is not None:
+            out.append(fact)
     return out
+
+
+def _fact(
+    sentence: str, mentions: Sequence[NameMention], who: str, match: re.Match[str], end: int
+) -> FactSpan | None:
+    """The fact a verb match after `end` states about `who` (None: no usable object)."""
+    index = next(i for i in range(len(_FACT_VERBS)) if match.group(f"p{i}") is not None)
+    predicate = _FACT_VERBS[index][1]
+    obj = _ARTICLE.sub("", match.group("obj").strip())
+    if not obj or len(obj.split()) > 12:
+        return None
+    target = _object_entity(sentence, mentions, obj, match, end)
+    if predicate != "by":
+        return FactSpan(who, predicate, target or obj, target)
+    if target is None:
+        return None
+    verb = match.group(f"p{index}").split()[-2].lower()
+    return FactSpan(target, _PASSIVE[verb], who, who)
+
+
+def _object_entity(
+    sentence: str, mentions: Sequence[NameMention], obj: str, match: re.Match[str], end: int
+) -> str | None:
+    """The entity the object is: one named exactly so, else one the object starts with
+    (followed only by its kind or a prepositional phrase)."""
+    exact = next((o.name for o in mentions if normalize_name(o.name) == normalize_name(obj)), None)
+    if exact:
+        return exact
+    obj_start = end + match.start("obj")
+    lead = _ARTICLE.match(sentence[obj_start:])
+    at = obj_start + (lead.end() if lead else 0)
+    return next(
+        (
+            o.name
+            for o in mentions
+            if o.span[0] == at and _OBJECT_TAIL.fullmatch(sentence[o.span[1] : end + match.end()])
+        ),
+        None,
+    )
 
 
 def is_name(mention: NameMention, times: Sequence[TimeMatch]) -> bool:
@@ -330,39 +345,70 @@ def concepts_of(
     ranked by frequency, longer phrases first on ties.
     """
     blocked = sorted([m.span for m in mentions] + [t.span for t in times])
-    counts: Counter[str] = Counter()
-    first_at: dict[str, int] = {}
-    run: list[tuple[str, int]] = []
+    phrases = _count_phrases(text, blocked)
+    chosen = _most_salient(phrases, limit)
+    spans = sentence_spans(text)
+    out: list[tuple[str, str]] = []
+    for phrase in chosen:
+        at = phrases.first_at[phrase]
+        sentence = next((text[s:e] for s, e in spans if s <= at < e), "")
+        out.append((phrase, sentence.strip()[:300]))
+    return out
 
-    def flush() -> None:
+
+@dataclass
+class _PhraseCounts:
+    """How often each 1-3 word phrase of concept words occurs, and where it first does."""
+
+    counts: Counter[str] = field(default_factory=lambda: Counter[str]())
+    first_at: dict[str, int] = field(default_factory=lambda: {})
+    run: list[tuple[str, int]] = field(default_factory=lambda: [])
+
+    def flush(self) -> None:
+        """Count the phrases of the current run of concept words, then start a new run."""
         for n in (3, 2, 1):
-            for i in range(len(run) - n + 1):
-                phrase = " ".join(w for w, _ in run[i : i + n])
-                counts[phrase] += 1
-                first_at.setdefault(phrase, run[i][1])
-        run.clear()
+            for i in range(len(self.run) - n + 1):
+                phrase = " ".join(w for w, _ in self.run[i : i + n])
+                self.counts[phrase] += 1
+                self.first_at.setdefault(phrase, self.run[i][1])
+        self.run.clear()
 
+
+def _count_phrases(text: str, blocked: list[tuple[int, int]]) -> _PhraseCounts:
+    """Runs of concept words, broken by names, times, punctuation and other words."""
+    phrases = _PhraseCounts()
     last_end = 0
     for m in _WORD.finditer(text):
         word = m.group(0).lower().strip("'-")
         gap = text[last_end : m.start()]
         last_end = m.end()
-        if any(s < m.end() and m.start() < e for s, e in blocked) or re.search(r"[^\s]", gap):
-            flush()
-        if (
-            len(word) < 3
-            or word in STOP_WORDS
-            or word in _NOT_CONCEPT
-            or _EVENT_VERBS.fullmatch(word)
-            or _VERB_FORM.fullmatch(word)
-            or _QUALITY.fullmatch(word)
-            or word.endswith("ly")
-            or any(s < m.end() and m.start() < e for s, e in blocked)
-        ):
-            flush()
+        in_name = any(s < m.end() and m.start() < e for s, e in blocked)
+        if in_name or re.search(r"[^\s]", gap):
+            phrases.flush()
+        if in_name or not _concept_word(word):
+            phrases.flush()
             continue
-        run.append((word, m.start()))
-    flush()
+        phrases.run.append((word, m.start()))
+    phrases.flush()
+    return phrases
+
+
+def _concept_word(word: str) -> bool:
+    """A word that can be part of a concept: no stop word, event verb, verb form or adverb."""
+    return not (
+        len(word) < 3
+        or word in STOP_WORDS
+        or word in _NOT_CONCEPT
+        or _EVENT_VERBS.fullmatch(word)
+        or _VERB_FORM.fullmatch(word)
+        or _QUALITY.fullmatch(word)
+        or word.endswith("ly")
+    )
+
+
+def _most_salient(phrases: _PhraseCounts, limit: int) -> list[str]:
+    """Phrases by frequency (longer ones weigh more), none inside another chosen one."""
+    counts, first_at = phrases.counts, phrases.first_at
     ranked = sorted(
         counts, key=lambda p: (-counts[p] * (1 + 0.5 * (len(p.split()) - 1)), first_at[p])
     )
@@ -373,13 +419,7 @@ def concepts_of(
         chosen.append(phrase)
         if len(chosen) >= limit:
             break
-    spans = sentence_spans(text)
-    out: list[tuple[str, str]] = []
-    for phrase in chosen:
-        at = first_at[phrase]
-        sentence = next((text[s:e] for s, e in spans if s <= at < e), "")
-        out.append((phrase, sentence.strip()[:300]))
-    return out
+    return chosen
 
 
 def category_of(text: str, sentences: Sequence[str], has_events: bool) -> MemoryCategory:

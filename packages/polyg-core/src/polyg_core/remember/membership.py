@@ -89,47 +89,87 @@ def membership_spans(
         speaker: who "I" is (the `Name:` a chat note starts with), if known.
     """
     out: list[MembershipSpan] = []
+    last_subject: str | None = None
+    for end, name in _anchors(sentence, mentions, speaker):
+        subject = name if name is not None else last_subject
+        if subject is None:
+            continue
+        verb = _membership_verb(sentence[end:])
+        if verb is None:
+            continue
+        last_subject = subject
+        after = [m for m in mentions if m.span[0] >= end]
+        out += _memberships_after(sentence, after, subject, verb, end + verb.end())
+    return out
+
+
+def _anchors(
+    sentence: str, mentions: Sequence[NameMention], speaker: str | None
+) -> list[tuple[int, str | None]]:
+    """Where a subject ends, in sentence order: a name, "I" (the speaker), or "and"
+    (None: the previous verb's subject)."""
     # A subject is a name (or "I") directly before the verb.
     anchors: list[tuple[int, str | None]] = [(m.span[1], m.name) for m in mentions]
     if speaker:
         anchors += [(m.end(), speaker) for m in re.finditer(r"\bI\b", sentence)]
     # "Tom moved to Lisbon and joined Lumen Labs": the second verb has the first's subject.
     anchors += [(m.end(), None) for m in re.finditer(r",?\s+and\b", sentence)]
-    last_subject: str | None = None
-    for end, name in sorted(anchors, key=lambda a: a[0]):
-        rest = sentence[end:]
-        subject = name if name is not None else last_subject
-        if subject is None:
+    return sorted(anchors, key=lambda a: a[0])
+
+
+def _membership_verb(rest: str) -> re.Match[str] | None:
+    return _MOVE.match(rest) or _JOIN.match(rest) or _LEAVE.match(rest) or _STATE.match(rest)
+
+
+def _memberships_after(
+    sentence: str,
+    after: list[NameMention],
+    subject: str,
+    verb: re.Match[str],
+    verb_end: int,
+) -> list[MembershipSpan]:
+    """The places the verb puts the subject in (or takes it out of), up to the clause's end.
+
+    A move may name two ("from A to B"); the other verbs take the first place they reach.
+    """
+    out: list[MembershipSpan] = []
+    for m in after:
+        gap = sentence[verb_end : m.span[0]]
+        if re.search(r"[.;!?]|\bbut\b|\band\s+(?:then\s+)?\w+ed\b", gap):
+            break
+        span = _membership(verb, gap, subject, m, verb_end)
+        if span is None:
             continue
-        after = [m for m in mentions if m.span[0] >= end]
-        move = _MOVE.match(rest) or _JOIN.match(rest) or _LEAVE.match(rest) or _STATE.match(rest)
-        if move is None:
-            continue
-        last_subject = subject
-        verb_end = end + move.end()
-        for m in after:
-            gap = sentence[verb_end : m.span[0]]
-            if re.search(r"[.;!?]|\bbut\b|\band\s+(?:then\s+)?\w+ed\b", gap):
-                break
-            pred = predicate_for(m.entity_type)
-            if move.re is _MOVE:
-                if _FROM.match(gap):
-                    out.append(MembershipSpan(subject, pred, m.name, True, verb_end))
-                elif _TO.match(gap):
-                    out.append(MembershipSpan(subject, pred, m.name, False, verb_end))
-            elif move.re is _JOIN:
-                if _DIRECT.match(gap):
-                    out.append(MembershipSpan(subject, pred, m.name, False, verb_end))
-                    break
-            elif move.re is _LEAVE:
-                if _DIRECT.match(gap):
-                    out.append(MembershipSpan(subject, pred, m.name, True, verb_end))
-                    break
-            elif _DIRECT.match(gap):
-                verb = move.group("verb").lower()
-                state = "lives_in" if ("liv" in verb or "based" in verb) else "works_at"
-                if state == "works_at" and m.entity_type in ("team", "project"):
-                    state = predicate_for(m.entity_type)
-                out.append(MembershipSpan(subject, state, m.name, False, verb_end))
-                break
+        out.append(span)
+        if verb.re is not _MOVE:
+            break
     return out
+
+
+def _membership(
+    verb: re.Match[str], gap: str, subject: str, place: NameMention, verb_end: int
+) -> MembershipSpan | None:
+    """The membership of `subject` in `place`, when the words between verb and place fit."""
+    predicate = predicate_for(place.entity_type)
+    if verb.re is _MOVE:
+        if _FROM.match(gap):
+            return MembershipSpan(subject, predicate, place.name, True, verb_end)
+        if _TO.match(gap):
+            return MembershipSpan(subject, predicate, place.name, False, verb_end)
+        return None
+    if not _DIRECT.match(gap):
+        return None
+    if verb.re is _JOIN:
+        return MembershipSpan(subject, predicate, place.name, False, verb_end)
+    if verb.re is _LEAVE:
+        return MembershipSpan(subject, predicate, place.name, True, verb_end)
+    return MembershipSpan(subject, _stated(verb, place), place.name, False, verb_end)
+
+
+def _stated(verb: re.Match[str], place: NameMention) -> str:
+    """works at / lives in: the predicate of a stated membership."""
+    said = verb.group("verb").lower()
+    predicate = "lives_in" if ("liv" in said or "based" in said) else "works_at"
+    if predicate == "works_at" and place.entity_type in ("team", "project"):
+        return predicate_for(place.entity_type)
+    return predicate

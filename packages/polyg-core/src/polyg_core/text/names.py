@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -208,63 +208,150 @@ def _split_words(name: str) -> list[str]:
 
 def guess_entity_type(name: str, following: str = "", preceding: str = "") -> str:
     """A likely entity type from the name's shape and the words around it."""
-    words = _split_words(name)
-    key = normalize_name(name)
-    if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", name):
-        return "config"
-    if _FILE.fullmatch(name):
-        return "file"
-    if re.search(r"(?:deploy|deployment|release|build)[\W_]*v?\d", name, re.IGNORECASE):
-        return "deployment"
-    if re.fullmatch(r"v?\d+(?:\.\d+)+\S*", name, re.IGNORECASE):
-        return "version"
-    next_kind = following.split()[0].lower().strip(".,;:!?") if following.split() else ""
-    last_before = preceding.split()[-1].lower() if preceding.split() else ""
-    if last_before in {"service", "server"} or next_kind == "service":
-        return "service"
-    if next_kind in {"disk", "disks", "host", "server", "node", "volume"} or last_before in {
-        "host",
-        "node",
-    }:
-        return "host"
-    if next_kind in {"database", "db", "cluster"} or last_before in {"database", "cluster"}:
-        return "database"
-    if words and words[-1] in {"service", "svc", "api", "gateway", "server", "worker", "daemon"}:
-        return "service"
-    if (words and words[-1] == "proxy") or next_kind in {"service", "api", "app", "server"}:
-        return "service"
-    if key.endswith(("db", "database", "sql")) or key in {"redis", "postgres", "mongo", "falkor"}:
-        return "database"
-    if (words and (words[0] == "project" or words[-1] == "project")) or next_kind == "project":
-        return "project"
-    if (words and (words[0] == "team" or words[-1] in ("team", "squad"))) or next_kind == "team":
-        return "team"
-    next_word = following.split()[0].lower().strip(".,;:!?") if following.split() else ""
-    prev_word = preceding.split()[-1].lower().strip(".,;:!?") if preceding.split() else ""
-    before_article = preceding.split()[:-1][-1:] if prev_word == "the" else []
-    place_word = before_article[0].lower() if before_article else prev_word
-    capitalised_words = (
-        re.fullmatch(rf"[{UPPER}][{LOWER}]+(?: [{UPPER}][{LOWER}]+)?", name) is not None
-    )
-    first = words[0] if words else ""
-    if capitalised_words and (next_word in _PERSON_VERBS or prev_word in _PERSON_BEFORE):
-        return "person"
-    if capitalised_words and following.lower().lstrip().startswith(("is working", "was working")):
-        return "person"
-    if capitalised_words and (prev_word in KINSHIP or following.startswith(":")):
-        return "person"  # "my sister Jane", a speaker's "Jane: ..."
-    if len(words) >= 2 and words[-1] in ORG_SUFFIXES:
-        return "organization"
-    if key in PLACE_NAMES:
-        return "place"
-    if capitalised_words and first in FIRST_NAMES:
-        return "person"
-    if re.fullmatch(rf"[{UPPER}][{LOWER}]+(?: [{UPPER}][{LOWER}]+){{0,2}}", name):
-        if place_word in _PLACE_BEFORE:
-            return "place"
-        if prev_word in _ORG_BEFORE:
-            return "organization"
+    around = _Around.of(name, following, preceding)
+    for rule in _TYPE_RULES:
+        kind = rule(around)
+        if kind is not None:
+            return kind
     return "entity"
+
+
+def _first_word(text: str) -> str:
+    return text.split()[0].lower().strip(".,;:!?") if text.split() else ""
+
+
+@dataclass(frozen=True)
+class _Around:
+    """A name, its words and the words next to it, as the type rules read them."""
+
+    name: str
+    words: list[str]
+    key: str
+    following: str
+    next_word: str
+    last_before: str
+    prev_word: str
+    place_word: str
+    capitalised: bool
+
+    @classmethod
+    def of(cls, name: str, following: str, preceding: str) -> _Around:
+        before = preceding.split()
+        prev_word = before[-1].lower().strip(".,;:!?") if before else ""
+        # "moved to the ...": the word before the article says what kind of name follows.
+        before_article = before[:-1][-1:] if prev_word == "the" else []
+        return cls(
+            name=name,
+            words=_split_words(name),
+            key=normalize_name(name),
+            following=following,
+            next_word=_first_word(following),
+            last_before=before[-1].lower() if before else "",
+            prev_word=prev_word,
+            place_word=before_article[0].lower() if before_article else prev_word,
+            capitalised=re.fullmatch(rf"[{UPPER}][{LOWER}]+(?: [{UPPER}][{LOWER}]+)?", name)
+            is not None,
+        )
+
+    @property
+    def first(self) -> str:
+        return self.words[0] if self.words else ""
+
+    @property
+    def last(self) -> str:
+        return self.words[-1] if self.words else ""
+
+
+def _by_shape(a: _Around) -> str | None:
+    """CONFIG_NAMES, files, deployments and versions, by how they are written."""
+    if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", a.name):
+        return "config"
+    if _FILE.fullmatch(a.name):
+        return "file"
+    if re.search(r"(?:deploy|deployment|release|build)[\W_]*v?\d", a.name, re.IGNORECASE):
+        return "deployment"
+    if re.fullmatch(r"v?\d+(?:\.\d+)+\S*", a.name, re.IGNORECASE):
+        return "version"
+    return None
+
+
+def _by_kind_next_to_it(a: _Around) -> str | None:
+    """The kind word next to the name: "service X", "the X disk", "database X"."""
+    if a.last_before in {"service", "server"} or a.next_word == "service":
+        return "service"
+    if a.next_word in {"disk", "disks", "host", "server", "node", "volume"}:
+        return "host"
+    if a.last_before in {"host", "node"}:
+        return "host"
+    if a.next_word in {"database", "db", "cluster"} or a.last_before in {"database", "cluster"}:
+        return "database"
+    return None
+
+
+def _by_kind_in_it(a: _Around) -> str | None:
+    """The kind word in the name: "auth-service", "billing proxy", "usersdb", "team Kestrel"."""
+    if a.last in {"service", "svc", "api", "gateway", "server", "worker", "daemon", "proxy"}:
+        return "service"
+    if a.next_word in {"service", "api", "app", "server"}:
+        return "service"
+    if a.key.endswith(("db", "database", "sql")) or a.key in {
+        "redis",
+        "postgres",
+        "mongo",
+        "falkor",
+    }:
+        return "database"
+    if "project" in (a.first, a.last) or a.next_word == "project":
+        return "project"
+    if a.first == "team" or a.last in ("team", "squad") or a.next_word == "team":
+        return "team"
+    return None
+
+
+def _by_person_cue(a: _Around) -> str | None:
+    """A capitalised name that acts like a person: "Jane said", "my sister Jane", "Jane: ..."."""
+    if not a.capitalised:
+        return None
+    if a.next_word in _PERSON_VERBS or a.prev_word in _PERSON_BEFORE:
+        return "person"
+    if a.following.lower().lstrip().startswith(("is working", "was working")):
+        return "person"
+    if a.prev_word in KINSHIP or a.following.startswith(":"):
+        return "person"
+    return None
+
+
+def _by_gazetteer(a: _Around) -> str | None:
+    """Organisation suffixes, known places and known first names."""
+    if len(a.words) >= 2 and a.last in ORG_SUFFIXES:
+        return "organization"
+    if a.key in PLACE_NAMES:
+        return "place"
+    if a.capitalised and a.first in FIRST_NAMES:
+        return "person"
+    return None
+
+
+def _by_word_before(a: _Around) -> str | None:
+    """A title-case name after a place word ("moved to") or an organisation word ("at")."""
+    if not re.fullmatch(rf"[{UPPER}][{LOWER}]+(?: [{UPPER}][{LOWER}]+){{0,2}}", a.name):
+        return None
+    if a.place_word in _PLACE_BEFORE:
+        return "place"
+    if a.prev_word in _ORG_BEFORE:
+        return "organization"
+    return None
+
+
+_TYPE_RULES: tuple[Callable[[_Around], str | None], ...] = (
+    _by_shape,
+    _by_kind_next_to_it,
+    _by_kind_in_it,
+    _by_person_cue,
+    _by_gazetteer,
+    _by_word_before,
+)
+"""The type rules in the order they decide: the first that knows wins."""
 
 
 @dataclass
@@ -382,13 +469,31 @@ def _sentence_initial(text: str, start: int) -> bool:
     return not before or before[-1] in ".!?\n:;"
 
 
-def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
-    """(start, end, name, weak) of name-like words; weak ones count only if seen elsewhere."""
-    found: list[tuple[int, int, str, bool]] = []
-    for m in _FILE.finditer(text):
-        found.append((m.start(), m.end(), m.group(0), False))
-    for m in _DEPLOY.finditer(text):
-        found.append((m.start(), m.end(), m.group(0), False))
+_Candidate = tuple[int, int, str, bool]
+"""(start, end, name, weak) of a name-like word; a weak one counts only if seen elsewhere."""
+
+
+def _candidates(text: str) -> list[_Candidate]:
+    """Name-like words of the text, pattern by pattern (the order breaks ties)."""
+    return [
+        *_matches(_FILE, text),
+        *_matches(_DEPLOY, text),
+        *_identifiers(text),
+        *_matches(_CAMEL, text),
+        *_lower_kind_names(text),
+        *_matches(_DOMAIN, text),
+        *_kind_named(text),
+        *_capitalised(text),
+    ]
+
+
+def _matches(pattern: re.Pattern[str], text: str) -> Iterator[_Candidate]:
+    for m in pattern.finditer(text):
+        yield m.start(), m.end(), m.group(0), False
+
+
+def _identifiers(text: str) -> Iterator[_Candidate]:
+    """kebab, snake and dotted identifiers with a digit or a technical part."""
     for m in _IDENT.finditer(text):
         name = m.group(0)
         parts = re.split(r"[-_.]", name)
@@ -397,9 +502,11 @@ def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
             or ("_" in name and len(name) >= 4)
             or any(p.lower() in _TECH_PARTS for p in parts)
         ):
-            found.append((m.start(), m.end(), name, False))
-    for m in _CAMEL.finditer(text):
-        found.append((m.start(), m.end(), m.group(0), False))
+            yield m.start(), m.end(), name, False
+
+
+def _lower_kind_names(text: str) -> Iterator[_Candidate]:
+    """Lower-case team, service and project names: the words before the kind word."""
     for m in _LOWER_KIND.finditer(text):
         parts = list(re.finditer(r"\S+", m.group("name")))
         while len(parts) > 1 and (
@@ -408,29 +515,21 @@ def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
             parts.pop(0)
         if len(parts) > 1:
             start = m.start("name") + parts[0].start()
-            found.append((start, m.end("name"), text[start : m.end("name")], False))
-    for m in _DOMAIN.finditer(text):
-        found.append((m.start(), m.end(), m.group(0), False))
+            yield start, m.end("name"), text[start : m.end("name")], False
+
+
+def _kind_named(text: str) -> Iterator[_Candidate]:
+    """Short names that the word next to them calls a service, host or database."""
     for pattern in (_KIND_BEFORE, _KIND_AFTER):
         for m in pattern.finditer(text):
             if not _not_name(m.group("name")):
-                found.append((m.start("name"), m.end("name"), m.group("name"), False))
+                yield m.start("name"), m.end("name"), m.group("name"), False
+
+
+def _capitalised(text: str) -> Iterator[_Candidate]:
+    """Runs of capitalised words, trimmed of words that cannot start or end a name."""
     for m in _CAPS.finditer(text):
-        words = [
-            (m.start() + w.start(), m.start() + w.end(), w.group(0))
-            for w in re.finditer(r"\S+", m.group(0))
-        ]
-        # "a band called The Night Owls": a capital "The" inside a sentence belongs to the name.
-        titled = (
-            len(words) >= 2
-            and words[0][2] == "The"
-            and not _sentence_initial(text, words[0][0])
-            and not _not_name(words[-1][2])
-        )
-        while words and not titled and _not_name(words[0][2]):
-            words.pop(0)
-        while words and _not_name(words[-1][2]):
-            words.pop()
+        words = _trimmed_words(text, m)
         if not words:
             continue
         start, end = words[0][0], words[-1][1]
@@ -442,8 +541,26 @@ def _candidates(text: str) -> list[tuple[int, int, str, bool]]:
             and len(words) == 1
             and guess_entity_type(name, text[end:][:30]) not in _STRONG_TYPES
         )
-        found.append((start, end, name, weak))
-    return found
+        yield start, end, name, weak
+
+
+def _trimmed_words(text: str, m: re.Match[str]) -> list[tuple[int, int, str]]:
+    words = [
+        (m.start() + w.start(), m.start() + w.end(), w.group(0))
+        for w in re.finditer(r"\S+", m.group(0))
+    ]
+    # "a band called The Night Owls": a capital "The" inside a sentence belongs to the name.
+    titled = (
+        len(words) >= 2
+        and words[0][2] == "The"
+        and not _sentence_initial(text, words[0][0])
+        and not _not_name(words[-1][2])
+    )
+    while words and not titled and _not_name(words[0][2]):
+        words.pop(0)
+    while words and _not_name(words[-1][2]):
+        words.pop()
+    return words
 
 
 def find_names(text: str, matcher: EntityMatcher | None = None) -> list[NameMention]:
