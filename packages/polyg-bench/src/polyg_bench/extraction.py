@@ -35,7 +35,7 @@ from typing import Any
 from polyg_core.errors import InvalidInput
 from polyg_core.remember.extractor import RuleExtractor
 from polyg_core.text.normalize import normalize_name
-from polyg_shared.intents import Extraction
+from polyg_shared.intents import ExtractedFact, Extraction
 from polyg_shared.timeutil import parse_timestamp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -302,68 +302,10 @@ def _forbidden_hits(note: LabelledNote, ex: Extraction) -> list[tuple[str, str, 
 
 def score_note(note: LabelledNote, ex: Extraction, report: ExtractionReport) -> None:
     """Add one note's extraction to the report."""
-    mistakes: list[str] = []
-    found = {_key(e.name): e for e in ex.entities}
-    gold_entities = {_key(n): (n, t) for n, t in note.entities}
-    hit = [k for k in gold_entities if k in found]
-    missed = [gold_entities[k][0] for k in gold_entities if k not in found]
-    extra = [found[k].name for k in found if k not in gold_entities]
-    report.scores["entities"].add(len(hit), len(extra), len(missed))
-    report.entities_by_note_kind.setdefault(note.kind, Score()).add(
-        len(hit), len(extra), len(missed)
-    )
-    for k in hit:
-        report.typed += 1
-        if found[k].entity_type == gold_entities[k][1]:
-            report.typed_right += 1
-        else:
-            mistakes.append(
-                f"type of {gold_entities[k][0]}: {found[k].entity_type} "
-                f"(labelled {gold_entities[k][1]})"
-            )
-    known = {normalize_name(n) for n in note.known}
-    for name, _ in note.entities:
-        if normalize_name(name) in known:
-            report.resolvable += 1
-            if any(e.name == name for e in ex.entities):
-                report.resolved += 1
-            else:
-                mistakes.append(f"not resolved to known {name!r}")
-    mistakes += [f"missed entity {n!r}" for n in missed] + [f"extra entity {n!r}" for n in extra]
-
-    rel_hit, rel_missed, rel_extra = _match(
-        note.relations,
-        [(r.source, r.relationship_type, r.target) for r in ex.relations],
-        lambda g, f: (_key(g[0]), g[1], _key(g[2])) == (_key(f[0]), f[1], _key(f[2])),
-    )
-    report.scores["relations"].add(len(rel_hit), len(rel_extra), len(rel_missed))
-    mistakes += [f"missed relation {r}" for r in rel_missed]
-    mistakes += [f"extra relation {r}" for r in rel_extra]
-
-    def same_fact(g: tuple[str, str, str, str | None, str | None], f: Any) -> bool:
-        return (
-            (_key(g[0]), g[1], _key(g[2])) == (_key(f.subject), f.predicate, _key(f.object))
-            and (g[3] is None or g[3] == _day(f.valid_from))
-            and (g[4] is None or g[4] == _day(f.valid_to))
-        )
-
-    fact_hit, fact_missed, fact_extra = _match(note.facts, ex.facts, same_fact)
-    report.scores["facts"].add(len(fact_hit), len(fact_extra), len(fact_missed))
-    mistakes += [f"missed fact {f}" for f in fact_missed]
-    mistakes += [
-        f"extra fact {(f.subject, f.predicate, f.object, _day(f.valid_from), _day(f.valid_to))}"
-        for f in fact_extra
-    ]
-
-    causal_hit, causal_missed, causal_extra = _match(
-        note.causal,
-        [(c.cause, c.effect) for c in ex.causal_links],
-        lambda g, f: _similar(g[0], f[0]) and _similar(g[1], f[1]),
-    )
-    report.scores["causal links"].add(len(causal_hit), len(causal_extra), len(causal_missed))
-    mistakes += [f"missed causal link {c}" for c in causal_missed]
-    mistakes += [f"extra causal link {c}" for c in causal_extra]
-
+    mistakes = _score_entities(note, ex, report)
+    mistakes += _score_relations(note, ex, report)
+    mistakes += _score_facts(note, ex, report)
+    mistakes += _score_causal_links(note, ex, report)
     if note.empty:
         report.empty_notes += 1
         if not (ex.entities or ex.relations or ex.facts or ex.causal_links):
@@ -374,6 +316,86 @@ def score_note(note: LabelledNote, ex: Extraction, report: ExtractionReport) -> 
     report.notes += 1
     if mistakes:
         report.mistakes[note.id] = mistakes
+
+
+def _score_entities(note: LabelledNote, ex: Extraction, report: ExtractionReport) -> list[str]:
+    """Entities found, their types, and known ones resolved; the mistakes."""
+    found = {_key(e.name): e for e in ex.entities}
+    gold_entities = {_key(n): (n, t) for n, t in note.entities}
+    hit = [k for k in gold_entities if k in found]
+    missed = [gold_entities[k][0] for k in gold_entities if k not in found]
+    extra = [found[k].name for k in found if k not in gold_entities]
+    report.scores["entities"].add(len(hit), len(extra), len(missed))
+    report.entities_by_note_kind.setdefault(note.kind, Score()).add(
+        len(hit), len(extra), len(missed)
+    )
+    mistakes: list[str] = []
+    for k in hit:
+        report.typed += 1
+        if found[k].entity_type == gold_entities[k][1]:
+            report.typed_right += 1
+        else:
+            mistakes.append(
+                f"type of {gold_entities[k][0]}: {found[k].entity_type} "
+                f"(labelled {gold_entities[k][1]})"
+            )
+    mistakes += _score_resolution(note, ex, report)
+    return (
+        mistakes + [f"missed entity {n!r}" for n in missed] + [f"extra entity {n!r}" for n in extra]
+    )
+
+
+def _score_resolution(note: LabelledNote, ex: Extraction, report: ExtractionReport) -> list[str]:
+    """Labelled entities the note already knew: found under their known spelling?"""
+    mistakes: list[str] = []
+    known = {normalize_name(n) for n in note.known}
+    for name, _ in note.entities:
+        if normalize_name(name) in known:
+            report.resolvable += 1
+            if any(e.name == name for e in ex.entities):
+                report.resolved += 1
+            else:
+                mistakes.append(f"not resolved to known {name!r}")
+    return mistakes
+
+
+def _score_relations(note: LabelledNote, ex: Extraction, report: ExtractionReport) -> list[str]:
+    rel_hit, rel_missed, rel_extra = _match(
+        note.relations,
+        [(r.source, r.relationship_type, r.target) for r in ex.relations],
+        lambda g, f: (_key(g[0]), g[1], _key(g[2])) == (_key(f[0]), f[1], _key(f[2])),
+    )
+    report.scores["relations"].add(len(rel_hit), len(rel_extra), len(rel_missed))
+    return [f"missed relation {r}" for r in rel_missed] + [f"extra relation {r}" for r in rel_extra]
+
+
+def _same_fact(g: tuple[str, str, str, str | None, str | None], f: ExtractedFact) -> bool:
+    return (
+        (_key(g[0]), g[1], _key(g[2])) == (_key(f.subject), f.predicate, _key(f.object))
+        and (g[3] is None or g[3] == _day(f.valid_from))
+        and (g[4] is None or g[4] == _day(f.valid_to))
+    )
+
+
+def _score_facts(note: LabelledNote, ex: Extraction, report: ExtractionReport) -> list[str]:
+    fact_hit, fact_missed, fact_extra = _match(note.facts, ex.facts, _same_fact)
+    report.scores["facts"].add(len(fact_hit), len(fact_extra), len(fact_missed))
+    return [f"missed fact {f}" for f in fact_missed] + [
+        f"extra fact {(f.subject, f.predicate, f.object, _day(f.valid_from), _day(f.valid_to))}"
+        for f in fact_extra
+    ]
+
+
+def _score_causal_links(note: LabelledNote, ex: Extraction, report: ExtractionReport) -> list[str]:
+    causal_hit, causal_missed, causal_extra = _match(
+        note.causal,
+        [(c.cause, c.effect) for c in ex.causal_links],
+        lambda g, f: _similar(g[0], f[0]) and _similar(g[1], f[1]),
+    )
+    report.scores["causal links"].add(len(causal_hit), len(causal_extra), len(causal_missed))
+    return [f"missed causal link {c}" for c in causal_missed] + [
+        f"extra causal link {c}" for c in causal_extra
+    ]
 
 
 def evaluate_extraction(

@@ -43,7 +43,7 @@ from polyg_core.recall.packing import item_cost
 from polyg_shared.retrieval import RETRIEVERS, RecalledMemory
 
 from polyg_bench.answers import Graded, calibration_table, f1_table, grade, token_f1
-from polyg_bench.dataset import Dataset
+from polyg_bench.dataset import Conversation, Dataset, Question
 from polyg_bench.stats import Timing, percentile
 
 logger = logging.getLogger(__name__)
@@ -454,108 +454,174 @@ async def run_retrieval(
     )
     all_turns = [t for c in dataset.conversations for s in c.sessions for t in s.turns]
     report.empty_turns = sum(1 for t in all_turns if not t.text.strip())
-    ingesting = _Counter("turns ingested", len(all_turns) - report.empty_turns, progress)
-    asking = _Counter("questions asked", len(dataset.questions) * (1 + len(configs)), progress)
+    run = _Run(
+        memory=memory,
+        report=report,
+        chosen=chosen,
+        configs=configs,
+        max_k=max_k,
+        ingesting=_Counter("turns ingested", len(all_turns) - report.empty_turns, progress),
+        asking=_Counter("questions asked", len(dataset.questions) * (1 + len(configs)), progress),
+    )
     for ci, conv in enumerate(dataset.conversations):
         ns = f"{namespace_prefix}_{ci}"
         report.namespaces.append(ns)
         await memory.store.delete_graph(ns)
-        turns = dataset.turn_texts(conv.id)
-        groups = turn_groups(turns)
-        report.identical_turns += sum(len(g) - 1 for g in groups.values())
         try:
-            ingesting.begin()
-            t0 = time.perf_counter()
-            for session in conv.sessions:
-                for turn in session.turns:
-                    if turn.id not in turns:
-                        continue  # empty: remember refuses it and no question can need it
-                    t1 = time.perf_counter()
-                    res = await memory.remember(
-                        turns[turn.id],
-                        graph=ns,
-                        reference_time=session.date_time,
-                        source_id=turn.id,
-                        who=turn.speaker.strip() or None,
-                    )
-                    report.remember_timing.samples.append((time.perf_counter() - t1) * 1000)
-                    _add_usage(report.remember_usage, res.usage, report.remember_calls)
-                    ingesting.tick()
-            report.ingest_seconds += time.perf_counter() - t0
-            report.turns += len(turns)
-            ref = conv.sessions[-1].date_time if conv.sessions else None
-            ids = list(turns)
-            texts = [turns[i] for i in ids]
-            bm25 = Bm25Baseline(ids, texts)
-            vectors = (
-                np.asarray(await memory.embedder.embed(texts), dtype=np.float64)
-                if texts
-                else np.zeros((0, memory.embedder.dimension))
-            )
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            asked = [q for q in dataset.questions if q.conversation_id == conv.id]
-            results: list[QuestionResult] = []
-            asking.begin()
-            for q in asked:
-                t1 = time.perf_counter()
-                result = await memory.recall(
-                    q.question,
-                    graph=ns,
-                    reference_time=ref,
-                    retrievers=chosen,
-                    memory_limit=max(max_k, BUDGET_DEPTH),
-                )
-                report.recall_timing.samples.append((time.perf_counter() - t1) * 1000)
-                _add_usage(report.recall_usage, result.usage, report.recall_calls)
-                report.degraded_recalls += int(result.degraded)
-                qv = np.asarray((await memory.embedder.embed([q.question]))[0], dtype=np.float64)
-                order = np.argsort(-(vectors @ qv), kind="stable")
-                deep = {
-                    "polyg": ranked_turns(result.memories, turns, groups, BUDGET_DEPTH),
-                    "bm25": bm25.rank(q.question, BUDGET_DEPTH),
-                    "dense": [ids[int(i)] for i in order[:BUDGET_DEPTH]],
-                }
-                results.append(
-                    QuestionResult(
-                        conversation_id=conv.id,
-                        question=q.question,
-                        category=q.category,
-                        evidence=list(q.evidence),
-                        ranked={name: found[:max_k] for name, found in deep.items()},
-                        within={
-                            name: {b: within_budget(found, turns, b) for b in BUDGETS}
-                            for name, found in deep.items()
-                        },
-                        gold=q.answer,
-                        answer=result.answer,
-                        confidence=result.confidence,
-                        intent=str(result.intent.get("type", "")),
-                        answer_f1=token_f1(result.answer, q.answer) if q.answer else 0.0,
-                        memories=[
-                            MemoryHit(
-                                uuid=m.uuid,
-                                score=m.score,
-                                retrievers=dict(m.retrievers),
-                                turns=memory_turns(m, turns, groups),
-                            )
-                            for m in result.memories[:max_k]
-                        ],
-                    )
-                )
-                asking.tick()
-            for name, subset in configs.items():
-                for q, scored in zip(asked, results, strict=True):
-                    result = await memory.recall(
-                        q.question,
-                        graph=ns,
-                        reference_time=ref,
-                        retrievers=subset,
-                        memory_limit=max_k,
-                    )
-                    scored.ablation[name] = ranked_turns(result.memories, turns, groups, max_k)
-                    asking.tick()
-            report.questions += results
+            await run.conversation(dataset, conv, ns)
         finally:
             if not keep:
                 await memory.store.delete_graph(ns)
     return report
+
+
+@dataclass
+class _Baselines:
+    """BM25 and plain dense ranking over one conversation's turns."""
+
+    ids: list[str]
+    bm25: Bm25Baseline
+    vectors: np.ndarray[Any, np.dtype[np.float64]]
+
+    @classmethod
+    async def build(cls, memory: Memory, turns: Mapping[str, str]) -> _Baselines:
+        ids = list(turns)
+        texts = [turns[i] for i in ids]
+        vectors = (
+            np.asarray(await memory.embedder.embed(texts), dtype=np.float64)
+            if texts
+            else np.zeros((0, memory.embedder.dimension))
+        )
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return cls(ids, Bm25Baseline(ids, texts), vectors)
+
+    async def dense(self, memory: Memory, question: str, depth: int) -> list[str]:
+        qv = np.asarray((await memory.embedder.embed([question]))[0], dtype=np.float64)
+        order = np.argsort(-(self.vectors @ qv), kind="stable")
+        return [self.ids[int(i)] for i in order[:depth]]
+
+
+@dataclass
+class _Run:
+    """One benchmark run: ingests each conversation, asks its questions, fills the report."""
+
+    memory: Memory
+    report: RetrievalReport
+    chosen: list[str]
+    configs: dict[str, tuple[str, ...]]
+    max_k: int
+    ingesting: _Counter
+    asking: _Counter
+
+    async def conversation(self, dataset: Dataset, conv: Conversation, ns: str) -> None:
+        turns = dataset.turn_texts(conv.id)
+        groups = turn_groups(turns)
+        self.report.identical_turns += sum(len(g) - 1 for g in groups.values())
+        await self.ingest(conv, turns, ns)
+        ref = conv.sessions[-1].date_time if conv.sessions else None
+        baselines = await _Baselines.build(self.memory, turns)
+        asked = [q for q in dataset.questions if q.conversation_id == conv.id]
+        results: list[QuestionResult] = []
+        self.asking.begin()
+        for q in asked:
+            results.append(await self.ask(q, conv.id, ns, ref, turns, groups, baselines))
+            self.asking.tick()
+        await self.ablate(asked, results, ns, ref, turns, groups)
+        self.report.questions += results
+
+    async def ingest(self, conv: Conversation, turns: Mapping[str, str], ns: str) -> None:
+        report = self.report
+        self.ingesting.begin()
+        t0 = time.perf_counter()
+        for session in conv.sessions:
+            for turn in session.turns:
+                if turn.id not in turns:
+                    continue  # empty: remember refuses it and no question can need it
+                t1 = time.perf_counter()
+                res = await self.memory.remember(
+                    turns[turn.id],
+                    graph=ns,
+                    reference_time=session.date_time,
+                    source_id=turn.id,
+                    who=turn.speaker.strip() or None,
+                )
+                report.remember_timing.samples.append((time.perf_counter() - t1) * 1000)
+                _add_usage(report.remember_usage, res.usage, report.remember_calls)
+                self.ingesting.tick()
+        report.ingest_seconds += time.perf_counter() - t0
+        report.turns += len(turns)
+
+    async def ask(
+        self,
+        q: Question,
+        conversation_id: str,
+        ns: str,
+        ref: str | None,
+        turns: Mapping[str, str],
+        groups: Mapping[str, list[str]],
+        baselines: _Baselines,
+    ) -> QuestionResult:
+        report, max_k = self.report, self.max_k
+        t1 = time.perf_counter()
+        result = await self.memory.recall(
+            q.question,
+            graph=ns,
+            reference_time=ref,
+            retrievers=self.chosen,
+            memory_limit=max(max_k, BUDGET_DEPTH),
+        )
+        report.recall_timing.samples.append((time.perf_counter() - t1) * 1000)
+        _add_usage(report.recall_usage, result.usage, report.recall_calls)
+        report.degraded_recalls += int(result.degraded)
+        deep = {
+            "polyg": ranked_turns(result.memories, turns, groups, BUDGET_DEPTH),
+            "bm25": baselines.bm25.rank(q.question, BUDGET_DEPTH),
+            "dense": await baselines.dense(self.memory, q.question, BUDGET_DEPTH),
+        }
+        return QuestionResult(
+            conversation_id=conversation_id,
+            question=q.question,
+            category=q.category,
+            evidence=list(q.evidence),
+            ranked={name: found[:max_k] for name, found in deep.items()},
+            within={
+                name: {b: within_budget(found, turns, b) for b in BUDGETS}
+                for name, found in deep.items()
+            },
+            gold=q.answer,
+            answer=result.answer,
+            confidence=result.confidence,
+            intent=str(result.intent.get("type", "")),
+            answer_f1=token_f1(result.answer, q.answer) if q.answer else 0.0,
+            memories=[
+                MemoryHit(
+                    uuid=m.uuid,
+                    score=m.score,
+                    retrievers=dict(m.retrievers),
+                    turns=memory_turns(m, turns, groups),
+                )
+                for m in result.memories[:max_k]
+            ],
+        )
+
+    async def ablate(
+        self,
+        asked: list[Question],
+        results: list[QuestionResult],
+        ns: str,
+        ref: str | None,
+        turns: Mapping[str, str],
+        groups: Mapping[str, list[str]],
+    ) -> None:
+        """Each question again with each configuration's retrievers only."""
+        for name, subset in self.configs.items():
+            for q, scored in zip(asked, results, strict=True):
+                result = await self.memory.recall(
+                    q.question,
+                    graph=ns,
+                    reference_time=ref,
+                    retrievers=subset,
+                    memory_limit=self.max_k,
+                )
+                scored.ablation[name] = ranked_turns(result.memories, turns, groups, self.max_k)
+                self.asking.tick()

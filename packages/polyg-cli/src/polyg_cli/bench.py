@@ -21,11 +21,14 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from polyg_cli.runtime import CliState, run, state
+
+if TYPE_CHECKING:
+    from polyg_bench.retrieval import RetrievalReport
 
 bench_app = typer.Typer(
     name="bench",
@@ -431,8 +434,6 @@ def retrieval_command(
 
     report, standin = run(st, go)
     table = report.table()
-    turns = report.turns or 1
-    questions = len(report.questions) or 1
     print(
         f"machine: {machine()}; dataset {dataset}: {report.turns} turns ingested "
         f"({report.empty_turns} empty turns skipped, {report.identical_turns} identical to "
@@ -448,20 +449,7 @@ def retrieval_command(
         "into N tokens (recall's max_tokens packing; about four characters a token)\n"
     )
     print(markdown(budgets, list(budgets[0]) if budgets else []))
-    answers = report.answer_table()
-    if answers:
-        print(
-            "answers (extractive synthesizer unless an LLM is configured): token F1 against "
-            "the gold answer, and the share right (F1 >= 0.5)\n"
-        )
-        print(markdown(answers, ["category", "n", "F1", "right"]))
-        print("calibration: answers bucketed by confidence, how often each bucket is right\n")
-        print(
-            markdown(
-                report.calibration(),
-                ["confidence", "n", "right", "accuracy", "mean_confidence", "mean_f1"],
-            )
-        )
+    _print_answers(report)
     timings = report.timings()
     print(
         markdown(
@@ -469,20 +457,7 @@ def retrieval_command(
             ["ingest_s", "turns_per_s", "recall_p50_ms", "recall_p95_ms", "remember_p50_ms"],
         )
     )
-    cost = [
-        {
-            "call": "remember",
-            "n": report.turns,
-            "p50_ms": round(report.remember_timing.p50, 1),
-            **{k: round(v / turns, 6) for k, v in report.remember_usage.items()},
-        },
-        {
-            "call": "recall",
-            "n": len(report.questions),
-            "p50_ms": round(report.recall_timing.p50, 1),
-            **{k: round(v / questions, 6) for k, v in report.recall_usage.items()},
-        },
-    ]
+    cost = _cost_per_call(report)
     print("per call (means):\n")
     print(
         markdown(
@@ -499,37 +474,9 @@ def retrieval_command(
     print(_usage_markdown(usage))
     by_kind = standin.by_kind() if standin is not None else []
     plumbing = standin.plumbing() if standin is not None else {}
-    if by_kind:
-        print("\nstand-in requests by kind (mean tokens per request):\n")
-        print(markdown(by_kind, ["kind", "calls", "prompt_tokens", "completion_tokens"]))
-        print(
-            f"LLM path plumbing: of {plumbing['requests']} synthesis requests, "
-            f"{plumbing['with_question']} carried the question, {plumbing['with_answer_shape']} "
-            f"the answer shape of its type, {plumbing['with_context_nodes']} the context nodes"
-        )
-    ablation_rows = report.ablation_table()
-    if ablation_rows:
-        cats = [f"R@10 {c}" for c in report.categories]
-        print("\nablation (R@k overall; R@10 per category):\n")
-        print(markdown(ablation_rows, ["configuration", "R@1", "R@5", "R@10", "R@20", *cats]))
-        print("invariant: polyg R@k >= the best single retriever's, k in 1, 5, 10, 20\n")
-        for row in report.invariant():
-            verdict = "holds" if row["holds"] else "violated: " + "; ".join(row["violations"])
-            print(f"- invariant {row['category']}: {verdict}")
-    else:
-        print("\ninvariant: not checked (needs --ablation to measure single retrievers)")
-    where = (
-        "the configured FalkorDB server"
-        if st.settings.storage.external
-        else str(data_dir or "a temporary directory")
-    )
-    if keep is not None:
-        print(
-            f"\ndata kept in {where}: namespaces {', '.join(report.namespaces)} "
-            f"(e.g. POLYG_DATA_DIR={keep} polyg stats -g {report.namespaces[0] if report.namespaces else ''})"
-        )
-    else:
-        print(f"\ndata: {where}; namespaces deleted (--keep DIR keeps them)")
+    _print_standin(by_kind, plumbing)
+    _print_ablation(report)
+    _print_data_location(st, data_dir, keep, report)
     _write_json(
         json_out,
         {
@@ -542,6 +489,88 @@ def retrieval_command(
             "llm_requests_by_kind": by_kind,
             "llm_plumbing": plumbing,
         },
+    )
+
+
+def _print_answers(report: RetrievalReport) -> None:
+    answers = report.answer_table()
+    if not answers:
+        return
+    print(
+        "answers (extractive synthesizer unless an LLM is configured): token F1 against "
+        "the gold answer, and the share right (F1 >= 0.5)\n"
+    )
+    print(markdown(answers, ["category", "n", "F1", "right"]))
+    print("calibration: answers bucketed by confidence, how often each bucket is right\n")
+    print(
+        markdown(
+            report.calibration(),
+            ["confidence", "n", "right", "accuracy", "mean_confidence", "mean_f1"],
+        )
+    )
+
+
+def _cost_per_call(report: RetrievalReport) -> list[dict[str, Any]]:
+    """Per call kind: how many, the median time and the mean LLM usage."""
+    turns = report.turns or 1
+    questions = len(report.questions) or 1
+    return [
+        {
+            "call": "remember",
+            "n": report.turns,
+            "p50_ms": round(report.remember_timing.p50, 1),
+            **{k: round(v / turns, 6) for k, v in report.remember_usage.items()},
+        },
+        {
+            "call": "recall",
+            "n": len(report.questions),
+            "p50_ms": round(report.recall_timing.p50, 1),
+            **{k: round(v / questions, 6) for k, v in report.recall_usage.items()},
+        },
+    ]
+
+
+def _print_standin(by_kind: list[dict[str, Any]], plumbing: dict[str, Any]) -> None:
+    if not by_kind:
+        return
+    print("\nstand-in requests by kind (mean tokens per request):\n")
+    print(markdown(by_kind, ["kind", "calls", "prompt_tokens", "completion_tokens"]))
+    print(
+        f"LLM path plumbing: of {plumbing['requests']} synthesis requests, "
+        f"{plumbing['with_question']} carried the question, {plumbing['with_answer_shape']} "
+        f"the answer shape of its type, {plumbing['with_context_nodes']} the context nodes"
+    )
+
+
+def _print_ablation(report: RetrievalReport) -> None:
+    ablation_rows = report.ablation_table()
+    if not ablation_rows:
+        print("\ninvariant: not checked (needs --ablation to measure single retrievers)")
+        return
+    cats = [f"R@10 {c}" for c in report.categories]
+    print("\nablation (R@k overall; R@10 per category):\n")
+    print(markdown(ablation_rows, ["configuration", "R@1", "R@5", "R@10", "R@20", *cats]))
+    print("invariant: polyg R@k >= the best single retriever's, k in 1, 5, 10, 20\n")
+    for row in report.invariant():
+        verdict = "holds" if row["holds"] else "violated: " + "; ".join(row["violations"])
+        print(f"- invariant {row['category']}: {verdict}")
+
+
+def _print_data_location(
+    st: CliState, data_dir: Path | None, keep: Path | None, report: RetrievalReport
+) -> None:
+    where = (
+        "the configured FalkorDB server"
+        if st.settings.storage.external
+        else str(data_dir or "a temporary directory")
+    )
+    if keep is None:
+        print(f"\ndata: {where}; namespaces deleted (--keep DIR keeps them)")
+        return
+    first = report.namespaces[0] if report.namespaces else ""
+    print(
+        f"\ndata kept in {where}: namespaces {', '.join(report.namespaces)} "
+        f"(e.g. POLYG_DATA_DIR={keep} polyg stats -g {first})"
     )
 
 
