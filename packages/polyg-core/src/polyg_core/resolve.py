@@ -149,32 +149,32 @@ class NameResolver:
     ) -> Resolved | None:
         """Like `resolve`, but None when nothing matches (ambiguity still raises)."""
         check_label(spec.label)
-        condition = f" AND ({where})" if where else ""
-        also = f", {extra} AS extra" if extra else ""
-        args = dict(params or {})
         text = name.strip()
         if not text:
             return None
+        found = await self._by_name(
+            namespace, spec, name, text, where=where, params=params, extra=extra
+        )
+        if found is not None or not fuzzy or self.embedder is None:
+            return found
+        return await self._by_meaning(namespace, spec, name, text)
+
+    async def _by_name(
+        self,
+        namespace: str,
+        spec: NameSpec,
+        name: str,
+        text: str,
+        *,
+        where: str,
+        params: dict[str, Any] | None,
+        extra: str,
+    ) -> Resolved | None:
+        """The node whose uuid, name or normalised name is `text`, in that order."""
+        condition = f" AND ({where})" if where else ""
+        also = f", {extra} AS extra" if extra else ""
         key = spec.key_fn(text)
-        # The exact step also filters on the normalised key (an exact name has that key):
-        # the key has a range index, the display name has none, so this stays an index
-        # lookup instead of a scan of the label.
-        exact = f"n.{spec.name_prop} = $v"
-        steps: list[tuple[MatchKind, str]] = [
-            ("uuid", "n.uuid = $v"),
-            ("exact", f"n.{spec.key_prop} = $k AND {exact}" if key else exact),
-        ]
-        if key:
-            # Nodes with the exact name are left out: this step only counts when the exact
-            # step found none, so no answer changes, and a hit (with its `extra`) is not
-            # read twice.
-            steps.append(
-                (
-                    "normalized",
-                    f"n.{spec.key_prop} = $k AND "
-                    f"(n.{spec.name_prop} IS NULL OR n.{spec.name_prop} <> $v)",
-                )
-            )
+        steps = _lexical_steps(spec, key)
         # The steps in one round trip, each its own indexed branch, answered in order.
         res = await self.store.query(
             namespace,
@@ -183,7 +183,7 @@ class NameResolver:
                 f"RETURN {i} AS step, {props('n')} AS node{also} LIMIT $lim"
                 for i, (_, cond) in enumerate(steps)
             ),
-            {**args, "v": text, "k": key, "lim": self.max_candidates + 1},
+            {**(params or {}), "v": text, "k": key, "lim": self.max_candidates + 1},
             read_only=True,
         )
         by_step: list[list[tuple[dict[str, Any], Any]]] = [[] for _ in steps]
@@ -196,8 +196,12 @@ class NameResolver:
             if len(rows) > 1:
                 cands = [self._candidate(spec, r, 1.0) for r, _ in rows[: self.max_candidates]]
                 raise AmbiguousName(spec.kind, name, cands)
-        if not fuzzy or self.embedder is None:
-            return None
+        return None
+
+    async def _by_meaning(
+        self, namespace: str, spec: NameSpec, name: str, text: str
+    ) -> Resolved | None:
+        """The node most similar to `text` by embedding, when it is clearly the closest."""
         scored = await self._similar(namespace, spec, text)
         if not scored or scored[0].similarity < self.threshold:
             partial = await self._partial(namespace, spec, text)
@@ -376,3 +380,27 @@ def similar_nodes(candidates: Iterable[Candidate]) -> list[SimilarNode]:
         SimilarNode(uuid=c.uuid, name=c.name, label=c.label, similarity=c.similarity)
         for c in candidates
     ]
+
+
+def _lexical_steps(spec: NameSpec, key: str) -> list[tuple[MatchKind, str]]:
+    """The uuid, exact and normalised-name conditions, in the order they are tried."""
+    # The exact step also filters on the normalised key (an exact name has that key):
+    # the key has a range index, the display name has none, so this stays an index
+    # lookup instead of a scan of the label.
+    exact = f"n.{spec.name_prop} = $v"
+    steps: list[tuple[MatchKind, str]] = [
+        ("uuid", "n.uuid = $v"),
+        ("exact", f"n.{spec.key_prop} = $k AND {exact}" if key else exact),
+    ]
+    if key:
+        # Nodes with the exact name are left out: this step only counts when the exact
+        # step found none, so no answer changes, and a hit (with its `extra`) is not
+        # read twice.
+        steps.append(
+            (
+                "normalized",
+                f"n.{spec.key_prop} = $k AND "
+                f"(n.{spec.name_prop} IS NULL OR n.{spec.name_prop} <> $v)",
+            )
+        )
+    return steps

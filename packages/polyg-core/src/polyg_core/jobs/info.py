@@ -62,33 +62,45 @@ def to_info(job: Job, *, include_result: bool = True, retry_at: float | None = N
     kwargs: dict[str, Any] = job.kwargs or {}
     content = str(kwargs.get("content") or "")
     result: Any = job.result if isinstance(job.result, dict) else None
-    usage = None
-    if result is not None and isinstance(result.get("usage"), dict):
-        usage = UsageReport.model_validate(result["usage"])
     status = job_status(job)
-    if status != "queued" or not retry_at or retry_at <= time.time():
-        retry_at = None
-    errors = [str(e) for e in job.meta.get("errors") or []]
     return JobInfo(
         job_id=job.key,
         kind=str(job.meta.get("kind") or job.function),
         graph=str(kwargs.get("graph") or ""),
         status=status,
         progress=min(max(float(job.progress or 0.0), 0.0), 1.0),
-        stage=str(job.meta["stage"]) if job.meta.get("stage") and status == "running" else None,
+        stage=_stage(job, status),
         attempts=job.attempts,
         max_attempts=job.retries,
         error=last_error(job),
-        errors=errors,
+        errors=[str(e) for e in job.meta.get("errors") or []],
         result=result if include_result else None,
-        usage=usage,
+        usage=_usage(result),
         content_hash=str(kwargs.get("content_hash") or "") or None,
         content_preview=content[:PREVIEW_CHARS] or None,
         enqueued_at=_iso_ms(job.queued),
         started_at=_iso_ms(job.started),
         finished_at=_iso_ms(job.completed),
-        next_attempt_at=iso(from_epoch_ms(int(retry_at * 1000))) if retry_at else None,
+        next_attempt_at=_next_attempt(status, retry_at),
         wait_ms=job.duration("start"),
         run_ms=job.duration("process"),
         worker_id=job.worker_id,
     )
+
+
+def _usage(result: dict[str, Any] | None) -> UsageReport | None:
+    if result is not None and isinstance(result.get("usage"), dict):
+        return UsageReport.model_validate(result["usage"])
+    return None
+
+
+def _stage(job: Job, status: str) -> str | None:
+    """What a running job is doing now (none once it stopped running)."""
+    return str(job.meta["stage"]) if job.meta.get("stage") and status == "running" else None
+
+
+def _next_attempt(status: str, retry_at: float | None) -> str | None:
+    """When a queued job that failed is tried again, if that is still to come."""
+    if status != "queued" or not retry_at or retry_at <= time.time():
+        return None
+    return iso(from_epoch_ms(int(retry_at * 1000)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -394,49 +394,30 @@ class FalkorStore:
                 return await graph.ro_query(cypher, args, timeout=limit or None)
             return await graph.query(cypher, args, timeout=limit or None)
 
-        router = self._router
         try:
-            if read_only and router is not None:
-                res = await self._routed_read(run, router)
-            else:
-                res = await self._with_retries(run, "query")
-                ep = self._shard(namespace) if self.settings.cluster else self._primary
-                if read_only:
-                    ep.reads += 1
-                else:
-                    ep.writes += 1
-                    if router is not None:
-                        router.note_write()
+            res = await self._counted(namespace, run, read_only=read_only)
         except rexc.ResponseError as exc:
-            text = str(exc)
-            if "empty key" in text:
+            if "empty key" in str(exc):
                 return QueryResult(header=[], rows=[])
-            if "timed out" in text.lower() or "timeout" in text.lower():
-                raise QueryTimeout(
-                    f"the query took longer than {limit} ms and was stopped; raise "
-                    "POLYG_QUERY_TIMEOUT_MS or narrow the request (smaller depth or limit)"
-                ) from exc
-            if "MISCONF" in text:
-                raise StorageError(
-                    f"FalkorDB refused the write to graph {namespace!r} because it cannot write "
-                    f"its append-only file (disk full?): nothing of this write was kept. Free "
-                    f"space where the data lives, then retry. ({text})"
-                ) from exc
-            raise StorageError(f"FalkorDB rejected a query on graph {namespace!r}: {text}") from exc
-        header = [str(h[1]) if isinstance(h, list | tuple) else str(h) for h in (res.header or [])]
-        rows = [
-            [v if type(v) in _SCALARS else _convert(v) for v in row]
-            for row in (res.result_set or [])
-        ]
-        return QueryResult(
-            header=header,
-            rows=rows,
-            nodes_created=int(res.nodes_created or 0),
-            relationships_created=int(res.relationships_created or 0),
-            nodes_deleted=int(res.nodes_deleted or 0),
-            relationships_deleted=int(res.relationships_deleted or 0),
-            properties_set=int(res.properties_set or 0),
-        )
+            raise _rejected(exc, namespace, limit) from exc
+        return _query_result(res)
+
+    async def _counted(
+        self, namespace: str, run: Callable[[FalkorDB], Awaitable[Any]], *, read_only: bool
+    ) -> Any:
+        """Run on a replica (reads, when there are replicas) or the primary, counting it."""
+        router = self._router
+        if read_only and router is not None:
+            return await self._routed_read(run, router)
+        res = await self._with_retries(run, "query")
+        ep = self._shard(namespace) if self.settings.cluster else self._primary
+        if read_only:
+            ep.reads += 1
+        else:
+            ep.writes += 1
+            if router is not None:
+                router.note_write()
+        return res
 
     async def list_graphs(self) -> list[str]:
         """Names of every graph key on the server (on every shard of a cluster)."""
@@ -816,3 +797,37 @@ def check_embedding(
 async def open_store(settings: StorageSettings | None = None) -> FalkorStore:
     """Create a store from settings and connect it."""
     return await FalkorStore(settings or StorageSettings()).connect()
+
+
+def _rejected(exc: rexc.ResponseError, namespace: str, limit: int) -> StorageError:
+    """The error to raise for a query FalkorDB refused, saying what to do about it."""
+    text = str(exc)
+    if "timed out" in text.lower() or "timeout" in text.lower():
+        return QueryTimeout(
+            f"the query took longer than {limit} ms and was stopped; raise "
+            "POLYG_QUERY_TIMEOUT_MS or narrow the request (smaller depth or limit)"
+        )
+    if "MISCONF" in text:
+        return StorageError(
+            f"FalkorDB refused the write to graph {namespace!r} because it cannot write "
+            f"its append-only file (disk full?): nothing of this write was kept. Free "
+            f"space where the data lives, then retry. ({text})"
+        )
+    return StorageError(f"FalkorDB rejected a query on graph {namespace!r}: {text}")
+
+
+def _query_result(res: Any) -> QueryResult:
+    """A client result as plain values: header names, rows of Python values, counts."""
+    header = [str(h[1]) if isinstance(h, list | tuple) else str(h) for h in (res.header or [])]
+    rows = [
+        [v if type(v) in _SCALARS else _convert(v) for v in row] for row in (res.result_set or [])
+    ]
+    return QueryResult(
+        header=header,
+        rows=rows,
+        nodes_created=int(res.nodes_created or 0),
+        relationships_created=int(res.relationships_created or 0),
+        nodes_deleted=int(res.nodes_deleted or 0),
+        relationships_deleted=int(res.relationships_deleted or 0),
+        properties_set=int(res.properties_set or 0),
+    )
