@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -271,7 +271,7 @@ def _day(value: datetime | None) -> str | None:
 
 
 def _match(
-    gold: Sequence[Any], found: Sequence[Any], same: Any
+    gold: Sequence[Any], found: Sequence[Any], same: Callable[[Any, Any], bool]
 ) -> tuple[list[Any], list[Any], list[Any]]:
     """(matched gold, missed gold, unmatched found), each found item matching at most once."""
     left = list(found)

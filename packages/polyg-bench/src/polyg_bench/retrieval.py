@@ -139,7 +139,7 @@ class Bm25Baseline:
         self._ids = ids
         self._retriever = bm25s.BM25()
         if corpus:  # bm25s cannot index nothing
-            self._retriever.index(  # pyright: ignore[reportUnknownMemberType]
+            self._retriever.index(
                 bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False
             )
 
@@ -147,12 +147,12 @@ class Bm25Baseline:
         """The top-k turn ids for `query`, as bm25s returns them (ties at zero included)."""
         if not self._ids:
             return []
-        docs, _ = self._retriever.retrieve(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        docs, _ = self._retriever.retrieve(
             self._bm25s.tokenize([query], stopwords="en", show_progress=False),
             k=min(k, len(self._ids)),
             show_progress=False,
         )
-        return [self._ids[int(i)] for i in docs[0]]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        return [self._ids[int(i)] for i in docs[0].tolist()]
 
 
 @dataclass

@@ -15,6 +15,7 @@ from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore
+from polyg_shared.nodes import Fact
 
 pytestmark = pytest.mark.anyio
 
@@ -338,7 +339,7 @@ async def test_point_in_time_includes_valid_from_and_excludes_valid_to(
     await graph.add_fact(namespace, "db", "primary", "db-1", "2026-01-01T00:00:00Z")
     await graph.add_fact(namespace, "db", "primary", "db-2", "2026-01-01T12:00:00+02:00")
 
-    def objects(facts: list) -> list[str]:
+    def objects(facts: list[Fact]) -> list[str]:
         return [f.object for f in facts]
 
     assert objects(await graph.facts(namespace, as_of="2026-01-01T00:00:00Z")) == ["db-1"]

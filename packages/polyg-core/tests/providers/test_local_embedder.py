@@ -141,10 +141,11 @@ def test_calls_made_while_the_model_runs_are_embedded_in_one_batch(
     first = threading.Thread(target=embedder.embed_sync, args=(["the first call"],))
     first.start()
     assert running.wait(10)
-    callers = [
-        threading.Thread(target=lambda i=i: got.update({i: embedder.embed_sync([texts[i]])[0]}))
-        for i in range(len(texts))
-    ]
+
+    def call(i: int) -> None:
+        got.update({i: embedder.embed_sync([texts[i]])[0]})
+
+    callers = [threading.Thread(target=call, args=(i,)) for i in range(len(texts))]
     for caller in callers:
         caller.start()
     for _ in range(1000):  # until all eight wait behind the first run (10 s at most)

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import cast
 
 import anyio
 import pytest
@@ -25,7 +24,6 @@ from polyg_core.errors import (
 )
 from polyg_core.storage import EmbeddedFalkorDB, FalkorStore, validate_namespace
 from polyg_core.storage.schema import RANGE_INDEXES
-from redis.asyncio import Redis
 
 pytestmark = pytest.mark.anyio
 
@@ -278,7 +276,7 @@ async def test_a_pool_that_stays_busy_gives_a_clear_error_and_keeps_the_client(
     try:
         await store.query(namespace, "CREATE (:N {i: 1})")
         db = await store._ensure_db()  # pyright: ignore[reportPrivateUsage]
-        pool = cast(Redis, db.connection).connection_pool
+        pool = db.connection.connection_pool
         held = await pool.get_connection()  # every connection is now in use
         with pytest.raises(StorageBusy) as info, anyio.fail_after(10):
             await store.query(namespace, "MATCH (n:N) RETURN n.i", read_only=True)

@@ -79,6 +79,14 @@ def write_file(tmp_path: Path, lines: list[str], name: str = "in.jsonl") -> Path
     return path
 
 
+def _canonical(record: object) -> str:
+    return json.dumps(record, sort_keys=True)
+
+
+def _without_stored(records: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [{k: v for k, v in r.items() if k != "stored"} for r in records]
+
+
 async def export_lines(store: FalkorStore, ns: str) -> list[dict[str, object]]:
     out = io.StringIO()
     await write_jsonl(iter_export(store, ns, page=2), out)
@@ -110,7 +118,7 @@ async def test_jsonl_round_trip_reproduces_records(
         second = await export_lines(store, other)
     finally:
         await store.delete_graph(other)
-    key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
+    key = _canonical
     assert sorted(map(key, second)) == sorted(map(key, first))
 
 
@@ -126,8 +134,7 @@ async def test_reimport_creates_nothing_new(
     assert again.created == 0
     assert again.merged == len(RECORDS)
     # Re-asserting a causal link moves its `updated_at`; nothing else changes.
-    drop = lambda rs: [{k: v for k, v in r.items() if k != "stored"} for r in rs]  # noqa: E731
-    assert drop(await export_lines(store, namespace)) == drop(before)
+    assert _without_stored(await export_lines(store, namespace)) == _without_stored(before)
 
 
 async def test_bad_records_are_reported_with_lines_and_the_rest_imported(
@@ -288,7 +295,7 @@ async def test_json_and_cypher_dumps_import_like_jsonl(
         else:
             await write_cypher(store, namespace, out)
     parsed = [item for _, item in iter_records(dump, fmt)]
-    key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731
+    key = _canonical
     got = [{"kind": r.kind, **r.model_dump(mode="json", exclude_defaults=True)} for r in parsed]  # type: ignore[union-attr]
     assert sorted(map(key, got)) == sorted(map(key, expected))
 

@@ -71,7 +71,7 @@ class PageOutput(BaseModel):
     )
 
     @model_serializer(mode="wrap")
-    def _paging_last(self, handler: SerializerFunctionWrapHandler):
+    def _paging_last(self, handler: SerializerFunctionWrapHandler):  # pyright: ignore[reportUnknownParameterType]
         """The answer's own fields first, where a reader looks; where it stopped last.
 
         (No return annotation: with one, pydantic would take it for the answer's schema.)

@@ -14,7 +14,7 @@ otherwise than the usual definition.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from polyg_shared.engine import (
@@ -91,10 +91,11 @@ class GraphAnalyzer:
         text = name.strip()
         if data.get_node(text) is not None:
             return text
-        for match in (
+        matches: tuple[Callable[[NodeData], bool], ...] = (
             lambda n: n.name == text,
             lambda n: normalize_name(n.name) == normalize_name(text),
-        ):
+        )
+        for match in matches:
             hits = [n for n in data.nodes if match(n)]
             if hits:
                 return self._prefer(name, hits).id

@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,7 +56,9 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _wait(client: redis.Redis, done: Any, timeout_s: float, what: str) -> None:
+def _wait(
+    client: redis.Redis, done: Callable[[dict[str, Any]], bool], timeout_s: float, what: str
+) -> None:
     deadline = time.monotonic() + timeout_s
     while not done(client.info("persistence")):
         if time.monotonic() > deadline:

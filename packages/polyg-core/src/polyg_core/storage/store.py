@@ -309,7 +309,7 @@ class FalkorStore:
         await self._with_retries(lambda db: db.connection.ping(), "PING")
         return True
 
-    async def _with_retries(self, op: Any, what: str) -> Any:
+    async def _with_retries(self, op: Callable[[FalkorDB], Awaitable[Any]], what: str) -> Any:
         attempts = self.settings.max_retries + 1
         delay = 0.1
         last: BaseException | None = None

@@ -1,0 +1,1 @@
+from scipy import sparse as sparse
