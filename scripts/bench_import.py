@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import resource
 import sys
@@ -30,7 +31,7 @@ from typing import Any
 import anyio
 import numpy as np
 import numpy.typing as npt
-from polyg_core.config import load_settings
+from polyg_core.config import settings_from_env
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
@@ -139,7 +140,7 @@ def progress(marks: list[tuple[int, float]], done: int, elapsed: float) -> None:
 
 
 async def bench(n: int, no_embed: bool, batch: int, extra: int) -> None:
-    settings = load_settings()
+    settings = settings_from_env(os.environ)
     store = await FalkorStore(settings.storage).connect()
     embedder: Embedder = HashEmbedder() if no_embed else make_embedder(settings.embedding_model)
     ns = f"bench_import_{n}_{'noembed' if no_embed else 'embed'}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import statistics
 import time
 from collections.abc import Sequence
@@ -26,7 +27,7 @@ from pathlib import Path
 import anyio
 import numpy as np
 import numpy.typing as npt
-from polyg_core.config import load_settings
+from polyg_core.config import settings_from_env
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
@@ -92,7 +93,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def bench(no_embed: bool, warmup: int, limit: int | None) -> None:
-    settings = load_settings()
+    settings = settings_from_env(os.environ)
     store = CountingStore(settings.storage)
     await store.connect()
     inner: Embedder = HashEmbedder() if no_embed else make_embedder(settings.embedding_model)
