@@ -65,6 +65,7 @@ metadata node exists, saving the round trip of its own check."""
 
 # How long the first vector use of a namespace waits for FalkorDB to build its indexes.
 VECTOR_INDEX_WAIT_S = 60.0
+REWRITE_QUEUE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -742,12 +743,14 @@ class FalkorStore:
                 )
             await anyio.sleep(0.01)
 
-    async def _compact_embedded(self) -> None:
-        """Ask the embedded server to rewrite its AOF into the base (no-op when external)."""
+    async def _compact_embedded(self, queue_s: float = 0.0) -> None:
+        """Ask the embedded server to rewrite its AOF into the base (no-op when external),
+        after waiting up to `queue_s` for a rewrite already running."""
         s = self.settings
-        if self.embedded is None or s.url or s.host or s.cluster:
+        embedded = self.embedded
+        if embedded is None or s.url or s.host or s.cluster:
             return
-        await anyio.to_thread.run_sync(self.embedded.compact, 0.0)
+        await anyio.to_thread.run_sync(lambda: embedded.compact(0.0, queue_s=queue_s))
 
     async def check_vector_indexes(
         self, *, repair: bool = False
@@ -773,6 +776,43 @@ class FalkorStore:
         if any(c.rebuilt_s is not None for c in checks):
             await self._compact_embedded()
         return checks
+
+    async def rebuild_vector_index(self, namespace: str, label: str) -> float | None:
+        """Rebuild the vector index of `label` after writes that re-indexed its nodes.
+
+        FalkorDB 4.16.3 keeps the replaced vector of every node it re-indexes (a write to
+        any property of a node that carries a vector, or its delete) as an orphan entry
+        that takes k-NN slots (FalkorDB/FalkorDB#2197); a rebuild drops them. On the
+        embedded server the append-only file is then rewritten into its base, so that a
+        crash replays neither the orphans nor the index definitions (which the engine
+        replays wrongly: `storage/index_check.py`). Queries on that label during the
+        rebuild find nothing from it. Returns the seconds the rebuild took, None when the
+        namespace has no vector index on `label`.
+
+        Raises:
+            StorageUnavailable: the server cannot be reached.
+            StorageError: FalkorDB refused the rebuild.
+        """
+        validate_namespace(namespace)
+        timeout_s = VECTOR_INDEX_WAIT_S
+
+        async def run(db: FalkorDB) -> float | None:
+            return await index_check.refresh(db, namespace, label, "embedding", timeout_s)
+
+        try:
+            seconds: float | None = await self._with_retries(run, "vector index rebuild")
+        except rexc.ResponseError as exc:
+            if "empty key" in str(exc):
+                return None  # no such graph: nothing indexed
+            raise StorageError(
+                f"FalkorDB could not rebuild the {label} vector index of graph {namespace!r}: "
+                f"{exc}. `polyg doctor --repair` rebuilds it."
+            ) from exc
+        if seconds is not None:
+            logger.debug("rebuilt the %s vector index of %r in %.2f s", label, namespace, seconds)
+            # A rewrite already running began before the rebuild and misses it.
+            await self._compact_embedded(queue_s=REWRITE_QUEUE_S)
+        return seconds
 
     async def metadata(self, namespace: str) -> dict[str, Any]:
         """The namespace's metadata node (kind, created/last used, embedding model), or {}."""
