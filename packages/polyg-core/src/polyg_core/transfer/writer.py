@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+from polyg_shared.nodes import Entity
 
 from polyg_core.errors import (
     AmbiguousName,
@@ -211,6 +212,13 @@ def texts_of(rec: Record) -> list[str]:
         shown = f"{rec.name}: {rec.description}" if rec.description else rec.name
         return [shown, *rec.entities]
     return [rec.content, *rec.concepts]
+
+
+def _stored_origin(rec: Record) -> str | None:
+    """The `origin` a node was stored with (an entity or concept only implied by another
+    write), None for one named explicitly or a record written by hand."""
+    origin = rec.stored.get("origin")
+    return str(origin) if origin is not None else None
 
 
 def _stored_uuid(rec: Record) -> str | None:
@@ -473,9 +481,8 @@ class RecordWriter:
         if not items:
             return
         counts = report.kind("entity")
-        rows = [(r.name, r.type, r.properties or None) for _, r in items]
         try:
-            written = await self.entities.add_many(namespace, rows)
+            written = await self._add_entities(namespace, [r for _, r in items])
         except StorageUnavailable:
             raise
         except _RECORD_ERRORS:
@@ -490,10 +497,26 @@ class RecordWriter:
             else:
                 counts.merged += 1
 
+    async def _add_entities(
+        self, namespace: str, records: Sequence[EntityRecord]
+    ) -> list[tuple[Entity, bool]]:
+        """Write entity records, each with the `origin` it was stored with: a record of an
+        entity only implied by another write (`origin` "ensure") must not make the stored
+        one explicit, or a second import of the same file would change the namespace."""
+        out: list[tuple[Entity, bool] | None] = [None] * len(records)
+        by_origin: dict[str | None, list[int]] = {}
+        for i, rec in enumerate(records):
+            by_origin.setdefault(_stored_origin(rec), []).append(i)
+        for origin, idx in by_origin.items():
+            rows = [(records[i].name, records[i].type, records[i].properties or None) for i in idx]
+            for i, got in zip(
+                idx, await self.entities.add_many(namespace, rows, origin=origin), strict=True
+            ):
+                out[i] = got
+        return [got for got in out if got is not None]
+
     async def _entity(self, namespace: str, rec: EntityRecord, restore: _Restore) -> bool:
-        entity, created = await self.entities.add(
-            namespace, rec.name, rec.type, rec.properties or None
-        )
+        ((entity, created),) = await self._add_entities(namespace, [rec])
         if created:
             restore.node(entity.uuid, rec)
         return created
@@ -757,6 +780,7 @@ class RecordWriter:
                     r.name,
                     r.description,
                     list(r.entities),
+                    origin=_stored_origin(r),
                     similar={} if r.similar is not None else None,
                 )
                 for _, r in items
