@@ -145,8 +145,11 @@ async def test_two_stores_rebuilding_the_concept_index_at_once_leave_it_whole(
         for i in range(20):
             await memory.semantic.add_concept(NS, f"queue depth {i}", f"alert at {i} jobs")
         async with anyio.create_task_group() as tg:
-            tg.start_soon(a.rebuild_vector_index, NS, "S_Concept")
-            tg.start_soon(b.rebuild_vector_index, NS, "S_Concept")
+            tg.start_soon(a.rebuild_vector_indexes, NS, ["S_Concept"])
+            tg.start_soon(b.rebuild_vector_indexes, NS, ["S_Concept"])
         assert await concept_index_answers(a) == (20, 20)
-        assert await a.rebuild_vector_index(NS, "S_Memory") is not None
-        assert await a.rebuild_vector_index("no_such_graph_here", "S_Concept") is None
+        took = await a.rebuild_vector_indexes(NS, ["S_Memory", "S_Concept"])
+        assert all(seconds is not None for seconds in took.values()), took
+        assert await a.rebuild_vector_indexes("no_such_graph_here", ["S_Concept"]) == {
+            "S_Concept": None
+        }

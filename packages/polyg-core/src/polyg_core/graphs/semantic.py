@@ -278,7 +278,7 @@ async def write_concepts(
         for i, (_, created) in written.items()
     ):
         # Stored concepts were written again: their replaced vectors stay in the index.
-        await store.rebuild_vector_index(namespace, CONCEPT)
+        await store.rebuild_vector_indexes(namespace, [CONCEPT])
     return written
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -777,42 +777,46 @@ class FalkorStore:
             await self._compact_embedded()
         return checks
 
-    async def rebuild_vector_index(self, namespace: str, label: str) -> float | None:
-        """Rebuild the vector index of `label` after writes that re-indexed its nodes.
+    async def rebuild_vector_indexes(
+        self, namespace: str, labels: Sequence[str]
+    ) -> dict[str, float | None]:
+        """Rebuild the vector indexes of `labels` after writes that re-indexed their nodes.
 
         FalkorDB 4.16.3 keeps the replaced vector of every node it re-indexes (a write to
         any property of a node that carries a vector, or its delete) as an orphan entry
         that takes k-NN slots (FalkorDB/FalkorDB#2197); a rebuild drops them. On the
         embedded server the append-only file is then rewritten into its base, so that a
         crash replays neither the orphans nor the index definitions (which the engine
-        replays wrongly: `storage/index_check.py`). Queries on that label during the
-        rebuild find nothing from it. Returns the seconds the rebuild took, None when the
-        namespace has no vector index on `label`.
+        replays wrongly: `storage/index_check.py`). Queries on a label during its
+        rebuild find nothing from it. Returns, per label, the seconds its rebuild took,
+        None when the namespace has no vector index on it.
 
         Raises:
             StorageUnavailable: the server cannot be reached.
-            StorageError: FalkorDB refused the rebuild.
+            StorageError: FalkorDB refused a rebuild.
         """
         validate_namespace(namespace)
         timeout_s = VECTOR_INDEX_WAIT_S
+        took: dict[str, float | None] = {}
+        for label in dict.fromkeys(labels):
 
-        async def run(db: FalkorDB) -> float | None:
-            return await index_check.refresh(db, namespace, label, "embedding", timeout_s)
+            async def run(db: FalkorDB, label: str = label) -> float | None:
+                return await index_check.refresh(db, namespace, label, "embedding", timeout_s)
 
-        try:
-            seconds: float | None = await self._with_retries(run, "vector index rebuild")
-        except rexc.ResponseError as exc:
-            if "empty key" in str(exc):
-                return None  # no such graph: nothing indexed
-            raise StorageError(
-                f"FalkorDB could not rebuild the {label} vector index of graph {namespace!r}: "
-                f"{exc}. `polyg doctor --repair` rebuilds it."
-            ) from exc
-        if seconds is not None:
-            logger.debug("rebuilt the %s vector index of %r in %.2f s", label, namespace, seconds)
+            try:
+                took[label] = await self._with_retries(run, "vector index rebuild")
+            except rexc.ResponseError as exc:
+                if "empty key" in str(exc):
+                    return {label: None for label in labels}  # no such graph: nothing indexed
+                raise StorageError(
+                    f"FalkorDB could not rebuild the {label} vector index of graph "
+                    f"{namespace!r}: {exc}. `polyg doctor --repair` rebuilds it."
+                ) from exc
+        if any(seconds is not None for seconds in took.values()):
+            logger.debug("rebuilt vector indexes of %r: %s", namespace, took)
             # A rewrite already running began before the rebuild and misses it.
             await self._compact_embedded(queue_s=REWRITE_QUEUE_S)
-        return seconds
+        return took
 
     async def metadata(self, namespace: str) -> dict[str, Any]:
         """The namespace's metadata node (kind, created/last used, embedding model), or {}."""
