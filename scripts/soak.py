@@ -147,6 +147,9 @@ class Soak:
             "POLYG_PORT": str(self.port),
             "POLYG_LOG_LEVEL": "WARNING",
             "POLYG_MAX_RETRIES": "1",
+            # The mix calls tools outside the default profile (add_event, semantic_search,
+            # get_statistics, ...): without this most calls were "Unknown tool".
+            "POLYG_TOOLS": "all",
         }
         for var in ("LLM_MODEL", "FALKORDB_HOST", "POLYG_DATA_DIR"):
             env.pop(var, None)

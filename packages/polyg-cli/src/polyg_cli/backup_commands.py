@@ -56,23 +56,52 @@ def backup_command(
 def restore_command(
     ctx: typer.Context,
     src: Annotated[Path, typer.Argument(help="A directory written by `polyg backup`.")],
+    graph: Annotated[
+        str | None,
+        typer.Option(
+            "--graph",
+            help="Restore only this graph (namespace) of the backup, into a data dir that may "
+            "hold others and be in use; the others are left as they are.",
+        ),
+    ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="With --graph: overwrite that graph when the data dir already has it.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """Restore a backup into the data dir (POLYG_DATA_DIR), which must hold no data yet."""
+    """Restore a backup into the data dir (POLYG_DATA_DIR): all of it into a data dir with
+    no data yet, or one graph (--graph) into any data dir."""
     st = state(ctx)
     data_dir = _data_dir(st, "restore")
+    if replace and graph is None:
+        fail(st, "--replace goes with --graph NAME: it overwrites that one graph", EXIT_USER)
 
     async def go() -> None:
         import anyio
-        from polyg_core.storage.backup import restore
+        from polyg_core.storage.backup import restore, restore_graph
+        from polyg_core.storage.embedded import EmbeddedFalkorDB
 
-        info = await anyio.to_thread.run_sync(lambda: restore(data_dir, src))
-        if as_json:
-            print_json({"data_dir": str(data_dir), "graphs": info.graphs, "bytes": info.bytes})
+        if graph is None:
+            info = await anyio.to_thread.run_sync(lambda: restore(data_dir, src))
+            graphs = info.graphs
         else:
-            st.out.print(
-                f"restored {len(info.graphs)} graphs from {src} (taken {info.created_at}) "
-                f"into {data_dir}"
-            )
+            name = graph
+            server = EmbeddedFalkorDB(data_dir)
+            try:
+                info = await anyio.to_thread.run_sync(
+                    lambda: restore_graph(server, src, name, replace=replace)
+                )
+            finally:
+                await anyio.to_thread.run_sync(server.stop)
+            graphs = [graph]
+        if as_json:
+            print_json({"data_dir": str(data_dir), "graphs": graphs, "bytes": info.bytes})
+        else:
+            what = f"graph {graph!r}" if graph is not None else f"{len(graphs)} graphs"
+            st.out.print(f"restored {what} from {src} (taken {info.created_at}) into {data_dir}")
 
     run(st, go)

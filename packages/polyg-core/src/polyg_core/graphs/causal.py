@@ -144,7 +144,9 @@ def paraphrase_match(
 # Many causal links in one query: the nodes (`$nodes`, by normalised key: a stored
 # node under its own key, a new one created) then the links between them by index
 # into `$nodes`, with the entities each link's two nodes affect and the events they
-# refer to (the same edges `add_link` writes).
+# refer to (the same edges `add_link` writes). A link written again with the same
+# confidence and evidence keeps its `updated_at`: nothing about it changed (a second
+# import of the same file leaves the namespace as it was).
 BATCH_NODES = f"""
 UNWIND $nodes AS n
 MERGE (c:{CAUSAL} {{key: n.key}})
@@ -160,8 +162,10 @@ WITH cs[l.c] AS c, cs[l.e] AS e, l
 
 WRITE_LINKS = f"""{BATCH_NODES}MERGE (c)-[r:{R_CAUSES}]->(e)
 ON CREATE SET r.created_at = $now, r.created_at_iso = $now_iso
+WITH c, e, r, l, r.confidence = l.conf AND (l.ev IS NULL OR r.evidence = l.ev) AS same
 SET r.confidence = l.conf, r.evidence = coalesce(l.ev, r.evidence),
-    r.updated_at = $now, r.updated_at_iso = $now_iso
+    r.updated_at = CASE WHEN same THEN r.updated_at ELSE $now END,
+    r.updated_at_iso = CASE WHEN same THEN r.updated_at_iso ELSE $now_iso END
 {
     each_linked(
         "c, e, r",

@@ -8,6 +8,12 @@ vector indexes' definitions: loading an RDB builds each index once.
 A restore goes into a data dir with no data yet: a server that holds the data dir's
 lock loads the snapshot with the AOF off, turns the AOF on (which writes the snapshot
 as the AOF's base), and shuts down; the next start loads that base as usual.
+
+One namespace can also be restored into a data dir that holds others, running or not
+(`restore_graph`): a scratch server loads the snapshot in a temporary directory, the
+namespace's key is serialised there (`DUMP`) and written into the data dir's server
+(`RESTORE`, which loads it like an RDB: every index is built once), and the append-only
+file is then rewritten into its base. The other namespaces are not touched.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +38,7 @@ from filelock import FileLock
 from polyg_core.errors import EmbeddedServerError, InvalidInput
 from polyg_core.storage import server_lock
 from polyg_core.storage.embedded import EmbeddedFalkorDB, server_binaries
+from polyg_core.storage.namespace import validate_namespace
 
 SNAPSHOT = "falkordb.rdb"
 MANIFEST = "backup.json"
@@ -165,7 +173,8 @@ def restore(data_dir: Path, src: Path, timeout_s: float = 3600.0) -> BackupInfo:
     if (db_dir / "appendonlydir").exists():
         raise InvalidInput(
             f"the data dir {data_dir} already holds data: restore into a new or empty data "
-            "dir (POLYG_DATA_DIR), then point polyg at it"
+            "dir (POLYG_DATA_DIR), then point polyg at it, or restore one graph of the "
+            "backup into this data dir with `polyg restore DIR --graph NAME`"
         )
     db_dir.mkdir(parents=True, exist_ok=True)
     lock_fd = server_lock.try_acquire(db_dir)
@@ -179,6 +188,112 @@ def restore(data_dir: Path, src: Path, timeout_s: float = 3600.0) -> BackupInfo:
         with contextlib.suppress(OSError):
             (db_dir / _RESTORE_RDB).unlink()
     return info
+
+
+def restore_graph(
+    server: EmbeddedFalkorDB,
+    src: Path,
+    graph: str,
+    *,
+    replace: bool = False,
+    timeout_s: float = 3600.0,
+) -> BackupInfo:
+    """Restore the namespace `graph` of a backup into a data dir that may hold others.
+
+    The data dir's server is started if needed (and may go on serving meanwhile); its
+    other namespaces are left as they are. Other polyg processes see the restored
+    namespace at their next query.
+
+    Args:
+        server: the embedded server of the data dir restored into.
+        src: a directory written by `backup`.
+        graph: the namespace to restore.
+        replace: overwrite the namespace when the data dir already has it (what it holds
+            now is lost); without it that is refused.
+        timeout_s: how long loading the snapshot may take.
+
+    Raises:
+        InvalidInput: `src` is not a backup, it holds no such namespace, or the data dir
+            already has it and `replace` is not set.
+        EmbeddedServerError: the backup is damaged, or a server could not load it.
+    """
+    validate_namespace(graph)
+    info = read_backup(src)
+    if graph not in info.graphs:
+        held = ", ".join(repr(g) for g in info.graphs) or "none"
+        raise InvalidInput(
+            f"the backup {src} holds no graph {graph!r} (it holds: {held}); name one of those"
+        )
+    sock = server.ensure_running()
+    client = redis.Redis(unix_socket_path=sock, socket_timeout=timeout_s)
+    try:
+        listed: list[Any] = client.execute_command("GRAPH.LIST") or []
+        held = {g.decode() if isinstance(g, bytes) else str(g) for g in listed}
+        if graph in held and not replace:
+            raise InvalidInput(
+                f"graph {graph!r} already holds data in {server.data_dir}: add --replace "
+                "to overwrite it with the backup's copy (what it holds now is lost), or "
+                "export it first (`polyg export`)"
+            )
+        payload = _dump_from_snapshot(src / SNAPSHOT, graph, timeout_s)
+        # Not RESTORE ... REPLACE: FalkorDB loads a graph into the one of the same name
+        # still registered, so the old nodes would stay next to the restored ones. The
+        # old key goes first, in one transaction with the RESTORE (no query in between).
+        with client.pipeline(transaction=True) as tx:
+            tx.delete(graph)
+            tx.restore(graph, 0, payload)
+            tx.execute()
+    finally:
+        client.close()
+    # The RESTORE command holds the whole namespace; the base file holds it compactly.
+    server.compact()
+    return info
+
+
+def _dump_from_snapshot(snapshot: Path, graph: str, timeout_s: float) -> bytes:
+    """`graph` serialised by a scratch server that loads `snapshot` in a temporary dir."""
+    binary, module = server_binaries()
+    with tempfile.TemporaryDirectory(prefix="polyg-restore-") as tmp:
+        scratch = EmbeddedFalkorDB(Path(tmp))
+        work = scratch.db_dir
+        work.mkdir(parents=True)
+        shutil.copyfile(snapshot, work / _RESTORE_RDB)
+        sock = scratch.socket_path
+        proc = subprocess.Popen(
+            [
+                str(binary),
+                *("--port", "0", "--unixsocket", sock, "--unixsocketperm", "700"),
+                *("--dir", str(work), "--dbfilename", _RESTORE_RDB, "--save", ""),
+                *("--appendonly", "no"),
+                *("--logfile", str(work / "falkordb.log"), "--loadmodule", str(module)),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            try:
+                _connect(proc, sock, timeout_s, work).close()
+            except EmbeddedServerError as exc:
+                # The temporary directory goes: say what its log said.
+                log = (work / "falkordb.log").read_text(errors="replace").strip().splitlines()
+                raise EmbeddedServerError(f"{exc}: {' | '.join(log[-3:])}") from exc
+            # A client that leaves replies as bytes: the serialised key is binary.
+            raw = redis.Redis(unix_socket_path=sock, socket_timeout=timeout_s)
+            try:
+                payload: Any = raw.dump(graph)
+                with contextlib.suppress(redis.ConnectionError):
+                    raw.shutdown(nosave=True)
+            finally:
+                raw.close()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=10)
+    if not isinstance(payload, bytes):
+        raise EmbeddedServerError(f"the backup's snapshot holds no graph {graph!r}")
+    return payload
 
 
 def _load_into_aof(db_dir: Path, lock_fd: int, timeout_s: float) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+from polyg_shared.nodes import Entity
 
 from polyg_core.errors import (
     AmbiguousName,
@@ -214,6 +215,13 @@ def texts_of(rec: Record) -> list[str]:
     return [rec.content, *rec.concepts]
 
 
+def _stored_origin(rec: Record) -> str | None:
+    """The `origin` a node was stored with (an entity or concept only implied by another
+    write), None for one named explicitly or a record written by hand."""
+    origin = rec.stored.get("origin")
+    return str(origin) if origin is not None else None
+
+
 def _stored_uuid(rec: Record) -> str | None:
     """The uuid a record's node had where it was exported (None: written by hand)."""
     uid = rec.stored.get("uuid")
@@ -241,6 +249,7 @@ class RecordWriter:
     _similar: list[tuple[str, dict[str, float]]] = field(
         default_factory=list[tuple[str, dict[str, float]]], init=False, repr=False
     )
+    _restored: set[str] = field(default_factory=set[str], init=False, repr=False)
 
     @classmethod
     def of(cls, memory: Any, batch_size: int = DEFAULT_BATCH) -> RecordWriter:
@@ -382,6 +391,7 @@ class RecordWriter:
         def texts(batch: Sequence[tuple[int, Record]]) -> list[str]:
             return [t for _, rec in batch for t in texts_of(rec)]
 
+        self._restored = set()
         cache = self.cache
         pending = batches()
         current: tuple[list[tuple[int, Record]], int] | None = next(pending)
@@ -409,6 +419,11 @@ class RecordWriter:
         similar, self._similar = self._similar, []
         for name, links in similar:
             await self.semantic.link_similar(namespace, name, links)
+        restored, self._restored = self._restored, set()
+        if restored:
+            # Restoring stored properties wrote each new node a second time, and FalkorDB
+            # 4.16.3 keeps the vector of the first write in the index.
+            await self.store.rebuild_vector_indexes(namespace, sorted(restored))
         report.errors.sort(key=lambda e: e.line)
         report.elapsed_s = time.perf_counter() - started
         return report
@@ -429,23 +444,29 @@ class RecordWriter:
     ) -> None:
         restore = _Restore()
         await self._entities(namespace, by_kind["entity"], report, restore)
-        await restore.nodes(self.store, namespace, ENTITY)
+        if await restore.nodes(self.store, namespace, ENTITY):
+            self._restored.add(ENTITY)
         await self._relations(namespace, by_kind["relation"], report, restore)
         await restore.edges(self.store, namespace, ENTITY, R_RELATES, ENTITY)
         await self._events(namespace, by_kind["event"], report, restore)
-        await restore.nodes(self.store, namespace, EVENT)
+        if await restore.nodes(self.store, namespace, EVENT):
+            self._restored.add(EVENT)
         await self._facts(namespace, by_kind["fact"], report, restore)
-        await restore.nodes(self.store, namespace, FACT)
+        if await restore.nodes(self.store, namespace, FACT):
+            self._restored.add(FACT)
         await self._causal_nodes(namespace, by_kind["causal_node"], report, restore)
-        await restore.nodes(self.store, namespace, CAUSAL)
+        if await restore.nodes(self.store, namespace, CAUSAL):
+            self._restored.add(CAUSAL)
         await self._causal_links(namespace, by_kind["causal_link"], report, restore)
         await restore.edges(self.store, namespace, CAUSAL, R_CAUSES, CAUSAL)
         await self._solutions(namespace, by_kind["solution"], report, restore)
         await restore.edges(self.store, namespace, CAUSAL, R_SOLVED_BY, CAUSAL)
         await self._concepts(namespace, by_kind["concept"], report, restore)
-        await restore.nodes(self.store, namespace, CONCEPT)
+        if await restore.nodes(self.store, namespace, CONCEPT):
+            self._restored.add(CONCEPT)
         await self._memories(namespace, by_kind["memory"], report, restore)
-        await restore.nodes(self.store, namespace, MEMORY)
+        if await restore.nodes(self.store, namespace, MEMORY):
+            self._restored.add(MEMORY)
 
     async def _one(self, report: ImportReport, kind: str, line: int, write: Any) -> None:
         counts = report.kind(kind)
@@ -474,9 +495,8 @@ class RecordWriter:
         if not items:
             return
         counts = report.kind("entity")
-        rows = [(r.name, r.type, r.properties or None) for _, r in items]
         try:
-            written = await self.entities.add_many(namespace, rows)
+            written = await self._add_entities(namespace, [r for _, r in items])
         except StorageUnavailable:
             raise
         except _RECORD_ERRORS:
@@ -491,10 +511,26 @@ class RecordWriter:
             else:
                 counts.merged += 1
 
+    async def _add_entities(
+        self, namespace: str, records: Sequence[EntityRecord]
+    ) -> list[tuple[Entity, bool]]:
+        """Write entity records, each with the `origin` it was stored with: a record of an
+        entity only implied by another write (`origin` "ensure") must not make the stored
+        one explicit, or a second import of the same file would change the namespace."""
+        out: list[tuple[Entity, bool] | None] = [None] * len(records)
+        by_origin: dict[str | None, list[int]] = {}
+        for i, rec in enumerate(records):
+            by_origin.setdefault(_stored_origin(rec), []).append(i)
+        for origin, idx in by_origin.items():
+            rows = [(records[i].name, records[i].type, records[i].properties or None) for i in idx]
+            for i, got in zip(
+                idx, await self.entities.add_many(namespace, rows, origin=origin), strict=True
+            ):
+                out[i] = got
+        return [got for got in out if got is not None]
+
     async def _entity(self, namespace: str, rec: EntityRecord, restore: _Restore) -> bool:
-        entity, created = await self.entities.add(
-            namespace, rec.name, rec.type, rec.properties or None
-        )
+        ((entity, created),) = await self._add_entities(namespace, [rec])
         if created:
             restore.node(entity.uuid, rec)
         return created
@@ -758,6 +794,7 @@ class RecordWriter:
                     r.name,
                     r.description,
                     list(r.entities),
+                    origin=_stored_origin(r),
                     similar={} if r.similar is not None else None,
                 )
                 for _, r in items
@@ -810,10 +847,11 @@ class _Restore:
         if rec.stored:
             self._edges.append({"a": a, "b": b, "k": rel_key, "p": raw_props(rec)})
 
-    async def nodes(self, store: FalkorStore, namespace: str, label: str) -> None:
+    async def nodes(self, store: FalkorStore, namespace: str, label: str) -> bool:
+        """Restore the nodes noted since the last call; whether there were any."""
         rows, self._nodes = self._nodes, []
         if not rows:
-            return
+            return False
         # A stored uuid already taken by another node stays with that node.
         wanted = [r["p"]["uuid"] for r in rows if r["p"].get("uuid") not in (None, r["u"])]
         taken: set[str] = set()
@@ -848,6 +886,7 @@ class _Restore:
                 "WHERE type(r) = row.t AND m.uuid = row.m SET r = row.p",
                 {"rows": links},
             )
+        return True
 
     async def edges(self, store: FalkorStore, namespace: str, a: str, rel: str, b: str) -> None:
         rows, self._edges = self._edges, []
