@@ -216,7 +216,7 @@ def _time_signal(
         return {}, None
     lo = to_epoch_ms(tf.start) if tf.start is not None else -(2**62)
     hi = to_epoch_ms(tf.end) if tf.end is not None else 2**62
-    return {e.uuid: 1.0 for e in catalogue.entries if lo <= e.created_at <= hi}, (lo, hi)
+    return {u: 1.0 for u in catalogue.created_between(lo, hi)}, (lo, hi)
 
 
 def _graph_signal(
