@@ -194,6 +194,15 @@ class NamespaceCatalogue:
             self._doc_by_uuid.update((e.uuid, d) for d, e in found.items())
         return [e for d in docs if (e := self._by_doc.get(d)) is not None]
 
+    def uuids_at(self, docs: Sequence[int]) -> list[str]:
+        """The uuids of the entries numbered `docs`, in that order, without reading the
+        entries (a name in thousands of memories costs their uuids only)."""
+        known = {d: e.uuid for d in docs if (e := self._by_doc.get(d)) is not None}
+        missing = [d for d in docs if d not in known]
+        if missing:
+            known.update(self.reader.uuids(missing))
+        return [u for d in docs if (u := known.get(d)) is not None]
+
     def doc_of(self, uuid: str) -> int | None:
         doc = self._doc_by_uuid.get(uuid)
         if doc is None:
@@ -230,6 +239,10 @@ class NamespaceCatalogue:
         """Memories whose words contain every word of `name`, or whose author it is."""
         return self.entries_at(self._mention_docs(name))
 
+    def mention_uuids(self, name: str) -> list[str]:
+        """The uuids of `mentions(name)`."""
+        return self.uuids_at(self._mention_docs(name))
+
     def authors_in(self, text: str) -> list[str]:
         """Authors of memories whose whole name occurs in `text` (as words)."""
         have = " " + " ".join(name_tokens(text)) + " "
@@ -246,6 +259,10 @@ class NamespaceCatalogue:
         """Memories whose author (who tag or `Name: ` prefix) is `name`."""
         return self.entries_at(self.reader.authored_docs(name_key(name)))
 
+    def authored_uuids(self, name: str) -> list[str]:
+        """The uuids of `authored_by(name)`."""
+        return self.uuids_at(self.reader.authored_docs(name_key(name)))
+
     def specificity(self, matches: int) -> float:
         """How much a name found in `matches` memories says: idf scaled to [0, 1]."""
         n = self.state.n_docs
@@ -260,6 +277,10 @@ class NamespaceCatalogue:
     def about(self, concept: str) -> list[CatalogueEntry]:
         """Memories about `concept` (by uuid)."""
         return self.entries_at(self.reader.concept_docs(concept))
+
+    def about_uuids(self, concept: str) -> list[str]:
+        """The uuids of `about(concept)`."""
+        return self.uuids_at(self.reader.concept_docs(concept))
 
     def created_between(self, lo: int, hi: int) -> list[str]:
         """The uuids of memories created in [lo, hi] (epoch ms)."""

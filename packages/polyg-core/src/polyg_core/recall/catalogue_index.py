@@ -360,6 +360,17 @@ class CatalogueReader:
                 out[int(row[0])] = entry_from_row(row)
         return out
 
+    def uuids(self, docs: Sequence[int]) -> dict[int, str]:
+        """The uuids of the entries numbered `docs` that exist."""
+        out: dict[int, str] = {}
+        for part in _chunks(list(docs)):
+            for d, u in self.conn.execute(
+                f"SELECT doc, uuid FROM entries WHERE doc IN ({_marks(len(part))})",
+                tuple(part),
+            ):
+                out[int(d)] = str(u)
+        return out
+
     def doc_of(self, uuid: str) -> int | None:
         row = self.conn.execute("SELECT doc FROM entries WHERE uuid = ?", (uuid,)).fetchone()
         return None if row is None else int(row[0])
