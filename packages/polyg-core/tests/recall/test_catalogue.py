@@ -178,6 +178,7 @@ def test_the_file_ranks_exactly_as_the_in_process_index(
     for term in index.tokens(query):
         assert cat.lexical.idf(term, at_least=50) == index.idf(term, at_least=50)
     word = query.split()[0]
+    assert cat.mention_uuids(word) == [e.uuid for e in cat.mentions(word)]
     assert [e.uuid for e in cat.mentions(word)] == [
         f"m{i:04d}" for i, t in enumerate(texts) if word in t.split()
     ]
@@ -195,6 +196,8 @@ def test_time_order_authors_and_concepts_come_from_the_file(tmp_path: Path) -> N
     assert cat.authors_in("What did imogen and Tobias do?") == ["imogen", "tobias"]
     assert [e.uuid for e in cat.authored_by("Imogen")] == [first.uuid, third.uuid]
     assert [e.uuid for e in cat.about("c0")] == [first.uuid, fourth.uuid]
+    assert cat.about_uuids("c0") == [first.uuid, fourth.uuid]
+    assert cat.authored_uuids("imogen") == [first.uuid, third.uuid]
     assert cat.created_between(1_000, 2_000) == [second.uuid, third.uuid]
     assert cat.entries[cat.position[third.uuid]] is third  # one memory, one object
     assert len(cat) == 4 and [e.uuid for e in cat.entries] == [f"m{i:04d}" for i in range(4)]

@@ -25,6 +25,7 @@ from typing import Any
 
 import anyio
 import numpy as np
+import numpy.typing as npt
 
 from polyg_core.recall.catalogue_index import (
     CatalogueEntry,
@@ -153,6 +154,9 @@ class NamespaceCatalogue:
     loaded: int = 0
     _by_doc: dict[int, CatalogueEntry] = field(default_factory=lambda: {})
     _doc_by_uuid: dict[str, int] = field(default_factory=lambda: {})
+    _uuid_firsts: list[int] = field(default_factory=lambda: [])
+    _uuid_blocks: list[npt.NDArray[np.bytes_]] = field(default_factory=lambda: [])
+    _uuids_upto: int = 0
 
     def refresh(self) -> None:
         """Read the file's state again; forget cached entries if it was rebuilt."""
@@ -160,6 +164,9 @@ class NamespaceCatalogue:
         if state.generation != self.state.generation:
             self._by_doc.clear()
             self._doc_by_uuid.clear()
+            self._uuid_firsts.clear()
+            self._uuid_blocks.clear()
+            self._uuids_upto = 0
         self.state = state
 
     @property
@@ -197,11 +204,25 @@ class NamespaceCatalogue:
     def uuids_at(self, docs: Sequence[int]) -> list[str]:
         """The uuids of the entries numbered `docs`, in that order, without reading the
         entries (a name in thousands of memories costs their uuids only)."""
-        known = {d: e.uuid for d in docs if (e := self._by_doc.get(d)) is not None}
-        missing = [d for d in docs if d not in known]
-        if missing:
-            known.update(self.reader.uuids(missing))
-        return [u for d in docs if (u := known.get(d)) is not None]
+        if not docs:
+            return []
+        if max(docs) >= self._uuids_upto:
+            for first, block in self.reader.uuid_chunks(self._uuids_upto):
+                self._uuid_firsts.append(first)
+                self._uuid_blocks.append(block)
+                self._uuids_upto = first + len(block)
+        firsts = self._uuid_firsts
+        if len(firsts) == 1:  # the file was built in one go: one block, read at once
+            block = self._uuid_blocks[0]
+            offsets = np.asarray(docs, dtype=np.int64) - firsts[0]
+            offsets = offsets[(offsets >= 0) & (offsets < len(block))]
+            return [u.decode() for u in block[offsets].tolist()]
+        at = np.searchsorted(firsts, docs, side="right") - 1
+        out: list[str] = []
+        for d, c in zip(docs, at.tolist(), strict=True):
+            if c >= 0 and 0 <= d - firsts[c] < len(self._uuid_blocks[c]):
+                out.append(self._uuid_blocks[c][d - firsts[c]].decode())
+        return out
 
     def doc_of(self, uuid: str) -> int | None:
         doc = self._doc_by_uuid.get(uuid)
@@ -229,11 +250,11 @@ class NamespaceCatalogue:
         want = name_tokens(name)
         if not want:
             return []
-        found = self.reader.word_docs(want[0])
+        # Python sets: numpy's set routines import numpy.ma on first use (0.2 s).
+        found = set(self.reader.word_docs(want[0]).tolist())
         for w in want[1:]:
-            found = np.intersect1d(found, self.reader.word_docs(w), assume_unique=True)
-        authored = self.reader.authored_docs(" ".join(want))
-        return sorted({int(d) for d in found} | set(authored))
+            found &= set(self.reader.word_docs(w).tolist())
+        return sorted(found.union(self.reader.authored_docs(" ".join(want))))
 
     def mentions(self, name: str) -> list[CatalogueEntry]:
         """Memories whose words contain every word of `name`, or whose author it is."""

@@ -18,8 +18,10 @@ builds on, so several processes sharing the file never apply the same memories t
 
 Layout: `entries` (one row per memory, numbered in the order added), `terms` (BM25
 postings of stemmed terms: documents, counts, lengths as int32 blobs), `words` (which
-memories hold each plain word, for name lookups), `concepts` and `authors`. A term's
-postings are appended as one chunk per write and merged once a term has many chunks.
+memories hold each plain word, for name lookups), `uuid_chunks` (the uuids of each
+write's memories as one fixed-width blob: a name found in thousands of memories costs one
+read, not a row per memory), `concepts` and `authors`. A term's postings are appended as
+one chunk per write and merged once a term has many chunks.
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from polyg_core.recall.lexical import Ints, Posting, Tokenizer, term_counts
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_CHUNKS = 32
 """A term with more chunks than this has them merged into one on the next write."""
 _IN_BATCH = 500
@@ -62,10 +65,12 @@ CREATE TABLE IF NOT EXISTS terms(
 CREATE TABLE IF NOT EXISTS words(
     word TEXT NOT NULL, chunk INTEGER NOT NULL, docs BLOB NOT NULL,
     PRIMARY KEY(word, chunk)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS uuid_chunks(
+    first_doc INTEGER PRIMARY KEY, width INTEGER NOT NULL, uuids BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS concepts(
     concept TEXT NOT NULL, doc INTEGER NOT NULL, PRIMARY KEY(concept, doc)) WITHOUT ROWID;
 """
-_TABLES = ("meta", "entries", "authors", "terms", "words", "concepts")
+_TABLES = ("meta", "entries", "authors", "terms", "words", "uuid_chunks", "concepts")
 _ENTRY_COLUMNS = (
     "doc, uuid, content, source_id, created_at, recorded_at, category, tags, concepts, author"
 )
@@ -269,6 +274,11 @@ class CatalogueWriter:
                 )
             )
         c.executemany(f"INSERT INTO entries VALUES ({_marks(11)})", rows)
+        if entries:
+            ids = np.array([e.uuid.encode() for e in entries])
+            c.execute(
+                "INSERT INTO uuid_chunks VALUES (?, ?, ?)", (first, ids.itemsize, ids.tobytes())
+            )
         c.executemany(
             "INSERT INTO terms VALUES (?, ?, ?, ?, ?)",
             ((t, first, _ints(d), _ints(n), _ints(n_)) for t, (d, n, n_) in postings.items()),
@@ -360,16 +370,17 @@ class CatalogueReader:
                 out[int(row[0])] = entry_from_row(row)
         return out
 
-    def uuids(self, docs: Sequence[int]) -> dict[int, str]:
-        """The uuids of the entries numbered `docs` that exist."""
-        out: dict[int, str] = {}
-        for part in _chunks(list(docs)):
-            for d, u in self.conn.execute(
-                f"SELECT doc, uuid FROM entries WHERE doc IN ({_marks(len(part))})",
-                tuple(part),
-            ):
-                out[int(d)] = str(u)
-        return out
+    def uuid_chunks(self, from_doc: int) -> list[tuple[int, npt.NDArray[np.bytes_]]]:
+        """The uuid blocks of the writes from document `from_doc` on, as (first document,
+        fixed-width byte strings)."""
+        return [
+            (int(first), np.frombuffer(blob, dtype=f"S{int(width)}"))
+            for first, width, blob in self.conn.execute(
+                "SELECT first_doc, width, uuids FROM uuid_chunks WHERE first_doc >= ? "
+                "ORDER BY first_doc",
+                (from_doc,),
+            )
+        ]
 
     def doc_of(self, uuid: str) -> int | None:
         row = self.conn.execute("SELECT doc FROM entries WHERE uuid = ?", (uuid,)).fetchone()
