@@ -149,7 +149,9 @@ async def _parent(n: int, data_dir: Path, runs: int) -> None:
             )
             row = json.loads(out.stdout.decode().strip().splitlines()[-1])
             rows.append(row)
-            print(f"process {run + 1}: {json.dumps({k: round(v, 1) for k, v in row.items()})}")
+            print(
+                f"process {run + 1}: {json.dumps({k: v if v is None else round(v, 1) for k, v in row.items()})}"
+            )
         later = rows[1:] or rows
         print(
             f"\n{n} memories; new process, first recall: median "

@@ -55,6 +55,8 @@ logger = logging.getLogger(__name__)
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 # Below this many memories a share says little: every name is "common" in three.
 MIN_MEMORIES_FOR_COMMON = 20
+MAX_CACHED_NAMES = 1_000
+"""Names whose memories are kept in the process between recalls (until a write)."""
 MAX_CACHED_ENTRIES = 50_000
 """Entries kept in the process per namespace; beyond this the cache starts again."""
 
@@ -157,10 +159,13 @@ class NamespaceCatalogue:
     _uuid_firsts: list[int] = field(default_factory=lambda: [])
     _uuid_blocks: list[npt.NDArray[np.bytes_]] = field(default_factory=lambda: [])
     _uuids_upto: int = 0
+    _mentions: dict[str, list[int]] = field(default_factory=lambda: {})
 
     def refresh(self) -> None:
         """Read the file's state again; forget cached entries if it was rebuilt."""
         state = self.reader.state()
+        if state != self.state:
+            self._mentions.clear()
         if state.generation != self.state.generation:
             self._by_doc.clear()
             self._doc_by_uuid.clear()
@@ -250,11 +255,24 @@ class NamespaceCatalogue:
         want = name_tokens(name)
         if not want:
             return []
-        # Python sets: numpy's set routines import numpy.ma on first use (0.2 s).
-        found = set(self.reader.word_docs(want[0]).tolist())
+        key = " ".join(want)
+        cached = self._mentions.get(key)
+        if cached is not None:
+            return cached
+        found = self.reader.word_docs(want[0])
         for w in want[1:]:
-            found &= set(self.reader.word_docs(w).tolist())
-        return sorted(found.union(self.reader.authored_docs(" ".join(want))))
+            found = np.intersect1d(found, self.reader.word_docs(w), assume_unique=True)
+        both = np.sort(
+            np.concatenate([found, np.asarray(self.reader.authored_docs(key), np.int32)])
+        )
+        # Not np.union1d: numpy's unique imports numpy.ma on first use (0.2 s).
+        docs: list[int] = (
+            both[np.concatenate(([True], both[1:] != both[:-1]))].tolist() if len(both) else []
+        )
+        if len(self._mentions) >= MAX_CACHED_NAMES:
+            self._mentions.clear()
+        self._mentions[key] = docs
+        return docs
 
     def mentions(self, name: str) -> list[CatalogueEntry]:
         """Memories whose words contain every word of `name`, or whose author it is."""
