@@ -404,34 +404,36 @@ class MemoryCatalogue:
     async def get(self, namespace: str) -> NamespaceCatalogue:
         """The namespace's catalogue, brought up to date first if its memories changed.
 
-        Reads FalkorDB only; the file is written, never the graph.
+        Reads FalkorDB only; the file is written, never the graph. Checking costs two
+        indexed counts (all memories; those recorded after the file's newest), not a scan.
         """
         lock = self._locks.setdefault(namespace, anyio.Lock())
         async with lock:
-            res = await self.store.query(
-                namespace,
-                f"MATCH (m:{MEMORY}) RETURN count(m), max(m.recorded_at)",
-                read_only=True,
-            )
-            count, newest = res.rows[0] if res.rows else (0, 0)
-            stamp = (int(count or 0), int(newest or 0))
             cat = self._namespaces.get(namespace)
             if cat is None:
                 reader = await anyio.to_thread.run_sync(CatalogueReader, self.path(namespace))
                 cat = NamespaceCatalogue(reader)
                 self._namespaces[namespace] = cat
             cat.refresh()
-            if cat.stamp != stamp:
-                await self._update(namespace, cat, stamp)
+            count = await self._count(namespace, "", {})
+            newer = await self._count(
+                namespace, "WHERE m.recorded_at > $after", {"after": cat.stamp[1]}
+            )
+            if count != cat.stamp[0] or newer:
+                await self._update(namespace, cat, count)
                 cat.refresh()
             return cat
 
-    async def _update(
-        self, namespace: str, cat: NamespaceCatalogue, stamp: tuple[int, int]
-    ) -> None:
+    async def _count(self, namespace: str, where: str, params: dict[str, Any]) -> int:
+        res = await self.store.query(
+            namespace, f"MATCH (m:{MEMORY}) {where} RETURN count(m)", params, read_only=True
+        )
+        return int(res.rows[0][0] or 0) if res.rows else 0
+
+    async def _update(self, namespace: str, cat: NamespaceCatalogue, count: int) -> None:
         base = cat.stamp
         path = cat.reader.path
-        if base != (0, 0) and stamp[1] > base[1] and stamp[0] > base[0]:
+        if base != (0, 0) and count > base[0]:
             # Only additions since the file was written: fetch the new memories alone.
             res = await self.store.query(
                 namespace,
@@ -444,7 +446,8 @@ class MemoryCatalogue:
             added = sorted(
                 (_entry(r) for r in res.rows if str(r[0]) not in known), key=lambda e: e.time_key
             )
-            if base[0] + len(added) == stamp[0] and await anyio.to_thread.run_sync(
+            stamp = (base[0] + len(added), _newest(res.rows, base[1]))
+            if stamp[0] == count and await anyio.to_thread.run_sync(
                 _append, path, added, base, stamp
             ):
                 return
@@ -453,6 +456,7 @@ class MemoryCatalogue:
         )
         self.fetched += len(res.rows)
         entries = sorted((_entry(r) for r in res.rows), key=lambda e: e.time_key)
+        stamp = (len(entries), _newest(res.rows, 0))
         await anyio.to_thread.run_sync(_replace, path, entries, stamp)
         logger.debug("memory catalogue of %s rebuilt: %d memories", namespace, len(entries))
 
@@ -466,6 +470,11 @@ class MemoryCatalogue:
         """Close every open catalogue file."""
         for namespace in list(self._namespaces):
             self.forget(namespace)
+
+
+def _newest(rows: Sequence[Sequence[Any]], floor: int) -> int:
+    """The newest record time among fetched memory rows (`_FIELDS`), at least `floor`."""
+    return max([floor, *(int(r[4] or 0) for r in rows)])
 
 
 def _append(
