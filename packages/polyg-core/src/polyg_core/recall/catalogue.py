@@ -160,12 +160,14 @@ class NamespaceCatalogue:
     _uuid_blocks: list[npt.NDArray[np.bytes_]] = field(default_factory=lambda: [])
     _uuids_upto: int = 0
     _mentions: dict[str, list[int]] = field(default_factory=lambda: {})
+    _authored: dict[str, list[int]] = field(default_factory=lambda: {})
 
     def refresh(self) -> None:
         """Read the file's state again; forget cached entries if it was rebuilt."""
         state = self.reader.state()
         if state != self.state:
             self._mentions.clear()
+            self._authored.clear()
         if state.generation != self.state.generation:
             self._by_doc.clear()
             self._doc_by_uuid.clear()
@@ -262,9 +264,7 @@ class NamespaceCatalogue:
         found = self.reader.word_docs(want[0])
         for w in want[1:]:
             found = np.intersect1d(found, self.reader.word_docs(w), assume_unique=True)
-        both = np.sort(
-            np.concatenate([found, np.asarray(self.reader.authored_docs(key), np.int32)])
-        )
+        both = np.sort(np.concatenate([found, np.asarray(self._authored_docs(key), np.int32)]))
         # Not np.union1d: numpy's unique imports numpy.ma on first use (0.2 s).
         docs: list[int] = (
             both[np.concatenate(([True], both[1:] != both[:-1]))].tolist() if len(both) else []
@@ -277,6 +277,14 @@ class NamespaceCatalogue:
     def mentions(self, name: str) -> list[CatalogueEntry]:
         """Memories whose words contain every word of `name`, or whose author it is."""
         return self.entries_at(self._mention_docs(name))
+
+    def _authored_docs(self, key: str) -> list[int]:
+        cached = self._authored.get(key)
+        if cached is None:
+            if len(self._authored) >= MAX_CACHED_NAMES:
+                self._authored.clear()
+            cached = self._authored[key] = self.reader.authored_docs(key)
+        return cached
 
     def mention_uuids(self, name: str) -> list[str]:
         """The uuids of `mentions(name)`."""
@@ -296,11 +304,11 @@ class NamespaceCatalogue:
 
     def authored_by(self, name: str) -> list[CatalogueEntry]:
         """Memories whose author (who tag or `Name: ` prefix) is `name`."""
-        return self.entries_at(self.reader.authored_docs(name_key(name)))
+        return self.entries_at(self._authored_docs(name_key(name)))
 
     def authored_uuids(self, name: str) -> list[str]:
         """The uuids of `authored_by(name)`."""
-        return self.uuids_at(self.reader.authored_docs(name_key(name)))
+        return self.uuids_at(self._authored_docs(name_key(name)))
 
     def specificity(self, matches: int) -> float:
         """How much a name found in `matches` memories says: idf scaled to [0, 1]."""
