@@ -37,12 +37,12 @@ def memories_reached(
         if node.label == MEMORY and catalogue.get(node.uuid) is not None:
             activation[node.uuid] = max(activation[node.uuid], node.score)
         elif node.label == CONCEPT:
-            about = catalogue.about(node.uuid)
+            about = catalogue.about_uuids(node.uuid)
             if not about or len(about) > MAX_MEMORIES_PER_CONCEPT:
                 continue
             weight = catalogue.concept_specificity(node.uuid) * node.score
-            for entry in about:
-                activation[entry.uuid] += weight
+            for uuid in about:
+                activation[uuid] += weight
     return scaled_by_max(activation)
 
 

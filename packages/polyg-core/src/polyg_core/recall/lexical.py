@@ -1,13 +1,17 @@
-"""BM25 over memory texts that grows one memory at a time.
+"""BM25 over memory texts: the tokenizer, the scorer, and an in-process index.
 
 bm25s (the library the retrieval benchmark's baseline uses) precomputes every score for
 a fixed corpus, so one new memory means indexing all of them again: 11 s at 100,000
 memories on this project's 2-core machine. A memory store grows by single writes between
-recalls, so the index here keeps plain postings (term → documents and term counts) and
-scores at query time with the same formula (bm25s's Lucene BM25, k1 = 1.5, b = 0.75) and the
-same text processing (bm25s's token pattern and English stop words, the Snowball
-stemmer from PyStemmer). Adding a memory costs its own tokens; a query costs the
-postings of its terms.
+recalls, so the indexes here keep plain postings (term → documents, term counts and
+document lengths) and score at query time with the same formula (bm25s's Lucene BM25,
+k1 = 1.5, b = 0.75) and the same text processing (bm25s's token pattern and English stop
+words, the Snowball stemmer from PyStemmer). Adding a memory costs its own tokens; a
+query costs the postings of its terms.
+
+`LexicalIndex` holds its postings in the process; the catalogue's file
+(`recall.catalogue_index`) holds the same postings on disk, and both score through
+`bm25_top`, so the two rank alike.
 """
 
 from __future__ import annotations
@@ -15,19 +19,21 @@ from __future__ import annotations
 import math
 import re
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from polyg_core.text.normalize import STOP_WORDS_EN
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 MAX_CACHED_STEMS = 500_000
+K1 = 1.5
+B = 0.75
 
-
-def _stopwords() -> frozenset[str]:
-    return STOP_WORDS_EN
+Ints = npt.NDArray[np.int32]
 
 
 def _stemmer() -> Any:
@@ -37,20 +43,15 @@ def _stemmer() -> Any:
 
 
 @dataclass
-class LexicalIndex:
-    """An append-only BM25 index; documents are numbered 0, 1, 2, ... as added."""
+class Tokenizer:
+    """bm25s's text processing: lower-case words of two or more characters, English stop
+    words removed, Snowball-stemmed; repeated words are kept."""
 
-    k1: float = 1.5
-    b: float = 0.75
-    _docs: array[int] = field(default_factory=lambda: array("i"))
-    _postings: dict[str, tuple[array[int], array[int]]] = field(default_factory=lambda: {})
-    _total: int = 0
-    _stop: frozenset[str] = field(default_factory=_stopwords)
+    _stop: frozenset[str] = field(default_factory=lambda: STOP_WORDS_EN)
     _stem: Any = field(default_factory=_stemmer)
     _stems: dict[str, str] = field(default_factory=lambda: {})
 
-    def tokens(self, text: str) -> list[str]:
-        """Lower-cased, stop words removed, stemmed; repeated words are kept."""
+    def __call__(self, text: str) -> list[str]:
         stems = self._stems
         out: list[str] = []
         for w in _TOKEN.findall(text.lower()):
@@ -64,6 +65,60 @@ class LexicalIndex:
             out.append(stem)
         return out
 
+
+@dataclass(frozen=True)
+class Posting:
+    """The documents holding one term, ascending, with the term's count in each and
+    each document's length in terms."""
+
+    docs: Ints
+    tfs: Ints
+    lengths: Ints
+
+
+def idf(n_docs: int, df: int) -> float:
+    """BM25's (Lucene's) idf of a term found in `df` of `n_docs` documents."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def bm25_top(
+    n_docs: int, total_terms: int, postings: Sequence[Posting], k: int
+) -> list[tuple[int, float]]:
+    """The best `k` documents by BM25 over `postings` (one per query term; a term asked
+    twice counts twice), with their scores (all > 0), best first; ties by document number.
+    """
+    if not n_docs or not postings or k <= 0:
+        return []
+    avg = total_terms / n_docs or 1.0
+    scores = np.zeros(n_docs, dtype=np.float64)
+    for p in postings:
+        tfs = p.tfs.astype(np.float64)
+        norm = K1 * (1.0 - B + B * p.lengths.astype(np.float64) / avg)
+        scores[p.docs] += idf(n_docs, len(p.docs)) * tfs / (tfs + norm)
+    hits = np.flatnonzero(scores > 0)
+    if len(hits) > k:
+        hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
+    order = hits[np.argsort(-scores[hits], kind="stable")]
+    return [(int(d), float(scores[d])) for d in order]
+
+
+def term_counts(terms: Sequence[str]) -> dict[str, int]:
+    """How often each term occurs, in order of first occurrence."""
+    counts: dict[str, int] = {}
+    for t in terms:
+        counts[t] = counts.get(t, 0) + 1
+    return counts
+
+
+@dataclass
+class LexicalIndex:
+    """An append-only BM25 index in the process; documents are numbered 0, 1, 2, ... as added."""
+
+    tokens: Tokenizer = field(default_factory=Tokenizer)
+    _docs: array[int] = field(default_factory=lambda: array("i"))
+    _postings: dict[str, tuple[array[int], array[int]]] = field(default_factory=lambda: {})
+    _total: int = 0
+
     def __len__(self) -> int:
         return len(self._docs)
 
@@ -73,10 +128,7 @@ class LexicalIndex:
         terms = self.tokens(text)
         self._docs.append(len(terms))
         self._total += len(terms)
-        counts: dict[str, int] = {}
-        for t in terms:
-            counts[t] = counts.get(t, 0) + 1
-        for t, n in counts.items():
+        for t, n in term_counts(terms).items():
             posting = self._postings.get(t)
             if posting is None:
                 posting = (array("i"), array("i"))
@@ -94,31 +146,19 @@ class LexicalIndex:
         posting = self._postings.get(term)
         if posting is None:
             return 0.0
-        df = len(posting[0])
-        n_docs = max(len(self._docs), at_least)
-        return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        return idf(max(len(self._docs), at_least), len(posting[0]))
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The best `k` documents for `query` with their BM25 scores (all > 0), best first.
 
         A word repeated in the query counts again, as in bm25s.
         """
-        n_docs = len(self._docs)
-        terms = [t for t in self.tokens(query) if t in self._postings]
-        if not n_docs or not terms or k <= 0:
-            return []
-        lengths = np.frombuffer(self._docs, dtype=np.int32).astype(np.float64)
-        norm = self.k1 * (1.0 - self.b + self.b * lengths / (self._total / n_docs or 1.0))
-        scores = np.zeros(n_docs, dtype=np.float64)
-        for t in terms:
-            docs_a, tfs_a = self._postings[t]
-            docs = np.frombuffer(docs_a, dtype=np.int32)
-            tfs = np.frombuffer(tfs_a, dtype=np.int32).astype(np.float64)
-            df = len(docs)
-            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-            scores[docs] += idf * tfs / (tfs + norm[docs])
-        hits = np.flatnonzero(scores > 0)
-        if len(hits) > k:
-            hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
-        order = hits[np.argsort(-scores[hits], kind="stable")]
-        return [(int(d), float(scores[d])) for d in order]
+        lengths = np.frombuffer(self._docs, dtype=np.int32)
+        postings: list[Posting] = []
+        for t in self.tokens(query):
+            found = self._postings.get(t)
+            if found is not None:
+                docs = np.frombuffer(found[0], dtype=np.int32)
+                tfs = np.frombuffer(found[1], dtype=np.int32)
+                postings.append(Posting(docs, tfs, lengths[docs]))
+        return bm25_top(len(self._docs), self._total, postings, k)

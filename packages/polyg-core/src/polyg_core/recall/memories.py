@@ -190,16 +190,16 @@ def _author_key(name: str | None) -> str:
 def _entity_signal(catalogue: NamespaceCatalogue, names: Sequence[str]) -> dict[str, float]:
     scores: dict[str, float] = defaultdict(float)
     for name in dict.fromkeys(names):
-        found = catalogue.mentions(name)
+        found = catalogue.mention_uuids(name)
         if not found:
             continue
         weight = catalogue.specificity(len(found))
-        for e in found:
-            scores[e.uuid] += weight
+        for uuid in found:
+            scores[uuid] += weight
         # What the named one said or did is about them even when the text never
         # names them; this holds however common the name is.
-        for e in catalogue.authored_by(name):
-            scores[e.uuid] += 1.0
+        for uuid in catalogue.authored_uuids(name):
+            scores[uuid] += 1.0
     return _scaled_by_max(scores)
 
 
@@ -216,7 +216,7 @@ def _time_signal(
         return {}, None
     lo = to_epoch_ms(tf.start) if tf.start is not None else -(2**62)
     hi = to_epoch_ms(tf.end) if tf.end is not None else 2**62
-    return {e.uuid: 1.0 for e in catalogue.entries if lo <= e.created_at <= hi}, (lo, hi)
+    return {u: 1.0 for u in catalogue.created_between(lo, hi)}, (lo, hi)
 
 
 def _graph_signal(
@@ -232,9 +232,9 @@ def _graph_signal(
             weight = catalogue.concept_specificity(concept)
             if weight <= 0:
                 continue
-            for other in catalogue.about(concept):
-                if other.uuid != uuid:
-                    activation[other.uuid] += share * weight
+            for other in catalogue.about_uuids(concept):
+                if other != uuid:
+                    activation[other] += share * weight
     return _scaled_by_max(activation)
 
 
@@ -386,11 +386,7 @@ def _current_first(
     lexical = catalogue.lexical
     common_names = catalogue.common_names(list(names), COMMON_NAME_SHARE)
     common = {t for n in common_names for t in lexical.tokens(n)}
-    named = [
-        {e.uuid for e in catalogue.mentions(n)}
-        for n in dict.fromkeys(names)
-        if n not in common_names
-    ]
+    named = [set(catalogue.mention_uuids(n)) for n in dict.fromkeys(names) if n not in common_names]
     moved = supersede(
         ranked,
         lexical.tokens(question),

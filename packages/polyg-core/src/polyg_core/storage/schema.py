@@ -72,7 +72,7 @@ RANGE_INDEXES: Final[dict[str, tuple[str, ...]]] = {
     FACT: ("uuid", "subject_key", "predicate_key", "valid_from", "valid_to"),
     CAUSAL: ("uuid", "key"),
     CONCEPT: ("uuid", "name_key"),
-    MEMORY: ("uuid", "created_at", "content_hash"),
+    MEMORY: ("uuid", "created_at", "recorded_at", "content_hash"),
     SCRATCH: ("uuid", "name_key", "node_type"),
     META: ("key",),
 }
