@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from polyg_shared.retrieval import ContextNode, ViewResult
 
 from polyg_core.recall.catalogue import NamespaceCatalogue
-from polyg_core.recall.views import Seeds
+from polyg_core.recall.view_context import Seeds
 from polyg_core.storage.schema import CONCEPT, MEMORY
 
 MAX_MEMORIES_PER_CONCEPT = 40
