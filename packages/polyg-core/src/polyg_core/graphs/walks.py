@@ -301,6 +301,25 @@ class GraphWalks:
         )
         return [(str(src), str(rel), str(label), raw) for src, rel, label, raw in rows]
 
+    # -- semantic graph -------------------------------------------------------------------------
+
+    async def memory_similarity(
+        self, namespace: str, ids: Sequence[str], vector: Sequence[float]
+    ) -> list[tuple[str, float]]:
+        """Cosine similarity of the memories `ids` (those with a vector) to `vector`, computed
+        in the database: (memory uuid, similarity in [-1, 1]). Only the given memories are
+        read, through the uuid index; no vector leaves the database."""
+        if not ids:
+            return []
+        res = await self.store.query(
+            namespace,
+            f"MATCH (m:{MEMORY}) WHERE m.uuid IN $ids AND m.embedding IS NOT NULL "
+            "RETURN m.uuid, 1.0 - vec.cosineDistance(m.embedding, vecf32($v))",
+            {"ids": list(ids), "v": list(vector)},
+            read_only=True,
+        )
+        return [(str(uuid), float(sim)) for uuid, sim in res.rows]
+
     # -- any graph, by internal id (personalized PageRank) -------------------------------------
 
     async def seed_fan_in(
