@@ -43,8 +43,9 @@ PERSON_TOP = 30
 """How many of a named person's memories, most like the question first, the graph names."""
 CONCEPT_K = 100
 """Concepts nearest the question that lead to the people's memories."""
-WHOLE_MEMORY_SHARE = 0.5
-"""The weight of the ranking by whole-memory vectors beside the ranking by concepts."""
+WHOLE_MEMORY_SHARE = 0.25
+"""The weight of the ranking by whole-memory vectors beside the ranking by concepts
+(whose phrases match a gathering question's topic better than a whole memory's vector)."""
 PERSON_REACH = 3.0
 """How much a named person's memory weighs beside the rest of what the graph side
 reached (the views, PPR, concepts), which only breaks ties among them."""
