@@ -31,7 +31,11 @@ from polyg_shared.retrieval import ContextNode, ViewResult
 from polyg_core.graphs.walks import GraphWalks
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
 from polyg_core.recall.context_nodes import to_context
-from polyg_core.recall.multihop import GATHER_GRAPH_WEIGHT, GATHER_PEOPLE_WEIGHT
+from polyg_core.recall.multihop import (
+    GATHER_GRAPH_WEIGHT,
+    GATHER_PEOPLE_WEIGHT,
+    asks_to_gather,
+)
 from polyg_core.recall.view_context import Seeds
 from polyg_core.storage.schema import CONCEPT, MEMORY
 from polyg_core.storage.store import FalkorStore
@@ -195,14 +199,17 @@ async def graph_reach(
     seeds: Seeds,
     views: Sequence[ViewResult],
     *,
+    question: str = "",
     people: Sequence[str] = (),
     vector: npt.NDArray[np.float32] | None = None,
 ) -> list[ContextNode]:
-    """The nodes the graph side found: the concept seeds, what the views reached, and the
-    named people's memories most like the question."""
+    """The nodes the graph side found: the concept seeds, what the views reached, and,
+    for a question shaped to gather (`multihop.asks_to_gather`, not one that merely
+    names two things), the named people's memories most like it."""
     out = [n for n in seeds.semantic.nodes if n.label == CONCEPT]
     for view in views:
         if view.status == "ok":
             out.extend(view.nodes)
-    out.extend(await people_memories(store, namespace, catalogue, people, vector))
+    if asks_to_gather(question):
+        out.extend(await people_memories(store, namespace, catalogue, people, vector))
     return out

@@ -365,6 +365,7 @@ class RecallPipeline:
                     catalogue,
                     seeds,
                     views,
+                    question=question,
                     people=[*intent.entities, *speakers],
                     vector=vector,
                 )
