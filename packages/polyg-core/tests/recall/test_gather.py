@@ -19,6 +19,9 @@ from polyg_core.recall.multihop import asks_to_gather, without_form_words
         "What kinds of bread does Tomas bake?",
         "In what ways is Ines helping the choir?",
         "How many times has Tomas been to Porto?",
+        "What does Ines do to unwind?",
+        "What do Tomas's parents like?",
+        "How many cousins does Ines have?",
     ],
 )
 def test_gathering_and_chaining_questions_are_multi_hop(question: str) -> None:
@@ -34,6 +37,8 @@ def test_gathering_and_chaining_questions_are_multi_hop(question: str) -> None:
         "When did Tomas move to Porto?",
         "Who owns the billing worker?",
         "What does Redis cache?",
+        "What does Ines think about the move?",
+        "What does the deploy script do?",
     ],
 )
 def test_single_fact_questions_are_not(question: str) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from polyg_shared.retrieval import ContextNode
 
-from polyg_core.storage.schema import GRAPH_OF_LABEL
+from polyg_core.storage.schema import FACT, GRAPH_OF_LABEL
 
 _ATTRIBUTES = (
     "entity_type",
@@ -32,7 +32,7 @@ _MAX_TEXT = 400
 
 def node_text(label: str, props: dict[str, Any]) -> str:
     """The text a reader sees for a node of any memory label."""
-    if label == "T_Fact":
+    if label == FACT:
         return (
             f"{props.get('subject', '?')} {props.get('predicate', '?')} {props.get('object', '?')}"
         )

@@ -7,6 +7,14 @@ graph side found has to be said in memories to survive it:
 * a memory node counts with its own score;
 * a concept counts for every memory about it, weighted by the concept's specificity
   (a concept nearly every memory is about says little), its score shared among them;
+* the people a gathering question names reach their own memories (those they said, or
+  for a name that says nothing, those that name it): the ones nearest the question by
+  the concepts they are about (a concept is a phrase of its memories, so this matches
+  phrase by phrase) and by their whole vectors. "What has Dana cooked for her family?"
+  is answered by Dana's memories about meals, cakes and dinners, said on many days in
+  words far from the question's; among all memories they rank low, among Dana's first.
+  When the people's memories are reached, they lead the graph retriever and it weighs
+  more in fusion (`graph_signal`).
 
 Scores are scaled by the best, so this is one more signal in [0, 1] beside the others.
 """
@@ -14,27 +22,60 @@ Scores are scaled by the best, so this is one more signal in [0, 1] beside the o
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
+import numpy as np
+import numpy.typing as npt
 from polyg_shared.retrieval import ContextNode, ViewResult
 
-from polyg_core.recall.catalogue import NamespaceCatalogue
-from polyg_core.recall.views import Seeds
+from polyg_core.graphs.walks import GraphWalks
+from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
+from polyg_core.recall.context_nodes import to_context
+from polyg_core.recall.multihop import (
+    GATHER_GRAPH_WEIGHT,
+    GATHER_PEOPLE_WEIGHT,
+    asks_to_gather,
+)
+from polyg_core.recall.view_context import Seeds
 from polyg_core.storage.schema import CONCEPT, MEMORY
+from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.vector import knn
 
 MAX_MEMORIES_PER_CONCEPT = 40
 """A concept more memories than this are about spreads to none of them (a hub)."""
+PERSON_TOP = 30
+"""How many of a named person's memories, most like the question first, the graph names."""
+CONCEPT_K = 100
+"""Concepts nearest the question that lead to the people's memories."""
+WHOLE_MEMORY_SHARE = 0.25
+"""The weight of the ranking by whole-memory vectors beside the ranking by concepts
+(whose phrases match a gathering question's topic better than a whole memory's vector)."""
+PERSON_REACH = 3.0
+"""How much a named person's memory weighs beside the rest of what the graph side
+reached (the views, PPR, concepts), which only breaks ties among them."""
+PERSON_ATTRIBUTE = "person"
+"""Marks the memory nodes that are the named people's (`people_memories`)."""
+RANK_OFFSET = 10
+"""Reciprocal-rank offset when the two rankings of the people's memories are fused."""
+MAX_PEOPLE_SHARE = 0.6
+"""Named people whose memories are more than this share of all say little about which."""
+MAX_PERSON_MEMORIES = 5000
+"""The newest memories of the named people compared with the question, at most."""
 
 
 def memories_reached(
     catalogue: NamespaceCatalogue, nodes: Iterable[ContextNode]
-) -> dict[str, float]:
-    """Memory uuid -> activation in [0, 1] from the graph side's nodes (see module doc)."""
+) -> tuple[dict[str, float], dict[str, float]]:
+    """What the graph side's nodes reach (see module doc): memory uuid -> activation from
+    the views, PPR and concepts, and from the named people's memories, each in [0, 1]."""
     activation: dict[str, float] = defaultdict(float)
+    people: dict[str, float] = {}
     for node in nodes:
         if node.score <= 0:
             continue
-        if node.label == MEMORY and catalogue.get(node.uuid) is not None:
+        if node.label == MEMORY and node.attributes.get(PERSON_ATTRIBUTE):
+            people[node.uuid] = max(people.get(node.uuid, 0.0), node.score)
+        elif node.label == MEMORY and catalogue.get(node.uuid) is not None:
             activation[node.uuid] = max(activation[node.uuid], node.score)
         elif node.label == CONCEPT:
             about = catalogue.about_uuids(node.uuid)
@@ -43,7 +84,27 @@ def memories_reached(
             weight = catalogue.concept_specificity(node.uuid) * node.score
             for uuid in about:
                 activation[uuid] += weight
-    return scaled_by_max(activation)
+    return scaled_by_max(activation), scaled_by_max(people)
+
+
+def graph_signal(
+    catalogue: NamespaceCatalogue, spread: Mapping[str, float], nodes: Iterable[ContextNode]
+) -> tuple[dict[str, float], float]:
+    """The graph retriever's scores in [0, 1] and its weight in fusion.
+
+    `spread`: activation spread from the best hits through their concepts; `nodes`: what
+    the graph side reached (`graph_reach`). With the named people's memories among them,
+    those lead (the rest breaks their ties) and the retriever weighs
+    `GATHER_PEOPLE_WEIGHT`: they are what the question gathers around. Otherwise the
+    views, PPR and the spread weigh `GATHER_GRAPH_WEIGHT`.
+    """
+    reached, people = memories_reached(catalogue, nodes)
+    other = {u: spread.get(u, 0.0) + reached.get(u, 0.0) for u in {*spread, *reached}}
+    if not people:
+        return scaled_by_max(other), GATHER_GRAPH_WEIGHT
+    other = scaled_by_max(other)
+    mixed = {u: PERSON_REACH * people.get(u, 0.0) + other.get(u, 0.0) for u in {*people, *other}}
+    return scaled_by_max(mixed), GATHER_PEOPLE_WEIGHT
 
 
 def scaled_by_max(scores: Mapping[str, float]) -> dict[str, float]:
@@ -52,10 +113,103 @@ def scaled_by_max(scores: Mapping[str, float]) -> dict[str, float]:
     return {u: s / hi for u, s in scores.items()} if hi > 0 else {}
 
 
-def graph_reach(seeds: Seeds, views: Sequence[ViewResult]) -> list[ContextNode]:
-    """The nodes the graph side found: the concept seeds and what the views reached."""
+def _people_entries(catalogue: NamespaceCatalogue, people: Sequence[str]) -> list[CatalogueEntry]:
+    """The memories of the named people, newest first, at most `MAX_PERSON_MEMORIES`:
+    for a person who said some of the memories (their author), those; for a name that
+    authors nothing (a third person, a service), the memories that name it. In a
+    conversation each speaker names the other in passing ("Thanks, Dana!"), so what names
+    a speaker is mostly not about them."""
+    found: dict[str, CatalogueEntry] = {}
+    for name in dict.fromkeys(people):
+        own = catalogue.authored_by(name)
+        for entry in own or catalogue.mentions(name):
+            found[entry.uuid] = entry
+    newest = sorted(found.values(), key=lambda e: -e.created_at)
+    return newest[:MAX_PERSON_MEMORIES]
+
+
+def _ranks(scores: Mapping[str, float]) -> dict[str, int]:
+    ordered = sorted(scores.items(), key=lambda us: (-us[1], us[0]))
+    return {uuid: i for i, (uuid, _) in enumerate(ordered)}
+
+
+async def _by_concepts(
+    store: FalkorStore,
+    namespace: str,
+    catalogue: NamespaceCatalogue,
+    vector: npt.NDArray[np.float32],
+    among: Collection[str],
+) -> dict[str, float]:
+    """Memories of `among` about the concepts nearest the question: a concept names a
+    phrase of the memories about it, so this matches the question phrase by phrase where
+    a whole memory's vector blurs it. Score: the best concept's similarity times its
+    specificity."""
+    hits = await knn(store, namespace, CONCEPT, vector.tolist(), CONCEPT_K)
+    scores: dict[str, float] = {}
+    for hit in hits:
+        about = catalogue.about(hit.uuid)
+        if not about or len(about) > MAX_MEMORIES_PER_CONCEPT:
+            continue
+        score = hit.similarity * catalogue.concept_specificity(hit.uuid)
+        for entry in about:
+            if entry.uuid in among and score > scores.get(entry.uuid, 0.0):
+                scores[entry.uuid] = score
+    return scores
+
+
+async def people_memories(
+    store: FalkorStore,
+    namespace: str,
+    catalogue: NamespaceCatalogue,
+    people: Sequence[str],
+    vector: npt.NDArray[np.float32] | None,
+) -> list[ContextNode]:
+    """The named people's memories most like the question (`vector`), as memory nodes
+    scored in [0, 1]: ranked by their whole vectors and by the concepts they are about,
+    the two ranks fused (reciprocal rank), the best `PERSON_TOP` kept."""
+    if vector is None or not people:
+        return []
+    entries = {e.uuid: e for e in _people_entries(catalogue, people)}
+    if not entries or len(entries) > MAX_PEOPLE_SHARE * len(catalogue):
+        # Nearly every memory is theirs (both sides of a conversation): naming them
+        # tells nothing about which memories gather.
+        return []
+    sims = await GraphWalks(store).memory_similarity(namespace, list(entries), vector.tolist())
+    concepts = await _by_concepts(store, namespace, catalogue, vector, entries)
+    fused: dict[str, float] = defaultdict(float)
+    for ranks, weight in ((_ranks(concepts), 1.0), (_ranks(dict(sims)), WHOLE_MEMORY_SHARE)):
+        for uuid, rank in ranks.items():
+            fused[uuid] += weight / (RANK_OFFSET + rank)
+    top = sorted(fused.items(), key=lambda us: (-us[1], us[0]))[:PERSON_TOP]
+    best = top[0][1]
+    out: list[ContextNode] = []
+    for uuid, score in top:
+        entry = entries[uuid]
+        props = {"uuid": uuid, "content": entry.content, "created_at": entry.created_at}
+        node = to_context(MEMORY, props, score / best)
+        attributes = {**node.attributes, PERSON_ATTRIBUTE: True}
+        out.append(node.model_copy(update={"attributes": attributes}))
+    return out
+
+
+async def graph_reach(
+    store: FalkorStore,
+    namespace: str,
+    catalogue: NamespaceCatalogue,
+    seeds: Seeds,
+    views: Sequence[ViewResult],
+    *,
+    question: str = "",
+    people: Sequence[str] = (),
+    vector: npt.NDArray[np.float32] | None = None,
+) -> list[ContextNode]:
+    """The nodes the graph side found: the concept seeds, what the views reached, and,
+    for a question shaped to gather (`multihop.asks_to_gather`, not one that merely
+    names two things), the named people's memories most like it."""
     out = [n for n in seeds.semantic.nodes if n.label == CONCEPT]
     for view in views:
         if view.status == "ok":
             out.extend(view.nodes)
+    if asks_to_gather(question):
+        out.extend(await people_memories(store, namespace, catalogue, people, vector))
     return out

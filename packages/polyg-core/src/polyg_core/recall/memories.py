@@ -45,12 +45,8 @@ from polyg_core.recall.classifier import without_hedges
 from polyg_core.recall.context_nodes import to_context
 from polyg_core.recall.currency import EndedValue, asks_about_now, supersede
 from polyg_core.recall.filters import MemoryFilter
-from polyg_core.recall.graph_memories import memories_reached, scaled_by_max
-from polyg_core.recall.multihop import (
-    GATHER_ENTITY_WEIGHT,
-    GATHER_GRAPH_WEIGHT,
-    without_form_words,
-)
+from polyg_core.recall.graph_memories import graph_signal
+from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
@@ -323,13 +319,10 @@ async def rank_memories(
         top = seeds[0][1] or 1.0
         spread = _graph_signal(catalogue, [(u, s / top) for u, s in seeds])
         # What the expansion views and PPR reached through entities and concepts.
-        reached = memories_reached(catalogue, graph_nodes)
-        graph = scaled_by_max(
-            {u: spread.get(u, 0.0) + reached.get(u, 0.0) for u in {*spread, *reached}}
-        )
+        graph, graph_weight = graph_signal(catalogue, spread, graph_nodes)
         out.signals["graph"] = graph
         for uuid, s in graph.items():
-            fused[uuid] += GATHER_GRAPH_WEIGHT * s
+            fused[uuid] += graph_weight * s
     if "neighbours" in retrievers and seeds:
         nb: dict[str, float] = {}
         asked = set(catalogue.lexical.tokens(question))

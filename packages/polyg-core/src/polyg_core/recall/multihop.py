@@ -13,7 +13,10 @@ The cues are the shape of the question, never its topic:
 * the present perfect about someone ("what has Dana painted?", "where has Lee camped?"),
   which sums up a stretch of time;
 * gathering words ("both", "all the", "in what ways", "how many times", "ever", "so far");
-* a relative clause that chains ("which service that depends on ...", "the team whose ...").
+* a relative clause that chains ("which service that depends on ...", "the team whose ...");
+* a habit or taste asked of someone in the present ("what does Dana do to unwind?", "what
+  do Lee's parents like?"): it is said over many days, never in one memory;
+* a count of things ("how many cousins does Lee have?"), whose parts are told apart.
 """
 
 from __future__ import annotations
@@ -40,6 +43,12 @@ _GATHER = re.compile(
     r"|how often|ever|so far|what are some|what were some|list)\b",
     re.IGNORECASE,
 )
+_HABIT = re.compile(
+    # "What does Dana do to unwind?", "What do Lee's parents like?", "What does Dana enjoy?"
+    r"^\W*(?i:what|which)\s+(?i:do|does)\s+(?:[A-Z][\w'-]*(?:'s\s+[\w'-]+)?|(?i:he|she|they))"
+    r"\s+(?i:do|like|love|enjoy|prefer)\b",
+)
+_COUNT = re.compile(r"^\W*how many\s+[a-z][\w'-]*s\s+(?:do|does|did|has|have|had)\b", re.I)
 _CHAIN = re.compile(
     r"\b(?:which|what|who)\s+(?:[\w-]+\s+){1,2}(?:that|which|who|whose)\s+\w+"
     r"|\b(?:the|a)\s+[\w-]+\s+(?:that|whose)\s+(?:depends?|relies|uses|owns|caused|led|runs|"
@@ -54,7 +63,8 @@ def asks_to_gather(question: str) -> bool:
     if not text:
         return False
     return any(
-        p.search(text) is not None for p in (_PLURAL_THING, _KINDS, _PERFECT, _GATHER, _CHAIN)
+        p.search(text) is not None
+        for p in (_PLURAL_THING, _KINDS, _PERFECT, _GATHER, _CHAIN, _HABIT, _COUNT)
     )
 
 
@@ -63,6 +73,9 @@ GATHER_ENTITY_WEIGHT = 0.3
 what the named one said and did, spread over memories that share few words with it."""
 GATHER_GRAPH_WEIGHT = 0.1
 """The graph retriever's weight for such a question: what the graph side reaches."""
+GATHER_PEOPLE_WEIGHT = 0.45
+"""The graph retriever's weight when it reached the memories of the people the question
+names (`graph_memories.people_memories`): what they said about what is asked."""
 
 
 _FORM_WORDS = re.compile(

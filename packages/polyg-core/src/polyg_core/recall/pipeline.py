@@ -358,7 +358,18 @@ class RecallPipeline:
         ctx = ViewContext(self.store, namespace, seed_intent, seeds, now=ref)
         views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=use_ppr)
         if use_ppr:
-            await memories(graph_reach(seeds, views))
+            await memories(
+                await graph_reach(
+                    self.store,
+                    namespace,
+                    catalogue,
+                    seeds,
+                    views,
+                    question=question,
+                    people=[*intent.entities, *speakers],
+                    vector=vector,
+                )
+            )
         if memory_filter.active:
             views.append(await filtered_memory_view(self.store, namespace, vector, memory_filter))
         # A view that failed or ran out of time leaves the answer built on less than usual.

@@ -19,27 +19,17 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from polyg_shared.retrieval import ContextEdge, ViewResult
+from polyg_shared.retrieval import ContextEdge, ContextNode, ViewResult
 
 from polyg_core.algorithms.model import GraphData
+from polyg_core.graphs.walks import GraphWalks
 from polyg_core.recall.context_nodes import label_of, to_context
-from polyg_core.storage.cypher import clean, props
-from polyg_core.storage.schema import (
-    CAUSAL,
-    ENTITY,
-    EVENT,
-    FACT,
-    MEMORY_LABELS,
-    R_ABOUT,
-    X_AFFECTS,
-    X_INVOLVES,
-)
+from polyg_core.recall.view_context import ViewContext
+from polyg_core.storage.cypher import clean
+from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT, FACT, R_CAUSES
 from polyg_core.storage.store import FalkorStore
-
-if TYPE_CHECKING:
-    from polyg_core.recall.views import ViewContext
 
 logger = logging.getLogger(__name__)
 
@@ -81,26 +71,15 @@ async def seed_specificity(
     store: FalkorStore, namespace: str, seeds: dict[str, dict[str, float]]
 ) -> dict[int, float]:
     """Internal id -> seed weight `score / (fan_in + 1)` for seeds given by label -> uuid -> score."""
-    parts: list[str] = []
-    params: dict[str, Any] = {}
-    for i, (label, by_uuid) in enumerate(sorted(seeds.items())):
-        if not by_uuid or label not in MEMORY_LABELS:
-            continue
-        params[f"ids{i}"] = list(by_uuid)
-        parts.append(
-            f"MATCH (n:{label}) WHERE n.uuid IN $ids{i} "
-            f"OPTIONAL MATCH (n)<-[r:{X_INVOLVES}|{R_ABOUT}|{X_AFFECTS}]-() "
-            "RETURN n.uuid AS uuid, id(n) AS id, count(r) AS fan_in"
-        )
-    if not parts:
-        return {}
-    res = await store.query(namespace, " UNION ALL ".join(parts), params, read_only=True)
+    rows = await GraphWalks(store).seed_fan_in(
+        namespace, {label: list(by_uuid) for label, by_uuid in seeds.items()}
+    )
     scores = {u: s for by_uuid in seeds.values() for u, s in by_uuid.items()}
     out: dict[int, float] = {}
-    for uuid, node_id, fan_in in res.rows:
-        weight = scores.get(str(uuid), 0.0) / (int(fan_in) + 1)
+    for uuid, node_id, fan_in in rows:
+        weight = scores.get(uuid, 0.0) / (fan_in + 1)
         if weight > 0:
-            out[int(node_id)] = max(out.get(int(node_id), 0.0), weight)
+            out[node_id] = max(out.get(node_id, 0.0), weight)
     return out
 
 
@@ -128,6 +107,7 @@ async def fetch_neighbourhood(
     aggregated per node); the fetch stops at `max_nodes` nodes, `max_edges_per_hop`
     edges in a hop, or the deadline, checked between chunks.
     """
+    walks = GraphWalks(store)
     graph = GraphData()
     for node_id in seeds:
         graph.add_node(str(node_id))
@@ -145,18 +125,9 @@ async def fetch_neighbourhood(
             if time.monotonic() > deadline or len(seen) >= max_nodes:
                 truncated = True
                 break
-            res = await store.query(
-                namespace,
-                "UNWIND $ids AS i MATCH (a) WHERE id(a) = i MATCH (a)-[r]-(b) "
-                "RETURN id(a), collect([id(b), startNode(r) = a, type(r), "
-                "coalesce(r.confidence, r.score, 1.0)])",
-                {"ids": frontier[i : i + chunk]},
-                read_only=True,
-            )
-            for a, links in res.rows:
-                a = int(a)
+            rows = await walks.links_by_id(namespace, frontier[i : i + chunk])
+            for a, links in rows:
                 for b, outgoing, rel, weight in links:
-                    b = int(b)
                     rows_in_hop += 1
                     if b not in seen:
                         if len(seen) >= max_nodes:
@@ -175,6 +146,60 @@ async def fetch_neighbourhood(
         frontier = nxt
         done += 1
     return Neighbourhood(graph, {str(k): v for k, v in seeds.items()}, truncated, done)
+
+
+def _rank(hood: Neighbourhood, config: PPRConfig, time_budget: float) -> dict[int, float]:
+    """The top `config.top_n` nodes by PPR, scored in [0, 1]: seeds 1, other nodes their
+    mass relative to the best non-seed node."""
+    from polyg_core.algorithms.centrality import personalized_pagerank  # scipy: on first use
+
+    ranking = personalized_pagerank(
+        hood.graph,
+        hood.seeds,
+        restart=config.restart,
+        top_n=None,
+        weight="weight",
+        directed=False,
+        time_budget=time_budget,
+    )
+    ranked = [(int(r.node.id), r.score) for r in ranking.rankings if r.score > 0]
+    best_other = max((sc for n, sc in ranked if str(n) not in hood.seeds), default=0.0)
+    return {
+        n: 1.0 if str(n) in hood.seeds else (min(1.0, sc / best_other) if best_other else 0.0)
+        for n, sc in ranked[: config.top_n]
+    }
+
+
+async def _context_nodes(
+    ctx: ViewContext, scores: dict[int, float]
+) -> tuple[list[ContextNode], dict[int, str]]:
+    """The ranked nodes as context nodes (marked `ppr`), best first, and their uuids."""
+    rows = await ctx.walks.nodes_by_id(ctx.namespace, list(scores))
+    nodes: list[ContextNode] = []
+    uuid_of: dict[int, str] = {}
+    for node_id, labels, raw in rows:
+        label = label_of({"_labels": labels})
+        if not label:
+            continue
+        node = to_context(label, clean(raw), scores.get(node_id, 0.0))
+        node = node.model_copy(update={"attributes": {**node.attributes, "ppr": True}})
+        uuid_of[node_id] = node.uuid
+        nodes.append(node)
+    nodes.sort(key=lambda n: -n.score)
+    return nodes, uuid_of
+
+
+def _edges_between(hood: Neighbourhood, uuid_of: dict[int, str]) -> list[ContextEdge]:
+    return [
+        ContextEdge(
+            source=uuid_of[int(e.source)],
+            target=uuid_of[int(e.target)],
+            type=e.relation,
+            confidence=e.weight if e.relation == R_CAUSES and e.weight is not None else None,
+        )
+        for e in hood.graph.edges
+        if int(e.source) in uuid_of and int(e.target) in uuid_of
+    ]
 
 
 async def ppr_view(ctx: ViewContext, config: PPRConfig | None = None) -> ViewResult:
@@ -201,52 +226,8 @@ async def ppr_view(ctx: ViewContext, config: PPRConfig | None = None) -> ViewRes
         max_edges_per_hop=config.max_edges_per_hop,
         deadline=deadline,
     )
-    remaining = max(0.05, deadline - time.monotonic())
-    from polyg_core.algorithms.centrality import personalized_pagerank  # scipy: on first use
-
-    ranking = personalized_pagerank(
-        hood.graph,
-        hood.seeds,
-        restart=config.restart,
-        top_n=None,
-        weight="weight",
-        directed=False,
-        time_budget=remaining,
-    )
-    ranked = [(int(r.node.id), r.score) for r in ranking.rankings if r.score > 0]
-    best_other = max((sc for n, sc in ranked if str(n) not in hood.seeds), default=0.0)
-    top = ranked[: config.top_n]
-    normalised = {
-        n: 1.0 if str(n) in hood.seeds else (min(1.0, sc / best_other) if best_other else 0.0)
-        for n, sc in top
-    }
-    res = await ctx.store.query(
-        ctx.namespace,
-        f"UNWIND $ids AS i MATCH (n) WHERE id(n) = i RETURN id(n), labels(n), {props('n')}",
-        {"ids": [n for n, _ in top]},
-        read_only=True,
-    )
-    nodes = []
-    uuid_of: dict[int, str] = {}
-    for node_id, labels, raw in res.rows:
-        label = label_of({"_labels": labels})
-        if not label:
-            continue
-        node = to_context(label, clean(raw), normalised.get(int(node_id), 0.0))
-        node = node.model_copy(update={"attributes": {**node.attributes, "ppr": True}})
-        uuid_of[int(node_id)] = node.uuid
-        nodes.append(node)
-    nodes.sort(key=lambda n: -n.score)
-    edges = [
-        ContextEdge(
-            source=uuid_of[int(e.source)],
-            target=uuid_of[int(e.target)],
-            type=e.relation,
-            confidence=e.weight if e.relation == "C_CAUSES" and e.weight is not None else None,
-        )
-        for e in hood.graph.edges
-        if int(e.source) in uuid_of and int(e.target) in uuid_of
-    ]
+    scores = _rank(hood, config, max(0.05, deadline - time.monotonic()))
+    nodes, uuid_of = await _context_nodes(ctx, scores)
     logger.debug(
         "ppr: %d nodes, %d edges, %d hops, truncated=%s, %.1f ms",
         len(hood.graph.nodes),
@@ -260,4 +241,4 @@ async def ppr_view(ctx: ViewContext, config: PPRConfig | None = None) -> ViewRes
         if hood.truncated
         else None
     )
-    return ViewResult(view="ppr", nodes=nodes, edges=edges, error=error)
+    return ViewResult(view="ppr", nodes=nodes, edges=_edges_between(hood, uuid_of), error=error)

@@ -1,0 +1,109 @@
+"""A gathering question about someone reaches their memories through the graph side: the
+memories they said, most like the question by their concepts and vectors, lead the graph
+retriever, and those of the other speaker do not."""
+
+from __future__ import annotations
+
+import anyio
+import numpy as np
+import pytest
+from polyg_core.config import Settings
+from polyg_core.memory import Memory
+from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.recall.catalogue import MemoryCatalogue
+from polyg_core.recall.graph_memories import PERSON_ATTRIBUTE, graph_signal, people_memories
+from polyg_core.storage.store import FalkorStore
+
+pytestmark = pytest.mark.anyio
+
+REF = "2026-03-02T10:00:00Z"
+
+# Two people talk; what Ines did with her family is said in words far from the question
+# ("sons", "daughter", "the little ones"), while Tomas asks about it in the question's own
+# words and talks about his own hobbies.
+TURNS = [
+    ("Ines", "We spent Sunday morning flipping pancakes with my two sons."),
+    ("Tomas", "What activities do you like doing with your family, Ines?"),
+    ("Ines", "Took my daughter to the aquarium, she loved the jellyfish."),
+    ("Tomas", "My family activities are mostly board games, honestly."),
+    ("Ines", "The little ones and I planted tomatoes in the backyard yesterday."),
+    ("Tomas", "I repaired the fence at the allotment this weekend."),
+    ("Ines", "The quarterly budget review ran long at work today."),
+    ("Tomas", "Family activities sound lovely, I should plan some too."),
+    ("Ines", "My manager approved the new laptop order."),
+    ("Tomas", "The train to the coast was delayed by an hour."),
+]
+FAMILY = {TURNS[0][1], TURNS[2][1], TURNS[4][1]}
+QUESTION = "What activities has Ines done with her family?"
+
+
+async def remember_turns(memory: Memory) -> None:
+    for who, text in TURNS:
+        await memory.remember(f"{who}: {text}", who=who, reference_time=REF)
+
+
+def _memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
+    # A generous view timeout: these tests assert what runs, not how fast.
+    return Memory(
+        store=store,
+        embedder=embedder,
+        namespace=namespace,
+        settings=Settings(parallel_timeout_s=120),
+    )
+
+
+async def test_a_gathering_question_reaches_the_persons_own_memories(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    memory = _memory(store, embedder, namespace)
+    with anyio.fail_after(300):
+        await remember_turns(memory)
+        catalogue = await MemoryCatalogue(store).get(namespace)
+        vector = np.asarray((await embedder.embed(["activities family"]))[0], dtype=np.float32)
+        nodes = await people_memories(store, namespace, catalogue, ["Ines"], vector)
+    texts = [n.text for n in nodes]
+    # Only what Ines said, each marked as a named person's memory, best first in [0, 1].
+    assert texts and all(t.startswith("Ines:") for t in texts)
+    assert all(n.attributes.get(PERSON_ATTRIBUTE) for n in nodes)
+    assert nodes[0].score == 1.0 and all(0.0 < n.score <= 1.0 for n in nodes)
+    # Her family memories come before her work memories.
+    family_ranks = [i for i, t in enumerate(texts) if t.split(": ", 1)[1] in FAMILY]
+    work_ranks = [i for i, t in enumerate(texts) if "work" in t or "manager" in t]
+    assert len(family_ranks) == 3 and max(family_ranks) < min(work_ranks)
+
+
+async def test_naming_everyone_narrows_nothing_and_reaches_no_memories(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    memory = _memory(store, embedder, namespace)
+    with anyio.fail_after(300):
+        await remember_turns(memory)
+        catalogue = await MemoryCatalogue(store).get(namespace)
+        vector = np.asarray((await embedder.embed(["family"]))[0], dtype=np.float32)
+        both = await people_memories(store, namespace, catalogue, ["Ines", "Tomas"], vector)
+        nobody = await people_memories(store, namespace, catalogue, ["Ximena"], vector)
+    assert both == []  # every memory is theirs: the names tell nothing
+    assert nobody == []
+
+
+async def test_the_persons_memories_lead_the_graph_retriever_in_recall(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    memory = _memory(store, embedder, namespace)
+    with anyio.fail_after(300):
+        await remember_turns(memory)
+        result = await memory.recall(QUESTION, reference_time=REF)
+        catalogue = await MemoryCatalogue(store).get(namespace)
+    assert result.intent["multi_hop"] is True  # PPR and the graph side run by themselves
+    assert [v.status for v in result.views if v.view == "ppr"] == ["ok"]
+    graph = {m.content: m.retrievers.get("graph", 0.0) for m in result.memories}
+    family = [f"Ines: {t}" for t in FAMILY]
+    # The graph retriever scores Ines's family memories above everything Tomas said.
+    tomas_best = max((s for c, s in graph.items() if c.startswith("Tomas:")), default=0.0)
+    assert all(graph.get(c, 0.0) > tomas_best for c in family)
+    # ... and all three are among the first five memories recall returns.
+    top5 = [m.content for m in result.memories[:5]]
+    assert set(family) <= set(top5), top5
+    # The signal itself: people lead, and their weight is the people weight.
+    signal, weight = graph_signal(catalogue, {}, [])
+    assert signal == {} and weight > 0
