@@ -188,45 +188,14 @@ class RuleClassifier:
         ref = reference or datetime.now(UTC)
         text = question[:_MAX_QUESTION]
         timeframe = parse_timeframe(text, ref)
-        time_spans = [tm.span for tm in match_times(text, ref)]
-        # A time expression is never an entity ("Jan 5", "Q4 2025", "Monday").
-        mentions = [
-            m
-            for m in find_names(text, matcher)
-            if not any(s < m.span[1] and m.span[0] < e for s, e in time_spans)
-        ]
-        entities = _dedupe([m.name for m in mentions])
-        scores: dict[IntentType, float] = dict.fromkeys(IntentType, 0.0)
-        lead: IntentType | None = None
-        direction: CausalDirection | None = None
-        for pattern, intent_type, weight, cue_direction in _CUES:
-            if pattern.search(text):
-                scores[intent_type] += weight
-                if pattern.pattern.startswith("^") and lead is None and weight >= 3.0:
-                    lead = intent_type
-                if cue_direction is not None and (
-                    direction is None or cue_direction == CausalDirection.DOWNSTREAM
-                ):
-                    direction = cue_direction
+        entities = _entities(text, matcher, ref)
+        cues = _cue_scores(text)
         if timeframe is not None and not (entities and _ASKS_THING.match(text)):
             # A time leans towards WHEN, unless the question asks for a thing or a person
             # about someone ("What did Alice paint in July?" asks what, in July; "What was
             # true on 2024-03-15?" asks for that time's state).
-            scores[IntentType.WHEN] += _TIMEFRAME_WEIGHT
-        ranked = sorted(
-            scores.items(),
-            key=lambda kv: (-kv[1], kv[0] != lead, _TIE_ORDER.index(kv[0])),
-        )
-        (best, top), (_, runner_up) = ranked[0], ranked[1]
-        if top <= 0:
-            best = IntentType.EXPLORE
-        confidence = _confidence(top, top - runner_up)
-        if best == IntentType.WHY:
-            causal_direction = direction or CausalDirection.UPSTREAM
-        elif direction == CausalDirection.DOWNSTREAM:
-            causal_direction = direction
-        else:
-            causal_direction = CausalDirection.BOTH
+            cues.scores[IntentType.WHEN] += _TIMEFRAME_WEIGHT
+        best, confidence = cues.pick()
         multi_hop = (
             len(entities) >= 2 or _MULTI_HOP.search(text) is not None or asks_to_gather(text)
         )
@@ -234,7 +203,7 @@ class RuleClassifier:
             type=best,
             entities=entities,
             timeframe=timeframe,
-            causal_direction=causal_direction,
+            causal_direction=cues.causal_direction(best),
             depth_hints=default_depth_hints(best),
             semantic_query=_semantic_query(text, ref),
             confidence=confidence,
@@ -242,6 +211,62 @@ class RuleClassifier:
             inferential=is_inferential(text),
             history=asks_history(text),
         )
+
+
+def _entities(text: str, matcher: EntityMatcher, ref: datetime) -> list[str]:
+    """The names the question mentions; a time expression is never an entity ("Jan 5",
+    "Q4 2025", "Monday")."""
+    time_spans = [tm.span for tm in match_times(text, ref)]
+    mentions = [
+        m
+        for m in find_names(text, matcher)
+        if not any(s < m.span[1] and m.span[0] < e for s, e in time_spans)
+    ]
+    return _dedupe([m.name for m in mentions])
+
+
+@dataclass
+class _CueScores:
+    """Each type's weight from the question's cue words, the type its leading word names,
+    and the causal direction its cues point to."""
+
+    scores: dict[IntentType, float]
+    lead: IntentType | None = None
+    direction: CausalDirection | None = None
+
+    def pick(self) -> tuple[IntentType, float]:
+        """The heaviest type (the leading word's, then the tie order, on a tie) and the
+        classification's confidence; EXPLORE when no cue matched."""
+        ranked = sorted(
+            self.scores.items(),
+            key=lambda kv: (-kv[1], kv[0] != self.lead, _TIE_ORDER.index(kv[0])),
+        )
+        (best, top), (_, runner_up) = ranked[0], ranked[1]
+        if top <= 0:
+            best = IntentType.EXPLORE
+        return best, _confidence(top, top - runner_up)
+
+    def causal_direction(self, best: IntentType) -> CausalDirection:
+        if best == IntentType.WHY:
+            return self.direction or CausalDirection.UPSTREAM
+        if self.direction == CausalDirection.DOWNSTREAM:
+            return self.direction
+        return CausalDirection.BOTH
+
+
+def _cue_scores(text: str) -> _CueScores:
+    cues = _CueScores(dict.fromkeys(IntentType, 0.0))
+    for pattern, intent_type, weight, cue_direction in _CUES:
+        if not pattern.search(text):
+            continue
+        cues.scores[intent_type] += weight
+        if pattern.pattern.startswith("^") and cues.lead is None and weight >= 3.0:
+            cues.lead = intent_type
+        if cue_direction is not None and (
+            cues.direction is None or cue_direction == CausalDirection.DOWNSTREAM
+        ):
+            cues.direction = cue_direction
+    return cues
 
 
 def _confidence(top: float, margin: float) -> float:

@@ -115,33 +115,50 @@ class _Statement:
 
 
 def _statements(q: Question, g: AnswerGraph, focus: ContextNode) -> list[_Statement]:
-    key = normalize_name(focus.text)
     about = q.wanted - terms(focus.text) - terms(str(focus.attributes.get("entity_type", "")))
-    tf = q.intent.timeframe
+    out: dict[str, _Statement] = {}
+    _add_facts(out, q, g, focus, about)
+    _add_relations(out, g, focus, about)
+    return sorted(out.values(), key=lambda s: (-s.relevance, -s.score))
+
+
+def _fact_interval(f: ContextNode) -> str:
+    since = f.attributes.get("valid_from_iso")
+    until = f.attributes.get("valid_to_iso")
+    if since and until:
+        return f" ({str(since)[:10]} → {str(until)[:10]})"
+    if since:
+        return f" (since {str(since)[:10]})"
+    return ""
+
+
+def _add_facts(
+    out: dict[str, _Statement], q: Question, g: AnswerGraph, focus: ContextNode, about: set[str]
+) -> None:
+    """The focus's facts valid in the asked timeframe (else now), most relevant per text."""
+    key = normalize_name(focus.text)
     kinds = {
         normalize_name(n.text): str(n.attributes.get("entity_type", "")) for n in g.of("E_Entity")
     }
-    out: dict[str, _Statement] = {}
     for f in g.of("T_Fact"):
         ends = {
             normalize_name(str(f.attributes.get("subject", ""))),
             normalize_name(str(f.attributes.get("object", ""))),
         }
-        if key not in ends or not fact_valid(f, tf, g.now_ms):
+        if key not in ends or not fact_valid(f, q.intent.timeframe, g.now_ms):
             continue
-        since = f.attributes.get("valid_from_iso")
-        until = f.attributes.get("valid_to_iso")
-        when = ""
-        if since and until:
-            when = f" ({str(since)[:10]} → {str(until)[:10]})"
-        elif since:
-            when = f" (since {str(since)[:10]})"
-        text = _humane(f.text) + when
+        text = _humane(f.text) + _fact_interval(f)
         dedup = normalize_name(_humane(f.text))
         other_key = next((k for k in ends if k != key), key)
         rel = overlap(about, f"{f.text} {kinds.get(other_key, '')}")
         if dedup not in out or out[dedup].relevance < rel:
             out[dedup] = _Statement(text, f.uuid, f.score, rel, dedup, dated=True)
+
+
+def _add_relations(
+    out: dict[str, _Statement], g: AnswerGraph, focus: ContextNode, about: set[str]
+) -> None:
+    """The focus's relations; one saying what a fact says adds to its score (they agree)."""
     for e in g.sub.edges:
         if e.type != "E_RELATES" or focus.uuid not in (e.source, e.target):
             continue
@@ -156,28 +173,16 @@ def _statements(q: Question, g: AnswerGraph, focus: ContextNode) -> list[_Statem
         rel = overlap(about, f"{label} {other.text} {kind}")
         if dedup not in out:
             out[dedup] = _Statement(text, other.uuid, other.score, rel, dedup)
-        else:  # a relation saying what a fact says: the two agree
+        else:
             out[dedup].score += other.score
-    return sorted(out.values(), key=lambda s: (-s.relevance, -s.score))
 
 
 def _who_what(q: Question, g: AnswerGraph) -> Answer:
     focus = _focus(q, g)
     if focus is None:
-        if q.entity_keys:
-            names = ", ".join(q.intent.entities)
-            best = _best_memories(q, g)
-            if best:
-                # No entity node by that name: whether the stored text names it decides.
-                return _memories_answer(q, best)
-            return Answer(
-                f"Nothing in memory about {names}.",
-                evidence=Evidence(entity=0.0, found=False),
-            )
-        return _explore(q, g)
+        return _unfocused(q, g)
     statements = _statements(q, g, focus)
-    kind = focus.attributes.get("entity_type")
-    head = focus.text + (f" ({kind})" if kind and kind != "entity" else "")
+    head = _head(focus)
     memories = _best_memories(q, g)
     top_rel = statements[0].relevance if statements else 0.0
     if memories and overlap(q.about - terms(focus.text), memories[0].text) > top_rel:
@@ -194,36 +199,79 @@ def _who_what(q: Question, g: AnswerGraph) -> Answer:
             Evidence(entity=1.0, found=False),
         )
     best = [s for s in statements if s.relevance == top_rel and top_rel > 0][:MAX_STATEMENTS]
-    rest = [s for s in statements if s not in best][: max(0, 4 - len(best)) or 2]
     used = best or statements[:4]
     # The asked time is answered only by facts valid then, not by undated relations.
     in_time = any(s.dated for s in used)
-    tf = q.intent.timeframe
-    when = f"{tf.phrase}: " if tf and tf.phrase and in_time else ""
-    if best:
-        text = when + "; ".join(s.text for s in best) + "."
-        if rest:
-            text += " Also: " + "; ".join(s.text for s in rest) + "."
-    else:
-        text = f"{when}{head}: " + "; ".join(s.text for s in statements[:4]) + "."
-    runner = statements[len(best)].relevance if len(statements) > len(best) else 0.0
-    asked = q.about - terms(focus.text) - terms(str(focus.attributes.get("entity_type", "")))
-    evidence = Evidence(
-        match=top_rel if asked else 0.5,
-        entity=1.0 if normalize_name(focus.text) in q.entity_keys or not q.entity_keys else 0.5,
-        time=(1.0 if in_time else 0.0) if tf else None,
-        agreement=max(1, len(used)) + int(any(s.score > 1.0 for s in used)),
-        margin=max(0.0, top_rel - runner),
-        # Nothing the entity holds speaks to the asked words: a list of its facts is not
-        # the thing asked.
-        shaped=bool(best) or not asked,
-    )
+    text = _statements_text(q, head, statements, best, in_time)
+    evidence = _statements_evidence(q, focus, statements, best, in_time)
     entities = [focus.text, *(g.by_id[s.uuid].text for s in used if s.uuid in g.by_id)]
     return Answer(
         text,
         Reasoning(entities_involved=list(dict.fromkeys(entities))[:8]),
         [focus.uuid, *(s.uuid for s in used)],
         evidence,
+    )
+
+
+def _head(focus: ContextNode) -> str:
+    kind = focus.attributes.get("entity_type")
+    return focus.text + (f" ({kind})" if kind and kind != "entity" else "")
+
+
+def _unfocused(q: Question, g: AnswerGraph) -> Answer:
+    """No entity node the question names: the stored texts that name it, else nothing."""
+    if not q.entity_keys:
+        return _explore(q, g)
+    best = _best_memories(q, g)
+    if best:
+        # No entity node by that name: whether the stored text names it decides.
+        return _memories_answer(q, best)
+    names = ", ".join(q.intent.entities)
+    return Answer(
+        f"Nothing in memory about {names}.",
+        evidence=Evidence(entity=0.0, found=False),
+    )
+
+
+def _statements_text(
+    q: Question,
+    head: str,
+    statements: list[_Statement],
+    best: list[_Statement],
+    in_time: bool,
+) -> str:
+    """The statements that hold the asked words (then a few others), else the first four."""
+    tf = q.intent.timeframe
+    when = f"{tf.phrase}: " if tf and tf.phrase and in_time else ""
+    if not best:
+        return f"{when}{head}: " + "; ".join(s.text for s in statements[:4]) + "."
+    rest = [s for s in statements if s not in best][: max(0, 4 - len(best)) or 2]
+    text = when + "; ".join(s.text for s in best) + "."
+    if rest:
+        text += " Also: " + "; ".join(s.text for s in rest) + "."
+    return text
+
+
+def _statements_evidence(
+    q: Question,
+    focus: ContextNode,
+    statements: list[_Statement],
+    best: list[_Statement],
+    in_time: bool,
+) -> Evidence:
+    used = best or statements[:4]
+    top_rel = statements[0].relevance
+    runner = statements[len(best)].relevance if len(statements) > len(best) else 0.0
+    asked = q.about - terms(focus.text) - terms(str(focus.attributes.get("entity_type", "")))
+    return Evidence(
+        match=top_rel if asked else 0.5,
+        entity=1.0 if normalize_name(focus.text) in q.entity_keys or not q.entity_keys else 0.5,
+        time=(1.0 if in_time else 0.0) if q.intent.timeframe else None,
+        agreement=max(1, len(used)) + int(any(s.score > 1.0 for s in used)),
+        margin=max(0.0, top_rel - runner),
+        # Nothing the entity holds speaks to the asked words: a list of its facts is not
+        # the thing asked.
+        shaped=bool(best) or not asked,
     )
 
 

@@ -65,22 +65,13 @@ def _relevance(q: Question, g: AnswerGraph, node: ContextNode, best_score: float
 
 def when_answer(q: Question, g: AnswerGraph) -> Answer:
     cands = _dated(g)
-    tf = q.intent.timeframe
     if not cands:
         return Answer(
             "Nothing in memory is dated for this question.", evidence=Evidence(found=False)
         )
     if _HAPPENED.search(q.text) or not q.about:
         return _happened(q, g, cands)
-    best_score = max(n.score for n in cands) or 1.0
-    ranked = sorted(
-        cands,
-        key=lambda n: (
-            in_window(time_ms(n), tf) if tf else True,
-            _relevance(q, g, n, best_score),
-        ),
-        reverse=True,
-    )
+    ranked = _rank_dated(q, g, cands)
     best = ranked[0]
     at = time_ms(best)
     assert at is not None
@@ -89,13 +80,51 @@ def when_answer(q: Question, g: AnswerGraph) -> Answer:
     lines = [f"{short_time(t)}: {n.text}" for n, t in context]
     duration = duration_in(sentence) if is_how_long(q.text) else None
     dated = _dated_phrase(g, best, sentence, at)
+    text = _when_text(best, sentence, dated, duration)
+    evidence = _when_evidence(q, g, ranked, dated, duration)
+    timeline = [f"{short_time(at)}: {best.text}", *lines]
+    return Answer(
+        text,
+        Reasoning(temporal_context=sorted(timeline)),
+        [best.uuid, *(n.uuid for n, _ in context)],
+        evidence,
+    )
+
+
+def _rank_dated(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> list[ContextNode]:
+    """The dated candidates, those in the asked timeframe first, then the most relevant."""
+    tf = q.intent.timeframe
+    best_score = max(n.score for n in cands) or 1.0
+    return sorted(
+        cands,
+        key=lambda n: (
+            in_window(time_ms(n), tf) if tf else True,
+            _relevance(q, g, n, best_score),
+        ),
+        reverse=True,
+    )
+
+
+def _when_text(best: ContextNode, sentence: str, dated: Dated, duration: str | None) -> str:
+    """The stated duration, else the time as people write it (and a short record of it)."""
     if duration is not None:
-        text = as_sentence(duration)
-    else:
-        text = dated.phrase
-        if _record(best, sentence):
-            text += f": {sentence}"
-        text = as_sentence(text)
+        return as_sentence(duration)
+    text = dated.phrase
+    if _record(best, sentence):
+        text += f": {sentence}"
+    return as_sentence(text)
+
+
+def _when_evidence(
+    q: Question,
+    g: AnswerGraph,
+    ranked: list[ContextNode],
+    dated: Dated,
+    duration: str | None,
+) -> Evidence:
+    best = ranked[0]
+    at = time_ms(best) or 0
+    tf = q.intent.timeframe
     rel = overlap(q.wanted, best.text)
     runner = max((overlap(q.wanted, n.text) for n in ranked[1:]), default=0.0)
     same_day = sum(
@@ -105,7 +134,7 @@ def when_answer(q: Question, g: AnswerGraph) -> Answer:
         and abs(t - at) < 86_400_000
         and overlap(q.about, n.text) > 0
     )
-    evidence = Evidence(
+    return Evidence(
         quoted=best.label == "S_Memory",
         match=rel,
         entity=entity_found(q, g, best),
@@ -113,13 +142,6 @@ def when_answer(q: Question, g: AnswerGraph) -> Answer:
         agreement=max(len(best.views), 1) + same_day,
         margin=max(0.0, rel - runner),
         shaped=duration is not None if is_how_long(q.text) else asks_time(q.text),
-    )
-    timeline = [f"{short_time(at)}: {best.text}", *lines]
-    return Answer(
-        text,
-        Reasoning(temporal_context=sorted(timeline)),
-        [best.uuid, *(n.uuid for n, _ in context)],
-        evidence,
     )
 
 
@@ -192,32 +214,10 @@ def _around(
 def _happened(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> Answer:
     """What happened in a period, or to an entity (during another one's events)."""
     tf = q.intent.timeframe
-    pool = [n for n in cands if n.label == "T_Event"] or cands
-    if tf is not None:
-        pool = [n for n in pool if in_window(time_ms(n), tf)]
     focus_key = q.entity_keys[0] if q.entity_keys else None
-    if focus_key is not None:
-        mine = [n for n in pool if g.mentions(n, focus_key)]
-        others = q.entity_keys[1:]
-        if mine and others:
-            # "X during Y": X's events within the span of Y's events.
-            span = [
-                t
-                for n in pool
-                if any(g.mentions(n, k) for k in others) and (t := time_ms(n)) is not None
-            ]
-            if span:
-                lo, hi = min(span), max(span)
-                inside = [n for n in mine if lo <= (time_ms(n) or 0) <= hi]
-                mine = inside or mine
-        pool = mine or pool
+    pool = _happened_pool(q, g, cands)
     if not pool:
-        return Answer(
-            "Nothing in memory happened then." if tf else "Nothing in memory is dated for this.",
-            evidence=Evidence(
-                entity=0.0 if focus_key else None, time=0.0 if tf else None, found=False
-            ),
-        )
+        return _nothing_happened(tf is not None, focus_key is not None)
     best_score = max(n.score for n in pool) or 1.0
     chosen = sorted(pool, key=lambda n: -_relevance(q, g, n, best_score))[:MAX_LISTED]
     dated = sorted(((n, time_ms(n) or 0) for n in chosen), key=lambda p: p[1])
@@ -225,13 +225,56 @@ def _happened(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> Answer:
     text = "; ".join(lines) + "."
     if len(pool) > len(chosen):
         text += f" ({len(pool) - len(chosen)} more events)"
+    evidence = _happened_evidence(q, g, chosen)
+    return Answer(text, Reasoning(temporal_context=lines), [n.uuid for n in chosen], evidence)
+
+
+def _happened_evidence(q: Question, g: AnswerGraph, chosen: list[ContextNode]) -> Evidence:
+    focus_key = q.entity_keys[0] if q.entity_keys else None
     found_entity = bool(focus_key) and any(g.mentions(n, focus_key) for n in chosen)
     # A question that names only a period or entities is answered by their events.
     match = max((overlap(q.about, n.text) for n in chosen), default=0.0) if q.about else 1.0
-    evidence = Evidence(
+    return Evidence(
         match=match,
         entity=(1.0 if found_entity else 0.0) if focus_key else None,
-        time=(1.0 if tf is not None else None),
+        time=(1.0 if q.intent.timeframe is not None else None),
         agreement=len(chosen),
     )
-    return Answer(text, Reasoning(temporal_context=lines), [n.uuid for n in chosen], evidence)
+
+
+def _nothing_happened(timed: bool, focused: bool) -> Answer:
+    return Answer(
+        "Nothing in memory happened then." if timed else "Nothing in memory is dated for this.",
+        evidence=Evidence(
+            entity=0.0 if focused else None, time=0.0 if timed else None, found=False
+        ),
+    )
+
+
+def _happened_pool(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> list[ContextNode]:
+    """The events in the asked timeframe, those of the asked entity when it has some."""
+    tf = q.intent.timeframe
+    pool = [n for n in cands if n.label == "T_Event"] or cands
+    if tf is not None:
+        pool = [n for n in pool if in_window(time_ms(n), tf)]
+    if not q.entity_keys:
+        return pool
+    focus_key, others = q.entity_keys[0], q.entity_keys[1:]
+    mine = [n for n in pool if g.mentions(n, focus_key)]
+    if mine and others:
+        mine = _during(g, pool, mine, others)
+    return mine or pool
+
+
+def _during(
+    g: AnswerGraph, pool: list[ContextNode], mine: list[ContextNode], others: list[str]
+) -> list[ContextNode]:
+    """ "X during Y": X's events within the span of Y's events (all of X's when none)."""
+    span = [
+        t for n in pool if any(g.mentions(n, k) for k in others) and (t := time_ms(n)) is not None
+    ]
+    if not span:
+        return mine
+    lo, hi = min(span), max(span)
+    inside = [n for n in mine if lo <= (time_ms(n) or 0) <= hi]
+    return inside or mine
