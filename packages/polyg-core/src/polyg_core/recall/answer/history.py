@@ -17,6 +17,7 @@ from polyg_shared.nodes import Fact
 from polyg_shared.retrieval import Synthesis
 
 from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.recall.answer.shapes import asks_previous
 
 _WORD = re.compile(r"[a-z0-9]+")
 _MAX_VERSIONS = 100
@@ -45,21 +46,29 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def _asked_predicates(question: str, facts: list[Fact]) -> set[str]:
-    """The predicates the question names ("which teams", "the manager"); all when none."""
+def _named_predicates(question: str, facts: list[Fact]) -> set[str]:
+    """The predicates the question names ("which teams", "the manager")."""
     asked = _words(question)
-    named = {
+    return {
         f.predicate
         for f in facts
         if any(w in asked or w + "s" in asked for w in _words(f.predicate.replace("_", " ")))
     }
-    return named or {f.predicate for f in facts}
+
+
+def _asked_predicates(question: str, facts: list[Fact]) -> set[str]:
+    """The predicates the question names; all when none."""
+    return _named_predicates(question, facts) or {f.predicate for f in facts}
 
 
 def tell_history(subject: str, facts: list[Fact], question: str) -> HistoryAnswer | None:
     """The history of `subject`'s facts the question asks about, one line per predicate."""
     own = [f for f in facts if f.valid_to is None or f.valid_to > f.valid_from]
     if not own:
+        return None
+    if asks_previous(question) and not _named_predicates(question, own):
+        # "How did X take her tea before?" about a value no fact holds: the recall answer
+        # (from the stored texts) stands, not the history of everything else.
         return None
     chosen = _asked_predicates(question, own)
     told: list[Fact] = []

@@ -5,6 +5,7 @@ events in time order. The events around the answer go to the reasoning."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from polyg_shared.retrieval import ContextNode, Reasoning
@@ -28,6 +29,12 @@ from polyg_core.recall.answer.evidence import (
     time_ms,
     unspoken,
 )
+from polyg_core.recall.answer.shapes import (
+    frequency_in,
+    interval_phrase,
+    is_how_often,
+    spoken_duration,
+)
 from polyg_core.recall.answer.words import (
     SPEAKER,
     as_sentence,
@@ -42,6 +49,7 @@ from polyg_core.text.normalize import normalize_name
 CONTEXT_BEFORE = 2
 CONTEXT_AFTER = 2
 CONTEXT_WINDOW_MS = 12 * 3600 * 1000
+_SPAN_MS = 7 * 86_400_000  # events about one thing this close apart are one stretch of it
 SHORT_CONTEXT_WORDS = 8  # a WHEN answer repeats its event only when it is this short
 
 _HAPPENED = re.compile(r"^\W*what\s+(?:has\s+|had\s+|else\s+)?happen(?:ed|s)?\b", re.IGNORECASE)
@@ -78,16 +86,94 @@ def when_answer(q: Question, g: AnswerGraph) -> Answer:
     sentence = unspoken(best_sentence(q.wanted, best.text))
     context = _around(g, best, [n for n in cands if n.label == best.label])
     lines = [f"{short_time(t)}: {n.text}" for n, t in context]
-    duration = duration_in(sentence) if is_how_long(q.text) else None
+    shaped = _shaped_value(q, g, ranked, sentence)
     dated = _dated_phrase(g, best, sentence, at)
-    text = _when_text(best, sentence, dated, duration)
-    evidence = _when_evidence(q, g, ranked, dated, duration)
+    text = _when_text(best, sentence, dated, shaped.text if shaped else None)
+    evidence = _when_evidence(q, g, ranked, dated, shaped)
     timeline = [f"{short_time(at)}: {best.text}", *lines]
+    sources = [*(shaped.sources if shaped else []), best.uuid, *(n.uuid for n, _ in context)]
     return Answer(
         text,
         Reasoning(temporal_context=sorted(timeline)),
-        [best.uuid, *(n.uuid for n, _ in context)],
+        list(dict.fromkeys(sources)),
         evidence,
+    )
+
+
+@dataclass(frozen=True)
+class _Shaped:
+    """A duration or frequency answer and the nodes it was read from."""
+
+    text: str
+    sources: list[str]
+
+
+def _shaped_value(
+    q: Question, g: AnswerGraph, ranked: list[ContextNode], sentence: str
+) -> _Shaped | None:
+    """For "how long": the duration stated, else measured; for "how often": the frequency
+    stated, else the count of matching events. None for other questions, or when the
+    evidence holds neither."""
+    best = ranked[0]
+    if is_how_long(q.text):
+        stated = duration_in(sentence)
+        if stated is not None:
+            return _Shaped(stated, [best.uuid])
+        return _measured_duration(q, g, ranked)
+    if is_how_often(q.text):
+        for n in ranked[:3]:
+            said = frequency_in(unspoken(best_sentence(q.wanted, n.text)))
+            if said is not None:
+                return _Shaped(said, [n.uuid])
+        return _counted(q, ranked)
+    return None
+
+
+def _matching(q: Question, nodes: list[ContextNode], least: float = 0.5) -> list[ContextNode]:
+    return [n for n in nodes if q.about and overlap(q.about, n.text) >= least]
+
+
+def _measured_duration(q: Question, g: AnswerGraph, ranked: list[ContextNode]) -> _Shaped | None:
+    """An event's recorded duration, a fact's interval (up to now when it still holds), or
+    the span from the first to the last event about the asked thing within a week."""
+    best = ranked[0]
+    length = best.attributes.get("duration_ms")
+    at = time_ms(best) or 0
+    if isinstance(length, int | float) and length > 0:
+        return _Shaped(
+            f"{spoken_duration(int(length))} {interval_phrase(at, at + int(length))}", [best.uuid]
+        )
+    facts = _matching(q, g.of("T_Fact"), 0.99) or _matching(q, g.of("T_Fact"))
+    for f in facts:
+        begin, stop = f.attributes.get("valid_from"), f.attributes.get("valid_to")
+        if isinstance(begin, int | float):
+            end = int(stop) if isinstance(stop, int | float) else None
+            length_ms = (end if end is not None else g.now_ms) - int(begin)
+            if length_ms > 0:
+                return _Shaped(
+                    f"{spoken_duration(length_ms)} {interval_phrase(int(begin), end)}", [f.uuid]
+                )
+    events = [n for n in _matching(q, g.of("T_Event")) if time_ms(n) is not None]
+    near = [n for n in events if abs((time_ms(n) or 0) - at) <= _SPAN_MS]
+    if len(near) >= 2:
+        times = sorted(time_ms(n) or 0 for n in near)
+        if times[-1] > times[0]:
+            return _Shaped(
+                f"{spoken_duration(times[-1] - times[0])} {interval_phrase(times[0], times[-1])}",
+                [n.uuid for n in near],
+            )
+    return None
+
+
+def _counted(q: Question, ranked: list[ContextNode]) -> _Shaped | None:
+    """How many recorded events are about the asked thing, with the first and last."""
+    events = [n for n in _matching(q, ranked) if n.label == "T_Event" and time_ms(n)]
+    if len(events) < 2:
+        return None
+    times = sorted(time_ms(n) or 0 for n in events)
+    return _Shaped(
+        f"{len(events)} times recorded, from {short_time(times[0])} to {short_time(times[-1])}",
+        [n.uuid for n in events],
     )
 
 
@@ -105,10 +191,11 @@ def _rank_dated(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> list[C
     )
 
 
-def _when_text(best: ContextNode, sentence: str, dated: Dated, duration: str | None) -> str:
-    """The stated duration, else the time as people write it (and a short record of it)."""
-    if duration is not None:
-        return as_sentence(duration)
+def _when_text(best: ContextNode, sentence: str, dated: Dated, shaped: str | None) -> str:
+    """The duration or frequency asked for, else the time as people write it (and a short
+    record of it)."""
+    if shaped is not None:
+        return as_sentence(shaped)
     text = dated.phrase
     if _record(best, sentence):
         text += f": {sentence}"
@@ -120,11 +207,15 @@ def _when_evidence(
     g: AnswerGraph,
     ranked: list[ContextNode],
     dated: Dated,
-    duration: str | None,
+    shaped: _Shaped | None,
 ) -> Evidence:
     best = ranked[0]
     at = time_ms(best) or 0
     tf = q.intent.timeframe
+    if shaped is not None and shaped.sources[0] in g.by_id:
+        # A duration measured from a fact or from events rests on those, not on the event
+        # the time question would have named.
+        best = g.by_id[shaped.sources[0]]
     rel = overlap(q.wanted, best.text)
     runner = max((overlap(q.wanted, n.text) for n in ranked[1:]), default=0.0)
     same_day = sum(
@@ -141,7 +232,9 @@ def _when_evidence(
         time=(1.0 if in_window(dated.start_ms, tf) or in_window(at, tf) else 0.0) if tf else None,
         agreement=max(len(best.views), 1) + same_day,
         margin=max(0.0, rel - runner),
-        shaped=duration is not None if is_how_long(q.text) else asks_time(q.text),
+        shaped=shaped is not None
+        if is_how_long(q.text) or is_how_often(q.text)
+        else asks_time(q.text),
     )
 
 
