@@ -462,6 +462,7 @@ def retrieval_command(
                 ["confidence", "n", "right", "accuracy", "mean_confidence", "mean_f1"],
             )
         )
+        print(f"expected calibration error (10 buckets): {report.ece()}\n")
     timings = report.timings()
     print(
         markdown(
@@ -698,6 +699,7 @@ def answers_command(
     and how often each confidence bucket is right (calibration)."""
     from polyg_bench.answers import (
         calibration_table,
+        expected_calibration_error,
         kind_table,
         run_scenario_answers,
         scenario_graded,
@@ -742,6 +744,8 @@ def answers_command(
     calibration = calibration_table(scenario_graded(answers))
     print("calibration: answers bucketed by confidence, how often each bucket is right\n")
     print(markdown(calibration, ["confidence", "n", "right", "accuracy", "mean_confidence"]))
+    ece = expected_calibration_error(scenario_graded(answers))
+    print(f"expected calibration error (10 buckets): {ece}\n")
     _write_json(
         json_out,
         {
@@ -749,6 +753,7 @@ def answers_command(
             "answers": [a.__dict__ for a in answers],
             "kinds": kinds,
             "calibration": calibration,
+            "ece": ece,
         },
     )
 
