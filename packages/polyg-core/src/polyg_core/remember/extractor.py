@@ -276,6 +276,8 @@ class DraftRelation(_Lenient):
     source: str | None = None
     target: str | None = None
     relationship_type: str | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
 
 
 class DraftEvent(_Lenient):
@@ -326,6 +328,17 @@ class ExtractionDraft(_Lenient):
     category: str | None = None
 
 
+def _relation_dates(
+    r: DraftRelation, reference: datetime
+) -> tuple[datetime | None, datetime | None]:
+    """The dates the note gives a relation ("joined in June", "left in May"); an end not
+    after the start is dropped, as for facts."""
+    valid_from, valid_to = _when(r.valid_from, reference), _when(r.valid_to, reference)
+    if valid_from is not None and valid_to is not None and valid_to <= valid_from:
+        valid_to = None
+    return valid_from, valid_to
+
+
 def _when(value: str | None, reference: datetime) -> datetime | None:
     if not value or not value.strip():
         return None
@@ -372,8 +385,15 @@ def check_extraction(
         if source and target and rel_type and normalize_name(source) and normalize_name(target):
             add_entity(source)
             add_entity(target)
+            valid_from, valid_to = _relation_dates(r, ref)
             relations.append(
-                ExtractedRelation(source=source, target=target, relationship_type=rel_type)
+                ExtractedRelation(
+                    source=source,
+                    target=target,
+                    relationship_type=rel_type,
+                    valid_from=valid_from,
+                    valid_to=valid_to,
+                )
             )
     events: list[ExtractedEvent] = []
     for ev in draft.events or []:

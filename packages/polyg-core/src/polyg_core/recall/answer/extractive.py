@@ -44,6 +44,7 @@ from polyg_core.recall.answer.words import (
     overlap,
     terms,
 )
+from polyg_core.recall.currency import asks_about_now
 from polyg_core.text.normalize import normalize_name
 
 __all__ = ["Answer", "extractive_answer"]
@@ -480,7 +481,21 @@ def _best_memories(q: Question, g: AnswerGraph) -> list[ContextNode]:
     )
     if q.intent.timeframe is None and asks_previous(q.text):
         ranked = _before_the_latest(q, ranked)
+    elif asks_about_now(q.text, q.intent, g.now_ms):
+        ranked = _latest_of_the_best(q, ranked)
     return ranked[:MAX_MEMORIES]
+
+
+def _latest_of_the_best(q: Question, ranked: list[ContextNode]) -> list[ContextNode]:
+    """For a question about now: of the memories that match the asked words as well as
+    the best, the latest first ("joined the Kestrel team", then "left the Kestrel team":
+    the later one says what holds)."""
+    top = _memory_fit(q, ranked[0])
+    tied = [n for n in ranked if top > 0 and _memory_fit(q, n) >= top]
+    if len(tied) < 2:
+        return ranked
+    latest = max(tied, key=_created_ms)
+    return [latest, *(n for n in ranked if n is not latest)]
 
 
 def _before_the_latest(q: Question, ranked: list[ContextNode]) -> list[ContextNode]:
