@@ -244,19 +244,13 @@ def _who_what(q: Question, g: AnswerGraph) -> Answer:
     head = _head(focus)
     memories = _best_memories(q, g)
     top_rel = statements[0].relevance if statements else 0.0
-    if memories and overlap(q.about - terms(focus.text), memories[0].text) > top_rel:
+    if _memories_say_more(q, focus, statements, memories):
         # The stored text says more about what is asked than any fact or relation.
         answer = _memories_answer(q, memories)
         answer.evidence.entity = 1.0
         return answer
     if not statements:
-        return Answer(
-            f"{head}: no {'facts valid then' if q.intent.timeframe else 'current facts'} or "
-            "relations recorded.",
-            Reasoning(entities_involved=[focus.text]),
-            [focus.uuid],
-            Evidence(entity=1.0, found=False),
-        )
+        return _nothing_held(q, focus, head)
     best = [s for s in statements if s.relevance == top_rel and top_rel > 0][:MAX_STATEMENTS]
     if not best and (other := _not_then(q, g, focus, head)) is not None:
         return other
@@ -271,6 +265,16 @@ def _who_what(q: Question, g: AnswerGraph) -> Answer:
         Reasoning(entities_involved=list(dict.fromkeys(entities))[:8]),
         [focus.uuid, *(s.uuid for s in used)],
         evidence,
+    )
+
+
+def _nothing_held(q: Question, focus: ContextNode, head: str) -> Answer:
+    return Answer(
+        f"{head}: no {'facts valid then' if q.intent.timeframe else 'current facts'} or "
+        "relations recorded.",
+        Reasoning(entities_involved=[focus.text]),
+        [focus.uuid],
+        Evidence(entity=1.0, found=False),
     )
 
 
@@ -294,6 +298,28 @@ def _not_then(q: Question, g: AnswerGraph, focus: ContextNode, head: str) -> Ans
         [focus.uuid, *(f.uuid for f in other[:MAX_STATEMENTS])],
         Evidence(entity=1.0, time=0.0, found=False, match=overlap(about, other[0].text)),
     )
+
+
+def _memories_say_more(
+    q: Question, focus: ContextNode, statements: list[_Statement], memories: list[ContextNode]
+) -> bool:
+    """Whether the stored texts answer better than the focus's facts and relations: they
+    hold more of the asked words, or the question asks for an earlier value no ended fact
+    gives."""
+    if not memories:
+        return False
+    top_rel = statements[0].relevance if statements else 0.0
+    if overlap(q.about - terms(focus.text), memories[0].text) > top_rel:
+        return True
+    return _no_earlier_fact(q, statements)
+
+
+def _no_earlier_fact(q: Question, statements: list[_Statement]) -> bool:
+    """A question about the value before the current one that no ended fact answers: the
+    stored texts (the earlier ones first, `_before_the_latest`) answer it."""
+    if q.intent.timeframe is not None or not asks_previous(q.text):
+        return False
+    return not any(s.dated and "→" in s.text for s in statements)
 
 
 def _head(focus: ContextNode) -> str:
@@ -600,17 +626,6 @@ def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:
     return answer
 
 
-def _relevant(q: Question, g: AnswerGraph, update: Update | None) -> Update | None:
-    """The update, when it speaks to the question at least half as well as the memory that
-    matches it best (an update about something else is not the current value asked)."""
-    if update is None:
-        return None
-    wanted = q.about or q.wanted
-    fit = overlap(wanted, update.current.text)
-    best = max((overlap(wanted, n.text) for n in g.of("S_Memory")), default=0.0)
-    return update if fit > 0 and fit >= 0.5 * best else None
-
-
 def _previous_answer(q: Question, update: Update) -> Answer:
     old = update.replaced[0]
     answer = _memories_answer(q, [old, *update.replaced[1:]])
@@ -628,7 +643,7 @@ def extractive_answer(
     """The answer the merged subgraph gives to `question`, shaped by the intent's type."""
     g = AnswerGraph(sub, now_ms if now_ms is not None else to_epoch_ms(datetime.now(UTC)))
     q = Question.of(question, intent)
-    update = _relevant(q, g, current_update(q, g))
+    update = current_update(q, g)
     route = _route(q, update is not None)
     if route == "update":
         assert update is not None

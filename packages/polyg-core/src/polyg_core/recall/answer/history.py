@@ -46,19 +46,15 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def _named_predicates(question: str, facts: list[Fact]) -> set[str]:
-    """The predicates the question names ("which teams", "the manager")."""
+def _asked_predicates(question: str, facts: list[Fact]) -> set[str]:
+    """The predicates the question names ("which teams", "the manager"); all when none."""
     asked = _words(question)
-    return {
+    named = {
         f.predicate
         for f in facts
         if any(w in asked or w + "s" in asked for w in _words(f.predicate.replace("_", " ")))
     }
-
-
-def _asked_predicates(question: str, facts: list[Fact]) -> set[str]:
-    """The predicates the question names; all when none."""
-    return _named_predicates(question, facts) or {f.predicate for f in facts}
+    return named or {f.predicate for f in facts}
 
 
 def tell_history(subject: str, facts: list[Fact], question: str) -> HistoryAnswer | None:
@@ -66,11 +62,12 @@ def tell_history(subject: str, facts: list[Fact], question: str) -> HistoryAnswe
     own = [f for f in facts if f.valid_to is None or f.valid_to > f.valid_from]
     if not own:
         return None
-    if asks_previous(question) and not _named_predicates(question, own):
-        # "How did X take her tea before?" about a value no fact holds: the recall answer
-        # (from the stored texts) stands, not the history of everything else.
-        return None
     chosen = _asked_predicates(question, own)
+    if asks_previous(question):
+        # "How did X take her tea before?": only a value that changed has a before.
+        chosen = {p for p in chosen if sum(1 for f in own if f.predicate == p) > 1}
+        if not chosen:
+            return None
     told: list[Fact] = []
     lines: list[str] = []
     for predicate in sorted(

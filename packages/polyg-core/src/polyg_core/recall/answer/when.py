@@ -136,33 +136,48 @@ def _matching(q: Question, nodes: list[ContextNode], least: float = 0.5) -> list
 def _measured_duration(q: Question, g: AnswerGraph, ranked: list[ContextNode]) -> _Shaped | None:
     """An event's recorded duration, a fact's interval (up to now when it still holds), or
     the span from the first to the last event about the asked thing within a week."""
-    best = ranked[0]
+    return _event_length(ranked[0]) or _fact_length(q, g) or _event_span(q, g, ranked[0])
+
+
+def _event_length(best: ContextNode) -> _Shaped | None:
     length = best.attributes.get("duration_ms")
     at = time_ms(best) or 0
-    if isinstance(length, int | float) and length > 0:
-        return _Shaped(
-            f"{spoken_duration(int(length))} {interval_phrase(at, at + int(length))}", [best.uuid]
-        )
+    if not isinstance(length, int | float) or length <= 0:
+        return None
+    return _Shaped(
+        f"{spoken_duration(int(length))} {interval_phrase(at, at + int(length))}", [best.uuid]
+    )
+
+
+def _fact_length(q: Question, g: AnswerGraph) -> _Shaped | None:
     facts = _matching(q, g.of("T_Fact"), 0.99) or _matching(q, g.of("T_Fact"))
     for f in facts:
         begin, stop = f.attributes.get("valid_from"), f.attributes.get("valid_to")
-        if isinstance(begin, int | float):
-            end = int(stop) if isinstance(stop, int | float) else None
-            length_ms = (end if end is not None else g.now_ms) - int(begin)
-            if length_ms > 0:
-                return _Shaped(
-                    f"{spoken_duration(length_ms)} {interval_phrase(int(begin), end)}", [f.uuid]
-                )
-    events = [n for n in _matching(q, g.of("T_Event")) if time_ms(n) is not None]
-    near = [n for n in events if abs((time_ms(n) or 0) - at) <= _SPAN_MS]
-    if len(near) >= 2:
-        times = sorted(time_ms(n) or 0 for n in near)
-        if times[-1] > times[0]:
+        if not isinstance(begin, int | float):
+            continue
+        end = int(stop) if isinstance(stop, int | float) else None
+        length_ms = (end if end is not None else g.now_ms) - int(begin)
+        if length_ms > 0:
             return _Shaped(
-                f"{spoken_duration(times[-1] - times[0])} {interval_phrase(times[0], times[-1])}",
-                [n.uuid for n in near],
+                f"{spoken_duration(length_ms)} {interval_phrase(int(begin), end)}", [f.uuid]
             )
     return None
+
+
+def _event_span(q: Question, g: AnswerGraph, best: ContextNode) -> _Shaped | None:
+    at = time_ms(best) or 0
+    near = [
+        n
+        for n in _matching(q, g.of("T_Event"))
+        if (t := time_ms(n)) is not None and abs(t - at) <= _SPAN_MS
+    ]
+    times = sorted(time_ms(n) or 0 for n in near)
+    if len(near) < 2 or times[-1] <= times[0]:
+        return None
+    return _Shaped(
+        f"{spoken_duration(times[-1] - times[0])} {interval_phrase(times[0], times[-1])}",
+        [n.uuid for n in near],
+    )
 
 
 def _counted(q: Question, ranked: list[ContextNode]) -> _Shaped | None:
