@@ -513,11 +513,10 @@ def _best_memories(q: Question, g: AnswerGraph) -> list[ContextNode]:
 
 
 def _latest_of_the_best(q: Question, ranked: list[ContextNode]) -> list[ContextNode]:
-    """For a question about now: of the memories that match the asked words as well as
-    the best, the latest first ("joined the Kestrel team", then "left the Kestrel team":
-    the later one says what holds)."""
-    top = _memory_fit(q, ranked[0])
-    tied = [n for n in ranked if top > 0 and _memory_fit(q, n) >= top]
+    """For a question about now: of the memories that hold every asked word, the latest
+    first ("joined the Kestrel team", then "left the Kestrel team": the later one says
+    what holds). Memories that hold only some of the words may be about other things."""
+    tied = [n for n in ranked if _memory_fit(q, n) >= 1.0]
     if len(tied) < 2:
         return ranked
     latest = max(tied, key=_created_ms)
