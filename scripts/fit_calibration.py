@@ -28,7 +28,7 @@ so they can be run with any table in place.
 
 The fit: pool-adjacent-violators (isotonic regression) of right on the raw confidence,
 per group of answers (route, quoted or not, of the asked shape or not; then route; then
-all) with at least ``--min-group`` fitted answers; blocks lighter than ``--min-block``
+all) whose fitted answers weigh at least ``--min-group``; blocks lighter than ``--min-block``
 merge into a neighbour, and each block's share is shrunk towards its group's overall
 share (``--prior`` answers' weight) so a small block does not claim 0 % or 100 %. A dev
 answer weighs ``--dev-weight`` (the conversation is the kind of data recall is judged on,
@@ -205,7 +205,7 @@ def fit(
     prior_weight: float,
     method: str = "platt",
 ) -> dict[str, tuple[tuple[float, float], ...]]:
-    """A table per group (see `group_keys`) with at least `min_group` samples."""
+    """A table per group (see `group_keys`) whose samples weigh at least `min_group`."""
     groups: dict[str, list[Sample]] = {}
     for s in samples:
         for key in s.keys:
@@ -215,7 +215,7 @@ def fit(
         if method == "platt"
         else fit_group(mine, weights, min_block, prior_weight)
         for key, mine in sorted(groups.items())
-        if len(mine) >= min_group or key == "all"
+        if sum(weights.get(s.source, 1.0) for s in mine) >= min_group or key == "all"
     }
 
 
@@ -284,7 +284,7 @@ def main() -> None:
     parser.add_argument(
         "--dev-weight",
         type=float,
-        default=3.0,
+        default=10.0,
         help="Weight of a dev-conversation answer against a scenario's or update case's "
         "(their answers are graded by containment, the conversation's by token F1).",
     )

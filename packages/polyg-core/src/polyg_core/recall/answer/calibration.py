@@ -66,18 +66,22 @@ def calibrated(raw: float, keys: Sequence[str], table: Mapping[str, Knots] = KNO
     return round(min(1.0, max(0.0, _interpolate(knots, raw))), 3)
 
 
-def _capped(value: float, contradicted: bool) -> float:
+def _capped(value: float, contradicted: bool, chain: float | None) -> float:
     # Evidence about another entity or time than the one asked, or none at all, stays
-    # capped whatever the table says.
-    return min(value, CONTRADICTED_CAP) if contradicted else value
+    # capped whatever the table says; a causal answer is no surer than its chain.
+    if contradicted:
+        value = min(value, CONTRADICTED_CAP)
+    return min(value, round(chain, 3)) if chain is not None else value
 
 
 def calibrated_confidence(evidence: Evidence, table: Mapping[str, Knots] = KNOTS) -> float:
     """The answer's calibrated confidence (capped at `CONTRADICTED_CAP` when the evidence
-    is about another entity or time, or nothing was found)."""
+    is about another entity or time, or nothing was found; at the chain's confidence for
+    a causal answer)."""
     keys = group_keys(evidence.route, evidence.quoted, evidence.shaped)
     value = calibrated(confidence_of(evidence), keys, table)
-    return _capped(value, evidence.entity == 0.0 or evidence.time == 0.0 or not evidence.found)
+    contradicted = evidence.entity == 0.0 or evidence.time == 0.0 or not evidence.found
+    return _capped(value, contradicted, evidence.chain)
 
 
 def route_of(factors: Mapping[str, float]) -> str:
@@ -102,4 +106,4 @@ def calibrated_from_factors(
         or factors.get("time_found") == 0.0
         or factors.get("found") == 0.0
     )
-    return _capped(value, contradicted)
+    return _capped(value, contradicted, factors.get("chain"))
