@@ -269,7 +269,12 @@ def test_answer_token_f1_is_locomos_normalised_overlap() -> None:
 
 
 def test_calibration_buckets_answers_by_confidence() -> None:
-    from polyg_bench.answers import calibration_table, f1_table, grade
+    from polyg_bench.answers import (
+        calibration_table,
+        expected_calibration_error,
+        f1_table,
+        grade,
+    )
 
     graded = [
         grade("temporal", "7 May 2023", "7 May 2023", 0.9),
@@ -278,11 +283,14 @@ def test_calibration_buckets_answers_by_confidence() -> None:
         grade("single-hop", "Pixel", "a dog named Pixel", 1.0),
     ]
     rows = calibration_table(graded)
-    assert [r["n"] for r in rows] == [0, 1, 0, 0, 3]
-    assert rows[-1]["confidence"] == "[0.8, 1.0]"
+    assert [r["n"] for r in rows] == [0, 0, 0, 1, 0, 0, 0, 0, 1, 2]
+    assert rows[-1]["confidence"] == "[0.9, 1.0]"
     # "Pixel" shares one of the gold's three tokens: F1 0.5, right.
-    assert rows[-1]["right"] == 2 and rows[-1]["accuracy"] == pytest.approx(2 / 3, abs=1e-3)
-    assert rows[1]["right"] == 0
+    assert rows[-1]["right"] == 2 and rows[-1]["accuracy"] == 1.0
+    assert rows[8]["right"] == 0 and rows[3]["right"] == 0
+    # |0.3 - 0| + |0.85 - 0| + 2 x |0.95 - 1|, over four answers.
+    assert expected_calibration_error(graded) == pytest.approx((0.3 + 0.85 + 0.1) / 4, abs=1e-4)
+    assert expected_calibration_error([]) is None
     by_cat = {r["category"]: r for r in f1_table(graded)}
     assert by_cat["temporal"]["n"] == 2 and by_cat["temporal"]["right"] == 0.5
     assert by_cat["single-hop"]["right"] == 0.5

@@ -5,8 +5,10 @@ and other punctuation removed, the articles a/an/the dropped, whitespace collaps
 into tokens, and F1 is the harmonic mean of the shared tokens' precision and recall (no
 stemming). An answer counts as right when its F1 is at least 0.5.
 
-Calibration buckets answers by their confidence and reports how often each bucket is
-right: a confidence that means something is right more often in higher buckets.
+Calibration buckets answers by their confidence (ten buckets of 0.1) and reports how
+often each bucket is right: a confidence that means something is right about as often as
+it says. The expected calibration error (ECE) is the mean gap between a bucket's mean
+confidence and its share right, weighted by the bucket's size.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RIGHT_F1 = 0.5
-BUCKETS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+BUCKETS = tuple(round(0.1 * i, 1) for i in range(11))
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
@@ -95,6 +97,24 @@ def calibration_table(
             }
         )
     return rows
+
+
+def expected_calibration_error(
+    graded: Sequence[Graded], edges: Sequence[float] = BUCKETS
+) -> float | None:
+    """Sum over buckets of |mean confidence - share right| x the bucket's share of answers
+    (None when there are no answers)."""
+    if not graded:
+        return None
+    total = 0.0
+    for i in range(len(edges) - 1):
+        inside = [g for g in graded if bucket_of(g.confidence, edges) == i]
+        if inside:
+            gap = sum(g.confidence for g in inside) / len(inside) - sum(
+                1 for g in inside if g.right
+            ) / len(inside)
+            total += abs(gap) * len(inside) / len(graded)
+    return round(total, 4)
 
 
 def f1_table(graded: Sequence[Graded]) -> list[dict[str, Any]]:

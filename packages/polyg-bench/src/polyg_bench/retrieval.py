@@ -42,7 +42,14 @@ from polyg_core.recall.memories import check_retrievers
 from polyg_core.recall.packing import item_cost
 from polyg_shared.retrieval import RETRIEVERS, RecalledMemory
 
-from polyg_bench.answers import Graded, calibration_table, f1_table, grade, token_f1
+from polyg_bench.answers import (
+    Graded,
+    calibration_table,
+    expected_calibration_error,
+    f1_table,
+    grade,
+    token_f1,
+)
 from polyg_bench.dataset import Conversation, Dataset, Question
 from polyg_bench.stats import Timing, percentile
 
@@ -183,6 +190,8 @@ class QuestionResult:
     confidence: float = 0.0
     intent: str = ""
     answer_f1: float = 0.0
+    factors: dict[str, float] = field(default_factory=lambda: {})
+    """What the answer's confidence rests on (`raw` before calibration, its route)."""
 
 
 def _mean(values: list[float]) -> float:
@@ -236,6 +245,10 @@ class RetrievalReport:
     def calibration(self) -> list[dict[str, Any]]:
         """Answers bucketed by confidence, with how often each bucket is right."""
         return calibration_table(self.graded())
+
+    def ece(self) -> float | None:
+        """The answers' expected calibration error (ten buckets)."""
+        return expected_calibration_error(self.graded())
 
     def usage_table(self) -> list[dict[str, Any]]:
         """LLM usage per call of remember and recall: p50 and mean of each usage field.
@@ -375,6 +388,7 @@ class RetrievalReport:
             "table": self.table(),
             "answers": self.answer_table(),
             "calibration": self.calibration(),
+            "ece": self.ece(),
             "ablation": self.ablation_table(),
             "budgets": self.budget_table(),
             "invariant": self.invariant(),
@@ -592,6 +606,7 @@ class _Run:
             answer=result.answer,
             confidence=result.confidence,
             intent=str(result.intent.get("type", "")),
+            factors=dict(result.confidence_factors),
             answer_f1=token_f1(result.answer, q.answer) if q.answer else 0.0,
             memories=[
                 MemoryHit(

@@ -250,6 +250,7 @@ class UpdateResult:
     answer: str
     confidence: float
     first: str
+    factors: dict[str, float] = field(default_factory=lambda: {})
 
 
 @dataclass
@@ -322,6 +323,7 @@ async def _ask(
         answer=result.answer,
         confidence=result.confidence,
         first=first,
+        factors=dict(result.confidence_factors),
     )
 
 

@@ -508,6 +508,7 @@ def _print_answers(report: RetrievalReport) -> None:
             ["confidence", "n", "right", "accuracy", "mean_confidence", "mean_f1"],
         )
     )
+    print(f"expected calibration error (10 buckets): {report.ece()}\n")
 
 
 def _cost_per_call(report: RetrievalReport) -> list[dict[str, Any]]:
@@ -727,6 +728,7 @@ def answers_command(
     and how often each confidence bucket is right (calibration)."""
     from polyg_bench.answers import (
         calibration_table,
+        expected_calibration_error,
         kind_table,
         run_scenario_answers,
         scenario_graded,
@@ -771,6 +773,8 @@ def answers_command(
     calibration = calibration_table(scenario_graded(answers))
     print("calibration: answers bucketed by confidence, how often each bucket is right\n")
     print(markdown(calibration, ["confidence", "n", "right", "accuracy", "mean_confidence"]))
+    ece = expected_calibration_error(scenario_graded(answers))
+    print(f"expected calibration error (10 buckets): {ece}\n")
     _write_json(
         json_out,
         {
@@ -778,6 +782,7 @@ def answers_command(
             "answers": [a.__dict__ for a in answers],
             "kinds": kinds,
             "calibration": calibration,
+            "ece": ece,
         },
     )
 

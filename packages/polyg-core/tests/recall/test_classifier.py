@@ -209,3 +209,33 @@ def test_what_happened_to_something_asks_for_events() -> None:
     )
     assert intent.type == WHEN
     assert intent.entities == ["payment-service"]
+
+
+@pytest.mark.parametrize(
+    ("question", "intent_type"),
+    [
+        # A value at a time is WHAT (or WHO) at that time, not WHEN.
+        ("What did Alice work on before June 2025?", IntentType.WHAT),
+        ("Where did Alice live in 2024?", IntentType.WHAT),
+        ("What did Alice do during March 2025?", IntentType.WHAT),
+        ("Who did Alice report to after 2024?", IntentType.WHO),
+        ("How did Alice take her coffee before?", IntentType.WHAT),
+        # A time, a duration or a frequency is WHEN, whatever the question is about.
+        ("When did Alice move to Munich?", IntentType.WHEN),
+        ("How long was the auth outage?", IntentType.WHEN),
+        ("How often does Alice run the restore drill?", IntentType.WHEN),
+        ("How long has Alice lived in Munich?", IntentType.WHEN),
+        ("What happened to Alice in October?", IntentType.WHEN),
+        ("Where does Alice live?", IntentType.WHAT),
+    ],
+)
+def test_the_classifier_tells_when_from_what_at_a_time(
+    question: str, intent_type: IntentType
+) -> None:
+    assert RuleClassifier().classify(question, KNOWN, REF).type == intent_type
+
+
+def test_before_without_a_time_asks_for_history() -> None:
+    intent = RuleClassifier().classify("How did Alice take her coffee before?", KNOWN, REF)
+    assert intent.history
+    assert intent.timeframe is None

@@ -51,6 +51,7 @@ __all__ = [
 DEFAULT_CLASSIFIER_MAX_TOKENS = 1000
 _MAX_QUESTION = 4_000  # longer questions are classified on their first 4,000 characters
 
+_TIME_POSITION = r"\bbefore\b|\bafter\b|\bsince\b|\bduring\b|\bhappened\b|\boccurred\b"
 # (pattern, type, weight, direction). A leading question word weighs most; "what" least,
 # because it opens questions of every kind.
 _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] = [
@@ -85,8 +86,15 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
         (r"^\W*what (?:has |had |else )?happen(?:ed|s)?\b", IntentType.WHEN, 3.0, None),
         (r"\bwhen\b", IntentType.WHEN, 2.0, None),
         (r"\btimeline\b|\bchronolog\w*|\bwhat time\b|\bhow long\b", IntentType.WHEN, 2.5, None),
+        # A duration or a frequency is a WHEN answer's shape, whatever the question is about.
+        (
+            r"^\W*how (?:long|often|frequently|many times|soon)\b",
+            IntentType.WHEN,
+            3.5,
+            None,
+        ),
         (r"\bdates?\b|\bhistory\b|\bsequence\b", IntentType.WHEN, 2.0, None),
-        (r"\bbefore\b|\bafter\b|\bhappened\b|\boccurred\b", IntentType.WHEN, 1.0, None),
+        (_TIME_POSITION, IntentType.WHEN, 1.0, None),
         (r"^\W*(?:who|whom|whose)\b", IntentType.WHO, 3.0, None),
         (r"\b(?:who|whom|whose)\b", IntentType.WHO, 2.0, None),
         (r"\bowners?\b|\bowns?\b|\bowned\b|\bresponsible\b", IntentType.WHO, 2.0, None),
@@ -97,6 +105,9 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
             None,
         ),
         (r"^\W*(?:what|which)\b", IntentType.WHAT, 1.0, None),
+        # "Where does X live?", "How does X take her tea?" ask for a value.
+        (r"^\W*where\b", IntentType.WHAT, 3.0, None),
+        (r"^\W*how (?:do|does|did|is|are|was|were)\b", IntentType.WHAT, 2.0, None),
         (r"\bdescribe\b|\bstatus\b|\bdefinition\b", IntentType.WHAT, 2.0, None),
         (r"\bwhat (?:is|are)\b", IntentType.WHAT, 1.0, None),
         (r"\bworking on\b|\bworks on\b|\bdepends? on\b|\bconfigured\b", IntentType.WHAT, 1.5, None),
@@ -110,7 +121,28 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
     ]
 ]
 _TIMEFRAME_WEIGHT = 1.5  # a time expression in the question leans towards WHEN
-_ASKS_THING = re.compile(r"^\W*(?:what|which|who|whom|whose)\b", re.IGNORECASE)
+# A question for a value held at a time ("Where did Ana live in 2024?", "What did Ana work
+# on before June?", "How did Ana take her tea before?"): WHAT or WHO at that time, not WHEN.
+_ASKS_VALUE = re.compile(
+    r"^\W*(?:what|which|who|whom|whose|where"
+    r"|how\s+(?!long\b|often\b|frequently\b|many\b|much\b|soon\b|come\b)\w+)\b",
+    re.IGNORECASE,
+)
+_ASKS_A_TIME = re.compile(
+    r"\bwhen\b|\b(?:what|which)\s+(?:time|date|day|week|month|year|season)s?\b"
+    r"|\bhow\s+(?:long|often|soon)\b|\btimeline\b|\bchronolog"
+    r"|^\W*what\s+(?:(?:has|had|else)\s+)?(?:happen|occur|went\s+on|was\s+going\s+on)",
+    re.IGNORECASE,
+)
+
+
+def asks_value_at_time(question: str) -> bool:
+    """True when the question asks for a thing, place, person or manner (what, which,
+    who, where, how did ...) rather than for a time or for what happened: a time in it
+    says when the value held, not what is asked."""
+    return _ASKS_VALUE.search(question) is not None and _ASKS_A_TIME.search(question) is None
+
+
 _TIE_ORDER = [IntentType.WHY, IntentType.WHEN, IntentType.WHO, IntentType.WHAT, IntentType.EXPLORE]
 
 _MULTI_HOP = re.compile(
@@ -142,7 +174,10 @@ _INFERENTIAL = re.compile(
 _HISTORY = re.compile(
     r"\bhow (?:has|have|did|had) .+? (?:change|changed|evolve|evolved)\b"
     r"|\bwhat (?:was|were) .+? (?:before|previously|originally)\b"
-    r"|\b(?:history|evolution) of\b|\bover time\b|\bchanges? (?:to|in|of) (?:the )?\w",
+    r"|\b(?:history|evolution) of\b|\bover time\b|\bchanges? (?:to|in|of) (?:the )?\w"
+    # "How did X take her tea before?": the value before the current one.
+    r"|^\W*(?:how|what|which|where|who)\b.*\b(?:before|previously|formerly|originally)\W*$"
+    r"|(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)(?<!\bbeen\s)\bused to\b",
     re.IGNORECASE,
 )
 
@@ -188,45 +223,17 @@ class RuleClassifier:
         ref = reference or datetime.now(UTC)
         text = question[:_MAX_QUESTION]
         timeframe = parse_timeframe(text, ref)
-        time_spans = [tm.span for tm in match_times(text, ref)]
-        # A time expression is never an entity ("Jan 5", "Q4 2025", "Monday").
-        mentions = [
-            m
-            for m in find_names(text, matcher)
-            if not any(s < m.span[1] and m.span[0] < e for s, e in time_spans)
-        ]
-        entities = _dedupe([m.name for m in mentions])
-        scores: dict[IntentType, float] = dict.fromkeys(IntentType, 0.0)
-        lead: IntentType | None = None
-        direction: CausalDirection | None = None
-        for pattern, intent_type, weight, cue_direction in _CUES:
-            if pattern.search(text):
-                scores[intent_type] += weight
-                if pattern.pattern.startswith("^") and lead is None and weight >= 3.0:
-                    lead = intent_type
-                if cue_direction is not None and (
-                    direction is None or cue_direction == CausalDirection.DOWNSTREAM
-                ):
-                    direction = cue_direction
-        if timeframe is not None and not (entities and _ASKS_THING.match(text)):
+        entities = _entities(text, matcher, ref)
+        # A value of someone or something at a time; with nothing named, "What was true
+        # on 2024-03-15?" asks for that time's state, a WHEN answer.
+        value_at_time = bool(entities) and asks_value_at_time(text)
+        cues = _cue_scores(text, value_at_time)
+        if timeframe is not None and not value_at_time:
             # A time leans towards WHEN, unless the question asks for a thing or a person
             # about someone ("What did Alice paint in July?" asks what, in July; "What was
             # true on 2024-03-15?" asks for that time's state).
-            scores[IntentType.WHEN] += _TIMEFRAME_WEIGHT
-        ranked = sorted(
-            scores.items(),
-            key=lambda kv: (-kv[1], kv[0] != lead, _TIE_ORDER.index(kv[0])),
-        )
-        (best, top), (_, runner_up) = ranked[0], ranked[1]
-        if top <= 0:
-            best = IntentType.EXPLORE
-        confidence = _confidence(top, top - runner_up)
-        if best == IntentType.WHY:
-            causal_direction = direction or CausalDirection.UPSTREAM
-        elif direction == CausalDirection.DOWNSTREAM:
-            causal_direction = direction
-        else:
-            causal_direction = CausalDirection.BOTH
+            cues.scores[IntentType.WHEN] += _TIMEFRAME_WEIGHT
+        best, confidence = cues.pick()
         multi_hop = (
             len(entities) >= 2 or _MULTI_HOP.search(text) is not None or asks_to_gather(text)
         )
@@ -234,7 +241,7 @@ class RuleClassifier:
             type=best,
             entities=entities,
             timeframe=timeframe,
-            causal_direction=causal_direction,
+            causal_direction=cues.causal_direction(best),
             depth_hints=default_depth_hints(best),
             semantic_query=_semantic_query(text, ref),
             confidence=confidence,
@@ -242,6 +249,64 @@ class RuleClassifier:
             inferential=is_inferential(text),
             history=asks_history(text),
         )
+
+
+def _entities(text: str, matcher: EntityMatcher, ref: datetime) -> list[str]:
+    """The names the question mentions; a time expression is never an entity ("Jan 5",
+    "Q4 2025", "Monday")."""
+    time_spans = [tm.span for tm in match_times(text, ref)]
+    mentions = [
+        m
+        for m in find_names(text, matcher)
+        if not any(s < m.span[1] and m.span[0] < e for s, e in time_spans)
+    ]
+    return _dedupe([m.name for m in mentions])
+
+
+@dataclass
+class _CueScores:
+    """Each type's weight from the question's cue words, the type its leading word names,
+    and the causal direction its cues point to."""
+
+    scores: dict[IntentType, float]
+    lead: IntentType | None = None
+    direction: CausalDirection | None = None
+
+    def pick(self) -> tuple[IntentType, float]:
+        """The heaviest type (the leading word's, then the tie order, on a tie) and the
+        classification's confidence; EXPLORE when no cue matched."""
+        ranked = sorted(
+            self.scores.items(),
+            key=lambda kv: (-kv[1], kv[0] != self.lead, _TIE_ORDER.index(kv[0])),
+        )
+        (best, top), (_, runner_up) = ranked[0], ranked[1]
+        if top <= 0:
+            best = IntentType.EXPLORE
+        return best, _confidence(top, top - runner_up)
+
+    def causal_direction(self, best: IntentType) -> CausalDirection:
+        if best == IntentType.WHY:
+            return self.direction or CausalDirection.UPSTREAM
+        if self.direction == CausalDirection.DOWNSTREAM:
+            return self.direction
+        return CausalDirection.BOTH
+
+
+def _cue_scores(text: str, value_at_time: bool) -> _CueScores:
+    cues = _CueScores(dict.fromkeys(IntentType, 0.0))
+    for pattern, intent_type, weight, cue_direction in _CUES:
+        if value_at_time and pattern.pattern == _TIME_POSITION:
+            continue  # "before June" places the asked value in time; it does not ask one
+        if not pattern.search(text):
+            continue
+        cues.scores[intent_type] += weight
+        if pattern.pattern.startswith("^") and cues.lead is None and weight >= 3.0:
+            cues.lead = intent_type
+        if cue_direction is not None and (
+            cues.direction is None or cue_direction == CausalDirection.DOWNSTREAM
+        ):
+            cues.direction = cue_direction
+    return cues
 
 
 def _confidence(top: float, margin: float) -> float:

@@ -15,7 +15,8 @@ from polyg_shared.retrieval import LinearizedContext, MergedSubgraph, Synthesis
 
 from polyg_core.errors import ProviderError
 from polyg_core.providers.llm.base import LLM, Usage
-from polyg_core.recall.answer.confidence import confidence_of, factors_of
+from polyg_core.recall.answer.calibration import calibrated_confidence
+from polyg_core.recall.answer.confidence import factors_of
 from polyg_core.recall.answer.extractive import Answer, extractive_answer
 
 logger = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ def synthesize_extractive(
     ]
     synthesis = Synthesis(
         answer=answer.text,
-        confidence=confidence_of(answer.evidence),
+        confidence=calibrated_confidence(answer.evidence),
         reasoning=reasoning,
         sources=list(dict.fromkeys(answer.sources)),
         follow_ups=follow,

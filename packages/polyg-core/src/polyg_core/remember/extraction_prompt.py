@@ -17,8 +17,11 @@ You extract structured memory from a note for a multi-graph memory. Answer with 
   When an entity matches one of the known entity names (in any spelling), use the known name.
   entity_type is a short lowercase word: person, service, project, team, organization, place,
   config, deployment, version, file, database, entity.
-- relations: [{source, target, relationship_type}] between entities (snake_case type: owns,
-  works_on, depends_on, part_of, member_of, works_at, lives_in, ...).
+- relations: [{source, target, relationship_type, valid_from, valid_to}] between entities
+  (snake_case type: owns, works_on, depends_on, part_of, member_of, works_at, lives_in, ...).
+  valid_from / valid_to as ISO UTC only when the note dates the relation: a join or move
+  starts it (valid_from), leaving, quitting or moving out ends it (valid_to: "Sam left the
+  Atlas team in May" is {Sam, Atlas team, member_of, valid_to: May 1st}); else leave them out.
 - events: [{description, occurred_at, entities}] things that happened. occurred_at is an ISO
   8601 UTC timestamp resolved against the reference time given ("at 14:30" is on the reference
   day, or the day before if that would be later than the reference); use the reference time when

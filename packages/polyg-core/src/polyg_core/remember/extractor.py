@@ -82,6 +82,8 @@ class DraftRelation(_Lenient):
     source: str | None = None
     target: str | None = None
     relationship_type: str | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
 
 
 class DraftEvent(_Lenient):
@@ -130,6 +132,17 @@ class ExtractionDraft(_Lenient):
     causal_links: list[DraftCausalLink] | None = None
     concepts: list[DraftConcept] | None = None
     category: str | None = None
+
+
+def _relation_dates(
+    r: DraftRelation, reference: datetime
+) -> tuple[datetime | None, datetime | None]:
+    """The dates the note gives a relation ("joined in June", "left in May"); an end not
+    after the start is dropped, as for facts."""
+    valid_from, valid_to = _when(r.valid_from, reference), _when(r.valid_to, reference)
+    if valid_from is not None and valid_to is not None and valid_to <= valid_from:
+        valid_to = None
+    return valid_from, valid_to
 
 
 def _when(value: str | None, reference: datetime) -> datetime | None:
@@ -214,7 +227,14 @@ class _DraftCheck:
             return None
         self.add_entity(source)
         self.add_entity(target)
-        return ExtractedRelation(source=source, target=target, relationship_type=rel_type)
+        valid_from, valid_to = _relation_dates(r, self.reference)
+        return ExtractedRelation(
+            source=source,
+            target=target,
+            relationship_type=rel_type,
+            valid_from=valid_from,
+            valid_to=valid_to,
+        )
 
     def event(self, ev: DraftEvent) -> ExtractedEvent | None:
         description = clip(ev.description or "", MAX_TEXT)

@@ -2,7 +2,8 @@
 
 "Alice moved from the payments team to the auth team" ends one membership and starts
 another at the sentence's time; "Bob joined Lumen Labs" starts one; "Sam left the
-infra team" ends one; "Priya works at Lumen Labs" and "Tom lives in Lisbon" state one.
+infra team" (or quit it, moved out of a city, stopped working at a company) ends one;
+"Priya works at Lumen Labs" and "Tom lives in Lisbon" state one.
 The predicate follows the kind of place the person is in, in the vocabulary the
 temporal graph's facts use: `member_of` a team (or anything else), `works_at` an
 organisation, `works_on` a project, `lives_in` a place. A subject+predicate holds one
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from polyg_core.text.names import NameMention
 
-__all__ = ["MembershipSpan", "membership_spans", "predicate_for"]
+__all__ = ["MEMBERSHIP_PREDICATES", "MembershipSpan", "membership_spans", "predicate_for"]
 
 _LEAD = r"^[\s,]*(?:(?:has|had|have|just|recently|then|finally|officially|also|now)\s+)*"
 _MOVE = re.compile(
@@ -32,7 +33,10 @@ _JOIN = re.compile(
     re.IGNORECASE,
 )
 _LEAVE = re.compile(
-    _LEAD + r"(?:left|leaves|quit|quits|resigned\s+from|is\s+leaving|departed)\b", re.IGNORECASE
+    _LEAD + r"(?:left|leaves|quit|quits|resigned\s+from|is\s+leaving|departed"
+    r"|moved\s+out\s+of|stopped\s+working\s+(?:at|for|on|with)|retired\s+from"
+    r"|no\s+longer\s+(?:works?\s+(?:at|for|on|with)|lives?\s+in|on))\b",
+    re.IGNORECASE,
 )
 _STATE = re.compile(
     _LEAD + r"(?:(?:is|am|are)\s+)?(?:still\s+)?(?P<verb>works?\s+(?:at|for)|working\s+(?:at|for)"
@@ -53,6 +57,11 @@ _PREDICATES = {
     "project": "works_on",
     "place": "lives_in",
 }
+
+
+MEMBERSHIP_PREDICATES = frozenset(_PREDICATES.values())
+"""Where someone belongs. A departure from a place ends the membership held there, under
+whichever of these it was stated ("lives in Bergen", then "moved out of Bergen")."""
 
 
 def predicate_for(entity_type: str) -> str:
@@ -118,7 +127,8 @@ def _anchors(
 
 
 def _membership_verb(rest: str) -> re.Match[str] | None:
-    return _MOVE.match(rest) or _JOIN.match(rest) or _LEAVE.match(rest) or _STATE.match(rest)
+    # A departure first: "moved out of" is not a move to or from somewhere.
+    return _LEAVE.match(rest) or _MOVE.match(rest) or _JOIN.match(rest) or _STATE.match(rest)
 
 
 def _memberships_after(

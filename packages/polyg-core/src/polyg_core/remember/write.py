@@ -41,8 +41,15 @@ from polyg_shared.intents import ExtractedFact, ExtractedRelation, Extraction
 from polyg_shared.nodes import Entity, Fact, MemoryCategory
 from polyg_shared.retrieval import RememberResult, WrittenNode
 
-from polyg_core.errors import AmbiguousName, InvalidInput
-from polyg_core.graphs.base import check_text, embed_texts, ensure_vectors, now_ms, to_ms
+from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
+from polyg_core.graphs.base import (
+    check_text,
+    embed_texts,
+    ensure_vectors,
+    name_key,
+    now_ms,
+    to_ms,
+)
 from polyg_core.graphs.bulk import event_row, write_event_rows
 from polyg_core.graphs.causal import DEFAULT_MATCH_THRESHOLD, LinkBatch
 from polyg_core.graphs.causal_batch import match_new, same_node
@@ -56,6 +63,7 @@ from polyg_core.remember.entities import Entities, entity_node, is_row
 from polyg_core.remember.items import CausalItem, Items
 from polyg_core.remember.links import referred_events, represented_entities
 from polyg_core.remember.lookup import Lookup, lookup, nearest, stored_causal
+from polyg_core.remember.membership import MEMBERSHIP_PREDICATES
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.schema import CONCEPT, ENTITY, EVENT
 from polyg_core.storage.store import FalkorStore
@@ -133,6 +141,14 @@ def _refs(ents: Entities, names: Sequence[str], what: str) -> list[str]:
         except (AmbiguousName, InvalidInput) as exc:
             logger.info("%s: entity %r left out: %s", what, raw, exc)
     return out
+
+
+def _ended_predicates(predicate: str) -> list[str]:
+    """What a stated end ends: its own predicate, and for a departure from a place every
+    membership held there (`MEMBERSHIP_PREDICATES`)."""
+    if predicate not in MEMBERSHIP_PREDICATES:
+        return [predicate]
+    return [predicate, *sorted(MEMBERSHIP_PREDICATES - {predicate})]
 
 
 @dataclass
@@ -424,6 +440,7 @@ class RememberWriter:
         for (f, p), subject in zip(items.facts, subjects, strict=True):
             if p is None:
                 invalidated.extend(await self._end_stated_fact(namespace, f))
+                await self._end_stated_relations(namespace, f)
                 continue
             uid = real(subject)
             if not uid:
@@ -441,8 +458,12 @@ class RememberWriter:
         to invent.
         """
         assert f.valid_to is not None
+        current: list[Fact] = []
         try:
-            current = await self.temporal.facts(namespace, subject=f.subject, predicate=f.predicate)
+            for predicate in _ended_predicates(f.predicate):
+                current += await self.temporal.facts(
+                    namespace, subject=f.subject, predicate=predicate
+                )
         except (AmbiguousName, InvalidInput) as exc:
             logger.info("ended fact %s not applied: %s", f, exc)
             return []
@@ -455,6 +476,30 @@ class RememberWriter:
             done = await self.temporal.invalidate_fact(namespace, fact.uuid, f.valid_to)
             ended.append(_fact_node(done, created=False))
         return ended
+
+    async def _end_stated_relations(self, namespace: str, f: ExtractedFact) -> int:
+        """End the open relations `f` names ("Sam left the Atlas team": Sam -member_of->
+        Atlas team) at its end, so what holds now no longer names them; their start is
+        kept. Writes no relation where none is stored. The count ended."""
+        assert f.valid_to is not None
+        end = epoch_ms(f.valid_to)
+        try:
+            source = await self.entities.resolve(namespace, f.subject)
+        except (NodeNotFound, AmbiguousName, InvalidInput) as exc:
+            logger.info("ended relation %s not applied: %s", f, exc)
+            return 0
+        ends = {name_key(p) for p in _ended_predicates(f.predicate)}
+        rows: list[tuple[str, str, str, None]] = []
+        for r in await self.entities.relations_of(namespace, source.uuid, "out"):
+            if (
+                name_key(r.relationship_type) in ends
+                and normalize_name(r.target_name or "") == normalize_name(f.object)
+                and r.valid_to is None
+                and (r.valid_from is None or epoch_ms(r.valid_from) < end)
+            ):
+                rows.append((r.source, r.target, r.relationship_type, None))
+        await self.entities.link_many(namespace, rows, [(None, end)] * len(rows))
+        return len(rows)
 
     async def _causal(
         self,

@@ -22,8 +22,10 @@ right, from what the answer found.
   question: at most 0.4.
 
 An answer that says nothing was found scores at most 0.1. The weights are fixed by
-reasoning, not fitted to a dataset; `polyg bench retrieval` and `polyg bench answers`
-measure how often each confidence bucket is right.
+reasoning, not fitted to a dataset: they give the raw confidence, an order. What is
+reported is that order calibrated on the team's own data (`calibration`): per answer
+route, how often answers with that raw confidence were right. `polyg bench retrieval` and
+`polyg bench answers` measure how often each confidence bucket is right.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class Evidence:
         shaped: False when the answer could not take the form the question asks for (a
             "how long" question answered with a date, a "what" question with a whole
             quoted sentence in which no asked span was found).
+        route: which answer the question took (`ROUTES`); the calibration maps the raw
+            confidence to how often answers of that route are right.
     """
 
     match: float = 0.0
@@ -63,7 +67,13 @@ class Evidence:
     found: bool = True
     quoted: bool = False
     shaped: bool = True
+    route: str = "other"
 
+
+ROUTES = ("update", "why", "at_time", "when", "who_what", "explore", "other")
+"""The answers' routes: an update's current value, a causal chain, a value held at an
+asked time, the time of an event (or a duration, or the events of a period), an entity's
+facts and relations (or a stored text about it), a summary of memories."""
 
 NOT_FOUND_CAP = 0.1
 QUOTE_CAP = 0.7
@@ -103,8 +113,11 @@ def confidence_of(evidence: Evidence) -> float:
 
 
 def factors_of(evidence: Evidence) -> dict[str, float]:
-    """The evidence as numbers for the caller to see (absent ones left out)."""
+    """The evidence as numbers for the caller to see (absent ones left out): `raw` is the
+    confidence before calibration, `route_<name>` the answer's route."""
     out: dict[str, float] = {
+        "raw": confidence_of(evidence),
+        f"route_{evidence.route}": 1.0,
         "match": round(evidence.match, 3),
         "margin": round(evidence.margin, 3),
         "agreement": float(evidence.agreement),

@@ -35,6 +35,7 @@ from polyg_core.recall.answer.evidence import (
     names_in,
     unspoken,
 )
+from polyg_core.recall.answer.shapes import asks_previous, held, relation_of
 from polyg_core.recall.answer.span import asked_span, asks_span
 from polyg_core.recall.answer.when import when_answer
 from polyg_core.recall.answer.words import (
@@ -43,6 +44,7 @@ from polyg_core.recall.answer.words import (
     overlap,
     terms,
 )
+from polyg_core.recall.currency import asks_about_now
 from polyg_core.text.normalize import normalize_name
 
 __all__ = ["Answer", "extractive_answer"]
@@ -115,33 +117,107 @@ class _Statement:
 
 
 def _statements(q: Question, g: AnswerGraph, focus: ContextNode) -> list[_Statement]:
-    key = normalize_name(focus.text)
     about = q.wanted - terms(focus.text) - terms(str(focus.attributes.get("entity_type", "")))
+    out: dict[str, _Statement] = {}
+    previous = q.intent.timeframe is None and asks_previous(q.text)
+    _add_facts(out, q, g, focus, about, previous)
+    if previous and not any(s.relevance > 0 for s in out.values()):
+        # Nothing ended that the question's words point at: what holds now answers.
+        out = {}
+        _add_facts(out, q, g, focus, about, False)
+    _add_relations(out, g, focus, about)
+    return sorted(out.values(), key=lambda s: (-s.relevance, -s.score))
+
+
+def _fact_interval(f: ContextNode) -> str:
+    since = f.attributes.get("valid_from_iso")
+    until = f.attributes.get("valid_to_iso")
+    if since and until:
+        return f" ({str(since)[:10]} → {str(until)[:10]})"
+    if since:
+        return f" (since {str(since)[:10]})"
+    return ""
+
+
+def _bounds(f: ContextNode) -> tuple[int | None, int | None]:
+    begin = f.attributes.get("valid_from")
+    stop = f.attributes.get("valid_to")
+    return (
+        int(begin) if isinstance(begin, int | float) else None,
+        int(stop) if isinstance(stop, int | float) else None,
+    )
+
+
+def _answers_then(f: ContextNode, q: Question, now_ms: int, previous: bool) -> bool:
+    """Whether the fact held when the question asks: before / after / since / during its
+    time (`shapes.held`), before now for a question about the previous value, else now."""
     tf = q.intent.timeframe
+    begin, stop = _bounds(f)
+    if tf is not None and (tf.start is not None or tf.end is not None):
+        return held(begin, stop, tf, relation_of(tf))
+    if previous:
+        return stop is not None and stop <= now_ms
+    return fact_valid(f, None, now_ms)
+
+
+def _started_after(facts: list[ContextNode], q: Question) -> list[ContextNode]:
+    """For "after X": of one subject's values of one predicate, those that began after X
+    when any did (the value held at X otherwise)."""
+    tf = q.intent.timeframe
+    if tf is None or tf.start is None or relation_of(tf) != "after":
+        return facts
+    lo = to_epoch_ms(tf.start)
+    began: set[tuple[str, str]] = set()
+    for f in facts:
+        if (_bounds(f)[0] or 0) >= lo:
+            began.add(_predicate_of(f))
+    return [f for f in facts if _predicate_of(f) not in began or (_bounds(f)[0] or 0) >= lo]
+
+
+def _predicate_of(f: ContextNode) -> tuple[str, str]:
+    return (
+        normalize_name(str(f.attributes.get("subject", ""))),
+        str(f.attributes.get("predicate", "")),
+    )
+
+
+def _add_facts(
+    out: dict[str, _Statement],
+    q: Question,
+    g: AnswerGraph,
+    focus: ContextNode,
+    about: set[str],
+    previous: bool,
+) -> None:
+    """The focus's facts that held when asked (`_answers_then`), most relevant per text."""
+    key = normalize_name(focus.text)
     kinds = {
         normalize_name(n.text): str(n.attributes.get("entity_type", "")) for n in g.of("E_Entity")
     }
-    out: dict[str, _Statement] = {}
-    for f in g.of("T_Fact"):
-        ends = {
-            normalize_name(str(f.attributes.get("subject", ""))),
-            normalize_name(str(f.attributes.get("object", ""))),
-        }
-        if key not in ends or not fact_valid(f, tf, g.now_ms):
-            continue
-        since = f.attributes.get("valid_from_iso")
-        until = f.attributes.get("valid_to_iso")
-        when = ""
-        if since and until:
-            when = f" ({str(since)[:10]} → {str(until)[:10]})"
-        elif since:
-            when = f" (since {str(since)[:10]})"
-        text = _humane(f.text) + when
+    mine = [
+        f for f in g.of("T_Fact") if key in _ends(f) and _answers_then(f, q, g.now_ms, previous)
+    ]
+    for f in _started_after(mine, q):
+        ends = _ends(f)
+        text = _humane(f.text) + _fact_interval(f)
         dedup = normalize_name(_humane(f.text))
         other_key = next((k for k in ends if k != key), key)
         rel = overlap(about, f"{f.text} {kinds.get(other_key, '')}")
         if dedup not in out or out[dedup].relevance < rel:
             out[dedup] = _Statement(text, f.uuid, f.score, rel, dedup, dated=True)
+
+
+def _ends(f: ContextNode) -> set[str]:
+    return {
+        normalize_name(str(f.attributes.get("subject", ""))),
+        normalize_name(str(f.attributes.get("object", ""))),
+    }
+
+
+def _add_relations(
+    out: dict[str, _Statement], g: AnswerGraph, focus: ContextNode, about: set[str]
+) -> None:
+    """The focus's relations; one saying what a fact says adds to its score (they agree)."""
     for e in g.sub.edges:
         if e.type != "E_RELATES" or focus.uuid not in (e.source, e.target):
             continue
@@ -156,74 +232,155 @@ def _statements(q: Question, g: AnswerGraph, focus: ContextNode) -> list[_Statem
         rel = overlap(about, f"{label} {other.text} {kind}")
         if dedup not in out:
             out[dedup] = _Statement(text, other.uuid, other.score, rel, dedup)
-        else:  # a relation saying what a fact says: the two agree
+        else:
             out[dedup].score += other.score
-    return sorted(out.values(), key=lambda s: (-s.relevance, -s.score))
 
 
 def _who_what(q: Question, g: AnswerGraph) -> Answer:
     focus = _focus(q, g)
     if focus is None:
-        if q.entity_keys:
-            names = ", ".join(q.intent.entities)
-            best = _best_memories(q, g)
-            if best:
-                # No entity node by that name: whether the stored text names it decides.
-                return _memories_answer(q, best)
-            return Answer(
-                f"Nothing in memory about {names}.",
-                evidence=Evidence(entity=0.0, found=False),
-            )
-        return _explore(q, g)
+        return _unfocused(q, g)
     statements = _statements(q, g, focus)
-    kind = focus.attributes.get("entity_type")
-    head = focus.text + (f" ({kind})" if kind and kind != "entity" else "")
+    head = _head(focus)
     memories = _best_memories(q, g)
     top_rel = statements[0].relevance if statements else 0.0
-    if memories and overlap(q.about - terms(focus.text), memories[0].text) > top_rel:
+    if _memories_say_more(q, focus, statements, memories):
         # The stored text says more about what is asked than any fact or relation.
         answer = _memories_answer(q, memories)
         answer.evidence.entity = 1.0
         return answer
     if not statements:
-        return Answer(
-            f"{head}: no {'facts valid then' if q.intent.timeframe else 'current facts'} or "
-            "relations recorded.",
-            Reasoning(entities_involved=[focus.text]),
-            [focus.uuid],
-            Evidence(entity=1.0, found=False),
-        )
+        return _nothing_held(q, focus, head)
     best = [s for s in statements if s.relevance == top_rel and top_rel > 0][:MAX_STATEMENTS]
-    rest = [s for s in statements if s not in best][: max(0, 4 - len(best)) or 2]
+    if not best and (other := _not_then(q, g, focus, head)) is not None:
+        return other
     used = best or statements[:4]
     # The asked time is answered only by facts valid then, not by undated relations.
     in_time = any(s.dated for s in used)
-    tf = q.intent.timeframe
-    when = f"{tf.phrase}: " if tf and tf.phrase and in_time else ""
-    if best:
-        text = when + "; ".join(s.text for s in best) + "."
-        if rest:
-            text += " Also: " + "; ".join(s.text for s in rest) + "."
-    else:
-        text = f"{when}{head}: " + "; ".join(s.text for s in statements[:4]) + "."
-    runner = statements[len(best)].relevance if len(statements) > len(best) else 0.0
-    asked = q.about - terms(focus.text) - terms(str(focus.attributes.get("entity_type", "")))
-    evidence = Evidence(
-        match=top_rel if asked else 0.5,
-        entity=1.0 if normalize_name(focus.text) in q.entity_keys or not q.entity_keys else 0.5,
-        time=(1.0 if in_time else 0.0) if tf else None,
-        agreement=max(1, len(used)) + int(any(s.score > 1.0 for s in used)),
-        margin=max(0.0, top_rel - runner),
-        # Nothing the entity holds speaks to the asked words: a list of its facts is not
-        # the thing asked.
-        shaped=bool(best) or not asked,
-    )
+    text = _statements_text(q, head, statements, best, in_time)
+    evidence = _statements_evidence(q, focus, statements, best, in_time)
     entities = [focus.text, *(g.by_id[s.uuid].text for s in used if s.uuid in g.by_id)]
     return Answer(
         text,
         Reasoning(entities_involved=list(dict.fromkeys(entities))[:8]),
         [focus.uuid, *(s.uuid for s in used)],
         evidence,
+    )
+
+
+def _nothing_held(q: Question, focus: ContextNode, head: str) -> Answer:
+    return Answer(
+        f"{head}: no {'facts valid then' if q.intent.timeframe else 'current facts'} or "
+        "relations recorded.",
+        Reasoning(entities_involved=[focus.text]),
+        [focus.uuid],
+        Evidence(entity=1.0, found=False),
+    )
+
+
+def _not_then(q: Question, g: AnswerGraph, focus: ContextNode, head: str) -> Answer | None:
+    """A time was asked and none of the focus's facts that held then speaks to the asked
+    words, but facts at other times do: say nothing held then, and what held when."""
+    tf = q.intent.timeframe
+    about = q.about - terms(focus.text)
+    if tf is None or not about:
+        return None
+    key = normalize_name(focus.text)
+    other = [f for f in g.of("T_Fact") if key in _ends(f) and overlap(about, _humane(f.text)) > 0]
+    if not other:
+        return None
+    other.sort(key=lambda f: _bounds(f)[0] or 0)
+    when = tf.phrase or "then"
+    told = "; ".join(_humane(f.text) + _fact_interval(f) for f in other[:MAX_STATEMENTS])
+    return Answer(
+        f"{head}: nothing recorded {when}. At other times: {told}.",
+        Reasoning(entities_involved=[focus.text]),
+        [focus.uuid, *(f.uuid for f in other[:MAX_STATEMENTS])],
+        Evidence(entity=1.0, time=0.0, found=False, match=overlap(about, other[0].text)),
+    )
+
+
+def _memories_say_more(
+    q: Question, focus: ContextNode, statements: list[_Statement], memories: list[ContextNode]
+) -> bool:
+    """Whether the stored texts answer better than the focus's facts and relations: they
+    hold more of the asked words, or the question asks for an earlier value no ended fact
+    gives."""
+    if not memories:
+        return False
+    top_rel = statements[0].relevance if statements else 0.0
+    if overlap(q.about - terms(focus.text), memories[0].text) > top_rel:
+        return True
+    return _no_earlier_fact(q, statements)
+
+
+def _no_earlier_fact(q: Question, statements: list[_Statement]) -> bool:
+    """A question about the value before the current one that no ended fact answers: the
+    stored texts (the earlier ones first, `_before_the_latest`) answer it."""
+    if q.intent.timeframe is not None or not asks_previous(q.text):
+        return False
+    return not any(s.dated and "→" in s.text for s in statements)
+
+
+def _head(focus: ContextNode) -> str:
+    kind = focus.attributes.get("entity_type")
+    return focus.text + (f" ({kind})" if kind and kind != "entity" else "")
+
+
+def _unfocused(q: Question, g: AnswerGraph) -> Answer:
+    """No entity node the question names: the stored texts that name it, else nothing."""
+    if not q.entity_keys:
+        return _explore(q, g)
+    best = _best_memories(q, g)
+    if best:
+        # No entity node by that name: whether the stored text names it decides.
+        return _memories_answer(q, best)
+    names = ", ".join(q.intent.entities)
+    return Answer(
+        f"Nothing in memory about {names}.",
+        evidence=Evidence(entity=0.0, found=False),
+    )
+
+
+def _statements_text(
+    q: Question,
+    head: str,
+    statements: list[_Statement],
+    best: list[_Statement],
+    in_time: bool,
+) -> str:
+    """The statements that hold the asked words (then a few others), else the first four."""
+    tf = q.intent.timeframe
+    when = f"{tf.phrase}: " if tf and tf.phrase and in_time else ""
+    if not best:
+        return f"{when}{head}: " + "; ".join(s.text for s in statements[:4]) + "."
+    rest = [s for s in statements if s not in best][: max(0, 4 - len(best)) or 2]
+    text = when + "; ".join(s.text for s in best) + "."
+    if rest:
+        text += " Also: " + "; ".join(s.text for s in rest) + "."
+    return text
+
+
+def _statements_evidence(
+    q: Question,
+    focus: ContextNode,
+    statements: list[_Statement],
+    best: list[_Statement],
+    in_time: bool,
+) -> Evidence:
+    used = best or statements[:4]
+    top_rel = statements[0].relevance
+    runner = statements[len(best)].relevance if len(statements) > len(best) else 0.0
+    asked = q.about - terms(focus.text) - terms(str(focus.attributes.get("entity_type", "")))
+    return Evidence(
+        match=top_rel if asked else 0.5,
+        entity=1.0 if normalize_name(focus.text) in q.entity_keys or not q.entity_keys else 0.5,
+        time=(1.0 if in_time else 0.0) if q.intent.timeframe else None,
+        agreement=max(1, len(used)) + int(any(s.score > 1.0 for s in used)),
+        margin=max(0.0, top_rel - runner),
+        # Nothing the entity holds speaks to the asked words: a list of its facts is not
+        # the thing asked.
+        shaped=bool(best) or not asked,
     )
 
 
@@ -343,11 +500,43 @@ def _best_memories(q: Question, g: AnswerGraph) -> list[ContextNode]:
     if not memories:
         return []
     best_score = max(n.score for n in memories) or 1.0
-    return sorted(
+    ranked = sorted(
         memories,
         key=lambda n: _memory_fit(q, n) + 0.5 * n.score / best_score,
         reverse=True,
-    )[:MAX_MEMORIES]
+    )
+    if q.intent.timeframe is None and asks_previous(q.text):
+        ranked = _before_the_latest(q, ranked)
+    elif asks_about_now(q.text, q.intent, g.now_ms):
+        ranked = _latest_of_the_best(q, ranked)
+    return ranked[:MAX_MEMORIES]
+
+
+def _latest_of_the_best(q: Question, ranked: list[ContextNode]) -> list[ContextNode]:
+    """For a question about now: of the memories that hold every asked word, the latest
+    first ("joined the Kestrel team", then "left the Kestrel team": the later one says
+    what holds). Memories that hold only some of the words may be about other things."""
+    tied = [n for n in ranked if _memory_fit(q, n) >= 1.0]
+    if len(tied) < 2:
+        return ranked
+    latest = max(tied, key=_created_ms)
+    return [latest, *(n for n in ranked if n is not latest)]
+
+
+def _before_the_latest(q: Question, ranked: list[ContextNode]) -> list[ContextNode]:
+    """For "how did X ... before?": of the memories that speak to the asked words, the
+    latest states what holds now; the ones before it answer."""
+    top = _memory_fit(q, ranked[0])
+    speaking = [n for n in ranked if top > 0 and _memory_fit(q, n) >= 0.5 * top]
+    if len(speaking) < 2:
+        return ranked
+    latest = max(speaking, key=_created_ms)
+    return [n for n in ranked if n is not latest] + [latest]
+
+
+def _created_ms(node: ContextNode) -> int:
+    value = node.attributes.get("created_at")
+    return int(value) if isinstance(value, int | float) else 0
 
 
 def _memory_fit(q: Question, node: ContextNode) -> float:
@@ -419,7 +608,11 @@ def _explore(q: Question, g: AnswerGraph) -> Answer:
 
 
 def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:
-    """The update's text, what it replaced as history (`recall.answer.current`)."""
+    """The update's text, what it replaced as history (`recall.answer.current`); for a
+    question about the value before ("How did Dana take her tea before?"), what it
+    replaced, the update as what holds now."""
+    if q.intent.timeframe is None and asks_previous(q.text):
+        return _previous_answer(q, update)
     gone = {n.uuid for n in update.replaced}
     others = [n for n in _best_memories(q, g) if n.uuid not in gone and n is not update.current]
     answer = _memories_answer(q, [update.current, *others])
@@ -432,6 +625,17 @@ def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:
     return answer
 
 
+def _previous_answer(q: Question, update: Update) -> Answer:
+    old = update.replaced[0]
+    answer = _memories_answer(q, [old, *update.replaced[1:]])
+    said = as_sentence(best_sentence(q.wanted, old.text))
+    now = as_sentence(best_sentence(q.wanted, update.current.text))
+    answer.text = f"{said} Now: {now}"
+    answer.evidence.shaped = True
+    answer.sources = [old.uuid, update.current.uuid]
+    return answer
+
+
 def extractive_answer(
     question: str, intent: Intent, sub: MergedSubgraph, now_ms: int | None = None
 ) -> Answer:
@@ -439,27 +643,44 @@ def extractive_answer(
     g = AnswerGraph(sub, now_ms if now_ms is not None else to_epoch_ms(datetime.now(UTC)))
     q = Question.of(question, intent)
     update = current_update(q, g)
-    if update is not None:
+    route = _route(q, update is not None)
+    if route == "update":
+        assert update is not None
         # A later memory changed what an earlier one said: the current value answers.
         answer = _update_answer(q, g, update)
-    elif intent.type == IntentType.WHY:
+    elif route == "why":
         answer = _why(q, g)
-    elif (
-        intent.type == IntentType.WHEN
-        and _ASKS_THING.search(question)
-        and not _ASKS_TIME.search(question)
-        and not _ASKS_EVENTS.search(question)
-    ):
-        # "Where did Jonas live in 2024?" names a time but asks for a place: what held then.
+    elif route in ("at_time", "who_what"):
         answer = _who_what(q, g)
-    elif intent.type == IntentType.WHEN:
+    elif route == "when":
         answer = when_answer(q, g)
-    elif intent.type in (IntentType.WHO, IntentType.WHAT):
-        answer = _who_what(q, g)
     else:
         answer = _explore(q, g)
+    answer.evidence.route = route
     if _COMPOUND.search(question) and answer.evidence.match < 1.0:
         # Two questions in one ("when did X and who did Y"): one piece of evidence that
         # does not hold all the asked words answers one of them at most.
         answer.evidence.shaped = False
     return answer
+
+
+def _route(q: Question, updated: bool) -> str:
+    """Which answer the question takes (`confidence.ROUTES`)."""
+    kind = q.intent.type
+    if updated:
+        return "update"
+    if kind == IntentType.WHY:
+        return "why"
+    if (
+        kind == IntentType.WHEN
+        and _ASKS_THING.search(q.text)
+        and not _ASKS_TIME.search(q.text)
+        and not _ASKS_EVENTS.search(q.text)
+    ):
+        # "Where did Jonas live in 2024?" names a time but asks for a place: what held then.
+        return "at_time"
+    if kind == IntentType.WHEN:
+        return "when"
+    if kind in (IntentType.WHO, IntentType.WHAT):
+        return "at_time" if q.intent.timeframe is not None else "who_what"
+    return "explore"

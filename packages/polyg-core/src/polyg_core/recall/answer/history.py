@@ -17,6 +17,7 @@ from polyg_shared.nodes import Fact
 from polyg_shared.retrieval import Synthesis
 
 from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.recall.answer.shapes import asks_previous
 
 _WORD = re.compile(r"[a-z0-9]+")
 _MAX_VERSIONS = 100
@@ -62,6 +63,11 @@ def tell_history(subject: str, facts: list[Fact], question: str) -> HistoryAnswe
     if not own:
         return None
     chosen = _asked_predicates(question, own)
+    if asks_previous(question):
+        # "How did X take her tea before?": only a value that changed has a before.
+        chosen = {p for p in chosen if sum(1 for f in own if f.predicate == p) > 1}
+        if not chosen:
+            return None
     told: list[Fact] = []
     lines: list[str] = []
     for predicate in sorted(

@@ -5,6 +5,7 @@ events in time order. The events around the answer go to the reasoning."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from polyg_shared.retrieval import ContextNode, Reasoning
@@ -28,6 +29,12 @@ from polyg_core.recall.answer.evidence import (
     time_ms,
     unspoken,
 )
+from polyg_core.recall.answer.shapes import (
+    frequency_in,
+    interval_phrase,
+    is_how_often,
+    spoken_duration,
+)
 from polyg_core.recall.answer.words import (
     SPEAKER,
     as_sentence,
@@ -42,6 +49,7 @@ from polyg_core.text.normalize import normalize_name
 CONTEXT_BEFORE = 2
 CONTEXT_AFTER = 2
 CONTEXT_WINDOW_MS = 12 * 3600 * 1000
+_SPAN_MS = 7 * 86_400_000  # events about one thing this close apart are one stretch of it
 SHORT_CONTEXT_WORDS = 8  # a WHEN answer repeats its event only when it is this short
 
 _HAPPENED = re.compile(r"^\W*what\s+(?:has\s+|had\s+|else\s+)?happen(?:ed|s)?\b", re.IGNORECASE)
@@ -65,15 +73,130 @@ def _relevance(q: Question, g: AnswerGraph, node: ContextNode, best_score: float
 
 def when_answer(q: Question, g: AnswerGraph) -> Answer:
     cands = _dated(g)
-    tf = q.intent.timeframe
     if not cands:
         return Answer(
             "Nothing in memory is dated for this question.", evidence=Evidence(found=False)
         )
     if _HAPPENED.search(q.text) or not q.about:
         return _happened(q, g, cands)
+    ranked = _rank_dated(q, g, cands)
+    best = ranked[0]
+    at = time_ms(best)
+    assert at is not None
+    sentence = unspoken(best_sentence(q.wanted, best.text))
+    context = _around(g, best, [n for n in cands if n.label == best.label])
+    lines = [f"{short_time(t)}: {n.text}" for n, t in context]
+    shaped = _shaped_value(q, g, ranked, sentence)
+    dated = _dated_phrase(g, best, sentence, at)
+    text = _when_text(best, sentence, dated, shaped.text if shaped else None)
+    evidence = _when_evidence(q, g, ranked, dated, shaped)
+    timeline = [f"{short_time(at)}: {best.text}", *lines]
+    sources = [*(shaped.sources if shaped else []), best.uuid, *(n.uuid for n, _ in context)]
+    return Answer(
+        text,
+        Reasoning(temporal_context=sorted(timeline)),
+        list(dict.fromkeys(sources)),
+        evidence,
+    )
+
+
+@dataclass(frozen=True)
+class _Shaped:
+    """A duration or frequency answer and the nodes it was read from."""
+
+    text: str
+    sources: list[str]
+
+
+def _shaped_value(
+    q: Question, g: AnswerGraph, ranked: list[ContextNode], sentence: str
+) -> _Shaped | None:
+    """For "how long": the duration stated, else measured; for "how often": the frequency
+    stated, else the count of matching events. None for other questions, or when the
+    evidence holds neither."""
+    best = ranked[0]
+    if is_how_long(q.text):
+        stated = duration_in(sentence)
+        if stated is not None:
+            return _Shaped(stated, [best.uuid])
+        return _measured_duration(q, g, ranked)
+    if is_how_often(q.text):
+        for n in ranked[:3]:
+            said = frequency_in(unspoken(best_sentence(q.wanted, n.text)))
+            if said is not None:
+                return _Shaped(said, [n.uuid])
+        return _counted(q, ranked)
+    return None
+
+
+def _matching(q: Question, nodes: list[ContextNode], least: float = 0.5) -> list[ContextNode]:
+    return [n for n in nodes if q.about and overlap(q.about, n.text) >= least]
+
+
+def _measured_duration(q: Question, g: AnswerGraph, ranked: list[ContextNode]) -> _Shaped | None:
+    """An event's recorded duration, a fact's interval (up to now when it still holds), or
+    the span from the first to the last event about the asked thing within a week."""
+    return _event_length(ranked[0]) or _fact_length(q, g) or _event_span(q, g, ranked[0])
+
+
+def _event_length(best: ContextNode) -> _Shaped | None:
+    length = best.attributes.get("duration_ms")
+    at = time_ms(best) or 0
+    if not isinstance(length, int | float) or length <= 0:
+        return None
+    return _Shaped(
+        f"{spoken_duration(int(length))} {interval_phrase(at, at + int(length))}", [best.uuid]
+    )
+
+
+def _fact_length(q: Question, g: AnswerGraph) -> _Shaped | None:
+    facts = _matching(q, g.of("T_Fact"), 0.99) or _matching(q, g.of("T_Fact"))
+    for f in facts:
+        begin, stop = f.attributes.get("valid_from"), f.attributes.get("valid_to")
+        if not isinstance(begin, int | float):
+            continue
+        end = int(stop) if isinstance(stop, int | float) else None
+        length_ms = (end if end is not None else g.now_ms) - int(begin)
+        if length_ms > 0:
+            return _Shaped(
+                f"{spoken_duration(length_ms)} {interval_phrase(int(begin), end)}", [f.uuid]
+            )
+    return None
+
+
+def _event_span(q: Question, g: AnswerGraph, best: ContextNode) -> _Shaped | None:
+    at = time_ms(best) or 0
+    near = [
+        n
+        for n in _matching(q, g.of("T_Event"))
+        if (t := time_ms(n)) is not None and abs(t - at) <= _SPAN_MS
+    ]
+    times = sorted(time_ms(n) or 0 for n in near)
+    if len(near) < 2 or times[-1] <= times[0]:
+        return None
+    return _Shaped(
+        f"{spoken_duration(times[-1] - times[0])} {interval_phrase(times[0], times[-1])}",
+        [n.uuid for n in near],
+    )
+
+
+def _counted(q: Question, ranked: list[ContextNode]) -> _Shaped | None:
+    """How many recorded events are about the asked thing, with the first and last."""
+    events = [n for n in _matching(q, ranked) if n.label == "T_Event" and time_ms(n)]
+    if len(events) < 2:
+        return None
+    times = sorted(time_ms(n) or 0 for n in events)
+    return _Shaped(
+        f"{len(events)} times recorded, from {short_time(times[0])} to {short_time(times[-1])}",
+        [n.uuid for n in events],
+    )
+
+
+def _rank_dated(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> list[ContextNode]:
+    """The dated candidates, those in the asked timeframe first, then the most relevant."""
+    tf = q.intent.timeframe
     best_score = max(n.score for n in cands) or 1.0
-    ranked = sorted(
+    return sorted(
         cands,
         key=lambda n: (
             in_window(time_ms(n), tf) if tf else True,
@@ -81,21 +204,33 @@ def when_answer(q: Question, g: AnswerGraph) -> Answer:
         ),
         reverse=True,
     )
+
+
+def _when_text(best: ContextNode, sentence: str, dated: Dated, shaped: str | None) -> str:
+    """The duration or frequency asked for, else the time as people write it (and a short
+    record of it)."""
+    if shaped is not None:
+        return as_sentence(shaped)
+    text = dated.phrase
+    if _record(best, sentence):
+        text += f": {sentence}"
+    return as_sentence(text)
+
+
+def _when_evidence(
+    q: Question,
+    g: AnswerGraph,
+    ranked: list[ContextNode],
+    dated: Dated,
+    shaped: _Shaped | None,
+) -> Evidence:
     best = ranked[0]
-    at = time_ms(best)
-    assert at is not None
-    sentence = unspoken(best_sentence(q.wanted, best.text))
-    context = _around(g, best, [n for n in cands if n.label == best.label])
-    lines = [f"{short_time(t)}: {n.text}" for n, t in context]
-    duration = duration_in(sentence) if is_how_long(q.text) else None
-    dated = _dated_phrase(g, best, sentence, at)
-    if duration is not None:
-        text = as_sentence(duration)
-    else:
-        text = dated.phrase
-        if _record(best, sentence):
-            text += f": {sentence}"
-        text = as_sentence(text)
+    at = time_ms(best) or 0
+    tf = q.intent.timeframe
+    if shaped is not None and shaped.sources[0] in g.by_id:
+        # A duration measured from a fact or from events rests on those, not on the event
+        # the time question would have named.
+        best = g.by_id[shaped.sources[0]]
     rel = overlap(q.wanted, best.text)
     runner = max((overlap(q.wanted, n.text) for n in ranked[1:]), default=0.0)
     same_day = sum(
@@ -105,21 +240,16 @@ def when_answer(q: Question, g: AnswerGraph) -> Answer:
         and abs(t - at) < 86_400_000
         and overlap(q.about, n.text) > 0
     )
-    evidence = Evidence(
+    return Evidence(
         quoted=best.label == "S_Memory",
         match=rel,
         entity=entity_found(q, g, best),
         time=(1.0 if in_window(dated.start_ms, tf) or in_window(at, tf) else 0.0) if tf else None,
         agreement=max(len(best.views), 1) + same_day,
         margin=max(0.0, rel - runner),
-        shaped=duration is not None if is_how_long(q.text) else asks_time(q.text),
-    )
-    timeline = [f"{short_time(at)}: {best.text}", *lines]
-    return Answer(
-        text,
-        Reasoning(temporal_context=sorted(timeline)),
-        [best.uuid, *(n.uuid for n, _ in context)],
-        evidence,
+        shaped=shaped is not None
+        if is_how_long(q.text) or is_how_often(q.text)
+        else asks_time(q.text),
     )
 
 
@@ -192,32 +322,10 @@ def _around(
 def _happened(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> Answer:
     """What happened in a period, or to an entity (during another one's events)."""
     tf = q.intent.timeframe
-    pool = [n for n in cands if n.label == "T_Event"] or cands
-    if tf is not None:
-        pool = [n for n in pool if in_window(time_ms(n), tf)]
     focus_key = q.entity_keys[0] if q.entity_keys else None
-    if focus_key is not None:
-        mine = [n for n in pool if g.mentions(n, focus_key)]
-        others = q.entity_keys[1:]
-        if mine and others:
-            # "X during Y": X's events within the span of Y's events.
-            span = [
-                t
-                for n in pool
-                if any(g.mentions(n, k) for k in others) and (t := time_ms(n)) is not None
-            ]
-            if span:
-                lo, hi = min(span), max(span)
-                inside = [n for n in mine if lo <= (time_ms(n) or 0) <= hi]
-                mine = inside or mine
-        pool = mine or pool
+    pool = _happened_pool(q, g, cands)
     if not pool:
-        return Answer(
-            "Nothing in memory happened then." if tf else "Nothing in memory is dated for this.",
-            evidence=Evidence(
-                entity=0.0 if focus_key else None, time=0.0 if tf else None, found=False
-            ),
-        )
+        return _nothing_happened(tf is not None, focus_key is not None)
     best_score = max(n.score for n in pool) or 1.0
     chosen = sorted(pool, key=lambda n: -_relevance(q, g, n, best_score))[:MAX_LISTED]
     dated = sorted(((n, time_ms(n) or 0) for n in chosen), key=lambda p: p[1])
@@ -225,13 +333,56 @@ def _happened(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> Answer:
     text = "; ".join(lines) + "."
     if len(pool) > len(chosen):
         text += f" ({len(pool) - len(chosen)} more events)"
+    evidence = _happened_evidence(q, g, chosen)
+    return Answer(text, Reasoning(temporal_context=lines), [n.uuid for n in chosen], evidence)
+
+
+def _happened_evidence(q: Question, g: AnswerGraph, chosen: list[ContextNode]) -> Evidence:
+    focus_key = q.entity_keys[0] if q.entity_keys else None
     found_entity = bool(focus_key) and any(g.mentions(n, focus_key) for n in chosen)
     # A question that names only a period or entities is answered by their events.
     match = max((overlap(q.about, n.text) for n in chosen), default=0.0) if q.about else 1.0
-    evidence = Evidence(
+    return Evidence(
         match=match,
         entity=(1.0 if found_entity else 0.0) if focus_key else None,
-        time=(1.0 if tf is not None else None),
+        time=(1.0 if q.intent.timeframe is not None else None),
         agreement=len(chosen),
     )
-    return Answer(text, Reasoning(temporal_context=lines), [n.uuid for n in chosen], evidence)
+
+
+def _nothing_happened(timed: bool, focused: bool) -> Answer:
+    return Answer(
+        "Nothing in memory happened then." if timed else "Nothing in memory is dated for this.",
+        evidence=Evidence(
+            entity=0.0 if focused else None, time=0.0 if timed else None, found=False
+        ),
+    )
+
+
+def _happened_pool(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> list[ContextNode]:
+    """The events in the asked timeframe, those of the asked entity when it has some."""
+    tf = q.intent.timeframe
+    pool = [n for n in cands if n.label == "T_Event"] or cands
+    if tf is not None:
+        pool = [n for n in pool if in_window(time_ms(n), tf)]
+    if not q.entity_keys:
+        return pool
+    focus_key, others = q.entity_keys[0], q.entity_keys[1:]
+    mine = [n for n in pool if g.mentions(n, focus_key)]
+    if mine and others:
+        mine = _during(g, pool, mine, others)
+    return mine or pool
+
+
+def _during(
+    g: AnswerGraph, pool: list[ContextNode], mine: list[ContextNode], others: list[str]
+) -> list[ContextNode]:
+    """ "X during Y": X's events within the span of Y's events (all of X's when none)."""
+    span = [
+        t for n in pool if any(g.mentions(n, k) for k in others) and (t := time_ms(n)) is not None
+    ]
+    if not span:
+        return mine
+    lo, hi = min(span), max(span)
+    inside = [n for n in mine if lo <= (time_ms(n) or 0) <= hi]
+    return inside or mine
