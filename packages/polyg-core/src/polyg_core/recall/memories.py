@@ -263,117 +263,214 @@ async def rank_memories(
 
     Reads only: the catalogue and the vector index.
     """
-    w = weights or FusionWeights()
     out = MemoryRanking()
     if not len(catalogue):
         return out
-    flt = memory_filter or MemoryFilter()
-
-    if intent.inferential:
-        question = without_hedges(question)
-    if "lexical" in retrievers:
-        query = intent.semantic_query if intent.semantic_query.strip() else question
-        text = f"{question} {query}" if query != question else question
-        hits = catalogue.bm25(without_form_words(text), LEXICAL_K)
-        out.signals["lexical"] = _scaled(
-            {e.uuid: s for e, s in hits}, ranged=len(hits) >= RANGE_FROM
-        )
-    if "dense" in retrievers and vector is not None:
-        found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K)
-        out.signals["dense"] = _scaled(
-            {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)},
-            # Cosine has no usable zero (unrelated texts score anywhere from 0 to 0.3):
-            # dense stays scaled over its own list.
-            ranged=True,
-        )
-    all_names = [*intent.entities, *names]
-    if "entity" in retrievers and all_names:
-        out.signals["entity"] = _entity_signal(catalogue, all_names)
-    window: tuple[int, int] | None = None
-    if "time" in retrievers:
-        out.signals["time"], window = _time_signal(catalogue, intent)
-
-    lexical_weight = w.lexical
-    dense_weight = w.dense
-    if intent.inferential:
-        lexical_weight = min(w.inferential_lexical, w.lexical + w.dense)
-        dense_weight = w.lexical + w.dense - lexical_weight
-    base_weights = {
-        "lexical": lexical_weight,
-        "dense": dense_weight,
-        "entity": GATHER_ENTITY_WEIGHT if multi_hop else w.entity,
-        "time": w.time,
-    }
-    fused: dict[str, float] = defaultdict(float)
-    candidates: set[str] = set()
-    for name in ("lexical", "dense"):
-        candidates.update(out.signals.get(name, {}))
-    if not candidates:  # neither text retriever ran or found anything
-        for name in ("entity", "time"):
-            candidates.update(out.signals.get(name, {}))
-    for uuid in candidates:
-        fused[uuid] = sum(
-            base_weights[name] * out.signals.get(name, {}).get(uuid, 0.0) for name in base_weights
-        )
-
+    q = _Question(
+        catalogue=catalogue,
+        text=without_hedges(question) if intent.inferential else question,
+        intent=intent,
+        speakers=names,
+        weights=weights or FusionWeights(),
+        retrievers=retrievers,
+        multi_hop=multi_hop,
+    )
+    window = await _collect_signals(out.signals, store, namespace, q, vector)
+    fused = _fuse(out.signals, _base_weights(q))
     seeds = sorted(fused.items(), key=lambda kv: -kv[1])[:SEEDS_FOR_EXPANSION]
     # Spreading through shared concepts joins memories a multi-hop question needs together;
     # on other questions it only adds noise (measured: R@1 0.375 vs 0.365 when always on).
     if "graph" in retrievers and seeds and multi_hop:
-        top = seeds[0][1] or 1.0
-        spread = _graph_signal(catalogue, [(u, s / top) for u, s in seeds])
-        # What the expansion views and PPR reached through entities and concepts.
-        reached = memories_reached(catalogue, graph_nodes)
-        graph = scaled_by_max(
-            {u: spread.get(u, 0.0) + reached.get(u, 0.0) for u in {*spread, *reached}}
-        )
-        out.signals["graph"] = graph
-        for uuid, s in graph.items():
-            fused[uuid] += GATHER_GRAPH_WEIGHT * s
+        _add_graph(out.signals, fused, catalogue, seeds, graph_nodes)
     if "neighbours" in retrievers and seeds:
-        nb: dict[str, float] = {}
-        asked = set(catalogue.lexical.tokens(question))
-        asked_authors = {_author_key(n) for n in names}
-        for uuid, score in seeds:
-            hit = catalogue.entries[catalogue.position[uuid]]
-            asks = _asks_what_was_asked(catalogue, hit.content, asked)
-            for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
-                # A memory whose closing question matched is answered by the next one: the
-                # reply holds what the question was about, so it ranks just above the hit.
-                # A reply by someone other than the person asked about answers for its
-                # author, not for them: it keeps the ordinary neighbour's share.
-                reply = (
-                    asks
-                    and catalogue.follows(other, hit)
-                    and (not asked_authors or _author_key(other.author) in asked_authors)
-                )
-                share = (w.reply if reply else w.neighbours) * score
-                if share > fused.get(other.uuid, 0.0) and share > nb.get(other.uuid, 0.0):
-                    nb[other.uuid] = share
-        top = max(nb.values(), default=0.0)
-        out.signals["neighbours"] = {u: s / top for u, s in nb.items()} if top > 0 else {}
-        for uuid, s in nb.items():
-            fused[uuid] = max(fused.get(uuid, 0.0), s)
-
-    ranked: list[tuple[CatalogueEntry, float]] = []
+        _add_neighbours(out.signals, fused, q, seeds)
     in_window = window is not None and window[1] < now_ms
-    for uuid, score in fused.items():
-        entry = catalogue.get(uuid)
-        if entry is None or (flt.active and not flt.matches_entry(entry.category, entry.tags)):
-            continue
-        if not in_window:
-            days = max(0.0, (now_ms - entry.created_at) / DAY_MS)
-            score += w.age * math.exp(-days / decay_tau_days)
-        ranked.append((entry, score))
-    if asks_about_now(question, intent, now_ms):
+    ranked = _scored_entries(
+        catalogue,
+        fused,
+        memory_filter or MemoryFilter(),
+        age_weight=0.0 if in_window else q.weights.age,
+        now_ms=now_ms,
+        decay_tau_days=decay_tau_days,
+    )
+    if asks_about_now(q.text, intent, now_ms):
         # What is current wins: ties go to the newer memory, and an update ranks above
         # what it changes (recall.currency).
         ranked.sort(key=lambda es: (-es[1], -es[0].created_at, es[0].uuid))
-        ranked, out.superseded_by = _current_first(catalogue, question, ranked, all_names, ended)
+        ranked, out.superseded_by = _current_first(catalogue, q.text, ranked, q.names, ended)
     else:
         ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
     out.ranked = ranked
     return out
+
+
+@dataclass(frozen=True)
+class _Question:
+    """What one ranking needs to know about the question and how to rank it."""
+
+    catalogue: NamespaceCatalogue
+    text: str
+    intent: Intent
+    speakers: Sequence[str]
+    weights: FusionWeights
+    retrievers: Collection[str]
+    multi_hop: bool
+
+    @property
+    def names(self) -> list[str]:
+        """The question's names and the speakers it names."""
+        return [*self.intent.entities, *self.speakers]
+
+
+async def _collect_signals(
+    signals: dict[str, dict[str, float]],
+    store: FalkorStore,
+    namespace: str,
+    q: _Question,
+    vector: npt.NDArray[np.float32] | None,
+) -> tuple[int, int] | None:
+    """Each first-stage retriever's scaled scores into `signals`; the question's time window."""
+    if "lexical" in q.retrievers:
+        signals["lexical"] = _lexical_signal(q)
+    if "dense" in q.retrievers and vector is not None:
+        signals["dense"] = await _dense_signal(store, namespace, q.catalogue, vector)
+    if "entity" in q.retrievers and q.names:
+        signals["entity"] = _entity_signal(q.catalogue, q.names)
+    window: tuple[int, int] | None = None
+    if "time" in q.retrievers:
+        signals["time"], window = _time_signal(q.catalogue, q.intent)
+    return window
+
+
+def _lexical_signal(q: _Question) -> dict[str, float]:
+    semantic = q.intent.semantic_query
+    query = semantic if semantic.strip() else q.text
+    text = f"{q.text} {query}" if query != q.text else q.text
+    hits = q.catalogue.bm25(without_form_words(text), LEXICAL_K)
+    return _scaled({e.uuid: s for e, s in hits}, ranged=len(hits) >= RANGE_FROM)
+
+
+async def _dense_signal(
+    store: FalkorStore,
+    namespace: str,
+    catalogue: NamespaceCatalogue,
+    vector: npt.NDArray[np.float32],
+) -> dict[str, float]:
+    found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K)
+    return _scaled(
+        {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)},
+        # Cosine has no usable zero (unrelated texts score anywhere from 0 to 0.3):
+        # dense stays scaled over its own list.
+        ranged=True,
+    )
+
+
+def _base_weights(q: _Question) -> dict[str, float]:
+    """The first-stage retrievers' weights for this question."""
+    w = q.weights
+    lexical_weight = w.lexical
+    dense_weight = w.dense
+    if q.intent.inferential:
+        lexical_weight = min(w.inferential_lexical, w.lexical + w.dense)
+        dense_weight = w.lexical + w.dense - lexical_weight
+    return {
+        "lexical": lexical_weight,
+        "dense": dense_weight,
+        "entity": GATHER_ENTITY_WEIGHT if q.multi_hop else w.entity,
+        "time": w.time,
+    }
+
+
+def _fuse(
+    signals: Mapping[str, Mapping[str, float]], base_weights: Mapping[str, float]
+) -> dict[str, float]:
+    """The weighted sum over the text retrievers' candidates (over entity and time when
+    neither text retriever ran or found anything)."""
+    candidates: set[str] = set()
+    for name in ("lexical", "dense"):
+        candidates.update(signals.get(name, {}))
+    if not candidates:
+        for name in ("entity", "time"):
+            candidates.update(signals.get(name, {}))
+    fused: dict[str, float] = defaultdict(float)
+    for uuid in candidates:
+        fused[uuid] = sum(
+            weight * signals.get(name, {}).get(uuid, 0.0) for name, weight in base_weights.items()
+        )
+    return fused
+
+
+def _add_graph(
+    signals: dict[str, dict[str, float]],
+    fused: dict[str, float],
+    catalogue: NamespaceCatalogue,
+    seeds: Sequence[tuple[str, float]],
+    graph_nodes: Sequence[ContextNode],
+) -> None:
+    top = seeds[0][1] or 1.0
+    spread = _graph_signal(catalogue, [(u, s / top) for u, s in seeds])
+    # What the expansion views and PPR reached through entities and concepts.
+    reached = memories_reached(catalogue, graph_nodes)
+    graph = scaled_by_max(
+        {u: spread.get(u, 0.0) + reached.get(u, 0.0) for u in {*spread, *reached}}
+    )
+    signals["graph"] = graph
+    for uuid, s in graph.items():
+        fused[uuid] += GATHER_GRAPH_WEIGHT * s
+
+
+def _add_neighbours(
+    signals: dict[str, dict[str, float]],
+    fused: dict[str, float],
+    q: _Question,
+    seeds: Sequence[tuple[str, float]],
+) -> None:
+    catalogue = q.catalogue
+    nb: dict[str, float] = {}
+    asked = set(catalogue.lexical.tokens(q.text))
+    asked_authors = {_author_key(n) for n in q.speakers}
+    for uuid, score in seeds:
+        hit = catalogue.entries[catalogue.position[uuid]]
+        asks = _asks_what_was_asked(catalogue, hit.content, asked)
+        for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
+            # A memory whose closing question matched is answered by the next one: the
+            # reply holds what the question was about, so it ranks just above the hit.
+            # A reply by someone other than the person asked about answers for its
+            # author, not for them: it keeps the ordinary neighbour's share.
+            reply = (
+                asks
+                and catalogue.follows(other, hit)
+                and (not asked_authors or _author_key(other.author) in asked_authors)
+            )
+            share = (q.weights.reply if reply else q.weights.neighbours) * score
+            if share > fused.get(other.uuid, 0.0) and share > nb.get(other.uuid, 0.0):
+                nb[other.uuid] = share
+    top = max(nb.values(), default=0.0)
+    signals["neighbours"] = {u: s / top for u, s in nb.items()} if top > 0 else {}
+    for uuid, s in nb.items():
+        fused[uuid] = max(fused.get(uuid, 0.0), s)
+
+
+def _scored_entries(
+    catalogue: NamespaceCatalogue,
+    fused: Mapping[str, float],
+    flt: MemoryFilter,
+    *,
+    age_weight: float,
+    now_ms: int,
+    decay_tau_days: float,
+) -> list[tuple[CatalogueEntry, float]]:
+    """The fused memories that pass the filter, recency added as a tie-breaker."""
+    ranked: list[tuple[CatalogueEntry, float]] = []
+    for uuid, score in fused.items():
+        entry = catalogue.get(uuid)
+        if entry is None or (flt.active and not flt.matches_entry(entry.category, entry.tags)):
+            continue
+        if age_weight:
+            days = max(0.0, (now_ms - entry.created_at) / DAY_MS)
+            score += age_weight * math.exp(-days / decay_tau_days)
+        ranked.append((entry, score))
+    return ranked
 
 
 def _current_first(
