@@ -43,7 +43,13 @@ from polyg_core.errors import InvalidInput
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue, name_tokens
 from polyg_core.recall.classifier import without_hedges
 from polyg_core.recall.context_nodes import to_context
-from polyg_core.recall.currency import EndedValue, asks_about_now, supersede
+from polyg_core.recall.currency import (
+    EndedValue,
+    accumulates,
+    asks_about_earlier,
+    asks_about_now,
+    supersede,
+)
 from polyg_core.recall.filters import MemoryFilter
 from polyg_core.recall.graph_memories import memories_reached, scaled_by_max
 from polyg_core.recall.multihop import (
@@ -64,6 +70,8 @@ DAY_MS = 86_400_000
 # A retriever's list this long holds memories that do not answer: its lowest score is the
 # reference for 0. A shorter one (a namespace of a few memories) is scaled from zero.
 RANGE_FROM = 5
+DENSE_UNRELATED = 0.2
+"""The cosine similarity unrelated texts reach (MiniLM: 0 to about 0.3)."""
 # Word weights for comparing two memories' subjects count the namespace as at least this
 # large, so that in a handful of memories a shared name still weighs as a name.
 IDF_COLLECTION_FLOOR = 1000
@@ -293,13 +301,20 @@ async def rank_memories(
         now_ms=now_ms,
         decay_tau_days=decay_tau_days,
     )
-    if asks_about_now(q.text, intent, now_ms):
+    if accumulates(q.text):
+        # A question that gathers ("what events has Noa joined?") wants every value said;
+        # a later one adds to the earlier ones instead of replacing them.
+        ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
+    elif asks_about_now(q.text, intent, now_ms):
         # What is current wins: ties go to the newer memory, and an update ranks above
         # what it changes (recall.currency).
         ranked.sort(key=lambda es: (-es[1], -es[0].created_at, es[0].uuid))
-        ranked, out.superseded_by = _current_first(catalogue, q.text, ranked, q.names, ended)
+        ranked, out.superseded_by = _reordered(catalogue, q.text, ranked, q.names, ended)
     else:
         ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
+        if asks_about_earlier(q.text):
+            # What held before a change: the changed memory ranks above its update.
+            ranked, _ = _reordered(catalogue, q.text, ranked, q.names, ended, earlier=True)
     out.ranked = ranked
     return out
 
@@ -357,12 +372,11 @@ async def _dense_signal(
     vector: npt.NDArray[np.float32],
 ) -> dict[str, float]:
     found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K)
-    return _scaled(
-        {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)},
-        # Cosine has no usable zero (unrelated texts score anywhere from 0 to 0.3):
-        # dense stays scaled over its own list.
-        ranged=True,
-    )
+    scores = {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)}
+    # Cosine has no usable zero (unrelated texts score anywhere from 0 to 0.3): a long
+    # list is scaled over its own range; in a namespace of a few memories the lowest is
+    # not unrelated by being last, and is scaled from what unrelated texts score.
+    return _scaled(scores, ranged=len(scores) >= RANGE_FROM, floor=DENSE_UNRELATED)
 
 
 def _base_weights(q: _Question) -> dict[str, float]:
@@ -473,13 +487,17 @@ def _scored_entries(
     return ranked
 
 
-def _current_first(
+def _reordered(
     catalogue: NamespaceCatalogue,
     question: str,
     ranked: list[tuple[CatalogueEntry, float]],
     names: Sequence[str],
     ended: Sequence[EndedValue],
+    *,
+    earlier: bool = False,
 ) -> tuple[list[tuple[CatalogueEntry, float]], dict[str, str]]:
+    """Updates above what they change (or, `earlier`, the changed memories above their
+    updates), and which memory each changed one was superseded by."""
     lexical = catalogue.lexical
     common_names = catalogue.common_names(list(names), COMMON_NAME_SHARE)
     common = {t for n in common_names for t in lexical.tokens(n)}
@@ -496,11 +514,13 @@ def _current_first(
         common=common,
         named=named,
         ended=ended,
+        earlier=earlier,
     )
     if not moved.scores:
         return ranked, moved.superseded_by
     out = [(e, moved.scores.get(e.uuid, s)) for e, s in ranked]
-    out.sort(key=lambda es: (-es[1], -es[0].created_at, es[0].uuid))
+    newest_first = -1 if not earlier else 1
+    out.sort(key=lambda es: (-es[1], newest_first * es[0].created_at, es[0].uuid))
     return out, moved.superseded_by
 
 
