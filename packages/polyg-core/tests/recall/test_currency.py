@@ -243,16 +243,6 @@ async def test_before_question_prefers_the_replaced_memory_even_when_the_update_
     assert [m.uuid for m in result.memories[:2]] == [old, new]
 
 
-async def test_an_update_in_other_words_wins_in_a_namespace_of_three(memory: Memory) -> None:
-    # The update shares only the name with the question: dense similarity has to carry it,
-    # and in three memories the lowest cosine is not zero by being last.
-    await _add(memory, "Tobiah Renn drinks his tea with lemon and honey.", 300)
-    new = await _add(memory, "Tobiah Renn switched to iced matcha.", 6)
-    await _add(memory, "Tobiah Renn cycles to the office on Mondays.", 50)
-    result = await memory.recall("How does Tobiah Renn take his tea?", reference_time=NOW)
-    assert result.memories[0].uuid == new
-
-
 async def test_a_gathering_question_keeps_every_value_in_place(memory: Memory) -> None:
     first = await _add(memory, "Wren Halloran joined the harbour choir.", 200)
     await _add(memory, "Wren Halloran joined the rowing club now that spring is here.", 5)

@@ -165,6 +165,24 @@ async def test_a_hit_that_asks_back_keeps_its_place_above_the_reply(memory: Memo
     assert ranked[:2] == [told, reply.uuid]
 
 
+async def test_a_memory_that_only_asks_the_question_ranks_below_the_one_that_answers(
+    memory: Memory,
+) -> None:
+    # Ravi's question repeats every asked word; Mina's account, days later, answers it in
+    # other words. A question holds no answer: it gives way to the statement.
+    with anyio.fail_after(60):
+        await _add(memory, "Ravi: Which trail did you hike with the scouts?", days_ago=9)
+        answer = await _add(
+            memory, "Mina: The scouts and I hiked the ridge path up to the lighthouse.", days_ago=3
+        )
+        await _add(memory, "Mina: The scouts sold lemonade at the fair.", days_ago=20)
+        await _add(memory, "Ravi: The lighthouse keeper retired in May.", days_ago=40)
+        ranked = await _first(
+            memory, "Which trail did Mina hike with the scouts?", "lexical", "dense", "neighbours"
+        )
+    assert ranked[0] == answer
+
+
 async def test_graph_reaches_memories_about_the_same_concept(memory: Memory) -> None:
     with anyio.fail_after(60):
         hit = await _add(memory, "The heron returned to the pond.", concepts=["birdwatching"])
