@@ -125,6 +125,44 @@ def test_supersede_puts_the_update_first_and_leaves_bystanders() -> None:
     assert "other" not in moved.scores
 
 
+def test_an_update_naming_the_attribute_inside_a_longer_word_supersedes() -> None:
+    notes = [
+        _Note("old", "The atlas viewer is released under the MIT license.", 100),
+        _Note("new", "The atlas viewer was relicensed; it is MPL-2.0 now.", 300),
+    ]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    # The update matches the question far less well than what it changes.
+    moved = supersede(
+        [(notes[0], 1.0), (notes[1], 0.25)],
+        index.tokens("Which license is the atlas viewer released under?"),
+        index.tokens,
+        lambda t: index.idf(t, at_least=1000),
+    )
+    assert moved.superseded_by == {"old": "new"}
+
+
+def test_an_update_holding_most_of_what_was_asked_supersedes_at_a_low_fused_score() -> None:
+    # In three memories min-max scaling leaves the update far below what it changes.
+    notes = [
+        _Note("old", "Backup snapshots are kept for 14 days.", 100),
+        _Note("new", "Backup snapshot retention was increased to 90 days.", 300),
+        _Note("other", "Build logs are kept for 3 days.", 200),
+    ]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    moved = supersede(
+        [(notes[0], 1.0), (notes[2], 0.4), (notes[1], 0.2)],
+        index.tokens("How long are backup snapshots kept?"),
+        index.tokens,
+        lambda t: index.idf(t, at_least=1000),
+    )
+    assert moved.superseded_by.get("old") == "new"
+    assert moved.scores["new"] > moved.scores["old"]
+
+
 def test_supersede_for_an_earlier_value_puts_the_changed_memory_first() -> None:
     notes = [
         _Note("old", "The kiln shed is run by the Harrow crew.", 100),

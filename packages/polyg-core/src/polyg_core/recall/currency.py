@@ -54,6 +54,8 @@ ASKED_WEIGHT = 0.5
 earlier memory must hold: what is changed is what was asked about, not a bystander."""
 RELEVANT_SHARE = 0.4
 """An update scores at least this share of what it changes (fused, before the swap)."""
+HELD_SHARE = 0.6
+"""The share of the earlier memory's asked-word weight an update holding it speaks to."""
 BELOW = 1e-4
 """How far below its update a superseded memory is placed."""
 
@@ -208,7 +210,17 @@ def _same_subject(
     )
 
 
+_MIN_INSIDE = 5
+"""The shortest asked word found inside a longer one that counts ("licens" in "relicens")."""
 _VALUE_TOKEN = re.compile(r"^(?=.*\d)|^\w{4,}$")
+
+
+def _asked_in(asked: set[str], words: set[str]) -> set[str]:
+    """The asked words a memory holds, as words or inside a longer word ("licens" in
+    "relicens")."""
+    held = asked & words
+    held |= {t for t in asked - held if len(t) >= _MIN_INSIDE and any(t in w for w in words)}
+    return held
 
 
 @dataclass
@@ -224,7 +236,7 @@ class _Pairs:
     ended: Sequence[EndedValue]
 
     def __post_init__(self) -> None:
-        self.hits = {u: self.asked & w for u, w in self.words.items()}
+        self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
         self.asked_weight = sum(self.weight(t) for t in set[str]().union(*self.hits.values()))
 
     def same_subject(self, older: str, newer: str) -> bool:
@@ -247,8 +259,17 @@ class _Pairs:
         # the earlier value itself ("moved off birch-07 to cedar-12").
         if self.scores[newer] >= RELEVANT_SHARE * self.scores[older]:
             return True
+        # Fused scores of a few memories say little (min-max over three): an update that
+        # holds most of what the earlier one holds of the question speaks to it as well.
+        held = sum(self.weight(t) for t in self.hits[older])
+        if sum(self.weight(t) for t in self.hits[older] & self.hits[newer]) >= HELD_SHARE * held:
+            return True
         repeated = (self.words[older] & self.words[newer]) - self.asked - self.common
-        return any(_VALUE_TOKEN.search(t) for t in repeated)
+        if any(_VALUE_TOKEN.search(t) for t in repeated):
+            return True
+        # ... or it names the asked attribute inside a longer word ("license" in "was
+        # relicensed").
+        return bool((self.hits[older] & self.hits[newer]) - self.words[newer])
 
     def is_update(self, older: Candidate, newer: Candidate) -> bool:
         if newer.created_at <= older.created_at:
