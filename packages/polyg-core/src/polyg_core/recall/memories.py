@@ -315,22 +315,34 @@ async def rank_memories(
         now_ms=now_ms,
         decay_tau_days=decay_tau_days,
     )
+    out.ranked, out.superseded_by = _in_order_of_currency(q, ranked, now_ms, ended)
+    return out
+
+
+def _in_order_of_currency(
+    q: _Question,
+    ranked: list[tuple[CatalogueEntry, float]],
+    now_ms: int,
+    ended: Sequence[EndedValue],
+) -> tuple[list[tuple[CatalogueEntry, float]], dict[str, str]]:
+    """Best first, updates placed for what the question asks: the current value for the
+    present, the replaced one for "before", every value for a question that gathers."""
+    catalogue = q.catalogue
     if accumulates(q.text):
         # A question that gathers ("what events has Noa joined?") wants every value said;
         # a later one adds to the earlier ones instead of replacing them.
         ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
-    elif asks_about_now(q.text, intent, now_ms):
+    elif asks_about_now(q.text, q.intent, now_ms):
         # What is current wins: ties go to the newer memory, and an update ranks above
         # what it changes (recall.currency).
         ranked.sort(key=lambda es: (-es[1], -es[0].created_at, es[0].uuid))
-        ranked, out.superseded_by = _reordered(catalogue, q.text, ranked, q.names, ended)
+        return _reordered(catalogue, q.text, ranked, q.names, ended)
     else:
         ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
         if asks_about_earlier(q.text):
             # What held before a change: the changed memory ranks above its update.
             ranked, _ = _reordered(catalogue, q.text, ranked, q.names, ended, earlier=True)
-    out.ranked = ranked
-    return out
+    return ranked, {}
 
 
 @dataclass(frozen=True)
