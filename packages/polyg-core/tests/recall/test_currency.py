@@ -11,6 +11,8 @@ from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.currency import (
     EndedValue,
+    accumulates,
+    asks_about_earlier,
     asks_about_now,
     says_change,
     supersede,
@@ -52,6 +54,24 @@ def test_change_language_is_recognised_in_many_phrasings() -> None:
     ):
         assert says_change(text), text
     assert not says_change("The kiln sits in the east shed.")
+
+
+def test_a_span_of_time_or_the_noun_change_is_not_an_update() -> None:
+    # "now" closing a span, and "a change" as a thing, say nothing about a new value.
+    assert not says_change("Four years now, and I still love the kiln.")
+    assert not says_change("Painting was a real change of pace for Wren.")
+    # ... but a value that holds since a named change is one.
+    assert says_change("The ferry leaves from pier 4 since the timetable change.")
+    assert says_change("Brisk Ltd changed to weekly invoices.")
+
+
+def test_questions_that_gather_or_ask_for_the_earlier_value() -> None:
+    assert accumulates("What events has Wren joined?")
+    assert not accumulates("How often are the vault keys rotated?")
+    assert not accumulates("Which crew runs the kiln shed?")
+    assert asks_about_earlier("Which crew ran the kiln shed before?")
+    assert asks_about_earlier("What did Wren drink originally?")
+    assert not asks_about_earlier("Which crew runs the kiln shed?")
 
 
 def test_a_question_about_the_past_is_not_about_now() -> None:
@@ -103,6 +123,83 @@ def test_supersede_puts_the_update_first_and_leaves_bystanders() -> None:
     assert moved.superseded_by == {"old": "new"}
     assert moved.scores["new"] > moved.scores["old"]
     assert "other" not in moved.scores
+
+
+def test_an_update_naming_the_attribute_inside_a_longer_word_supersedes() -> None:
+    notes = [
+        _Note("old", "The atlas viewer is released under the MIT license.", 100),
+        _Note("new", "The atlas viewer was relicensed; it is MPL-2.0 now.", 300),
+    ]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    # The update matches the question far less well than what it changes.
+    moved = supersede(
+        [(notes[0], 1.0), (notes[1], 0.25)],
+        index.tokens("Which license is the atlas viewer released under?"),
+        index.tokens,
+        lambda t: index.idf(t, at_least=1000),
+    )
+    assert moved.superseded_by == {"old": "new"}
+
+
+def test_an_update_holding_most_of_what_was_asked_supersedes_at_a_low_fused_score() -> None:
+    # In three memories min-max scaling leaves the update far below what it changes.
+    notes = [
+        _Note("old", "Backup snapshots are kept for 14 days.", 100),
+        _Note("new", "Backup snapshot retention was increased to 90 days.", 300),
+        _Note("other", "Build logs are kept for 3 days.", 200),
+    ]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    moved = supersede(
+        [(notes[0], 1.0), (notes[2], 0.4), (notes[1], 0.2)],
+        index.tokens("How long are backup snapshots kept?"),
+        index.tokens,
+        lambda t: index.idf(t, at_least=1000),
+    )
+    assert moved.superseded_by.get("old") == "new"
+    assert moved.scores["new"] > moved.scores["old"]
+
+
+def test_supersede_for_an_earlier_value_puts_the_changed_memory_first() -> None:
+    notes = [
+        _Note("old", "The kiln shed is run by the Harrow crew.", 100),
+        _Note("new", "The Plover crew took over the kiln shed from Harrow.", 300),
+    ]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    # The update matches the question better (it names both crews and "took over").
+    moved = supersede(
+        [(notes[1], 1.0), (notes[0], 0.7)],
+        index.tokens("Which crew ran the kiln shed before?"),
+        index.tokens,
+        lambda t: index.idf(t, at_least=1000),
+        earlier=True,
+    )
+    assert moved.scores["old"] > moved.scores["new"]
+
+
+def test_an_ended_value_named_by_a_note_about_something_else_is_no_update() -> None:
+    notes = [
+        _Note("old", "Ilse Varga reports to Bram Tolle.", 100),
+        _Note("bystander", "Bram Tolle chairs the budget meeting.", 150),
+        _Note("new", "Ilse Varga reports to Cato Wels now.", 300),
+    ]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    moved = supersede(
+        [(notes[2], 1.0), (notes[0], 0.9), (notes[1], 0.2)],
+        index.tokens("Who does Ilse Varga report to?"),
+        index.tokens,
+        lambda t: index.idf(t, at_least=1000),
+        named=[{"old", "new"}],
+        ended=[EndedValue("Bram Tolle", "Cato Wels")],
+    )
+    assert moved.superseded_by == {"old": "new"}
 
 
 def test_an_ended_fact_supersedes_without_change_language() -> None:
@@ -170,3 +267,26 @@ async def test_a_fact_ended_by_a_newer_one_ranks_its_memory_below(memory: Memory
     )
     result = await memory.recall("Where does Odile Marchetti keep her bees?", reference_time=NOW)
     assert [m.uuid for m in result.memories[:2]] == [new, old]
+
+
+async def test_before_question_prefers_the_replaced_memory_even_when_the_update_matches_more(
+    memory: Memory,
+) -> None:
+    old = await _add(memory, "Wren Halloran reports to Ysolde Mark.", 300)
+    new = await _add(memory, "After the merger Wren Halloran reports to Cato Wels instead.", 10)
+    await _add(memory, "Ysolde Mark runs the harbour survey.", 40)
+    result = await memory.recall(
+        "Who did Wren Halloran report to before the merger?", reference_time=NOW
+    )
+    assert [m.uuid for m in result.memories[:2]] == [old, new]
+
+
+async def test_a_gathering_question_keeps_every_value_in_place(memory: Memory) -> None:
+    first = await _add(memory, "Wren Halloran joined the harbour choir.", 200)
+    await _add(memory, "Wren Halloran joined the rowing club now that spring is here.", 5)
+    result = await memory.recall("What groups has Wren Halloran joined?", reference_time=NOW)
+    # Both are answers; the later one does not push the earlier one away as stale.
+    assert first in {m.uuid for m in result.memories[:2]}
+    assert result.memories[0].score == pytest.approx(
+        max(m.score for m in result.memories), abs=1e-9
+    )

@@ -165,6 +165,43 @@ async def test_a_hit_that_asks_back_keeps_its_place_above_the_reply(memory: Memo
     assert ranked[:2] == [told, reply.uuid]
 
 
+async def test_a_memory_that_only_asks_the_question_ranks_below_the_one_that_answers(
+    memory: Memory,
+) -> None:
+    # Ravi's question repeats every asked word; Mina's account, days later, answers it in
+    # other words. A question holds no answer: it gives way to the statement.
+    with anyio.fail_after(60):
+        await _add(memory, "Ravi: Which trail did you hike with the scouts?", days_ago=9)
+        answer = await _add(
+            memory, "Mina: The scouts and I hiked the ridge path up to the lighthouse.", days_ago=3
+        )
+        await _add(memory, "Mina: The scouts sold lemonade at the fair.", days_ago=20)
+        await _add(memory, "Ravi: The lighthouse keeper retired in May.", days_ago=40)
+        ranked = await _first(
+            memory, "Which trail did Mina hike with the scouts?", "lexical", "dense", "neighbours"
+        )
+    assert ranked[0] == answer
+
+
+async def test_a_speakers_own_words_rank_above_what_another_said_about_them(
+    memory: Memory,
+) -> None:
+    # Oren repeats the question's words back to Talia; what she did is in her own words.
+    with anyio.fail_after(60):
+        own = await _add(memory, "Talia: I made a lemon tart for the school fair.", days_ago=6)
+        await _add(
+            memory,
+            "Oren: Talia, the lemon tart you baked for the school fair was the best thing there!",
+            days_ago=5,
+        )
+        await _add(memory, "Oren: The fair raised money for the new library.", days_ago=5.5)
+        await _add(memory, "Talia: My sister visits in June.", days_ago=30)
+        ranked = await _first(
+            memory, "What did Talia bake for the school fair?", "lexical", "dense", "entity"
+        )
+    assert ranked[0] == own
+
+
 async def test_graph_reaches_memories_about_the_same_concept(memory: Memory) -> None:
     with anyio.fail_after(60):
         hit = await _add(memory, "The heron returned to the pond.", concepts=["birdwatching"])

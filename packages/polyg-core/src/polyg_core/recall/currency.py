@@ -9,7 +9,9 @@ A pair of ranked memories is an update when
   weight (BM25 idf) of the asked words the earlier one holds, and at least one shared word
   is specific (not a name found in most memories);
 * or the temporal graph says so: a fact about the question's subject was ended by a newer
-  one, the earlier memory holds the ended fact's value and the later one the new value.
+  one, the earlier memory holds the ended fact's value and the later one the new value,
+  and both name what the question asks about (a note that only names the old value, "Bram
+  chairs the budget meeting", is no earlier version of "Ilse reports to Bram").
 
 For a present-tense question the update takes the earlier memory's place (or keeps its
 own, if higher) and the earlier one goes just below it. A question that asks about a past
@@ -28,11 +30,15 @@ from typing import Protocol
 from polyg_shared.intents import Intent
 from polyg_shared.timeutil import to_epoch_ms
 
+from polyg_core.recall.multihop import asks_to_gather
+
 __all__ = [
     "CHANGE_LANGUAGE",
     "Candidate",
     "EndedValue",
     "Supersession",
+    "accumulates",
+    "asks_about_earlier",
     "asks_about_now",
     "says_change",
     "supersede",
@@ -48,13 +54,18 @@ ASKED_WEIGHT = 0.5
 earlier memory must hold: what is changed is what was asked about, not a bystander."""
 RELEVANT_SHARE = 0.4
 """An update scores at least this share of what it changes (fused, before the swap)."""
+HELD_SHARE = 0.6
+"""The share of the earlier memory's asked-word weight an update holding it speaks to."""
 BELOW = 1e-4
 """How far below its update a superseded memory is placed."""
 
 CHANGE_LANGUAGE = re.compile(
     r"\b(?:"
     r"moved|relocated|replaced|replaces|switched|swapped|took\s+over|taken\s+over|"
-    r"takes\s+over|handed\s+(?:over|off)|changed|changes\s+to|change|now|no\s+longer|"
+    r"takes\s+over|handed\s+(?:over|off)|changed|changes?\s+(?:to|from|over)|"
+    r"(?:after|since|following|with)\s+(?:the\s+|a\s+|an\s+)?(?:[\w-]+\s+){0,2}?change|"
+    # "now", unless it closes a span of time ("seven years now": nothing changed)
+    r"(?<!years\s)(?<!year\s)(?<!months\s)(?<!weeks\s)(?<!days\s)(?<!while\s)now|no\s+longer|"
     r"not\s+anymore|any\s?more|cancell?ed|went\s+(?:up|down)|goes\s+up|"
     r"(?:raised|lowered|increased|decreased|reduced|bumped|upgraded|downgraded)\s+(?:\S+\s+){0,6}?to|"
     r"(?:has|have|got|is|are)\s+(?:a|an|the)\s+new|dropped|"
@@ -65,12 +76,20 @@ CHANGE_LANGUAGE = re.compile(
     re.IGNORECASE,
 )
 """Words that say a value changed. `now` and `new` alone count: a note written later that
-says "the team is now X" changes what an earlier note said."""
+says "the team is now X" changes what an earlier note said; "for years now" and the noun
+"a change" do not."""
 
 _HISTORY = re.compile(
     r"\b(?:before|previous(?:ly)?|formerly|former|originally|original|used\s+to|"
     r"at\s+first|initially|earlier|old|older|prior|history|historically|until|"
     r"back\s+then|back\s+in|at\s+the\s+time|in\s+the\s+past|first|once)\b",
+    re.IGNORECASE,
+)
+
+
+_EARLIER_VALUE = re.compile(
+    r"\b(?:before|previous(?:ly)?|formerly|former|originally|original|used\s+to|"
+    r"at\s+first|initially|prior|back\s+then|in\s+the\s+past)\b",
     re.IGNORECASE,
 )
 
@@ -105,6 +124,23 @@ def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
     # verb is a habit, not a past window; "in 2024", "last Friday", "did" are the past.
     phrase = tf.phrase or ""
     return _PRESENT_VERB.search(question) is not None and _PAST_WINDOW.search(phrase) is None
+
+
+_FREQUENCY = re.compile(r"\bhow\s+often\b", re.IGNORECASE)
+
+
+def accumulates(question: str) -> bool:
+    """Whether the question gathers values that add up ("What events has Noa joined?",
+    "What do Ari and Bo both like?"): a later memory adds to the earlier ones instead of
+    replacing them. How often something happens is one value that can change."""
+    return asks_to_gather(question) and _FREQUENCY.search(question) is None
+
+
+def asks_about_earlier(question: str) -> bool:
+    """Whether the question asks for what held before a change ("Which team owned the
+    service before?", "What did Noa use originally?"): the memory an update replaced
+    answers it, not the update."""
+    return _EARLIER_VALUE.search(question) is not None
 
 
 @dataclass(frozen=True)
@@ -174,7 +210,17 @@ def _same_subject(
     )
 
 
+_MIN_INSIDE = 5
+"""The shortest asked word found inside a longer one that counts ("licens" in "relicens")."""
 _VALUE_TOKEN = re.compile(r"^(?=.*\d)|^\w{4,}$")
+
+
+def _asked_in(asked: set[str], words: set[str]) -> set[str]:
+    """The asked words a memory holds, as words or inside a longer word ("licens" in
+    "relicens")."""
+    held = asked & words
+    held |= {t for t in asked - held if len(t) >= _MIN_INSIDE and any(t in w for w in words)}
+    return held
 
 
 @dataclass
@@ -190,7 +236,7 @@ class _Pairs:
     ended: Sequence[EndedValue]
 
     def __post_init__(self) -> None:
-        self.hits = {u: self.asked & w for u, w in self.words.items()}
+        self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
         self.asked_weight = sum(self.weight(t) for t in set[str]().union(*self.hits.values()))
 
     def same_subject(self, older: str, newer: str) -> bool:
@@ -201,19 +247,35 @@ class _Pairs:
             self.hits[older], self.hits[newer], self.asked_weight, self.weight, self.common
         )
 
+    def share_subject(self, older: str, newer: str) -> bool:
+        # Both name what is asked about (a name, or a specific asked word): an ended value
+        # merely named by a memory about something else is no earlier version of it.
+        if any(older in uuids and newer in uuids for uuids in self.named):
+            return True
+        return bool((self.hits[older] & self.hits[newer]) - self.common)
+
     def same_attribute(self, older: str, newer: str) -> bool:
         # The update speaks to the question about as well as what it changes, or it names
         # the earlier value itself ("moved off birch-07 to cedar-12").
         if self.scores[newer] >= RELEVANT_SHARE * self.scores[older]:
             return True
+        # Fused scores of a few memories say little (min-max over three): an update that
+        # holds most of what the earlier one holds of the question speaks to it as well.
+        held = sum(self.weight(t) for t in self.hits[older])
+        if sum(self.weight(t) for t in self.hits[older] & self.hits[newer]) >= HELD_SHARE * held:
+            return True
         repeated = (self.words[older] & self.words[newer]) - self.asked - self.common
-        return any(_VALUE_TOKEN.search(t) for t in repeated)
+        if any(_VALUE_TOKEN.search(t) for t in repeated):
+            return True
+        # ... or it names the asked attribute inside a longer word ("license" in "was
+        # relicensed").
+        return bool((self.hits[older] & self.hits[newer]) - self.words[newer])
 
     def is_update(self, older: Candidate, newer: Candidate) -> bool:
         if newer.created_at <= older.created_at:
             return False
         if _fact_says_update(older, newer, self.ended):
-            return True
+            return self.share_subject(older.uuid, newer.uuid)
         return (
             says_change(newer.content)
             and self.same_subject(older.uuid, newer.uuid)
@@ -230,6 +292,7 @@ def supersede(
     common: Iterable[str] = (),
     named: Sequence[set[str]] = (),
     ended: Sequence[EndedValue] = (),
+    earlier: bool = False,
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
 
@@ -241,6 +304,8 @@ def supersede(
         common: terms of names found in most memories (they say nothing of the subject).
         named: for each specific name the question asks about, the memories that hold it.
         ended: values of ended facts about the question's subject, with their successors.
+        earlier: the question asks what held before the change: each changed memory takes
+            its update's place (or keeps its own, if higher) and the update goes just below.
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
@@ -264,8 +329,9 @@ def supersede(
         for newer, _ in by_time[i + 1 :]:
             if not pairs.is_update(older, newer):
                 continue
-            lifted = max(scores[newer.uuid], scores[older.uuid])
-            scores[newer.uuid] = lifted
-            scores[older.uuid] = min(scores[older.uuid], lifted - BELOW)
+            up, down = (older, newer) if earlier else (newer, older)
+            lifted = max(scores[up.uuid], scores[down.uuid])
+            scores[up.uuid] = lifted
+            scores[down.uuid] = min(scores[down.uuid], lifted - BELOW)
             superseded_by[older.uuid] = newer.uuid
     return Supersession({u: s for u, s in scores.items() if s != pairs.scores[u]}, superseded_by)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from polyg_shared.retrieval import ContextNode, MergedSubgraph
 
@@ -71,36 +72,57 @@ async def scope_to_filter(
     """The merged subgraph restricted to what the matching memories hold (module doc)."""
     if not memory_filter.active:
         return merged
-    kept_memories = {
-        n.uuid
-        for n in merged.nodes
-        if n.label == MEMORY
-        and (entry := catalogue.get(n.uuid)) is not None
-        and memory_filter.matches_entry(entry.category, entry.tags)
-    }
-    entries = [e for u in kept_memories if (e := catalogue.get(u)) is not None]
-    concepts = {c for e in entries for c in e.concepts}
-    entities = await _represented(store, namespace, concepts)
-    texts = [_words(e.content) for e in entries]
-    keep: set[str] = set()
-    for n in merged.nodes:
-        if n.label == MEMORY:
-            ok = n.uuid in kept_memories
-        elif n.label == CONCEPT:
-            ok = n.uuid in concepts
-        elif n.label == ENTITY:
-            ok = n.uuid in entities
-        elif n.label in (FACT, EVENT, CAUSAL):
-            ok = _derived(n, texts)
-        else:
-            ok = False
-        if ok:
-            keep.add(n.uuid)
+    scope = await _scope(store, namespace, _matching_memories(merged, catalogue, memory_filter))
+    keep = {n.uuid for n in merged.nodes if scope.holds(n)}
     return merged.model_copy(
         update={
             "nodes": [n for n in merged.nodes if n.uuid in keep],
             "edges": [e for e in merged.edges if e.source in keep and e.target in keep],
         }
+    )
+
+
+def _matching_memories(
+    merged: MergedSubgraph, catalogue: NamespaceCatalogue, memory_filter: MemoryFilter
+) -> list[CatalogueEntry]:
+    """The merged subgraph's memories that pass the filter."""
+    out: list[CatalogueEntry] = []
+    for n in merged.nodes:
+        entry = catalogue.get(n.uuid) if n.label == MEMORY else None
+        if entry is not None and memory_filter.matches_entry(entry.category, entry.tags):
+            out.append(entry)
+    return out
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What the matching memories hold: themselves, their concepts, the entities those
+    represent, and their words (for what was extracted from them)."""
+
+    memories: frozenset[str]
+    concepts: frozenset[str]
+    entities: frozenset[str]
+    texts: list[set[str]]
+
+    def holds(self, node: ContextNode) -> bool:
+        if node.label == MEMORY:
+            return node.uuid in self.memories
+        if node.label == CONCEPT:
+            return node.uuid in self.concepts
+        if node.label == ENTITY:
+            return node.uuid in self.entities
+        if node.label in (FACT, EVENT, CAUSAL):
+            return _derived(node, self.texts)
+        return False
+
+
+async def _scope(store: FalkorStore, namespace: str, entries: Sequence[CatalogueEntry]) -> _Scope:
+    concepts = {c for e in entries for c in e.concepts}
+    return _Scope(
+        memories=frozenset(e.uuid for e in entries),
+        concepts=frozenset(concepts),
+        entities=frozenset(await _represented(store, namespace, concepts)),
+        texts=[_words(e.content) for e in entries],
     )
 
 

@@ -64,27 +64,10 @@ def pack(
     """
     check_budget(max_tokens)
     memory_ids = {m.uuid for m in memories}
-    by_memory = {m.uuid: m for m in memories}
     # A memory node is the memory: it is packed (and counted) once, as the memory.
     other_nodes = [n for n in nodes if not (n.label == MEMORY and n.uuid in memory_ids)]
-    by_node = {n.uuid: n for n in other_nodes}
-    order: list[str] = []
-    for uid in [*sources, *(m.uuid for m in memories), *(n.uuid for n in other_nodes)]:
-        if (uid in by_memory or uid in by_node) and uid not in order:
-            order.append(uid)
-    used = 0
-    kept: set[str] = set()
-    left_out: list[AnswerSource] = []
-    for uid in order:
-        memory = by_memory.get(uid)
-        text = memory.content if memory is not None else by_node[uid].text
-        cost = item_cost(text)
-        if used + cost <= max_tokens:
-            kept.add(uid)
-            used += cost
-        else:
-            label = MEMORY if memory is not None else by_node[uid].label
-            left_out.append(AnswerSource(uuid=uid, label=label, text=_preview(text)))
+    items = _in_order_of_trust(memories, other_nodes, sources)
+    kept, used, left_out = _take_greedily(items, max_tokens)
     kept_memories = [m for m in memories if m.uuid in kept]
     kept_nodes = [n for n in nodes if n.uuid in kept]
     return Packed(
@@ -98,6 +81,46 @@ def pack(
             left_out=left_out,
         ),
     )
+
+
+@dataclass(frozen=True)
+class _Item:
+    uuid: str
+    label: str
+    text: str
+
+
+def _in_order_of_trust(
+    memories: Sequence[RecalledMemory],
+    nodes: Sequence[ContextNode],
+    sources: Sequence[str],
+) -> list[_Item]:
+    """The answer's sources, then the memories, then the other nodes; each once."""
+    by_id: dict[str, _Item] = {n.uuid: _Item(n.uuid, n.label, n.text) for n in nodes}
+    # A memory wins over a node with its uuid (set last).
+    by_id |= {m.uuid: _Item(m.uuid, MEMORY, m.content) for m in memories}
+    order = [*sources, *(m.uuid for m in memories), *(n.uuid for n in nodes)]
+    return [by_id[uid] for uid in dict.fromkeys(order) if uid in by_id]
+
+
+def _take_greedily(
+    items: Sequence[_Item], max_tokens: int
+) -> tuple[set[str], int, list[AnswerSource]]:
+    """The items that fit, in order (a later, smaller one may fit after one that did not),
+    the tokens they use, and what was left out."""
+    used = 0
+    kept: set[str] = set()
+    left_out: list[AnswerSource] = []
+    for item in items:
+        cost = item_cost(item.text)
+        if used + cost <= max_tokens:
+            kept.add(item.uuid)
+            used += cost
+        else:
+            left_out.append(
+                AnswerSource(uuid=item.uuid, label=item.label, text=_preview(item.text))
+            )
+    return kept, used, left_out
 
 
 LEFT_OUT_PREVIEW = 60

@@ -12,10 +12,10 @@ from __future__ import annotations
 import copy
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, TypeVar
 
 import anyio
 import numpy as np
@@ -27,6 +27,7 @@ from polyg_shared.retrieval import (
     LinearizedContext,
     MergedSubgraph,
     RecallResult,
+    Synthesis,
     ViewResult,
     ViewSummary,
 )
@@ -41,7 +42,7 @@ from polyg_core.graphs.temporal_queries import parse_time
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM, Usage, usage_report
 from polyg_core.recall.answer.history import history_answer, with_history
-from polyg_core.recall.catalogue import MemoryCatalogue, without_names
+from polyg_core.recall.catalogue import MemoryCatalogue, NamespaceCatalogue, without_names
 from polyg_core.recall.classifier import classify, without_hedges
 from polyg_core.recall.currency import EndedValue
 from polyg_core.recall.decay import DecayPolicy
@@ -53,8 +54,8 @@ from polyg_core.recall.filter_scope import (
 )
 from polyg_core.recall.filters import MemoryFilter
 from polyg_core.recall.graph_memories import graph_reach
-from polyg_core.recall.hybrid import filtered_memory_view, rank_recall
-from polyg_core.recall.hybrid_scores import RankingWeights, check_mode
+from polyg_core.recall.hybrid import RankedRecall, filtered_memory_view, rank_recall
+from polyg_core.recall.hybrid_scores import Mode, RankingWeights, check_mode
 from polyg_core.recall.linearizer import linearize
 from polyg_core.recall.memories import (
     COMMON_NAME_SHARE,
@@ -66,7 +67,7 @@ from polyg_core.recall.memories import (
 )
 from polyg_core.recall.merger import merge_views
 from polyg_core.recall.packing import check_budget, pack
-from polyg_core.recall.synthesizer import Synthesizer
+from polyg_core.recall.synthesizer import SynthesisOutcome, Synthesizer
 from polyg_core.recall.views import (
     Seeds,
     ViewContext,
@@ -242,238 +243,325 @@ class RecallPipeline:
             EmbeddingMismatch: the namespace was built with another embedding model.
             StorageUnavailable: FalkorDB cannot be reached.
         """
-        if not question or not question.strip():
-            raise InvalidInput(
-                "the question is empty; ask something like 'Why did the deploy fail?'"
-            )
-        query_mode = check_mode(opts.mode, question)
-        chosen = check_retrievers(opts.retrievers)
-        if not 1 <= opts.memory_limit <= MAX_MEMORY_LIMIT:
-            raise InvalidInput(
-                f"memory_limit must be between 1 and {MAX_MEMORY_LIMIT}, got {opts.memory_limit}"
-            )
-        check_budget(opts.max_tokens)
-        memory_filter = MemoryFilter.of(
-            category=opts.category, tags=opts.tags, project=opts.project, who=opts.who
-        )
-        ref = (
-            parse_time(opts.reference_time, "reference_time")
-            if opts.reference_time is not None
-            else utc_now()
-        )
-        timings: dict[str, float] = {}
-        reasons: list[str] = []
-        usages: list[Usage] = []
-        t0 = time.perf_counter()
+        run = _checked_run(question, namespace, opts)
+        await self._classify(run)
+        await run.timed("seed", self._seed(run))
+        views = await run.timed("expand", self._expand(run))
+        merged, ranked = await run.timed("merge_rank", self._merge_and_rank(run, views))
+        t_linearize = time.perf_counter()
+        context = self.linearize(merged, run.intent.type.value, opts.max_tokens)
+        run.timings["linearize"] = (time.perf_counter() - t_linearize) * 1000
+        synth = await run.timed("synthesize", self._synthesize(run, merged, context))
+        run.timings["total"] = (time.perf_counter() - run.started) * 1000
+        synthesis = await self._answer(run, synth.synthesis)
+        return _result(run, views, merged, ranked, context, synth, synthesis)
 
-        intent = opts.intent
+    async def _classify(self, run: _Run) -> None:
+        """Step 1: the question's intent (given, or from the LLM or the rules)."""
+        intent = run.opts.intent
         if intent is None:
-            known = await self.entities.named_in(namespace, question)
+            known = await self.entities.named_in(run.namespace, run.question)
             outcome = await classify(
-                question,
+                run.question,
                 known,
-                ref,
+                run.ref,
                 llm=self.llm,
                 max_tokens=self.settings.classifier_max_tokens,
             )
             intent = outcome.intent
-            usages.append(outcome.usage)
+            run.usages.append(outcome.usage)
             if outcome.degraded:
-                reasons.append(f"classifier: {outcome.reason}")
-        timings["classify"] = (time.perf_counter() - t0) * 1000
+                run.reasons.append(f"classifier: {outcome.reason}")
+        run.intent = intent
+        run.timings["classify"] = (time.perf_counter() - run.started) * 1000
 
-        t1 = time.perf_counter()
+    async def _prepare_query(self, run: _Run) -> None:
+        """The query vector, the catalogue and the intent that seeds the graph views."""
+        intent = run.intent
         # A one- or two-word search phrase ("cache") matches whole sentences poorly;
         # the question itself carries more of what is asked.
-        query_text = intent.semantic_query if len(intent.semantic_query.split()) >= 3 else question
+        query_text = (
+            intent.semantic_query if len(intent.semantic_query.split()) >= 3 else run.question
+        )
         if intent.inferential:
             query_text = without_hedges(query_text)
-        catalogue = await self.catalogue.get(namespace)
-        speakers = catalogue.authors_in(question)
-        common = catalogue.common_names([*intent.entities, *speakers], COMMON_NAME_SHARE)
+        run.catalogue = await self.catalogue.get(run.namespace)
+        run.speakers = run.catalogue.authors_in(run.question)
+        common = run.catalogue.common_names([*intent.entities, *run.speakers], COMMON_NAME_SHARE)
         seed_text = without_names(query_text, common)
-        vector = await self.embed_for(namespace, seed_text)
+        run.vector = await self.embed_for(run.namespace, seed_text)
         # A name found in most memories (a speaker, the user) says little about which
         # ones answer: it does not seed the graph views on its own. Events and facts
         # are seeded by the words of the same text the vector embeds.
-        seed_intent = intent.model_copy(
+        run.seed_intent = intent.model_copy(
             update={
                 "entities": [e for e in intent.entities if e not in common],
                 "semantic_query": seed_text,
             }
         )
-        ranking = MemoryRanking()
-        seeds = Seeds()
-        use_ppr = (
-            opts.ppr if opts.ppr is not None else (intent.multi_hop or len(intent.entities) >= 2)
+        run.use_ppr = (
+            run.opts.ppr
+            if run.opts.ppr is not None
+            else (intent.multi_hop or len(intent.entities) >= 2)
         )
 
-        async def memories(graph_nodes: Sequence[ContextNode] = ()) -> None:
-            nonlocal ranking
-            # Values of the asked subjects that newer facts replaced: a memory holding
-            # one ranks below the memory holding its successor (recall.currency).
-            replaced = await self.temporal.replaced_facts(namespace, intent.entities)
-            ranking = await rank_memories(
-                self.store,
-                namespace,
-                catalogue,
-                question,
-                intent,
-                vector,
-                now_ms=to_epoch_ms(ref),
-                retrievers=chosen,
-                weights=self.fusion_weights,
-                memory_filter=memory_filter,
-                names=speakers,
-                decay_tau_days=self.decay_policy.tau_days if opts.decay else 1e9,
-                multi_hop=use_ppr,
-                graph_nodes=graph_nodes,
-                ended=[EndedValue(old.object, new.object) for old, new in replaced],
-            )
+    async def _rank_memories(self, run: _Run, graph_nodes: Sequence[ContextNode] = ()) -> None:
+        # Values of the asked subjects that newer facts replaced: a memory holding
+        # one ranks below the memory holding its successor (recall.currency).
+        replaced = await self.temporal.replaced_facts(run.namespace, run.intent.entities)
+        run.ranking = await rank_memories(
+            self.store,
+            run.namespace,
+            run.catalogue,
+            run.question,
+            run.intent,
+            run.vector,
+            now_ms=to_epoch_ms(run.ref),
+            retrievers=run.chosen,
+            weights=self.fusion_weights,
+            memory_filter=run.memory_filter,
+            names=run.speakers,
+            decay_tau_days=self.decay_policy.tau_days if run.opts.decay else 1e9,
+            multi_hop=run.use_ppr,
+            graph_nodes=graph_nodes,
+            ended=[EndedValue(old.object, new.object) for old, new in replaced],
+        )
 
-        async def graph_seeds() -> None:
-            nonlocal seeds
-            seeds = await self.seeds(
-                namespace,
-                seed_intent,
-                vector,
-                as_of=intent.timeframe.end if intent.timeframe and intent.timeframe.end else ref,
-            )
+    async def _graph_seeds(self, run: _Run) -> None:
+        tf = run.intent.timeframe
+        run.seeds = await self.seeds(
+            run.namespace,
+            run.seed_intent,
+            run.vector,
+            as_of=tf.end if tf and tf.end else run.ref,
+        )
 
-        if use_ppr:
+    async def _seed(self, run: _Run) -> None:
+        """Step 2: the query, the graph seeds, and (unless the graph side goes first) the
+        memories."""
+        await self._prepare_query(run)
+        if run.use_ppr:
             # A question that gathers or chains ranks memories with what the graph side
             # reached (the views and PPR), so the graph goes first.
-            await graph_seeds()
-        else:
-            try:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(memories)
-                    tg.start_soon(graph_seeds)
-            except BaseExceptionGroup as group:
-                # Callers expect polyg's own error (storage down, timeout), not a group of them.
-                raise group.exceptions[0] from group
-        timings["seed"] = (time.perf_counter() - t1) * 1000
+            await self._graph_seeds(run)
+            return
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._rank_memories, run)
+                tg.start_soon(self._graph_seeds, run)
+        except BaseExceptionGroup as group:
+            # Callers expect polyg's own error (storage down, timeout), not a group of them.
+            raise group.exceptions[0] from group
 
-        t2 = time.perf_counter()
-        ctx = ViewContext(self.store, namespace, seed_intent, seeds, now=ref)
-        views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=use_ppr)
-        if use_ppr:
-            await memories(
-                await graph_reach(
-                    self.store,
-                    namespace,
-                    catalogue,
-                    seeds,
-                    views,
-                    question=question,
-                    people=[*intent.entities, *speakers],
-                    vector=vector,
-                )
+    async def _expand(self, run: _Run) -> list[ViewResult]:
+        """Step 3: the expansion views (and the memories ranked with what they reached)."""
+        ctx = ViewContext(self.store, run.namespace, run.seed_intent, run.seeds, now=run.ref)
+        views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=run.use_ppr)
+        if run.use_ppr:
+            reached = await graph_reach(
+                self.store,
+                run.namespace,
+                run.catalogue,
+                run.seeds,
+                views,
+                question=run.question,
+                people=[*run.intent.entities, *run.speakers],
+                vector=run.vector,
             )
-        if memory_filter.active:
-            views.append(await filtered_memory_view(self.store, namespace, vector, memory_filter))
+            await self._rank_memories(run, reached)
+        if run.memory_filter.active:
+            views.append(
+                await filtered_memory_view(self.store, run.namespace, run.vector, run.memory_filter)
+            )
         # A view that failed or ran out of time leaves the answer built on less than usual.
-        reasons.extend(
+        run.reasons.extend(
             f"{v.view} view {'timed out' if v.status == 'timeout' else 'failed'}"
             + (f": {v.error}" if v.error else "")
             for v in views
             if v.status in ("failed", "timeout")
         )
-        timings["expand"] = (time.perf_counter() - t2) * 1000
+        return views
 
-        t3 = time.perf_counter()
-        expanded = sum(len(v.nodes) for v in views if v.status == "ok" and v.view != "semantic")
-        fallback = "semantic_only" if expanded < SEMANTIC_ONLY_BELOW else None
-        merged = with_memories(self.merge([seeds.semantic, *views]), ranking, CONTEXT_MEMORIES)
-        merged = await scope_to_filter(self.store, namespace, merged, catalogue, memory_filter)
+    async def _merge_and_rank(
+        self, run: _Run, views: Sequence[ViewResult]
+    ) -> tuple[MergedSubgraph, RankedRecall]:
+        """Step 4: one subgraph with the best memories in it, scoped and ranked."""
+        merged = with_memories(
+            self.merge([run.seeds.semantic, *views]), run.ranking, CONTEXT_MEMORIES
+        )
+        merged = await scope_to_filter(
+            self.store, run.namespace, merged, run.catalogue, run.memory_filter
+        )
         ranked = await rank_recall(
             self.store,
-            namespace,
+            run.namespace,
             merged,
-            vector=vector,
-            mode=query_mode,
-            now=ref,
-            causal_seeds=seeds.causal,
-            entity_seeds=seeds.entities,
-            decay=opts.decay,
+            vector=run.vector,
+            mode=run.query_mode,
+            now=run.ref,
+            causal_seeds=run.seeds.causal,
+            entity_seeds=run.seeds.entities,
+            decay=run.opts.decay,
             policy=self.decay_policy,
-            memory_filter=memory_filter,
+            memory_filter=run.memory_filter,
             weights=self.ranking_weights,
         )
-        merged = ranked.merged
-        timings["merge_rank"] = (time.perf_counter() - t3) * 1000
-        t35 = time.perf_counter()
-        context = self.linearize(merged, intent.type.value, opts.max_tokens)
-        timings["linearize"] = (time.perf_counter() - t35) * 1000
+        return ranked.merged, ranked
 
-        t4 = time.perf_counter()
+    async def _synthesize(
+        self, run: _Run, merged: MergedSubgraph, context: LinearizedContext
+    ) -> SynthesisOutcome:
+        """Step 6: the answer from the linearized context."""
         synth = await self.synthesizer.synthesize(
-            question, intent, merged, context, now_ms=to_epoch_ms(ref)
+            run.question, run.intent, merged, context, now_ms=to_epoch_ms(run.ref)
         )
-        usages.append(synth.usage)
+        run.usages.append(synth.usage)
         if synth.degraded and synth.reason:
-            reasons.append(f"synthesizer: {synth.reason}")
-        timings["synthesize"] = (time.perf_counter() - t4) * 1000
-        timings["total"] = (time.perf_counter() - t0) * 1000
+            run.reasons.append(f"synthesizer: {synth.reason}")
+        return synth
 
+    async def _answer(self, run: _Run, synthesis: Synthesis) -> Synthesis:
+        """The synthesis with the history of what changed, or "not known" when nothing
+        passes the filter."""
         s = with_history(
-            synth.synthesis,
+            synthesis,
             await history_answer(
-                TemporalGraph(self.store, self.embedder, self.resolver), namespace, intent, question
+                TemporalGraph(self.store, self.embedder, self.resolver),
+                run.namespace,
+                run.intent,
+                run.question,
             ),
         )
-        if memory_filter.active and not passing(catalogue, memory_filter):
+        if run.memory_filter.active and not passing(run.catalogue, run.memory_filter):
             # Nothing matches: say so, instead of answering from other memories.
             s = s.model_copy(
                 update={
-                    "answer": no_match_answer(memory_filter),
+                    "answer": no_match_answer(run.memory_filter),
                     "confidence": NO_MATCH_CONFIDENCE,
                     "sources": [],
                     "follow_ups": [],
                 }
             )
-        summaries = [
-            ViewSummary(
-                view=v.view,
-                status=v.status,
-                nodes=len(v.nodes),
-                elapsed_ms=v.elapsed_ms,
-                error=v.error,
-            )
-            for v in [seeds.semantic, *views]
-        ]
-        included = set(context.node_ids)
-        memories_out = ranking.to_models(opts.memory_limit)
-        nodes_out = [n for n in merged.nodes if n.uuid in included][:50]
-        packed = None
-        if opts.max_tokens is not None:
-            done = pack(memories_out, nodes_out, s.sources, opts.max_tokens)
-            memories_out, nodes_out, packed = done.memories, done.nodes, done.report
-            included = {n.uuid for n in nodes_out}
-        return RecallResult(
-            question=question,
-            graph=namespace,
-            answer=s.answer,
-            confidence=s.confidence,
-            reasoning=s.reasoning,
-            sources=s.sources,
-            source_nodes=source_nodes(s.sources, merged.nodes),
-            confidence_factors=synth.factors,
-            follow_ups=s.follow_ups,
-            intent=intent.model_dump(mode="json"),
-            context=context,
-            memories=memories_out,
-            nodes=nodes_out,
-            edges=[e for e in merged.edges if e.source in included and e.target in included][:100],
-            views=summaries,
-            fallback=fallback,
-            degraded=bool(reasons),
-            degraded_reasons=reasons,
-            usage=usage_report(*usages),
-            timings_ms={k: round(v, 2) for k, v in timings.items()},
-            mode=query_mode,
-            core=ranked.ranked.core,
-            extended=ranked.ranked.extended,
-            ranking=ranked.report,
-            packed=packed,
+        return s
+
+
+_T = TypeVar("_T")
+
+
+@dataclass
+class _Run:
+    """One recall's checked options and what its steps have found so far."""
+
+    question: str
+    namespace: str
+    opts: RecallOptions
+    query_mode: Mode
+    chosen: frozenset[str]
+    memory_filter: MemoryFilter
+    ref: datetime
+    started: float = field(default_factory=time.perf_counter)
+    timings: dict[str, float] = field(default_factory=dict[str, float])
+    reasons: list[str] = field(default_factory=lambda: [])
+    usages: list[Usage] = field(default_factory=lambda: [])
+    intent: Intent = field(default_factory=Intent)
+    catalogue: NamespaceCatalogue = field(init=False)
+    speakers: list[str] = field(default_factory=lambda: [])
+    vector: Vector = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    seed_intent: Intent = field(default_factory=Intent)
+    use_ppr: bool = False
+    ranking: MemoryRanking = field(default_factory=MemoryRanking)
+    seeds: Seeds = field(default_factory=Seeds)
+
+    async def timed(self, step: str, work: Awaitable[_T]) -> _T:
+        """`work`'s result, its time recorded under `step`."""
+        t = time.perf_counter()
+        out = await work
+        self.timings[step] = (time.perf_counter() - t) * 1000
+        return out
+
+
+def _checked_run(question: str, namespace: str, opts: RecallOptions) -> _Run:
+    """A run with its options checked.
+
+    Raises:
+        InvalidInput: an empty question, a bad mode, filter, retriever, limit or budget.
+    """
+    if not question or not question.strip():
+        raise InvalidInput("the question is empty; ask something like 'Why did the deploy fail?'")
+    query_mode = check_mode(opts.mode, question)
+    chosen = check_retrievers(opts.retrievers)
+    if not 1 <= opts.memory_limit <= MAX_MEMORY_LIMIT:
+        raise InvalidInput(
+            f"memory_limit must be between 1 and {MAX_MEMORY_LIMIT}, got {opts.memory_limit}"
         )
+    check_budget(opts.max_tokens)
+    memory_filter = MemoryFilter.of(
+        category=opts.category, tags=opts.tags, project=opts.project, who=opts.who
+    )
+    ref = (
+        parse_time(opts.reference_time, "reference_time")
+        if opts.reference_time is not None
+        else utc_now()
+    )
+    return _Run(question, namespace, opts, query_mode, chosen, memory_filter, ref)
+
+
+def _result(
+    run: _Run,
+    views: Sequence[ViewResult],
+    merged: MergedSubgraph,
+    ranked: RankedRecall,
+    context: LinearizedContext,
+    synth: SynthesisOutcome,
+    s: Synthesis,
+) -> RecallResult:
+    """The recall's result: answer, evidence (packed to the budget when one is set), views."""
+    summaries = [
+        ViewSummary(
+            view=v.view,
+            status=v.status,
+            nodes=len(v.nodes),
+            elapsed_ms=v.elapsed_ms,
+            error=v.error,
+        )
+        for v in [run.seeds.semantic, *views]
+    ]
+    included = set(context.node_ids)
+    memories_out = run.ranking.to_models(run.opts.memory_limit)
+    nodes_out = [n for n in merged.nodes if n.uuid in included][:50]
+    packed = None
+    if run.opts.max_tokens is not None:
+        done = pack(memories_out, nodes_out, s.sources, run.opts.max_tokens)
+        memories_out, nodes_out, packed = done.memories, done.nodes, done.report
+        included = {n.uuid for n in nodes_out}
+    return RecallResult(
+        question=run.question,
+        graph=run.namespace,
+        answer=s.answer,
+        confidence=s.confidence,
+        reasoning=s.reasoning,
+        sources=s.sources,
+        source_nodes=source_nodes(s.sources, merged.nodes),
+        confidence_factors=synth.factors,
+        follow_ups=s.follow_ups,
+        intent=run.intent.model_dump(mode="json"),
+        context=context,
+        memories=memories_out,
+        nodes=nodes_out,
+        edges=[e for e in merged.edges if e.source in included and e.target in included][:100],
+        views=summaries,
+        fallback="semantic_only" if _expanded(views) < SEMANTIC_ONLY_BELOW else None,
+        degraded=bool(run.reasons),
+        degraded_reasons=run.reasons,
+        usage=usage_report(*run.usages),
+        timings_ms={k: round(v, 2) for k, v in run.timings.items()},
+        mode=run.query_mode,
+        core=ranked.ranked.core,
+        extended=ranked.ranked.extended,
+        ranking=ranked.report,
+        packed=packed,
+    )
+
+
+def _expanded(views: Sequence[ViewResult]) -> int:
+    return sum(len(v.nodes) for v in views if v.status == "ok" and v.view != "semantic")
