@@ -319,7 +319,12 @@ class Soak:
             except Exception:
                 # The data dir is temporary: keep what the failed start left, to read it.
                 kept = Path(tempfile.gettempdir()) / f"polyg-soak-failed-{os.getpid()}"
-                shutil.copytree(self.db.db_dir, kept, dirs_exist_ok=True)
+                shutil.copytree(
+                    self.db.db_dir,
+                    kept,
+                    dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("*.sock"),
+                )
                 print(f"FalkorDB did not start again; its files are kept in {kept}", flush=True)
                 raise
             outage.restarted_at = time.monotonic() - self.started
