@@ -21,6 +21,7 @@ import json
 import os
 import random
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -313,7 +314,19 @@ class Soak:
             self.outages.append(outage)
             print(f"[{outage.killed_at:6.1f}s] FalkorDB killed", flush=True)
             await anyio.sleep(self.args.outage)
-            await anyio.to_thread.run_sync(self.db.ensure_running)
+            try:
+                await anyio.to_thread.run_sync(self.db.ensure_running)
+            except Exception:
+                # The data dir is temporary: keep what the failed start left, to read it.
+                kept = Path(tempfile.gettempdir()) / f"polyg-soak-failed-{os.getpid()}"
+                shutil.copytree(
+                    self.db.db_dir,
+                    kept,
+                    dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("*.sock"),
+                )
+                print(f"FalkorDB did not start again; its files are kept in {kept}", flush=True)
+                raise
             outage.restarted_at = time.monotonic() - self.started
             print(f"[{outage.restarted_at:6.1f}s] FalkorDB restarted", flush=True)
 

@@ -194,8 +194,7 @@ async def write_memories(
 # Many concepts in one query, each as `add_concept` writes one: MERGE on the
 # normalised name; a row's `vec` is set for a new concept or a changed description
 # (an existing concept is written only when something changes: each write to a
-# vector-indexed node leaves a stale index entry behind, which `write_concepts` then
-# clears by rebuilding the concept index); `similar` are the
+# vector-indexed node leaves a stale index entry behind); `similar` are the
 # `S_SIMILAR_TO {score}` targets by uuid, `ents` the entities it represents.
 WRITE_CONCEPTS = f"""
 UNWIND $rows AS row
@@ -271,15 +270,7 @@ async def write_concepts(
     res = await store.query(
         namespace, WRITE_CONCEPTS, {"rows": list(rows), "now": now, "iso": iso_ms(now)}
     )
-    written = {int(i): (to_concept(clean(node)), bool(created)) for i, node, created in res.rows}
-    by_i = {int(r["i"]): r for r in rows}
-    if any(
-        not created and (by_i[i]["vec"] is not None or by_i[i]["unmark"])
-        for i, (_, created) in written.items()
-    ):
-        # Stored concepts were written again: their replaced vectors stay in the index.
-        await store.rebuild_vector_indexes(namespace, [CONCEPT])
-    return written
+    return {int(i): (to_concept(clean(node)), bool(created)) for i, node, created in res.rows}
 
 
 async def link_similar_uuids(

@@ -559,21 +559,19 @@ class EmbeddedFalkorDB:
         # Put the checked state into the base file, so the next start loads it.
         self._rewrite(sock, wait_s=0.0)
 
-    def compact(self, wait_s: float | None = None, *, queue_s: float = 0.0) -> bool:
+    def compact(self, wait_s: float | None = None) -> bool:
         """Rewrite the AOF into its RDB base (BGREWRITEAOF) when it has replayable commands.
 
         Waits for a rewrite already running (it covers only the writes before it began),
         then starts one and waits up to `wait_s` (default `compact_timeout`) for it.
-        With `wait_s` 0 the rewrite is only requested, after waiting up to `queue_s` for
-        one already running. Returns True when the base holds everything written. No-op
-        without a live server.
+        Returns True when the base holds everything written. No-op without a live server.
         """
         sock = self.running_socket()
         if sock is None:
             return False
-        return self._rewrite(sock, self.compact_timeout if wait_s is None else wait_s, queue_s)
+        return self._rewrite(sock, self.compact_timeout if wait_s is None else wait_s)
 
-    def _rewrite(self, sock: str, wait_s: float, queue_s: float = 0.0) -> bool:
+    def _rewrite(self, sock: str, wait_s: float) -> bool:
         """BGREWRITEAOF unless the incremental part is empty; with `wait_s` > 0, wait for it.
 
         True when the base holds every write (rewritten, or nothing to rewrite); False
@@ -582,10 +580,9 @@ class EmbeddedFalkorDB:
         """
         client = redis.Redis(unix_socket_path=sock, socket_timeout=10, decode_responses=True)
         # A caller that does not wait (a new namespace's indexes) does not queue behind a
-        # rewrite already running either, unless it says how long it may (`queue_s`): with
-        # many namespaces each would wait for a rewrite of the whole database. What that
-        # rewrite misses is checked at the next start.
-        deadline = time.monotonic() + (max(wait_s, 10.0) if wait_s > 0 else queue_s)
+        # rewrite already running either: with many namespaces each would wait for a rewrite
+        # of the whole database. What that rewrite misses is checked at the next start.
+        deadline = time.monotonic() + (max(wait_s, 10.0) if wait_s > 0 else 0.0)
         try:
             if not _rewrite_done(client, deadline):
                 return False

@@ -219,37 +219,6 @@ async def rebuild(
     return time.perf_counter() - t0
 
 
-async def refresh(
-    db: FalkorDB, graph: str, label: str, attribute: str, timeout_s: float
-) -> float | None:
-    """Rebuild the vector index on `label`.`attribute` of `graph`, whatever its probe says.
-
-    For writers that just re-indexed nodes carrying a vector: each such write leaves
-    the replaced vector in the index on FalkorDB 4.16.3 (FalkorDB/FalkorDB#2197; no
-    way of writing the node avoids it, a delete neither), and only a rebuild drops
-    it. Returns the seconds the rebuild took, None when the graph has no such index.
-    Another process rebuilding the same index at the same time is not an error.
-    """
-    found = [
-        o for lab, att, o in await vector_indexes(db, graph) if (lab, att) == (label, attribute)
-    ]
-    if not found:
-        return None
-    try:
-        return await rebuild(db, graph, label, attribute, found[0], timeout_s)
-    except rexc.ResponseError as exc:
-        text = str(exc).lower()
-        # Raced by another rebuild: it dropped the index first, or re-created it first.
-        if (
-            "unable to drop" not in text
-            and "already indexed" not in text
-            and "already exists" not in text
-        ):
-            raise
-        await wait_operational(db, graph, timeout_s)
-        return None
-
-
 async def verify(
     db: FalkorDB,
     graphs: Sequence[str],

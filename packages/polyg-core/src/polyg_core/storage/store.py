@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -65,7 +65,6 @@ metadata node exists, saving the round trip of its own check."""
 
 # How long the first vector use of a namespace waits for FalkorDB to build its indexes.
 VECTOR_INDEX_WAIT_S = 60.0
-REWRITE_QUEUE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -724,14 +723,12 @@ class FalkorStore:
                 )
             await anyio.sleep(0.01)
 
-    async def _compact_embedded(self, queue_s: float = 0.0) -> None:
-        """Ask the embedded server to rewrite its AOF into the base (no-op when external),
-        after waiting up to `queue_s` for a rewrite already running."""
+    async def _compact_embedded(self) -> None:
+        """Ask the embedded server to rewrite its AOF into the base (no-op when external)."""
         s = self.settings
-        embedded = self.embedded
-        if embedded is None or s.url or s.host or s.cluster:
+        if self.embedded is None or s.url or s.host or s.cluster:
             return
-        await anyio.to_thread.run_sync(lambda: embedded.compact(0.0, queue_s=queue_s))
+        await anyio.to_thread.run_sync(self.embedded.compact, 0.0)
 
     async def check_vector_indexes(
         self, *, repair: bool = False
@@ -757,47 +754,6 @@ class FalkorStore:
         if any(c.rebuilt_s is not None for c in checks):
             await self._compact_embedded()
         return checks
-
-    async def rebuild_vector_indexes(
-        self, namespace: str, labels: Sequence[str]
-    ) -> dict[str, float | None]:
-        """Rebuild the vector indexes of `labels` after writes that re-indexed their nodes.
-
-        FalkorDB 4.16.3 keeps the replaced vector of every node it re-indexes (a write to
-        any property of a node that carries a vector, or its delete) as an orphan entry
-        that takes k-NN slots (FalkorDB/FalkorDB#2197); a rebuild drops them. On the
-        embedded server the append-only file is then rewritten into its base, so that a
-        crash replays neither the orphans nor the index definitions (which the engine
-        replays wrongly: `storage/index_check.py`). Queries on a label during its
-        rebuild find nothing from it. Returns, per label, the seconds its rebuild took,
-        None when the namespace has no vector index on it.
-
-        Raises:
-            StorageUnavailable: the server cannot be reached.
-            StorageError: FalkorDB refused a rebuild.
-        """
-        validate_namespace(namespace)
-        timeout_s = VECTOR_INDEX_WAIT_S
-        took: dict[str, float | None] = {}
-        for label in dict.fromkeys(labels):
-
-            async def run(db: FalkorDB, label: str = label) -> float | None:
-                return await index_check.refresh(db, namespace, label, "embedding", timeout_s)
-
-            try:
-                took[label] = await self._with_retries(run, "vector index rebuild")
-            except rexc.ResponseError as exc:
-                if "empty key" in str(exc):
-                    return {label: None for label in labels}  # no such graph: nothing indexed
-                raise StorageError(
-                    f"FalkorDB could not rebuild the {label} vector index of graph "
-                    f"{namespace!r}: {exc}. `polyg doctor --repair` rebuilds it."
-                ) from exc
-        if any(seconds is not None for seconds in took.values()):
-            logger.debug("rebuilt vector indexes of %r: %s", namespace, took)
-            # A rewrite already running began before the rebuild and misses it.
-            await self._compact_embedded(queue_s=REWRITE_QUEUE_S)
-        return took
 
     async def metadata(self, namespace: str) -> dict[str, Any]:
         """The namespace's metadata node (kind, created/last used, embedding model), or {}."""

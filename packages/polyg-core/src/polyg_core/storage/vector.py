@@ -6,13 +6,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
+from polyg_core.errors import StorageError
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import EMBEDDED_LABELS
 
 if TYPE_CHECKING:
-    from polyg_core.storage.store import FalkorStore
+    from polyg_core.storage.store import FalkorStore, QueryResult
 
 MAX_FETCH = 1000
+# A vector index being rebuilt (`FalkorStore.rebuild_vector_indexes`, after writes that
+# re-indexed nodes) or populated after a start answers k-NN with this error until it is
+# operational: wait for it, bounded, instead of failing the caller.
+_BUILDING = "Invalid arguments for procedure 'db.idx.vector.queryNodes'"
+_BUILD_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -103,9 +111,7 @@ async def knn_of_nodes(
         f"YIELD node, score RETURN u, {_returned(fields)}, score"
     )
     try:
-        res = await store.query(
-            namespace, cypher, {"us": wanted, "k": min(2 * k + 16, MAX_FETCH)}, read_only=True
-        )
+        res = await _ask(store, namespace, cypher, {"us": wanted, "k": min(2 * k + 16, MAX_FETCH)})
     except Exception as exc:  # no index yet for this label: nothing to find
         if "index" in str(exc).lower():
             return {}
@@ -120,6 +126,22 @@ async def knn_of_nodes(
         similarity = max(0.0, min(1.0, 1.0 - float(distance)))
         out.setdefault(str(u), []).append(Neighbour(label, clean(node), similarity))
     return {u: hits[:k] for u, hits in out.items()}
+
+
+async def _ask(
+    store: FalkorStore, namespace: str, cypher: str, params: dict[str, Any]
+) -> QueryResult:
+    """Run a k-NN query, waiting (up to `_BUILD_WAIT_S`) while its index is being built."""
+    delay = 0.02
+    deadline = anyio.current_time() + _BUILD_WAIT_S
+    while True:
+        try:
+            return await store.query(namespace, cypher, params, read_only=True)
+        except StorageError as exc:
+            if _BUILDING not in str(exc) or anyio.current_time() + delay > deadline:
+                raise
+        await anyio.sleep(delay)
+        delay = min(delay * 2, 0.5)
 
 
 def _returned(fields: Sequence[str]) -> str:
@@ -155,10 +177,10 @@ async def _search(
         f"YIELD node, score RETURN {node}, score ORDER BY score ASC"
     )
     try:
-        res = await store.query(namespace, cypher, {**params, "k": fetch}, read_only=True)
+        res = await _ask(store, namespace, cypher, {**params, "k": fetch})
         if len(res.rows) < k and fetch < MAX_FETCH:
             fetch = min(fetch * 8, MAX_FETCH)
-            res = await store.query(namespace, cypher, {**params, "k": fetch}, read_only=True)
+            res = await _ask(store, namespace, cypher, {**params, "k": fetch})
     except Exception as exc:  # no index yet for this label: nothing to find
         if "index" in str(exc).lower():
             return []
@@ -191,12 +213,12 @@ async def knn_many(
         raise ValueError(f"label {label!r} has no vector index")
     if k <= 0 or not queries:
         return {}
-    res = await store.query(
+    res = await _ask(
+        store,
         namespace,
         f"UNWIND $qs AS q CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, "
         f"vecf32(q.v)) YIELD node, score RETURN q.i, {props('node')}, score",
         {"qs": [{"i": i, "v": [float(x) for x in v]} for i, v in queries], "k": 2 * k + 16},
-        read_only=True,
     )
     out: dict[int, list[Neighbour]] = {}
     seen: set[tuple[int, str]] = set()

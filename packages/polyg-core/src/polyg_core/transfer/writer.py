@@ -249,7 +249,6 @@ class RecordWriter:
     _similar: list[tuple[str, dict[str, float]]] = field(
         default_factory=list[tuple[str, dict[str, float]]], init=False, repr=False
     )
-    _restored: set[str] = field(default_factory=set[str], init=False, repr=False)
 
     @classmethod
     def of(cls, memory: Any, batch_size: int = DEFAULT_BATCH) -> RecordWriter:
@@ -391,7 +390,6 @@ class RecordWriter:
         def texts(batch: Sequence[tuple[int, Record]]) -> list[str]:
             return [t for _, rec in batch for t in texts_of(rec)]
 
-        self._restored = set()
         cache = self.cache
         pending = batches()
         current: tuple[list[tuple[int, Record]], int] | None = next(pending)
@@ -419,11 +417,6 @@ class RecordWriter:
         similar, self._similar = self._similar, []
         for name, links in similar:
             await self.semantic.link_similar(namespace, name, links)
-        restored, self._restored = self._restored, set()
-        if restored:
-            # Restoring stored properties wrote each new node a second time, and FalkorDB
-            # 4.16.3 keeps the vector of the first write in the index.
-            await self.store.rebuild_vector_indexes(namespace, sorted(restored))
         report.errors.sort(key=lambda e: e.line)
         report.elapsed_s = time.perf_counter() - started
         return report
@@ -444,29 +437,23 @@ class RecordWriter:
     ) -> None:
         restore = _Restore()
         await self._entities(namespace, by_kind["entity"], report, restore)
-        if await restore.nodes(self.store, namespace, ENTITY):
-            self._restored.add(ENTITY)
+        await restore.nodes(self.store, namespace, ENTITY)
         await self._relations(namespace, by_kind["relation"], report, restore)
         await restore.edges(self.store, namespace, ENTITY, R_RELATES, ENTITY)
         await self._events(namespace, by_kind["event"], report, restore)
-        if await restore.nodes(self.store, namespace, EVENT):
-            self._restored.add(EVENT)
+        await restore.nodes(self.store, namespace, EVENT)
         await self._facts(namespace, by_kind["fact"], report, restore)
-        if await restore.nodes(self.store, namespace, FACT):
-            self._restored.add(FACT)
+        await restore.nodes(self.store, namespace, FACT)
         await self._causal_nodes(namespace, by_kind["causal_node"], report, restore)
-        if await restore.nodes(self.store, namespace, CAUSAL):
-            self._restored.add(CAUSAL)
+        await restore.nodes(self.store, namespace, CAUSAL)
         await self._causal_links(namespace, by_kind["causal_link"], report, restore)
         await restore.edges(self.store, namespace, CAUSAL, R_CAUSES, CAUSAL)
         await self._solutions(namespace, by_kind["solution"], report, restore)
         await restore.edges(self.store, namespace, CAUSAL, R_SOLVED_BY, CAUSAL)
         await self._concepts(namespace, by_kind["concept"], report, restore)
-        if await restore.nodes(self.store, namespace, CONCEPT):
-            self._restored.add(CONCEPT)
+        await restore.nodes(self.store, namespace, CONCEPT)
         await self._memories(namespace, by_kind["memory"], report, restore)
-        if await restore.nodes(self.store, namespace, MEMORY):
-            self._restored.add(MEMORY)
+        await restore.nodes(self.store, namespace, MEMORY)
 
     async def _one(self, report: ImportReport, kind: str, line: int, write: Any) -> None:
         counts = report.kind(kind)
@@ -847,11 +834,10 @@ class _Restore:
         if rec.stored:
             self._edges.append({"a": a, "b": b, "k": rel_key, "p": raw_props(rec)})
 
-    async def nodes(self, store: FalkorStore, namespace: str, label: str) -> bool:
-        """Restore the nodes noted since the last call; whether there were any."""
+    async def nodes(self, store: FalkorStore, namespace: str, label: str) -> None:
         rows, self._nodes = self._nodes, []
         if not rows:
-            return False
+            return
         # A stored uuid already taken by another node stays with that node.
         wanted = [r["p"]["uuid"] for r in rows if r["p"].get("uuid") not in (None, r["u"])]
         taken: set[str] = set()
@@ -886,7 +872,6 @@ class _Restore:
                 "WHERE type(r) = row.t AND m.uuid = row.m SET r = row.p",
                 {"rows": links},
             )
-        return True
 
     async def edges(self, store: FalkorStore, namespace: str, a: str, rel: str, b: str) -> None:
         rows, self._edges = self._edges, []
