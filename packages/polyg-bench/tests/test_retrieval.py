@@ -180,6 +180,12 @@ def test_ablation_has_each_retriever_alone_and_left_out() -> None:
     }
 
 
+def test_ablation_leaves_the_graph_side_out_together() -> None:
+    configs = ablation_configs(["lexical", "dense", "entity", "graph", "time"])
+    assert configs["all - graph side"] == ("lexical", "dense")
+    assert "all - graph side" not in ablation_configs(["lexical", "time"])
+
+
 def test_invariant_lists_where_a_single_retriever_beats_polyg() -> None:
     report = RetrievalReport(
         retrievers=["lexical", "dense"], configurations=ablation_configs(["lexical", "dense"])
@@ -236,7 +242,9 @@ async def test_keep_leaves_the_data_and_ablation_asks_each_configuration(
             )
         assert kept in await store.list_graphs()
         rows = {r["configuration"]: r for r in report.ablation_table()}
-        assert set(rows) == {"all"} | set(RETRIEVERS) | {f"all - {r}" for r in RETRIEVERS}
+        assert set(rows) == {"all", "all - graph side"} | set(RETRIEVERS) | {
+            f"all - {r}" for r in RETRIEVERS
+        }
         assert all("R@10 single-hop" in r for r in rows.values())
         assert {r["category"] for r in report.invariant()} == {
             "causal",

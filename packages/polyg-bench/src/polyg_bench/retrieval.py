@@ -126,13 +126,21 @@ def within_budget(ranked: Sequence[str], texts: Mapping[str, str], budget: int) 
     return out
 
 
+GRAPH_SIDE = ("entity", "graph", "time")
+"""The retrievers that read the graphs rather than the memories' text."""
+
+
 def ablation_configs(
     chosen: Sequence[str], leave_one_out: bool = True
 ) -> dict[str, tuple[str, ...]]:
-    """Each retriever alone (named by itself), then each left out (`all - X`)."""
+    """Each retriever alone (named by itself), then each left out (`all - X`), then the
+    graph-side retrievers left out together (`all - graph side`) when two or more ran."""
     configs = {name: (name,) for name in chosen}
     if leave_one_out and len(chosen) > 1:
         configs |= {f"{FULL} - {name}": tuple(r for r in chosen if r != name) for name in chosen}
+        text_side = tuple(r for r in chosen if r not in GRAPH_SIDE)
+        if text_side and len(chosen) - len(text_side) >= 2:
+            configs[f"{FULL} - graph side"] = text_side
     return configs
 
 
