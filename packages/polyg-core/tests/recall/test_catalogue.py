@@ -131,6 +131,31 @@ async def test_a_deletion_elsewhere_rebuilds_the_file(
     assert cat.get(gone) is None
 
 
+@pytest.mark.anyio
+async def test_a_namespace_back_in_an_older_state_rebuilds_the_file(
+    store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
+) -> None:
+    """As after a restore: the file's newest memory is gone and an older one is back, with
+    the count unchanged and nothing recorded after the file's newest."""
+    memory = Memory(store=store, embedder=embedder, namespace=namespace)
+    with anyio.fail_after(120):
+        kept, newest = await _write(memory, ["The kiln shed roof leaks.", "The kiln fan rattles."])
+        catalogue = MemoryCatalogue(store, directory=tmp_path)
+        assert len(await catalogue.get(namespace)) == 2
+        await store.query(namespace, "MATCH (m:S_Memory {uuid: $u}) DETACH DELETE m", {"u": newest})
+        (back,) = await _write(memory, ["The kiln door hinge squeaks."])
+        await store.query(
+            namespace,
+            "MATCH (k:S_Memory {uuid: $k}), (m:S_Memory {uuid: $u}) "
+            "SET m.recorded_at = k.recorded_at",
+            {"k": kept, "u": back},
+        )
+        cat = await catalogue.get(namespace)
+    assert cat.get(newest) is None
+    assert cat.get(back) is not None
+    assert {e.uuid for e, _ in cat.bm25("kiln", 5)} == {kept, back}
+
+
 def _catalogue(path: Path, entries: list[CatalogueEntry], batches: list[int]) -> NamespaceCatalogue:
     """A catalogue file written in batches of the given sizes (the rest in a last one)."""
     writer = CatalogueWriter(path)
