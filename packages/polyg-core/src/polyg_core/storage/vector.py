@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from polyg_core.storage.store import FalkorStore, QueryResult
 
 MAX_FETCH = 1000
-# A vector index being rebuilt (`FalkorStore.rebuild_vector_indexes`, after writes that
-# re-indexed nodes) or populated after a start answers k-NN with this error until it is
-# operational: wait for it, bounded, instead of failing the caller.
+# A vector index being rebuilt (the start-time check, `polyg doctor --repair`) or
+# populated after a start answers k-NN with this error until it is operational: wait
+# for it, bounded, instead of failing the caller.
 _BUILDING = "Invalid arguments for procedure 'db.idx.vector.queryNodes'"
 _BUILD_WAIT_S = 10.0
 
