@@ -6,6 +6,7 @@ others, and survives a restart of FalkorDB.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from polyg_core.recall.catalogue_index import CatalogueEntry, CatalogueReader, C
 from polyg_core.recall.lexical import LexicalIndex
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.restart import RestartableFalkorDB
+from polyg_core.transfer import RecordWriter
+from polyg_core.transfer.reader import iter_jsonl
 
 NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
 TOPICS = [
@@ -242,3 +245,50 @@ def test_a_write_on_a_stale_base_is_refused(tmp_path: Path) -> None:
     reader = CatalogueReader(path)
     assert reader.state().n_docs == 2
     reader.close()
+
+
+@pytest.mark.anyio
+async def test_an_import_of_memories_leaves_the_catalogue_ready_for_a_new_process(
+    store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
+) -> None:
+    texts = [*FILLER[:30], TARGET]
+    path = tmp_path / "memories.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "kind": "memory",
+                    "content": text,
+                    "created_at": (NOW - timedelta(minutes=len(texts) - i)).isoformat(),
+                }
+            )
+            + "\n"
+            for i, text in enumerate(texts)
+        )
+    )
+    importer = Memory(store=store, embedder=embedder, namespace=namespace)
+    with anyio.fail_after(300):
+        report = await RecordWriter.of(importer).run(namespace, lambda: iter_jsonl(path))
+    assert report.kind("memory").created == len(texts)
+    # The import brought the catalogue file up to date itself, reading each memory once.
+    assert importer.pipeline.catalogue.fetched == len(texts)
+
+    fresh = Memory(store=store, embedder=embedder, namespace=namespace)
+    with anyio.fail_after(120):
+        result = await fresh.recall(QUESTION, reference_time=NOW)
+    assert result.memories[0].content == TARGET
+    assert fresh.pipeline.catalogue.fetched == 0  # the first recall built nothing
+
+
+@pytest.mark.anyio
+async def test_an_import_without_memories_leaves_the_catalogue_alone(
+    store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "entities.jsonl"
+    path.write_text('{"kind": "entity", "name": "Harbour crane", "entity_type": "Thing"}\n')
+    importer = Memory(store=store, embedder=embedder, namespace=namespace)
+    with anyio.fail_after(120):
+        report = await RecordWriter.of(importer).run(namespace, lambda: iter_jsonl(path))
+    assert report.kind("entity").created == 1
+    assert importer.pipeline.catalogue.fetched == 0
+    assert not importer.pipeline.catalogue.path(namespace).exists()

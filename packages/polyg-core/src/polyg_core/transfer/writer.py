@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid as uuidlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -246,14 +246,24 @@ class RecordWriter:
     batch_size: int = DEFAULT_BATCH
 
     cache: PrefetchEmbedder | None = None
+    # Called with the namespace after an import that wrote memories: `of(memory)` sets it
+    # to recall's catalogue update, so the first recall after a bulk import does not
+    # build the lexical catalogue itself.
+    after_memories: Callable[[str], Awaitable[object]] | None = None
     _similar: list[tuple[str, dict[str, float]]] = field(
         default_factory=list[tuple[str, dict[str, float]]], init=False, repr=False
     )
 
     @classmethod
     def of(cls, memory: Any, batch_size: int = DEFAULT_BATCH) -> RecordWriter:
-        """A writer over the store and embedder of a `polyg_core.memory.Memory`."""
-        return cls.build(memory.store, memory.embedder, batch_size=batch_size)
+        """A writer over the store and embedder of a `polyg_core.memory.Memory`.
+
+        After an import that wrote memories it brings the memory's recall catalogue up
+        to date (the file a new process reads for its first recall).
+        """
+        writer = cls.build(memory.store, memory.embedder, batch_size=batch_size)
+        writer.after_memories = memory.pipeline.catalogue.get
+        return writer
 
     @classmethod
     def build(
@@ -417,6 +427,9 @@ class RecordWriter:
         similar, self._similar = self._similar, []
         for name, links in similar:
             await self.semantic.link_similar(namespace, name, links)
+        wrote = report.kinds.get("memory")
+        if self.after_memories is not None and wrote is not None and wrote.created + wrote.merged:
+            await self.after_memories(namespace)
         report.errors.sort(key=lambda e: e.line)
         report.elapsed_s = time.perf_counter() - started
         return report
