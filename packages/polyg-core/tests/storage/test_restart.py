@@ -26,9 +26,10 @@ from polyg_core.transfer.records import Item, parse_record
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 NS = "restart"
-# Labels written once per node (a concept that remember rewrites leaves stale index
-# entries that take raw k-NN slots: FalkorDB/FalkorDB#2197, handled by storage.vector).
-SEARCHED = ("E_Entity", "S_Memory")
+# Labels whose nodes these writes write once (a node written again leaves a stale index
+# entry that takes a raw k-NN slot: FalkorDB/FalkorDB#2197; remember no longer rewrites
+# the concepts a text mentions, so their index stays whole too).
+SEARCHED = ("E_Entity", "S_Memory", "S_Concept")
 
 
 async def vectors(store: FalkorStore, label: str) -> int:

@@ -19,12 +19,21 @@ CONCEPT_K = 5
 
 def concept_rows(items: Items, found: Lookup) -> tuple[list[dict[str, Any]], dict[int, str]]:
     """`WRITE_CONCEPTS` rows of the extraction's concepts, and the text to embed for those
-    that are new or whose description changed (as `add_concept` decides)."""
+    that are new or stored without a description.
+
+    A text's description of a concept it mentions (the rule extractor's is the sentence
+    the phrase first appears in) describes that text, not the concept: it never replaces
+    a stored description. Only `add_concept` redefines a concept. Rewriting it on every
+    mention would also re-embed the node each time, and each write of a node that
+    carries a vector leaves a stale entry in FalkorDB's HNSW index
+    (FalkorDB/FalkorDB#2197): the concept index answered 16 of 32 rows after a few
+    hundred `remember` calls.
+    """
     rows: list[dict[str, Any]] = []
     texts: dict[int, str] = {}
     for i, (key, (cname, cdesc)) in enumerate(items.concepts.items()):
         old = found.concepts.get(key)
-        if old is None or (cdesc is not None and cdesc != old.get("description")):
+        if old is None or (cdesc is not None and not old.get("description")):
             shown = str(old["name"]) if old else cname
             texts[i] = f"{shown}: {cdesc}" if cdesc else shown
         rows.append(
