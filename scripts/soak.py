@@ -343,27 +343,18 @@ class Soak:
         store = FalkorStore(StorageSettings(url=f"unix://{self.db.socket_path}"))
         await store.connect()
         try:
+            # Everything stored is read once and compared here: a membership test against
+            # thousands of acknowledged values inside the query (no index on these
+            # properties) ran past the query timeout after an hour of writes.
+            async def stored(cypher: str) -> set[Any]:
+                res = await store.query(NS, cypher, read_only=True, timeout_ms=300_000)
+                return {tuple(r) if len(r) > 1 else r[0] for r in res.rows}
 
-            async def present(cypher: str, values: list[Any]) -> set[Any]:
-                res = await store.query(NS, cypher, {"vals": values}, read_only=True)
-                return {tuple(r[0]) if isinstance(r[0], list) else r[0] for r in res.rows}
-
-            ents = await present(
-                "MATCH (e:E_Entity) WHERE e.name IN $vals RETURN DISTINCT e.name",
-                sorted(self.ledger.entities),
-            )
-            evs = await present(
-                "MATCH (e:T_Event) WHERE e.description IN $vals RETURN DISTINCT e.description",
-                sorted(self.ledger.events),
-            )
-            mems = await present(
-                "MATCH (m:S_Memory) WHERE m.content IN $vals RETURN DISTINCT m.content",
-                sorted(self.ledger.memories),
-            )
-            links = await present(
-                "UNWIND $vals AS p MATCH (c:C_Node)-[:C_CAUSES]->(e:C_Node) "
-                "WHERE c.description = p[0] AND e.description = p[1] RETURN DISTINCT p",
-                [list(p) for p in sorted(self.ledger.links)],
+            ents = await stored("MATCH (e:E_Entity) RETURN DISTINCT e.name")
+            evs = await stored("MATCH (e:T_Event) RETURN DISTINCT e.description")
+            mems = await stored("MATCH (m:S_Memory) RETURN DISTINCT m.content")
+            links = await stored(
+                "MATCH (c:C_Node)-[:C_CAUSES]->(e:C_Node) RETURN DISTINCT c.description, e.description"
             )
             return {
                 "entities": sorted(self.ledger.entities - ents),
