@@ -24,7 +24,7 @@ from polyg_shared.intents import Intent, IntentType
 from polyg_shared.retrieval import CausalStep, ContextEdge, ContextNode, MergedSubgraph, Reasoning
 from polyg_shared.timeutil import to_epoch_ms
 
-from polyg_core.recall.answer.confidence import Evidence
+from polyg_core.recall.answer.confidence import Evidence, concise
 from polyg_core.recall.answer.current import Update, current_update, history_note
 from polyg_core.recall.answer.evidence import (
     MAX_LISTED,
@@ -39,6 +39,7 @@ from polyg_core.recall.answer.shapes import asks_previous, held, relation_of
 from polyg_core.recall.answer.span import asked_span, asks_span
 from polyg_core.recall.answer.when import when_answer
 from polyg_core.recall.answer.words import (
+    SPEAKER,
     as_sentence,
     best_sentence,
     overlap,
@@ -661,6 +662,13 @@ def extractive_answer(
         # Two questions in one ("when did X and who did Y"): one piece of evidence that
         # does not hold all the asked words answers one of them at most.
         answer.evidence.shaped = False
+    if not concise(answer.text):
+        # A whole stored text (or several) handed over is seldom the asked value itself.
+        answer.evidence.direct = False
+    first = g.by_id.get(answer.sources[0]) if answer.sources else None
+    answer.evidence.spoken = (
+        answer.evidence.quoted and first is not None and SPEAKER.match(first.text) is not None
+    )
     return answer
 
 
