@@ -34,9 +34,9 @@ or, with benchmark output already written by a version that records the factors:
 ``--dry-run`` only prints. The benches record each answer's raw confidence and factors,
 so they can run with any table in place.
 
-The fit, per group: the share right, weighted (a dev answer weighs 1, a scenario or update
-answer ``1 / --dev-weight``: they grade by containment, where the conversations recall is
-judged on grade by token F1), shrunk towards its parent's share (route/source/form ->
+The fit, per group: the share right (``--dev-weight`` can weigh a dev answer as several
+scenario or update answers; by default all weigh the same, since the groups already tell
+a conversation's turns from notes), shrunk towards its parent's share (route/source/form ->
 route/source -> source -> all)
 by ``--prior`` answers' worth, so a group of a few answers does not claim 0 % or 100 %.
 A group whose answers weigh at least twice ``--min-block`` is also split by raw
@@ -61,10 +61,11 @@ from typing import Any
 
 from polyg_bench.answers import Graded, calibration_table, expected_calibration_error, grade
 from polyg_core.recall.answer.calibration import calibrated_from_factors, keys_of
+from polyg_core.recall.answer.confidence import CEILING, FLOOR
 
 TABLE = Path("packages/polyg-core/src/polyg_core/recall/answer/calibration_table.py")
 DEV = Path("../shared/fixtures/dev-conversation/conversation.json")
-BOUNDS = (0.01, 0.99)  # no group claims never or always
+BOUNDS = (FLOOR, CEILING)  # no group claims never or always: the raw confidence's bounds
 
 
 @dataclass(frozen=True)
