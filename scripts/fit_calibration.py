@@ -185,11 +185,16 @@ def fit_group(
     """Knots (raw, share right) for one group: one share (the group's, shrunk towards
     `prior_share`), or isotonic blocks of at least `min_block` weight each (a dev answer
     weighs 1: a split by raw confidence needs that many conversation answers in each
-    block, or many more of the others)."""
+    block, or many more of the others).
+
+    The knots span the raw confidences the group was fitted on; below them the share falls
+    linearly to `BOUNDS[0]` at raw 0, so an answer with weaker evidence than any fitted one
+    is not given the group's share (above them it keeps the last share)."""
+    ordered = sorted(samples, key=lambda s: s.raw)
+    lo, hi = round(ordered[0].raw, 4), round(ordered[-1].raw, 4)
     if math.isinf(min_block) or sum(s.weight for s in samples) < 2 * min_block:
         share = _shrunk(share_of(samples), len(samples), prior_share, prior_weight)
-        return ((0.0, share), (1.0, share))
-    ordered = sorted(samples, key=lambda s: s.raw)
+        return _anchored([(lo, share), (hi, share)])
     blocks = _pav(
         [_Block(s.weight * s.raw, s.weight * float(s.right), s.weight, 1) for s in ordered]
     )
@@ -200,7 +205,20 @@ def fit_group(
         if knots and share < knots[-1][1]:
             share = knots[-1][1]  # shrinking may not undo the order
         knots.append((round(b.raw_sum / b.n, 4), share))
-    return tuple(knots)
+    return _anchored([(lo, knots[0][1]), *knots, (hi, knots[-1][1])])
+
+
+def _anchored(knots: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    """The knots with raw 0 anchored at the lowest share, one knot per raw value."""
+    if knots[0][0] > 0.0:
+        knots = [(0.0, BOUNDS[0]), *knots]
+    out: list[tuple[float, float]] = []
+    for x, y in knots:
+        if out and x <= out[-1][0]:
+            out[-1] = (out[-1][0], max(out[-1][1], y))
+        else:
+            out.append((x, y))
+    return tuple(out)
 
 
 def fit(
