@@ -286,3 +286,25 @@ def test_words_said_in_a_conversation_are_told_from_a_note() -> None:
     assert said["spoken"] == 1.0 and "spoken" not in written
     assert keys_of(said)[0].split("/")[1] == "p"
     assert keys_of(written)[0].split("/")[1] == "q"
+
+
+def test_an_answer_from_the_graphs_read_from_a_conversation_rests_on_words_said() -> None:
+    def graph(best_memory: str) -> list[ContextNode]:
+        return [
+            ContextNode(
+                uuid="priya",
+                label="E_Entity",
+                graph="entity",
+                text="Priya Anand",
+                score=1.0,
+                attributes={"entity_type": "person"},
+            ),
+            memory("m1", best_memory, "2026-02-02T10:00:00", 0.9),
+        ]
+
+    question = "Who is Priya Anand?"
+    _, _, chat = answer(question, IntentType.WHO, graph("Priya Anand: I work night shifts."))
+    _, _, notes = answer(question, IntentType.WHO, graph("Priya Anand works night shifts."))
+    assert chat["quoted"] == notes["quoted"] == 0.0  # both answer from the graphs
+    assert chat.get("spoken") == 1.0 and "spoken" not in notes
+    assert keys_of(chat)[0].split("/")[1] == "p"

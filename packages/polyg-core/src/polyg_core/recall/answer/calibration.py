@@ -9,8 +9,9 @@ scenarios' questions and probes, the update set and the dev conversation — by
 
 * the route (`confidence.ROUTES`): which answer the question took (a time, a value at a
   time, an entity's facts, a causal chain, an update's current value, a summary);
-* what it rests on: what the graphs hold (`g`), a quoted note (`q`), or quoted words
-  someone said in a conversation (`p`, see `Evidence.spoken`);
+* what it rests on: words someone said in a conversation (`p`: a quoted turn, or what the
+  graphs read from turns, see `Evidence.spoken`), a quoted note (`q`), or what the graphs
+  hold otherwise (`g`);
 * its form: the asked value itself (`s`), a whole text or a time that is only when a text
   was recorded (`t`, see `Evidence.direct`), or not of the asked shape at all (`u`).
 
@@ -72,11 +73,11 @@ def form_of(shaped: bool, direct: bool) -> str:
 
 
 def source_of(quoted: bool, spoken: bool) -> str:
-    """`g`: what the graphs hold; `q`: a quoted note; `p`: quoted words said in a
-    conversation."""
-    if not quoted:
-        return "g"
-    return "p" if spoken else "q"
+    """`p`: words said in a conversation (quoted, or what the graphs read from them);
+    `q`: a quoted note; `g`: what the graphs hold otherwise."""
+    if spoken:
+        return "p"
+    return "q" if quoted else "g"
 
 
 def group_keys(route: str, source: str, form: str) -> list[str]:

@@ -67,9 +67,11 @@ class Evidence:
             was recorded, not one it states.
         stale: True when the answer rests on a memory that a later one changed, for a
             question about now (the value it quotes no longer holds).
-        spoken: True when the quoted text is someone's words in a conversation ("Ana: I
-            ..."), not a note written to be recalled: a turn answers a question less
-            directly, and is calibrated apart.
+        spoken: True when the answer rests on someone's words in a conversation ("Ana:
+            I ..."): the text it quotes is a turn, or, for an answer from the graphs, the
+            best memory beside it is. A turn answers a question less directly than a note
+            written to be recalled, and what the graphs read from turns is less sure than
+            what was written to them: calibrated apart.
     """
 
     match: float = 0.0

@@ -665,11 +665,20 @@ def extractive_answer(
     if not concise(answer.text):
         # A whole stored text (or several) handed over is seldom the asked value itself.
         answer.evidence.direct = False
-    first = g.by_id.get(answer.sources[0]) if answer.sources else None
-    answer.evidence.spoken = (
-        answer.evidence.quoted and first is not None and SPEAKER.match(first.text) is not None
-    )
+    answer.evidence.spoken = _rests_on_words_said(g, answer)
     return answer
+
+
+def _rests_on_words_said(g: AnswerGraph, answer: Answer) -> bool:
+    """Whether the answer rests on someone's words in a conversation ("Ana: I ..."): the
+    text it quotes is one, or, for an answer from the graphs, the best memory beside it is
+    (what the graphs hold was then read from a conversation)."""
+    if answer.evidence.quoted:
+        first = g.by_id.get(answer.sources[0]) if answer.sources else None
+        return first is not None and SPEAKER.match(first.text) is not None
+    memories = g.of("S_Memory")
+    best = max(memories, key=lambda n: n.score) if memories else None
+    return best is not None and SPEAKER.match(best.text) is not None
 
 
 def _route(q: Question, updated: bool) -> str:
