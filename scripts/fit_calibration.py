@@ -1,38 +1,49 @@
 """Refit the confidence calibration (`polyg_core.recall.answer.calibration_table`).
 
 Recall's raw confidence orders answers by their evidence; the calibration maps it, per
-answer route, to how often such answers were right. This script fits that mapping on the
-team's own data and checks it on data it was not fitted on:
+group of answers (route; what it rests on: the graphs, a quoted note, or words said in a
+conversation; the asked value itself, a whole text, or not of the asked shape:
+`calibration.keys_of`), to how often such answers were right.
+This script fits that mapping on the team's own data:
 
-* fitted on: the shipped scenarios' questions and probes (`polyg bench answers`), the
-  update set (`polyg bench updates`) and the even-numbered questions of the dev
-  conversation (`polyg bench retrieval`);
-* checked on: the odd-numbered questions of the dev conversation, never fitted on.
+* the shipped scenarios' questions and probes (`polyg bench answers`),
+* the update set (`polyg bench updates`),
+* the dev conversation's questions (`polyg bench retrieval`).
 
 Right means: token F1 >= 0.5 against the gold answer (dev conversation), every expected
 text and no unwanted one (scenarios), the current value with the stale one only as
 history (update set).
 
-Refit after ranking or answers change (run from the repository root)::
+It never reports a figure on questions it was fitted on as held out. The dev
+conversation is split in two halves (even- and odd-numbered questions): each half is
+predicted by a table fitted on the other half plus the scenarios and the update set, so
+all 150 questions get a held-out confidence, and that is the ECE printed as held out.
+The table written is then fitted on all of it (more answers per group for the
+conversations it will meet); `polyg bench retrieval` on the dev conversation afterwards
+measures that table on questions it was fitted on, which the docs say.
 
-    uv run polyg bench answers --json /tmp/cal_scenarios.json
-    uv run polyg bench updates --size small --json /tmp/cal_updates.json
-    uv run polyg bench retrieval ../shared/fixtures/dev-conversation/conversation.json \\
-        --json /tmp/cal_dev.json
-    uv run python scripts/fit_calibration.py --scenarios /tmp/cal_scenarios.json \\
-        --updates /tmp/cal_updates.json --dev /tmp/cal_dev.json
+One command refits (from the repository root; about five minutes on a quiet machine,
+the benches run in temporary namespaces)::
 
-It prints the held-out calibration before and after, and writes the table (``--dry-run``
-only prints). The benches record each answer's raw confidence and route in its factors,
-so they can be run with any table in place.
+    uv run python scripts/fit_calibration.py --run
 
-The fit: pool-adjacent-violators (isotonic regression) of right on the raw confidence,
-per group of answers (route, quoted or not, of the asked shape or not; then route; then
-all) whose fitted answers weigh at least ``--min-group``; blocks lighter than ``--min-block``
-merge into a neighbour, and each block's share is shrunk towards its group's overall
-share (``--prior`` answers' weight) so a small block does not claim 0 % or 100 %. A dev
-answer weighs ``--dev-weight`` (the conversation is the kind of data recall is judged on,
-and it grades by token F1 where the others grade by containment).
+or, with benchmark output already written by a version that records the factors::
+
+    uv run python scripts/fit_calibration.py --scenarios S.json --updates U.json --dev D.json
+
+``--dry-run`` only prints. The benches record each answer's raw confidence and factors,
+so they can run with any table in place.
+
+The fit, per group: the share right (``--dev-weight`` can weigh a dev answer as several
+scenario or update answers; by default all weigh the same, since the groups already tell
+a conversation's turns from notes), shrunk towards its parent's share (route/source/form ->
+route/source -> source -> all)
+by ``--prior`` answers' worth, so a group of a few answers does not claim 0 % or 100 %.
+A group whose answers weigh at least twice ``--min-block`` is also split by raw
+confidence into isotonic blocks (pool-adjacent-violators) of at least that weight, each
+shrunk the same way (so a split rests on the conversation answers, not on many
+containment-graded ones); a smaller group has one share (``--min-block inf``: every group one share).
+Every table written is checked monotone and bounded.
 """
 
 from __future__ import annotations
@@ -40,35 +51,37 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import subprocess
+import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from polyg_bench.answers import Graded, calibration_table, expected_calibration_error, grade
-from polyg_core.recall.answer.calibration import calibrated_from_factors, group_keys, route_of
+from polyg_core.recall.answer.calibration import calibrated_from_factors, keys_of
+from polyg_core.recall.answer.confidence import CEILING, FLOOR
 
 TABLE = Path("packages/polyg-core/src/polyg_core/recall/answer/calibration_table.py")
+DEV = Path("../shared/fixtures/dev-conversation/conversation.json")
+BOUNDS = (FLOOR, CEILING)  # no group claims never or always: the raw confidence's bounds
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One graded answer: where it came from, its route, raw confidence and factors."""
+    """One graded answer: where it came from, its raw confidence, factors, and weight."""
 
     source: str
-    route: str
     raw: float
     right: bool
     factors: dict[str, float]
+    weight: float = 1.0
 
     @property
     def keys(self) -> list[str]:
         """The calibration groups this answer belongs to, most specific first."""
-        return group_keys(
-            self.route,
-            self.factors.get("quoted") == 1.0,
-            self.factors.get("shaped", 1.0) == 1.0,
-        )
+        return keys_of(self.factors)
 
 
 def _samples(source: str, rows: Sequence[tuple[dict[str, float], bool]]) -> list[Sample]:
@@ -79,7 +92,7 @@ def _samples(source: str, rows: Sequence[tuple[dict[str, float], bool]]) -> list
                 f"{source}: an answer without a raw confidence in its factors; rerun the "
                 "bench with this version of polyg"
             )
-        out.append(Sample(source, route_of(factors), float(factors["raw"]), right, factors))
+        out.append(Sample(source, float(factors["raw"]), right, factors))
     return out
 
 
@@ -93,12 +106,20 @@ def load_updates(path: Path) -> list[Sample]:
     return _samples("updates", [(r["factors"], bool(r["answer_right"])) for r in data["results"]])
 
 
-def load_dev(path: Path) -> tuple[list[Sample], list[Sample]]:
-    """The dev conversation's graded answers: (even-numbered, odd-numbered) questions."""
+def load_dev(path: Path) -> list[Sample]:
+    """The dev conversation's graded answers, in question order."""
     data = json.loads(path.read_text())
     graded = [q for q in data["questions"] if q.get("gold")]
     rows = [(q["factors"], grade(q["category"], q["answer"], q["gold"], 0.0).right) for q in graded]
-    return _samples("dev", rows[0::2]), _samples("dev", rows[1::2])
+    return _samples("dev", rows)
+
+
+def weighed(samples: Sequence[Sample], dev_weight: float) -> list[Sample]:
+    """The samples with their weights: 1 for a dev answer, 1 / dev_weight otherwise."""
+    return [
+        Sample(s.source, s.raw, s.right, s.factors, 1.0 if s.source == "dev" else 1 / dev_weight)
+        for s in samples
+    ]
 
 
 @dataclass
@@ -106,13 +127,19 @@ class _Block:
     raw_sum: float  # weighted
     right: float  # weighted
     n: float  # total weight
+    count: int  # answers
 
     @property
     def share(self) -> float:
         return self.right / self.n
 
     def merge(self, other: _Block) -> _Block:
-        return _Block(self.raw_sum + other.raw_sum, self.right + other.right, self.n + other.n)
+        return _Block(
+            self.raw_sum + other.raw_sum,
+            self.right + other.right,
+            self.n + other.n,
+            self.count + other.count,
+        )
 
 
 def _pav(blocks: list[_Block]) -> list[_Block]:
@@ -140,83 +167,98 @@ def _merge_small(blocks: list[_Block], min_block: float) -> list[_Block]:
     return blocks
 
 
+def _shrunk(share: float, count: int, prior_share: float, prior_weight: float) -> float:
+    # The weights mix the sources inside a group; how far a group's share is trusted
+    # against its parent's depends on how many answers it has.
+    shrunk = (count * share + prior_weight * prior_share) / (count + prior_weight)
+    return round(min(BOUNDS[1], max(BOUNDS[0], shrunk)), 4)
+
+
+def share_of(samples: Sequence[Sample]) -> float:
+    """The weighted share right."""
+    return sum(s.weight * s.right for s in samples) / sum(s.weight for s in samples)
+
+
 def fit_group(
-    samples: Sequence[Sample],
-    weights: Mapping[str, float],
-    min_block: int,
-    prior_weight: float,
+    samples: Sequence[Sample], prior_share: float, prior_weight: float, min_block: float
 ) -> tuple[tuple[float, float], ...]:
-    """Isotonic knots (mean raw, shrunk share right) for one group's samples, each
-    weighted by its source's weight."""
+    """Knots (raw, share right) for one group: one share (the group's, shrunk towards
+    `prior_share`), or isotonic blocks of at least `min_block` weight each (a dev answer
+    weighs 1: a split by raw confidence needs that many conversation answers in each
+    block, or many more of the others).
+
+    The knots span the raw confidences the group was fitted on; below them the share falls
+    linearly to `BOUNDS[0]` at raw 0, so an answer with weaker evidence than any fitted one
+    is not given the group's share (above them it keeps the last share)."""
     ordered = sorted(samples, key=lambda s: s.raw)
-    w = [weights.get(s.source, 1.0) for s in ordered]
-    prior = sum(wi * s.right for wi, s in zip(w, ordered, strict=True)) / sum(w)
+    lo, hi = round(ordered[0].raw, 4), round(ordered[-1].raw, 4)
+    if math.isinf(min_block) or sum(s.weight for s in samples) < 2 * min_block:
+        share = _shrunk(share_of(samples), len(samples), prior_share, prior_weight)
+        return _anchored([(lo, share), (hi, share)])
     blocks = _pav(
-        [_Block(wi * s.raw, wi * float(s.right), wi) for wi, s in zip(w, ordered, strict=True)]
+        [_Block(s.weight * s.raw, s.weight * float(s.right), s.weight, 1) for s in ordered]
     )
     blocks = _pav(_merge_small(blocks, min_block))
     knots: list[tuple[float, float]] = []
     for b in blocks:
-        share = (b.right + prior_weight * prior) / (b.n + prior_weight)
+        share = _shrunk(b.share, b.count, prior_share, prior_weight)
         if knots and share < knots[-1][1]:
-            share = knots[-1][1]  # shrinking towards the prior may not undo the order
-        knots.append((round(b.raw_sum / b.n, 4), round(share, 4)))
-    return tuple(knots)
+            share = knots[-1][1]  # shrinking may not undo the order
+        knots.append((round(b.raw_sum / b.n, 4), share))
+    return _anchored([(lo, knots[0][1]), *knots, (hi, knots[-1][1])])
 
 
-def platt_group(
-    samples: Sequence[Sample], weights: Mapping[str, float], prior_weight: float
-) -> tuple[tuple[float, float], ...]:
-    """Platt scaling: share right = 1 / (1 + exp(-(a * raw + b))), fitted by Newton's
-    method on the weighted log loss (with `prior_weight` pseudo-answers at the group's
-    share so a group all right or all wrong stays finite), written out as knots every
-    0.05 of raw confidence."""
-    w = [weights.get(s.source, 1.0) for s in samples]
-    prior = sum(wi * s.right for wi, s in zip(w, samples, strict=True)) / sum(w)
-    xs = [s.raw for s in samples] + [0.0, 1.0]
-    ys = [float(s.right) for s in samples] + [prior, prior]
-    ws = [*w, prior_weight / 2, prior_weight / 2]
-    a, b = 0.0, math.log((prior + 1e-3) / (1 - prior + 1e-3))
-    for _ in range(100):
-        ga = gb = haa = hab = hbb = 0.0
-        for x, y, wi in zip(xs, ys, ws, strict=True):
-            p = 1.0 / (1.0 + math.exp(-(a * x + b)))
-            ga += wi * (p - y) * x
-            gb += wi * (p - y)
-            h = wi * p * (1 - p)
-            haa += h * x * x
-            hab += h * x
-            hbb += h
-        det = haa * hbb - hab * hab + 1e-9
-        da, db = (hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det
-        a, b = a - da, b - db
-        if abs(da) + abs(db) < 1e-7:
-            break
-    return tuple(
-        (round(x / 20, 2), round(1.0 / (1.0 + math.exp(-(a * x / 20 + b))), 4)) for x in range(21)
-    )
+def _anchored(knots: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    """The knots with raw 0 anchored at the lowest share, one knot per raw value."""
+    if knots[0][0] > 0.0:
+        knots = [(0.0, BOUNDS[0]), *knots]
+    out: list[tuple[float, float]] = []
+    for x, y in knots:
+        if out and x <= out[-1][0]:
+            out[-1] = (out[-1][0], max(out[-1][1], y))
+        else:
+            out.append((x, y))
+    return tuple(out)
 
 
 def fit(
-    samples: Sequence[Sample],
-    weights: Mapping[str, float],
-    min_group: int,
-    min_block: int,
-    prior_weight: float,
-    method: str = "platt",
+    samples: Sequence[Sample], min_group: int, prior_weight: float, min_block: float
 ) -> dict[str, tuple[tuple[float, float], ...]]:
-    """A table per group (see `group_keys`) whose samples weigh at least `min_group`."""
+    """A table per group of at least `min_group` answers (and always `all`), each shrunk
+    towards its parent's share: the next key in the answers' chain (`group_keys`:
+    route/source/form -> route/source -> source -> all)."""
     groups: dict[str, list[Sample]] = {}
+    parent: dict[str, str] = {}
+    depth: dict[str, int] = {}
     for s in samples:
-        for key in s.keys:
+        keys = s.keys
+        for i, key in enumerate(keys):
             groups.setdefault(key, []).append(s)
-    return {
-        key: platt_group(mine, weights, prior_weight)
-        if method == "platt"
-        else fit_group(mine, weights, min_block, prior_weight)
-        for key, mine in sorted(groups.items())
-        if sum(weights.get(s.source, 1.0) for s in mine) >= min_group or key == "all"
-    }
+            depth[key] = len(keys) - 1 - i
+            if i + 1 < len(keys):
+                parent[key] = keys[i + 1]
+    shares: dict[str, float] = {}
+    table: dict[str, tuple[tuple[float, float], ...]] = {}
+    for key in sorted(groups, key=lambda k: (depth[k], k)):  # parents first
+        mine = groups[key]
+        prior = shares[parent[key]] if key in parent else share_of(mine)
+        shares[key] = _shrunk(share_of(mine), len(mine), prior, prior_weight)
+        if len(mine) >= min_group or key not in parent:
+            table[key] = fit_group(mine, prior, prior_weight, min_block)
+    check(table)
+    return table
+
+
+def check(table: Mapping[str, Sequence[tuple[float, float]]]) -> None:
+    """Every group's knots ascend in raw confidence, never fall in share, and stay within
+    `BOUNDS`; else the fit is wrong and nothing is written."""
+    for key, knots in table.items():
+        xs = [x for x, _ in knots]
+        ys = [y for _, y in knots]
+        if not knots or xs != sorted(xs) or ys != sorted(ys):
+            raise SystemExit(f"group {key!r}: knots not monotone: {knots}")
+        if not all(BOUNDS[0] <= y <= BOUNDS[1] for y in ys):
+            raise SystemExit(f"group {key!r}: a share outside {BOUNDS}: {knots}")
 
 
 def graded(
@@ -228,6 +270,17 @@ def graded(
         conf = s.raw if table is None else calibrated_from_factors(s.factors, table)
         out.append(Graded(s.source, conf if conf is not None else s.raw, None, s.right))
     return out
+
+
+def cross_fitted(
+    dev: Sequence[Sample], others: Sequence[Sample], args: argparse.Namespace
+) -> tuple[list[Graded], list[Graded]]:
+    """Each half of the dev conversation graded by a table fitted on the other half and
+    the other sources: (even-numbered questions, odd-numbered questions)."""
+    even, odd = list(dev[0::2]), list(dev[1::2])
+    on_odd = fit([*others, *odd], args.min_group, args.prior, args.min_block)
+    on_even = fit([*others, *even], args.min_group, args.prior, args.min_block)
+    return graded(even, on_odd), graded(odd, on_even)
 
 
 def _report(title: str, rows: list[Graded]) -> dict[str, Any]:
@@ -258,51 +311,93 @@ def write_table(
     lines = [
         '"""Generated by scripts/fit_calibration.py; do not edit by hand (refit instead).',
         "",
-        "Per answer route, (raw confidence, share right) knots, raw ascending. Fitted on "
-        + ", ".join(f"{k} {v}" for k, v in counts.items())
-        + " answers.",
+        "Per answer group (`calibration.keys_of`), (raw confidence, share right) knots, raw",
+        "ascending. Fitted on " + ", ".join(f"{k} {v}" for k, v in counts.items()) + " answers.",
         '"""',
         "",
         "KNOTS: dict[str, tuple[tuple[float, float], ...]] = {",
     ]
-    for route, knots in table.items():
+    for key, knots in table.items():
         pairs = ", ".join(f"({x}, {y})" for x, y in knots)
-        lines.append(f"    {route!r}: ({pairs},),")
+        lines.append(f"    {key!r}: ({pairs},),")
     lines.append("}")
     path.write_text("\n".join(lines) + "\n")
 
 
+def run_benches(folder: Path, dev: Path) -> tuple[Path, Path, Path]:
+    """Run the three benches with `--json` into `folder` (rule-based path)."""
+    paths = (folder / "scenarios.json", folder / "updates.json", folder / "dev.json")
+    commands = [
+        ["polyg", "bench", "answers", "--json", str(paths[0])],
+        ["polyg", "bench", "updates", "--size", "small", "--json", str(paths[1])],
+        ["polyg", "bench", "retrieval", str(dev), "--json", str(paths[2])],
+    ]
+    for command in commands:
+        print("running:", " ".join(command), file=sys.stderr)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return paths
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--scenarios", type=Path, required=True)
-    parser.add_argument("--updates", type=Path, required=True)
-    parser.add_argument("--dev", type=Path, required=True)
-    parser.add_argument("--method", choices=("platt", "isotonic"), default="platt")
-    parser.add_argument("--min-group", type=int, default=12)
-    parser.add_argument("--min-block", type=int, default=6)
-    parser.add_argument("--prior", type=float, default=2.0)
+    parser.add_argument("--run", action="store_true", help="Run the three benches first.")
+    parser.add_argument("--keep", type=Path, help="With --run: keep the bench output here.")
+    parser.add_argument("--dev-conversation", type=Path, default=DEV)
+    parser.add_argument("--scenarios", type=Path)
+    parser.add_argument("--updates", type=Path)
+    parser.add_argument("--dev", type=Path)
+    parser.add_argument(
+        "--min-group", type=int, default=3, help="Least answers of a group with a table."
+    )
+    parser.add_argument(
+        "--prior",
+        type=float,
+        default=2.0,
+        help="How many answers' worth the parent's share counts in a group's.",
+    )
+    parser.add_argument(
+        "--min-block",
+        type=float,
+        default=6,
+        help="Split a group by raw confidence into blocks of at least this weight.",
+    )
     parser.add_argument(
         "--dev-weight",
         type=float,
-        default=10.0,
-        help="Weight of a dev-conversation answer against a scenario's or update case's "
-        "(their answers are graded by containment, the conversation's by token F1).",
+        default=1.0,
+        help="How many scenario or update answers weigh as much as one dev answer.",
     )
     parser.add_argument("--out", type=Path, default=TABLE)
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()
 
-    dev_fit, dev_check = load_dev(args.dev)
-    fit_on = [*load_scenarios(args.scenarios), *load_updates(args.updates), *dev_fit]
-    weights = {"dev": args.dev_weight}
-    table = fit(fit_on, weights, args.min_group, args.min_block, args.prior, args.method)
-    counts = {
-        src: sum(1 for s in fit_on if s.source == src) for src in ("scenarios", "updates", "dev")
-    }
-    print("fitted on:", counts, "routes:", {r: len(k) for r, k in table.items()})
-    _report("held out (dev, odd questions), raw confidence", graded(dev_check, None))
-    _report("held out (dev, odd questions), calibrated", graded(dev_check, table))
-    _report("fitted on, calibrated", graded(fit_on, table))
+    if args.run:
+        folder = args.keep or Path(tempfile.mkdtemp(prefix="polyg-calibration-"))
+        folder.mkdir(parents=True, exist_ok=True)
+        args.scenarios, args.updates, args.dev = run_benches(folder, args.dev_conversation)
+    if not (args.scenarios and args.updates and args.dev):
+        parser.error("give --run, or all of --scenarios, --updates and --dev")
+
+    others = weighed(
+        [*load_scenarios(args.scenarios), *load_updates(args.updates)], args.dev_weight
+    )
+    dev = weighed(load_dev(args.dev), args.dev_weight)
+    counts = {"scenarios": 0, "updates": 0, "dev": len(dev)}
+    for s in others:
+        counts[s.source] += 1
+
+    even, odd = cross_fitted(dev, others, args)
+    _report("dev, raw confidence", graded(dev, None))
+    _report("dev, held out (each half by a table fitted on the other)", [*even, *odd])
+    _report("dev, even questions, held out", even)
+    _report("dev, odd questions, held out", odd)
+    table = fit([*others, *dev], args.min_group, args.prior, args.min_block)
+    _report("dev, fitted on (the table written)", graded(dev, table))
+    _report("scenarios and update set, fitted on", graded(others, table))
+    print(
+        "\ngroups:",
+        {k: v[0][1] if len(v) == 2 and v[0][1] == v[1][1] else v for k, v in table.items()},
+    )
     if not args.dry_run:
         write_table(table, counts, args.out)
         print(f"\nwrote {args.out}")

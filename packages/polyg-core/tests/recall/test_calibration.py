@@ -1,32 +1,94 @@
-"""The calibrated confidence: a table per answer group, read monotonically, with caps."""
+"""The calibrated confidence: a table per answer group, read monotonically, with caps that
+no table lifts (evidence about another entity, time or project; a value that no longer
+holds; nothing found)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
 from polyg_core.recall.answer.calibration import (
     calibrated,
     calibrated_confidence,
     calibrated_from_factors,
+    form_of,
     group_keys,
+    keys_of,
 )
-from polyg_core.recall.answer.confidence import CONTRADICTED_CAP, Evidence, factors_of
+from polyg_core.recall.answer.calibration_table import KNOTS
+from polyg_core.recall.answer.confidence import (
+    CONTRADICTED_CAP,
+    NOT_FOUND_CAP,
+    ROUTES,
+    Evidence,
+    confidence_of,
+    factors_of,
+)
+from polyg_core.recall.synthesizer import synthesize_extractive
+from polyg_shared.intents import Intent, IntentType, Timeframe
+from polyg_shared.retrieval import ContextNode, MergedSubgraph
 
 TABLE = {
-    "when/q/s": ((0.2, 0.1), (0.6, 0.5), (0.9, 0.9)),
-    "who_what": ((0.0, 0.02), (1.0, 0.3)),
+    "when/p/s": ((0.2, 0.1), (0.6, 0.5), (0.9, 0.9)),
+    "who_what/p": ((0.0, 0.02), (1.0, 0.3)),
+    "q": ((0.0, 0.1), (1.0, 0.8)),
     "all": ((0.0, 0.05), (1.0, 0.6)),
 }
+SURE = {"all": ((0.0, 0.99), (1.0, 0.99))}  # a table that trusts everything
+
+
+def ms(iso: str) -> int:
+    return int(datetime.fromisoformat(iso).replace(tzinfo=UTC).timestamp() * 1000)
+
+
+NOW = ms("2026-03-01T12:00:00")
+
+
+def memory(uuid: str, text: str, said: str, score: float = 1.0, **attrs: Any) -> ContextNode:
+    return ContextNode(
+        uuid=uuid,
+        label="S_Memory",
+        graph="semantic",
+        text=text,
+        score=score,
+        attributes={"created_at": ms(said), **attrs},
+    )
+
+
+def answer(
+    question: str,
+    kind: IntentType,
+    nodes: list[ContextNode],
+    entities: list[str] | None = None,
+    timeframe: Timeframe | None = None,
+    table: dict[str, Any] = SURE,
+) -> tuple[str, float, dict[str, float]]:
+    """The extractive answer's text, its confidence under `table`, and its factors."""
+    intent = Intent(type=kind, entities=entities or [], timeframe=timeframe)
+    synthesis, factors = synthesize_extractive(question, intent, MergedSubgraph(nodes=nodes), NOW)
+    value = calibrated_from_factors(factors, table)
+    assert value is not None
+    # The synthesis reports the shipped table's value under the same rule.
+    assert synthesis.confidence == calibrated_from_factors(factors)
+    return synthesis.answer, value, factors
+
+
+# -- reading a table -------------------------------------------------------------------------
 
 
 def test_the_most_specific_group_with_a_table_answers() -> None:
-    assert calibrated(0.6, group_keys("when", True, True), TABLE) == 0.5
-    # No table for quoted, unshaped WHO/WHAT answers: the route's table.
-    assert calibrated(0.5, group_keys("who_what", True, False), TABLE) == 0.16
-    # No table for the route: the pooled one.
-    assert calibrated(1.0, group_keys("why", False, True), TABLE) == 0.6
+    assert calibrated(0.6, group_keys("when", "p", "s"), TABLE) == 0.5
+    # No table for WHO/WHAT answers that hand over a whole turn: route and source's.
+    assert calibrated(0.5, group_keys("who_what", "p", "t"), TABLE) == 0.16
+    # No table for WHY answers quoting a note: the notes' table.
+    assert calibrated(0.5, group_keys("why", "q", "s"), TABLE) == 0.45
+    # Nothing for the graphs' answers: the pooled one.
+    assert calibrated(1.0, group_keys("why", "g", "s"), TABLE) == 0.6
 
 
 def test_between_knots_is_interpolated_and_outside_is_the_nearest() -> None:
-    keys = group_keys("when", True, True)
+    keys = group_keys("when", "p", "s")
     assert calibrated(0.4, keys, TABLE) == 0.3
     assert calibrated(0.05, keys, TABLE) == 0.1
     assert calibrated(0.99, keys, TABLE) == 0.9
@@ -36,15 +98,213 @@ def test_an_empty_table_leaves_the_raw_confidence() -> None:
     assert calibrated(0.42, ["when", "all"], {}) == 0.42
 
 
+def test_the_form_names_a_value_a_whole_text_or_another_shape() -> None:
+    assert form_of(shaped=True, direct=True) == "s"
+    assert form_of(shaped=True, direct=False) == "t"
+    assert form_of(shaped=False, direct=True) == "u"
+    factors = factors_of(Evidence(route="who_what", quoted=True, direct=False))
+    assert keys_of(factors) == ["who_what/q/t", "who_what/q", "q", "all"]
+    said = factors_of(Evidence(route="when", quoted=True, spoken=True, shaped=False))
+    assert keys_of(said) == ["when/p/u", "when/p", "p", "all"]
+    # Factors written before the form existed read as a graph answer of the asked shape.
+    assert keys_of({"raw": 0.5, "route_when": 1.0}) == ["when/g/s", "when/g", "g", "all"]
+
+
+# -- the shipped table ----------------------------------------------------------------------
+
+
+def test_the_shipped_table_is_monotone_and_bounded() -> None:
+    assert "all" in KNOTS
+    for key, knots in KNOTS.items():
+        assert key.split("/")[0] in (*ROUTES, "g", "q", "p", "all"), key
+        xs = [x for x, _ in knots]
+        ys = [y for _, y in knots]
+        assert xs == sorted(xs), key
+        assert ys == sorted(ys), key
+        assert all(0.0 < y < 1.0 for y in ys), key  # no group claims never or always
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("form", ["s", "t", "u"])
+@pytest.mark.parametrize("source", ["g", "q", "p"])
+def test_more_raw_confidence_never_calibrates_lower(route: str, form: str, source: str) -> None:
+    keys = group_keys(route, source, form)
+    values = [calibrated(r / 20, keys) for r in range(21)]
+    assert values == sorted(values)
+    assert all(0.0 <= v <= 1.0 for v in values)
+
+
+# -- caps no table lifts ---------------------------------------------------------------------
+
+
 def test_evidence_about_another_time_stays_capped() -> None:
     strong = Evidence(match=1.0, margin=1.0, agreement=4, time=0.0, route="when", quoted=True)
-    high = {"all": ((0.0, 0.9), (1.0, 0.99))}
-    assert calibrated_confidence(strong, high) == CONTRADICTED_CAP
+    assert calibrated_confidence(strong, SURE) == CONTRADICTED_CAP
     # The benches' refit reads the same rule from the reported factors.
-    assert calibrated_from_factors(factors_of(strong), high) == CONTRADICTED_CAP
+    assert calibrated_from_factors(factors_of(strong), SURE) == CONTRADICTED_CAP
 
 
-def test_the_factors_carry_the_raw_confidence_and_route() -> None:
-    factors = factors_of(Evidence(match=0.5, route="at_time"))
-    assert factors["route_at_time"] == 1.0
-    assert 0.0 < factors["raw"] < 1.0
+def test_nothing_found_stays_at_most_the_not_found_cap() -> None:
+    assert calibrated_confidence(Evidence(found=False, route="who_what"), SURE) == NOT_FOUND_CAP
+
+
+def test_an_answer_about_another_project_is_capped() -> None:
+    nodes = [
+        memory("m1", "The Heron project stores its events in ClickHouse.", "2026-01-10T09:00:00"),
+        memory("m2", "Lunch on Fridays is at the canteen.", "2026-01-11T09:00:00", 0.3),
+    ]
+    _, capped, factors = answer(
+        "Which database does the Falcon project use?",
+        IntentType.WHAT,
+        nodes,
+        ["Falcon project"],
+    )
+    assert factors["entity_found"] == 0.0
+    assert capped <= CONTRADICTED_CAP
+    # The same evidence asked about its own project is not capped.
+    _, sure, factors = answer(
+        "Which database does the Heron project use?", IntentType.WHAT, nodes, ["Heron project"]
+    )
+    assert factors["entity_found"] == 1.0
+    assert sure > CONTRADICTED_CAP
+
+
+def test_an_answer_about_another_person_is_capped() -> None:
+    nodes = [
+        memory(
+            "m1", "Priya Anand: I finally adopted a greyhound named Comet.", "2026-02-02T10:00:00"
+        )
+    ]
+    _, capped, factors = answer(
+        "What is the name of Joaquin Ferre's dog?", IntentType.WHAT, nodes, ["Joaquin Ferre"]
+    )
+    assert factors["entity_found"] == 0.0
+    assert capped <= CONTRADICTED_CAP
+
+
+def test_an_answer_from_another_time_is_capped() -> None:
+    nodes = [
+        memory("m1", "Bruno Keel: I ran the harbour half marathon today.", "2025-04-06T18:00:00")
+    ]
+    spring_2024 = Timeframe(
+        phrase="in 2024",
+        start=datetime(2024, 1, 1, tzinfo=UTC),
+        end=datetime(2024, 12, 31, 23, 59, tzinfo=UTC),
+    )
+    _, capped, factors = answer(
+        "When did Bruno Keel run a half marathon in 2024?",
+        IntentType.WHEN,
+        nodes,
+        ["Bruno Keel"],
+        spring_2024,
+    )
+    assert factors["time_found"] == 0.0
+    assert capped <= CONTRADICTED_CAP
+
+
+def test_an_answer_that_quotes_a_value_a_later_memory_changed_is_capped() -> None:
+    # Recall marked the old memory as changed by the later one; the old one still ranks
+    # first (its words match the question better), so the answer quotes it.
+    old = memory(
+        "old", "Greta Holm lives in Tromso.", "2025-02-01T09:00:00", 1.0, superseded_by="new"
+    )
+    new = memory("new", "Greta Holm moved out of Tromso last month.", "2025-09-01T09:00:00", 0.4)
+    text, capped, factors = answer(
+        "Where does Greta Holm live?", IntentType.WHAT, [old, new], ["Greta Holm"]
+    )
+    assert "Tromso" in text
+    assert factors["stale"] == 1.0
+    assert capped <= CONTRADICTED_CAP
+    # Asked about the value before, the old memory is the answer, not a stale one.
+    _, _, before = answer(
+        "Where did Greta Holm live before?", IntentType.WHAT, [old, new], ["Greta Holm"]
+    )
+    assert "stale" not in before
+
+
+def test_an_update_that_supersedes_answers_with_the_current_value_uncapped() -> None:
+    old = memory(
+        "old", "Greta Holm lives in Tromso.", "2025-02-01T09:00:00", 0.5, superseded_by="new"
+    )
+    new = memory("new", "Greta Holm moved from Tromso to Bodo.", "2025-09-01T09:00:00", 1.0)
+    text, value, factors = answer(
+        "Where does Greta Holm live?", IntentType.WHAT, [old, new], ["Greta Holm"]
+    )
+    assert text.startswith("Greta Holm moved from Tromso to Bodo.")
+    assert factors["route_update"] == 1.0
+    assert "stale" not in factors
+    assert value > CONTRADICTED_CAP
+
+
+# -- the answer's form -----------------------------------------------------------------------
+
+
+def test_a_time_that_is_only_when_a_text_was_said_is_not_a_direct_answer() -> None:
+    said = "2025-06-12T15:42:00"
+    stated = [memory("m1", "Bruno Keel: I repainted the boat yesterday.", said)]
+    _, _, direct = answer(
+        "When did Bruno Keel repaint the boat?", IntentType.WHEN, stated, ["Bruno Keel"]
+    )
+    assert direct["direct"] == 1.0
+    unstated = [memory("m1", "Bruno Keel: I repainted the boat, it looks great.", said)]
+    text, _, recorded = answer(
+        "When did Bruno Keel repaint the boat?", IntentType.WHEN, unstated, ["Bruno Keel"]
+    )
+    assert "15:42" in text  # the time it was said, not one the text states
+    assert recorded["direct"] == 0.0
+    assert confidence_of(Evidence(match=1.0, direct=False)) < confidence_of(Evidence(match=1.0))
+
+
+def test_a_whole_sentence_handed_over_is_not_a_direct_answer() -> None:
+    nodes = [
+        memory(
+            "m1",
+            "Priya Anand: Honestly the thing that keeps me going on long shifts is the "
+            "thought of the coast trip we planned for the autumn.",
+            "2026-02-02T10:00:00",
+        )
+    ]
+    text, _, factors = answer(
+        "How does Priya Anand keep going on long shifts?", IntentType.WHAT, nodes, ["Priya Anand"]
+    )
+    assert len(text.split()) > 8
+    assert factors["direct"] == 0.0
+    spans = [memory("m1", "Priya Anand: Yeah, I play the cello!", "2026-02-02T10:00:00")]
+    text, _, factors = answer(
+        "What instrument does Priya Anand play?", IntentType.WHAT, spans, ["Priya Anand"]
+    )
+    assert text == "cello."
+    assert factors["direct"] == 1.0
+
+
+def test_words_said_in_a_conversation_are_told_from_a_note() -> None:
+    turn = [memory("m1", "Priya Anand: I play the cello in a quartet.", "2026-02-02T10:00:00")]
+    note = [memory("m1", "Priya Anand plays the cello in a quartet.", "2026-02-02T10:00:00")]
+    question = "Which instrument does Priya Anand play?"
+    _, _, said = answer(question, IntentType.WHAT, turn, ["Priya Anand"])
+    _, _, written = answer(question, IntentType.WHAT, note, ["Priya Anand"])
+    assert said["spoken"] == 1.0 and "spoken" not in written
+    assert keys_of(said)[0].split("/")[1] == "p"
+    assert keys_of(written)[0].split("/")[1] == "q"
+
+
+def test_an_answer_from_the_graphs_read_from_a_conversation_rests_on_words_said() -> None:
+    def graph(best_memory: str) -> list[ContextNode]:
+        return [
+            ContextNode(
+                uuid="priya",
+                label="E_Entity",
+                graph="entity",
+                text="Priya Anand",
+                score=1.0,
+                attributes={"entity_type": "person"},
+            ),
+            memory("m1", best_memory, "2026-02-02T10:00:00", 0.9),
+        ]
+
+    question = "Who is Priya Anand?"
+    _, _, chat = answer(question, IntentType.WHO, graph("Priya Anand: I work night shifts."))
+    _, _, notes = answer(question, IntentType.WHO, graph("Priya Anand works night shifts."))
+    assert chat["quoted"] == notes["quoted"] == 0.0  # both answer from the graphs
+    assert chat.get("spoken") == 1.0 and "spoken" not in notes
+    assert keys_of(chat)[0].split("/")[1] == "p"

@@ -18,6 +18,7 @@ from polyg_core.providers.llm.base import LLM, Usage
 from polyg_core.recall.answer.calibration import calibrated_confidence
 from polyg_core.recall.answer.confidence import factors_of
 from polyg_core.recall.answer.extractive import Answer, extractive_answer
+from polyg_core.recall.answer.shapes import asks_previous
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,26 @@ def answer_shape(intent: Intent) -> str:
     return shape
 
 
+def rests_on_superseded(
+    question: str, intent: Intent, sub: MergedSubgraph, sources: list[str]
+) -> bool:
+    """Whether the answer's first source is a memory that a later one changed
+    (`superseded_by`, marked by recall for a question about now) while the question asks
+    about now, not about a past time or the value before: the answer quotes what no
+    longer holds. Not for WHEN or WHY: when something happened, or what caused it, stays
+    true after a later memory changes the value."""
+    if intent.type in (IntentType.WHEN, IntentType.WHY):
+        return False
+    if not sources or intent.timeframe is not None or asks_previous(question):
+        return False
+    first = next((n for n in sub.nodes if n.uuid == sources[0]), None)
+    return (
+        first is not None
+        and first.label == "S_Memory"
+        and bool(first.attributes.get("superseded_by"))
+    )
+
+
 @dataclass
 class SynthesisOutcome:
     """The synthesis, whether it is the degraded (extractive) one, and what it cost."""
@@ -92,6 +113,8 @@ def synthesize_extractive(
     """Answer from the merged subgraph alone (see `polyg_core.recall.answer.extractive`), with the
     confidence its evidence gives and those evidence factors."""
     answer: Answer = extractive_answer(question, intent, sub, now_ms)
+    if rests_on_superseded(question, intent, sub, answer.sources):
+        answer.evidence.stale = True
     reasoning = answer.reasoning
     semantic = [n.text for n in sub.nodes if n.graph == "semantic"][:5]
     if semantic and not reasoning.semantic_matches:

@@ -18,8 +18,13 @@ right, from what the answer found.
   long" question, a whole sentence where a short span was wanted, a list of an entity's
   facts none of which holds the asked words, one piece of evidence for a question that
   asks two things: each is seldom right, so it counts ×0.6;
+* whether the answer states the asked value itself (`direct`: a span, a date the evidence
+  states, a duration, a fact's value) or hands over a whole stored text, or a time that
+  is only when a text was recorded: token for token, such an answer seldom is the asked
+  value, so it counts ×0.8 and is calibrated apart;
 * evidence about another entity or another time than the one asked contradicts the
-  question: at most 0.4.
+  question, and so does a memory that a later one changed (`stale`), quoted for a
+  question about now: at most 0.4.
 
 An answer that says nothing was found scores at most 0.1. The weights are fixed by
 reasoning, not fitted to a dataset: they give the raw confidence, an order. What is
@@ -30,6 +35,7 @@ route, how often answers with that raw confidence were right. `polyg bench retri
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -56,6 +62,16 @@ class Evidence:
             quoted sentence in which no asked span was found).
         route: which answer the question took (`ROUTES`); the calibration maps the raw
             confidence to how often answers of that route are right.
+        direct: False when the answer hands over a whole stored text (or several) rather
+            than the asked value read from it, or gives a time that is only when a text
+            was recorded, not one it states.
+        stale: True when the answer rests on a memory that a later one changed, for a
+            question about now (the value it quotes no longer holds).
+        spoken: True when the answer rests on someone's words in a conversation ("Ana:
+            I ..."): the text it quotes is a turn, or, for an answer from the graphs, the
+            best memory beside it is. A turn answers a question less directly than a note
+            written to be recalled, and what the graphs read from turns is less sure than
+            what was written to them: calibrated apart.
     """
 
     match: float = 0.0
@@ -68,6 +84,9 @@ class Evidence:
     quoted: bool = False
     shaped: bool = True
     route: str = "other"
+    direct: bool = True
+    stale: bool = False
+    spoken: bool = False
 
 
 ROUTES = ("update", "why", "at_time", "when", "who_what", "explore", "other")
@@ -78,6 +97,8 @@ facts and relations (or a stored text about it), a summary of memories."""
 NOT_FOUND_CAP = 0.1
 QUOTE_CAP = 0.7
 UNSHAPED_FACTOR = 0.6
+INDIRECT_FACTOR = 0.8
+CONCISE_WORDS = 8  # an answer longer than this hands over a text, not a value
 CONTRADICTED_CAP = 0.4
 FLOOR = 0.02
 CEILING = 0.95
@@ -102,14 +123,32 @@ def confidence_of(evidence: Evidence) -> float:
         # An answer of another form than the one asked (a date for "how long", a whole
         # sentence for "what") is seldom right whatever its evidence.
         score *= UNSHAPED_FACTOR
-    if evidence.entity == 0.0 or evidence.time == 0.0:
-        # The evidence is about another entity or another time than the one asked: it
-        # contradicts the question however well its words match.
+    if not evidence.direct:
+        score *= INDIRECT_FACTOR
+    if contradicts(evidence):
+        # The evidence is about another entity or another time than the one asked, or
+        # says what no longer holds: it contradicts the question however well its words
+        # match.
         score = min(score, CONTRADICTED_CAP)
     if evidence.chain is not None:
         # A causal answer is no surer than its weakest reading: the chain or the match.
         score = min(score, 0.3 + 0.6 * evidence.chain) * (0.6 + 0.4 * evidence.chain)
     return round(min(CEILING, max(FLOOR, score)), 3)
+
+
+def contradicts(evidence: Evidence) -> bool:
+    """Whether the evidence is about another entity or time than the one asked, or is a
+    memory a later one changed (the answer stays at most `CONTRADICTED_CAP`)."""
+    return evidence.entity == 0.0 or evidence.time == 0.0 or evidence.stale
+
+
+_WORD = re.compile(r"[\w'’-]+")
+
+
+def concise(text: str) -> bool:
+    """Whether an answer is short enough to be a value (at most `CONCISE_WORDS` words)
+    rather than a stored text handed over."""
+    return len(_WORD.findall(text)) <= CONCISE_WORDS
 
 
 def factors_of(evidence: Evidence) -> dict[str, float]:
@@ -124,7 +163,12 @@ def factors_of(evidence: Evidence) -> dict[str, float]:
         "found": 1.0 if evidence.found else 0.0,
         "quoted": 1.0 if evidence.quoted else 0.0,
         "shaped": 1.0 if evidence.shaped else 0.0,
+        "direct": 1.0 if evidence.direct else 0.0,
     }
+    if evidence.stale:
+        out["stale"] = 1.0
+    if evidence.spoken:
+        out["spoken"] = 1.0
     if evidence.entity is not None:
         out["entity_found"] = round(evidence.entity, 3)
     if evidence.time is not None:

@@ -24,7 +24,7 @@ from polyg_shared.intents import Intent, IntentType
 from polyg_shared.retrieval import CausalStep, ContextEdge, ContextNode, MergedSubgraph, Reasoning
 from polyg_shared.timeutil import to_epoch_ms
 
-from polyg_core.recall.answer.confidence import Evidence
+from polyg_core.recall.answer.confidence import Evidence, concise
 from polyg_core.recall.answer.current import Update, current_update, history_note
 from polyg_core.recall.answer.evidence import (
     MAX_LISTED,
@@ -39,6 +39,7 @@ from polyg_core.recall.answer.shapes import asks_previous, held, relation_of
 from polyg_core.recall.answer.span import asked_span, asks_span
 from polyg_core.recall.answer.when import when_answer
 from polyg_core.recall.answer.words import (
+    SPEAKER,
     as_sentence,
     best_sentence,
     overlap,
@@ -661,7 +662,23 @@ def extractive_answer(
         # Two questions in one ("when did X and who did Y"): one piece of evidence that
         # does not hold all the asked words answers one of them at most.
         answer.evidence.shaped = False
+    if not concise(answer.text):
+        # A whole stored text (or several) handed over is seldom the asked value itself.
+        answer.evidence.direct = False
+    answer.evidence.spoken = _rests_on_words_said(g, answer)
     return answer
+
+
+def _rests_on_words_said(g: AnswerGraph, answer: Answer) -> bool:
+    """Whether the answer rests on someone's words in a conversation ("Ana: I ..."): the
+    text it quotes is one, or, for an answer from the graphs, the best memory beside it is
+    (what the graphs hold was then read from a conversation)."""
+    if answer.evidence.quoted:
+        first = g.by_id.get(answer.sources[0]) if answer.sources else None
+        return first is not None and SPEAKER.match(first.text) is not None
+    memories = g.of("S_Memory")
+    best = max(memories, key=lambda n: n.score) if memories else None
+    return best is not None and SPEAKER.match(best.text) is not None
 
 
 def _route(q: Question, updated: bool) -> str:

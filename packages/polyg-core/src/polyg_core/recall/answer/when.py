@@ -227,6 +227,14 @@ def _when_evidence(
     best = ranked[0]
     at = time_ms(best) or 0
     tf = q.intent.timeframe
+    # A time the evidence states (a date, a resolved "last week", a record's own time)
+    # answers; the time a text was said, when it states none, may be days from the event.
+    said_only = (
+        shaped is None
+        and not dated.resolved
+        and not is_midnight(dated.start_ms)
+        and _stated_ms(g, best, at) is not None
+    )
     if shaped is not None and shaped.sources[0] in g.by_id:
         # A duration measured from a fact or from events rests on those, not on the event
         # the time question would have named.
@@ -250,6 +258,7 @@ def _when_evidence(
         shaped=shaped is not None
         if is_how_long(q.text) or is_how_often(q.text)
         else asks_time(q.text),
+        direct=not said_only,
     )
 
 
