@@ -22,6 +22,11 @@ from polyg_core.recall.multihop import asks_to_gather, without_form_words
         "What does Ines do to unwind?",
         "What do Tomas's parents like?",
         "How many cousins does Ines have?",
+        "How many children does Tomas have?",
+        "How many sheep has Ines raised?",
+        "What are Tomas's hobbies?",
+        "What were Ines's dogs' names?",
+        "Who are Tomas's mentors?",
     ],
 )
 def test_gathering_and_chaining_questions_are_multi_hop(question: str) -> None:
@@ -39,6 +44,10 @@ def test_gathering_and_chaining_questions_are_multi_hop(question: str) -> None:
         "What does Redis cache?",
         "What does Ines think about the move?",
         "What does the deploy script do?",
+        "What is Ines's address?",
+        "How many days are left until the release?",
+        "How much does Tomas earn?",
+        "What are the steps?",
     ],
 )
 def test_single_fact_questions_are_not(question: str) -> None:
