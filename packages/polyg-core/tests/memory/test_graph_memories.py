@@ -72,7 +72,7 @@ async def test_a_gathering_question_reaches_the_persons_own_memories(
     assert len(family_ranks) == 3 and max(family_ranks) < min(work_ranks)
 
 
-async def test_naming_everyone_narrows_nothing_and_reaches_no_memories(
+async def test_a_name_nobody_has_reaches_no_memories(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
     memory = _memory(store, embedder, namespace)
@@ -80,10 +80,41 @@ async def test_naming_everyone_narrows_nothing_and_reaches_no_memories(
         await remember_turns(memory)
         catalogue = await MemoryCatalogue(store).get(namespace)
         vector = np.asarray((await embedder.embed(["family"]))[0], dtype=np.float32)
-        both = await people_memories(store, namespace, catalogue, ["Ines", "Tomas"], vector)
         nobody = await people_memories(store, namespace, catalogue, ["Ximena"], vector)
-    assert both == []  # every memory is theirs: the names tell nothing
     assert nobody == []
+
+
+# Two people; each likes many things, and one thing (kayaking) both like, said in each
+# one's own words.
+BOTH_TURNS = [
+    ("Ines", "Baking sourdough bread with my sister is a joy."),
+    ("Ines", "I go kayaking on the river at dawn."),
+    ("Ines", "Painting watercolour birds calms me in the evening."),
+    ("Ines", "Knitting scarves for the winter market keeps my hands busy."),
+    ("Tomas", "Restoring old radios in the garage is so satisfying."),
+    ("Tomas", "I collect vintage stamps from Japan."),
+    ("Tomas", "Kayaking with friends became my new passion."),
+    ("Tomas", "Brewing cider from our apple trees is great fun."),
+]
+
+
+async def test_a_question_naming_two_people_reaches_what_joins_them(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    memory = _memory(store, embedder, namespace)
+    with anyio.fail_after(300):
+        for who, text in BOTH_TURNS:
+            await memory.remember(f"{who}: {text}", who=who, reference_time=REF)
+        catalogue = await MemoryCatalogue(store).get(namespace)
+        vector = np.asarray(
+            (await embedder.embed(["What do they both enjoy making at home?"]))[0], dtype=np.float32
+        )
+        nodes = await people_memories(store, namespace, catalogue, ["Ines", "Tomas"], vector)
+    # Each speaker has half the memories: each one's own still count, both people's.
+    texts = [n.text for n in nodes]
+    assert any(t.startswith("Ines:") for t in texts) and any(t.startswith("Tomas:") for t in texts)
+    # What both said about the thing they share leads.
+    assert {t.split(": ", 1)[1] for t in texts[:2]} == {BOTH_TURNS[1][1], BOTH_TURNS[6][1]}, texts
 
 
 async def test_the_persons_memories_lead_the_graph_retriever_in_recall(

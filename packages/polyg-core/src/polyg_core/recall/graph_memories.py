@@ -31,6 +31,7 @@ from polyg_shared.retrieval import ContextNode, ViewResult
 from polyg_core.graphs.walks import GraphWalks
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
 from polyg_core.recall.context_nodes import to_context
+from polyg_core.recall.lexical import idf
 from polyg_core.recall.multihop import (
     GATHER_GRAPH_WEIGHT,
     GATHER_PEOPLE_WEIGHT,
@@ -59,6 +60,10 @@ RANK_OFFSET = 10
 """Reciprocal-rank offset when the two rankings of the people's memories are fused."""
 MAX_PEOPLE_SHARE = 0.6
 """Named people whose memories are more than this share of all say little about which."""
+JOIN_BONUS = 0.5
+"""What a memory holding something several named people's memories hold gains."""
+JOIN_WORD_SHARE = 0.05
+"""A word joins two people's memories when at most this share of memories hold it."""
 MAX_PERSON_MEMORIES = 5000
 """The newest memories of the named people compared with the question, at most."""
 
@@ -165,31 +170,98 @@ async def people_memories(
     vector: npt.NDArray[np.float32] | None,
 ) -> list[ContextNode]:
     """The named people's memories most like the question (`vector`), as memory nodes
-    scored in [0, 1]: ranked by their whole vectors and by the concepts they are about,
-    the two ranks fused (reciprocal rank), the best `PERSON_TOP` kept."""
+    scored in [0, 1]: each person's memories ranked by their whole vectors and by the
+    concepts they are about, the two ranks fused (reciprocal rank), the best
+    `PERSON_TOP` of each person kept (see `_joined` for a question naming several)."""
     if vector is None or not people:
         return []
-    entries = {e.uuid: e for e in _people_entries(catalogue, people)}
-    if not entries or len(entries) > MAX_PEOPLE_SHARE * len(catalogue):
-        # Nearly every memory is theirs (both sides of a conversation): naming them
-        # tells nothing about which memories gather.
+    groups = _people_groups(catalogue, people)
+    entries = {e.uuid: e for group in groups for e in group}
+    if not entries:
         return []
-    sims = await GraphWalks(store).memory_similarity(namespace, list(entries), vector.tolist())
+    sims = dict(
+        await GraphWalks(store).memory_similarity(namespace, list(entries), vector.tolist())
+    )
     concepts = await _by_concepts(store, namespace, catalogue, vector, entries)
-    fused: dict[str, float] = defaultdict(float)
-    for ranks, weight in ((_ranks(concepts), 1.0), (_ranks(dict(sims)), WHOLE_MEMORY_SHARE)):
-        for uuid, rank in ranks.items():
-            fused[uuid] += weight / (RANK_OFFSET + rank)
-    top = sorted(fused.items(), key=lambda us: (-us[1], us[0]))[:PERSON_TOP]
-    best = top[0][1]
+    tops = [_person_top(group, concepts, sims) for group in groups]
+    scores = _joined(catalogue, tops)
     out: list[ContextNode] = []
-    for uuid, score in top:
+    for uuid, score in sorted(scores.items(), key=lambda us: (-us[1], us[0])):
         entry = entries[uuid]
         props = {"uuid": uuid, "content": entry.content, "created_at": entry.created_at}
-        node = to_context(MEMORY, props, score / best)
+        node = to_context(MEMORY, props, score)
         attributes = {**node.attributes, PERSON_ATTRIBUTE: True}
         out.append(node.model_copy(update={"attributes": attributes}))
     return out
+
+
+def _people_groups(
+    catalogue: NamespaceCatalogue, people: Sequence[str]
+) -> list[list[CatalogueEntry]]:
+    """Each named one's memories (`_people_entries`), one group per name, leaving out a
+    name whose memories are nearly all (`MAX_PEOPLE_SHARE`): it tells nothing about which
+    memories gather. Each speaker of a two-person conversation has about half: each one's
+    own memories still gather what the question asks of them."""
+    groups: list[list[CatalogueEntry]] = []
+    for name in dict.fromkeys(people):
+        group = _people_entries(catalogue, [name])
+        if group and len(group) <= MAX_PEOPLE_SHARE * len(catalogue):
+            groups.append(group)
+    return groups
+
+
+def _person_top(
+    group: Sequence[CatalogueEntry], concepts: Mapping[str, float], sims: Mapping[str, float]
+) -> dict[str, float]:
+    """The best `PERSON_TOP` memories of one person, scored in (0, 1] by the fused ranks of
+    their concepts and of their whole vectors among that person's memories."""
+    own = {e.uuid for e in group}
+    fused: dict[str, float] = defaultdict(float)
+    for scores, weight in ((concepts, 1.0), (sims, WHOLE_MEMORY_SHARE)):
+        ranks = _ranks({u: s for u, s in scores.items() if u in own})
+        for uuid, rank in ranks.items():
+            fused[uuid] += weight / (RANK_OFFSET + rank)
+    top = sorted(fused.items(), key=lambda us: (-us[1], us[0]))[:PERSON_TOP]
+    best = top[0][1] if top else 1.0
+    return {uuid: score / best for uuid, score in top}
+
+
+def _joined(catalogue: NamespaceCatalogue, tops: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """One score per memory over the people's tops: its best. For a question naming
+    several ("What have Dana and Lee both painted?"), what joins them is something
+    memories of more than one of them are about (Dana's sunset, Lee's sunset): a concept,
+    or a word few memories hold (`_join_keys`). A memory holding such a shared thing gains
+    `JOIN_BONUS`, scaled back into [0, 1]."""
+    scores: dict[str, float] = {}
+    for top in tops:
+        for uuid, score in top.items():
+            scores[uuid] = max(scores.get(uuid, 0.0), score)
+    if len(tops) < 2:
+        return scores
+    keys = {uuid: _join_keys(catalogue, uuid) for uuid in scores}
+    owners: dict[str, set[int]] = defaultdict(set)
+    for i, top in enumerate(tops):
+        for uuid in top:
+            for key in keys[uuid]:
+                owners[key].add(i)
+    shared = {key for key, who in owners.items() if len(who) > 1}
+    for uuid in scores:
+        if shared.intersection(keys[uuid]):
+            scores[uuid] *= 1.0 + JOIN_BONUS
+    return scaled_by_max(scores)
+
+
+def _join_keys(catalogue: NamespaceCatalogue, uuid: str) -> set[str]:
+    """What a memory is about that can join it to another person's: its concepts, and its
+    words held by few memories (at most `JOIN_WORD_SHARE` of them, or two): "kayak" joins
+    "I enjoy kayaking" and "Kayaking is my passion" where their concepts differ."""
+    entry = catalogue.get(uuid)
+    if entry is None:
+        return set()
+    lexical = catalogue.lexical
+    rare = idf(len(lexical), max(2, int(JOIN_WORD_SHARE * len(lexical))))
+    words = {f"word:{t}" for t in lexical.tokens(entry.content) if lexical.idf(t) >= rare}
+    return {*entry.concepts, *words}
 
 
 async def graph_reach(
