@@ -138,3 +138,38 @@ async def test_the_persons_memories_lead_the_graph_retriever_in_recall(
     # The signal itself: people lead, and their weight is the people weight.
     signal, weight = graph_signal(catalogue, {}, [])
     assert signal == {} and weight > 0
+
+
+# Ines talks about music on many days in the question's own kind of words; the one memory
+# that answers "which bands" names the band and says nothing of music.
+NAMED_TURNS = [
+    ("Ines", "Music gets me through every long train ride."),
+    ("Ines", "I listen to music while I cook dinner, Tomas."),
+    ("Ines", "Concerts make me so happy, the crowd singing along."),
+    ("Ines", "It was Harbor Lights at the old theatre, what a night!"),
+    ("Ines", "My playlist for running is mostly upbeat music."),
+    ("Ines", "The budget review ran long at work today."),
+    ("Tomas", "Which band did you see on Friday?"),
+    ("Tomas", "I fixed the fence at the allotment."),
+    ("Tomas", "Thanks, Ines! The soup recipe worked."),
+    ("Tomas", "My train was delayed again."),
+]
+
+
+async def test_a_question_for_named_things_reaches_the_memory_that_names_one(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    memory = _memory(store, embedder, namespace)
+    with anyio.fail_after(300):
+        for who, text in NAMED_TURNS:
+            await memory.remember(f"{who}: {text}", who=who, reference_time=REF)
+        catalogue = await MemoryCatalogue(store).get(namespace)
+        question = "Which bands has Ines seen?"
+        vector = np.asarray((await embedder.embed(["Which bands has seen?"]))[0], np.float32)
+        asked = await people_memories(store, namespace, catalogue, ["Ines"], vector, question)
+        plain = await people_memories(store, namespace, catalogue, ["Ines"], vector)
+    named = f"Ines: {NAMED_TURNS[3][1]}"
+    # Asked for bands, the memory naming one leads Ines's memories; without the question's
+    # shape it ranks below her memories about music in general.
+    assert asked[0].text == named, [n.text for n in asked]
+    assert [n.text for n in plain].index(named) > 0

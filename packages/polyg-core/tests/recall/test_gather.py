@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from polyg_core.recall.classifier import RuleClassifier
-from polyg_core.recall.multihop import asks_to_gather, without_form_words
+from polyg_core.recall.multihop import asks_for_names, asks_to_gather, without_form_words
 
 
 @pytest.mark.parametrize(
@@ -57,3 +57,33 @@ def test_single_fact_questions_are_not(question: str) -> None:
 def test_question_form_words_leave_the_search_words() -> None:
     assert without_form_words("What kind of art does Ines make?") == "art does Ines make?"
     assert without_form_words("kind of") == "kind of"  # nothing else would be left
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What musical artists/bands has Ines seen?",
+        "What books has Tomas read?",
+        "What are Ines's pets' names?",
+        "Which cities has Tomas visited?",
+        "What countries has Ines been to?",
+        "What book did Tomas read from Ines's suggestion?",
+        "What is the name of Tomas's dog?",
+    ],
+)
+def test_questions_for_things_told_by_name(question: str) -> None:
+    assert asks_for_names(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What instruments does Ines play?",
+        "What activities has Tomas done?",
+        "What kind of art does Ines make?",
+        "What is Tomas's bartending job?",
+        "Why did Ines move?",
+    ],
+)
+def test_questions_for_things_not_told_by_name(question: str) -> None:
+    assert not asks_for_names(question)

@@ -35,12 +35,14 @@ from polyg_core.recall.lexical import idf
 from polyg_core.recall.multihop import (
     GATHER_GRAPH_WEIGHT,
     GATHER_PEOPLE_WEIGHT,
+    asks_for_names,
     asks_to_gather,
 )
 from polyg_core.recall.view_context import Seeds
 from polyg_core.storage.schema import CONCEPT, MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
+from polyg_core.text.names import find_names
 
 MAX_MEMORIES_PER_CONCEPT = 40
 """A concept more memories than this are about spreads to none of them (a hub)."""
@@ -60,6 +62,10 @@ RANK_OFFSET = 10
 """Reciprocal-rank offset when the two rankings of the people's memories are fused."""
 MAX_PEOPLE_SHARE = 0.6
 """Named people whose memories are more than this share of all say little about which."""
+NAMED_BONUS = 0.5
+"""What a memory that names something gains when the question asks for named things."""
+NAMED_POOL = 60
+"""How many of a person's best memories are looked at for names."""
 JOIN_BONUS = 0.5
 """What a memory holding something several named people's memories hold gains."""
 JOIN_WORD_SHARE = 0.05
@@ -168,11 +174,17 @@ async def people_memories(
     catalogue: NamespaceCatalogue,
     people: Sequence[str],
     vector: npt.NDArray[np.float32] | None,
+    question: str = "",
 ) -> list[ContextNode]:
     """The named people's memories most like the question (`vector`), as memory nodes
     scored in [0, 1]: each person's memories ranked by their whole vectors and by the
     concepts they are about, the two ranks fused (reciprocal rank), the best
-    `PERSON_TOP` of each person kept (see `_joined` for a question naming several)."""
+    `PERSON_TOP` of each person kept (see `_joined` for a question naming several).
+
+    A question asking for things told by name (`multihop.asks_for_names`: "Which bands
+    has Dana seen?") is answered by memories that name something ("It was The Lumens!",
+    said in no word of the question): among each person's best, those gain `NAMED_BONUS`.
+    """
     if vector is None or not people:
         return []
     groups = _people_groups(catalogue, people)
@@ -183,7 +195,8 @@ async def people_memories(
         await GraphWalks(store).memory_similarity(namespace, list(entries), vector.tolist())
     )
     concepts = await _by_concepts(store, namespace, catalogue, vector, entries)
-    tops = [_person_top(group, concepts, sims) for group in groups]
+    named = _Named(catalogue, people) if asks_for_names(question) else None
+    tops = [_person_top(group, concepts, sims, named) for group in groups]
     scores = _joined(catalogue, tops)
     out: list[ContextNode] = []
     for uuid, score in sorted(scores.items(), key=lambda us: (-us[1], us[0])):
@@ -210,17 +223,49 @@ def _people_groups(
     return groups
 
 
+class _Named:
+    """Which memories name something other than the asked people and the speakers."""
+
+    def __init__(self, catalogue: NamespaceCatalogue, people: Sequence[str]) -> None:
+        self.catalogue = catalogue
+        self.known = {" ".join(p.lower().split()) for p in people}
+
+    def __call__(self, uuid: str) -> bool:
+        entry = self.catalogue.get(uuid)
+        if entry is None:
+            return False
+        for mention in find_names(entry.content):
+            key = " ".join(mention.name.lower().split())
+            if key in self.known:
+                continue
+            if self.catalogue.authored_uuids(mention.name):
+                # A speaker of the namespace named in passing ("Thanks, Lee!").
+                self.known.add(key)
+                continue
+            return True
+        return False
+
+
 def _person_top(
-    group: Sequence[CatalogueEntry], concepts: Mapping[str, float], sims: Mapping[str, float]
+    group: Sequence[CatalogueEntry],
+    concepts: Mapping[str, float],
+    sims: Mapping[str, float],
+    named: _Named | None = None,
 ) -> dict[str, float]:
     """The best `PERSON_TOP` memories of one person, scored in (0, 1] by the fused ranks of
-    their concepts and of their whole vectors among that person's memories."""
+    their concepts and of their whole vectors among that person's memories (with `named`,
+    those of the best `NAMED_POOL` that name something gain `NAMED_BONUS`)."""
     own = {e.uuid for e in group}
     fused: dict[str, float] = defaultdict(float)
     for scores, weight in ((concepts, 1.0), (sims, WHOLE_MEMORY_SHARE)):
         ranks = _ranks({u: s for u, s in scores.items() if u in own})
         for uuid, rank in ranks.items():
             fused[uuid] += weight / (RANK_OFFSET + rank)
+    if named is not None:
+        pool = sorted(fused.items(), key=lambda us: (-us[1], us[0]))[:NAMED_POOL]
+        for uuid, _ in pool:
+            if named(uuid):
+                fused[uuid] *= 1.0 + NAMED_BONUS
     top = sorted(fused.items(), key=lambda us: (-us[1], us[0]))[:PERSON_TOP]
     best = top[0][1] if top else 1.0
     return {uuid: score / best for uuid, score in top}
@@ -283,5 +328,5 @@ async def graph_reach(
         if view.status == "ok":
             out.extend(view.nodes)
     if asks_to_gather(question):
-        out.extend(await people_memories(store, namespace, catalogue, people, vector))
+        out.extend(await people_memories(store, namespace, catalogue, people, vector, question))
     return out

@@ -92,6 +92,26 @@ def asks_to_gather(question: str) -> bool:
     )
 
 
+_NAMED_KINDS = (
+    # Kinds of things usually told by their names: "Which bands has Dana seen?" is
+    # answered by "It was The Lumens!", a memory that names something.
+    "book|novel|author|writer|poet|artist|musician|band|singer|song|album|movie|film|show|"
+    "series|name|title|place|cit(?:y|ie)|town|village|countr(?:y|ie)|restaurant|cafe|bar|"
+    "shop|store|brand|game|team|club|compan(?:y|ie)|podcast|app|website|school|hotel"
+)
+_ASKS_FOR_NAMES = re.compile(
+    rf"^\W*(?:what|which)\b(?:\s+[\w+/'’-]+){{0,4}}?\s+(?:[\w-]+/)?(?:{_NAMED_KINDS})(?:e?s)?(?:'|’)?"
+    r"(?=[\s/?.,!]|$)",
+    re.IGNORECASE,
+)
+
+
+def asks_for_names(question: str) -> bool:
+    """Whether the question asks for things of a kind that is told by name (books, bands,
+    cities, pets' names...): what answers it names something."""
+    return _ASKS_FOR_NAMES.search(question.strip()) is not None
+
+
 GATHER_ENTITY_WEIGHT = 0.3
 """The entity retriever's weight in fusion for such a question (0.2 otherwise): its answer is
 what the named one said and did, spread over memories that share few words with it."""
