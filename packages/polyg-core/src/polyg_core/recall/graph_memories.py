@@ -14,7 +14,10 @@ graph side found has to be said in memories to survive it:
   is answered by Dana's memories about meals, cakes and dinners, said on many days in
   words far from the question's; among all memories they rank low, among Dana's first.
   When the people's memories are reached, they lead the graph retriever and it weighs
-  more in fusion (`graph_signal`).
+  more in fusion (`graph_signal`). Each person is ranked on their own, so each speaker
+  of a two-person conversation keeps their memories; for a question naming several,
+  what joins them (a concept or a rare word their memories share) leads (`_joined`);
+  for a question asking for named things, memories that name something do (`_Named`).
 
 Scores are scaled by the best, so this is one more signal in [0, 1] beside the others.
 """
