@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from polyg_core.recall.classifier import RuleClassifier
-from polyg_core.recall.multihop import asks_to_gather, without_form_words
+from polyg_core.recall.multihop import asks_for_names, asks_to_gather, without_form_words
 
 
 @pytest.mark.parametrize(
@@ -22,6 +22,11 @@ from polyg_core.recall.multihop import asks_to_gather, without_form_words
         "What does Ines do to unwind?",
         "What do Tomas's parents like?",
         "How many cousins does Ines have?",
+        "How many children does Tomas have?",
+        "How many sheep has Ines raised?",
+        "What are Tomas's hobbies?",
+        "What were Ines's dogs' names?",
+        "Who are Tomas's mentors?",
     ],
 )
 def test_gathering_and_chaining_questions_are_multi_hop(question: str) -> None:
@@ -39,6 +44,10 @@ def test_gathering_and_chaining_questions_are_multi_hop(question: str) -> None:
         "What does Redis cache?",
         "What does Ines think about the move?",
         "What does the deploy script do?",
+        "What is Ines's address?",
+        "How many days are left until the release?",
+        "How much does Tomas earn?",
+        "What are the steps?",
     ],
 )
 def test_single_fact_questions_are_not(question: str) -> None:
@@ -48,3 +57,33 @@ def test_single_fact_questions_are_not(question: str) -> None:
 def test_question_form_words_leave_the_search_words() -> None:
     assert without_form_words("What kind of art does Ines make?") == "art does Ines make?"
     assert without_form_words("kind of") == "kind of"  # nothing else would be left
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What musical artists/bands has Ines seen?",
+        "What books has Tomas read?",
+        "What are Ines's pets' names?",
+        "Which cities has Tomas visited?",
+        "What countries has Ines been to?",
+        "What book did Tomas read from Ines's suggestion?",
+        "What is the name of Tomas's dog?",
+    ],
+)
+def test_questions_for_things_told_by_name(question: str) -> None:
+    assert asks_for_names(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What instruments does Ines play?",
+        "What activities has Tomas done?",
+        "What kind of art does Ines make?",
+        "What is Tomas's bartending job?",
+        "Why did Ines move?",
+    ],
+)
+def test_questions_for_things_not_told_by_name(question: str) -> None:
+    assert not asks_for_names(question)

@@ -14,7 +14,10 @@ graph side found has to be said in memories to survive it:
   is answered by Dana's memories about meals, cakes and dinners, said on many days in
   words far from the question's; among all memories they rank low, among Dana's first.
   When the people's memories are reached, they lead the graph retriever and it weighs
-  more in fusion (`graph_signal`).
+  more in fusion (`graph_signal`). Each person is ranked on their own, so each speaker
+  of a two-person conversation keeps their memories; for a question naming several,
+  what joins them (a concept or a rare word their memories share) leads (`_joined`);
+  for a question asking for named things, memories that name something do (`_Named`).
 
 Scores are scaled by the best, so this is one more signal in [0, 1] beside the others.
 """
@@ -31,15 +34,18 @@ from polyg_shared.retrieval import ContextNode, ViewResult
 from polyg_core.graphs.walks import GraphWalks
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
 from polyg_core.recall.context_nodes import to_context
+from polyg_core.recall.lexical import idf
 from polyg_core.recall.multihop import (
     GATHER_GRAPH_WEIGHT,
     GATHER_PEOPLE_WEIGHT,
+    asks_for_names,
     asks_to_gather,
 )
 from polyg_core.recall.view_context import Seeds
 from polyg_core.storage.schema import CONCEPT, MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
+from polyg_core.text.names import find_names
 
 MAX_MEMORIES_PER_CONCEPT = 40
 """A concept more memories than this are about spreads to none of them (a hub)."""
@@ -59,6 +65,14 @@ RANK_OFFSET = 10
 """Reciprocal-rank offset when the two rankings of the people's memories are fused."""
 MAX_PEOPLE_SHARE = 0.6
 """Named people whose memories are more than this share of all say little about which."""
+NAMED_BONUS = 0.5
+"""What a memory that names something gains when the question asks for named things."""
+NAMED_POOL = 60
+"""How many of a person's best memories are looked at for names."""
+JOIN_BONUS = 0.5
+"""What a memory holding something several named people's memories hold gains."""
+JOIN_WORD_SHARE = 0.05
+"""A word joins two people's memories when at most this share of memories hold it."""
 MAX_PERSON_MEMORIES = 5000
 """The newest memories of the named people compared with the question, at most."""
 
@@ -163,33 +177,139 @@ async def people_memories(
     catalogue: NamespaceCatalogue,
     people: Sequence[str],
     vector: npt.NDArray[np.float32] | None,
+    question: str = "",
 ) -> list[ContextNode]:
     """The named people's memories most like the question (`vector`), as memory nodes
-    scored in [0, 1]: ranked by their whole vectors and by the concepts they are about,
-    the two ranks fused (reciprocal rank), the best `PERSON_TOP` kept."""
+    scored in [0, 1]: each person's memories ranked by their whole vectors and by the
+    concepts they are about, the two ranks fused (reciprocal rank), the best
+    `PERSON_TOP` of each person kept (see `_joined` for a question naming several).
+
+    A question asking for things told by name (`multihop.asks_for_names`: "Which bands
+    has Dana seen?") is answered by memories that name something ("It was The Lumens!",
+    said in no word of the question): among each person's best, those gain `NAMED_BONUS`.
+    """
     if vector is None or not people:
         return []
-    entries = {e.uuid: e for e in _people_entries(catalogue, people)}
-    if not entries or len(entries) > MAX_PEOPLE_SHARE * len(catalogue):
-        # Nearly every memory is theirs (both sides of a conversation): naming them
-        # tells nothing about which memories gather.
+    groups = _people_groups(catalogue, people)
+    entries = {e.uuid: e for group in groups for e in group}
+    if not entries:
         return []
-    sims = await GraphWalks(store).memory_similarity(namespace, list(entries), vector.tolist())
+    sims = dict(
+        await GraphWalks(store).memory_similarity(namespace, list(entries), vector.tolist())
+    )
     concepts = await _by_concepts(store, namespace, catalogue, vector, entries)
-    fused: dict[str, float] = defaultdict(float)
-    for ranks, weight in ((_ranks(concepts), 1.0), (_ranks(dict(sims)), WHOLE_MEMORY_SHARE)):
-        for uuid, rank in ranks.items():
-            fused[uuid] += weight / (RANK_OFFSET + rank)
-    top = sorted(fused.items(), key=lambda us: (-us[1], us[0]))[:PERSON_TOP]
-    best = top[0][1]
+    named = _Named(catalogue, people) if asks_for_names(question) else None
+    tops = [_person_top(group, concepts, sims, named) for group in groups]
+    scores = _joined(catalogue, tops)
     out: list[ContextNode] = []
-    for uuid, score in top:
+    for uuid, score in sorted(scores.items(), key=lambda us: (-us[1], us[0])):
         entry = entries[uuid]
         props = {"uuid": uuid, "content": entry.content, "created_at": entry.created_at}
-        node = to_context(MEMORY, props, score / best)
+        node = to_context(MEMORY, props, score)
         attributes = {**node.attributes, PERSON_ATTRIBUTE: True}
         out.append(node.model_copy(update={"attributes": attributes}))
     return out
+
+
+def _people_groups(
+    catalogue: NamespaceCatalogue, people: Sequence[str]
+) -> list[list[CatalogueEntry]]:
+    """Each named one's memories (`_people_entries`), one group per name, leaving out a
+    name whose memories are nearly all (`MAX_PEOPLE_SHARE`): it tells nothing about which
+    memories gather. Each speaker of a two-person conversation has about half: each one's
+    own memories still gather what the question asks of them."""
+    groups: list[list[CatalogueEntry]] = []
+    for name in dict.fromkeys(people):
+        group = _people_entries(catalogue, [name])
+        if group and len(group) <= MAX_PEOPLE_SHARE * len(catalogue):
+            groups.append(group)
+    return groups
+
+
+class _Named:
+    """Which memories name something other than the asked people and the speakers."""
+
+    def __init__(self, catalogue: NamespaceCatalogue, people: Sequence[str]) -> None:
+        self.catalogue = catalogue
+        self.known = {" ".join(p.lower().split()) for p in people}
+
+    def __call__(self, uuid: str) -> bool:
+        entry = self.catalogue.get(uuid)
+        if entry is None:
+            return False
+        for mention in find_names(entry.content):
+            key = " ".join(mention.name.lower().split())
+            if key in self.known:
+                continue
+            if self.catalogue.authored_uuids(mention.name):
+                # A speaker of the namespace named in passing ("Thanks, Lee!").
+                self.known.add(key)
+                continue
+            return True
+        return False
+
+
+def _person_top(
+    group: Sequence[CatalogueEntry],
+    concepts: Mapping[str, float],
+    sims: Mapping[str, float],
+    named: _Named | None = None,
+) -> dict[str, float]:
+    """The best `PERSON_TOP` memories of one person, scored in (0, 1] by the fused ranks of
+    their concepts and of their whole vectors among that person's memories (with `named`,
+    those of the best `NAMED_POOL` that name something gain `NAMED_BONUS`)."""
+    own = {e.uuid for e in group}
+    fused: dict[str, float] = defaultdict(float)
+    for scores, weight in ((concepts, 1.0), (sims, WHOLE_MEMORY_SHARE)):
+        ranks = _ranks({u: s for u, s in scores.items() if u in own})
+        for uuid, rank in ranks.items():
+            fused[uuid] += weight / (RANK_OFFSET + rank)
+    if named is not None:
+        pool = sorted(fused.items(), key=lambda us: (-us[1], us[0]))[:NAMED_POOL]
+        for uuid, _ in pool:
+            if named(uuid):
+                fused[uuid] *= 1.0 + NAMED_BONUS
+    top = sorted(fused.items(), key=lambda us: (-us[1], us[0]))[:PERSON_TOP]
+    best = top[0][1] if top else 1.0
+    return {uuid: score / best for uuid, score in top}
+
+
+def _joined(catalogue: NamespaceCatalogue, tops: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """One score per memory over the people's tops: its best. For a question naming
+    several ("What have Dana and Lee both painted?"), what joins them is something
+    memories of more than one of them are about (Dana's sunset, Lee's sunset): a concept,
+    or a word few memories hold (`_join_keys`). A memory holding such a shared thing gains
+    `JOIN_BONUS`, scaled back into [0, 1]."""
+    scores: dict[str, float] = {}
+    for top in tops:
+        for uuid, score in top.items():
+            scores[uuid] = max(scores.get(uuid, 0.0), score)
+    if len(tops) < 2:
+        return scores
+    keys = {uuid: _join_keys(catalogue, uuid) for uuid in scores}
+    owners: dict[str, set[int]] = defaultdict(set)
+    for i, top in enumerate(tops):
+        for uuid in top:
+            for key in keys[uuid]:
+                owners[key].add(i)
+    shared = {key for key, who in owners.items() if len(who) > 1}
+    for uuid in scores:
+        if shared.intersection(keys[uuid]):
+            scores[uuid] *= 1.0 + JOIN_BONUS
+    return scaled_by_max(scores)
+
+
+def _join_keys(catalogue: NamespaceCatalogue, uuid: str) -> set[str]:
+    """What a memory is about that can join it to another person's: its concepts, and its
+    words held by few memories (at most `JOIN_WORD_SHARE` of them, or two): "kayak" joins
+    "I enjoy kayaking" and "Kayaking is my passion" where their concepts differ."""
+    entry = catalogue.get(uuid)
+    if entry is None:
+        return set()
+    lexical = catalogue.lexical
+    rare = idf(len(lexical), max(2, int(JOIN_WORD_SHARE * len(lexical))))
+    words = {f"word:{t}" for t in lexical.tokens(entry.content) if lexical.idf(t) >= rare}
+    return {*entry.concepts, *words}
 
 
 async def graph_reach(
@@ -211,5 +331,5 @@ async def graph_reach(
         if view.status == "ok":
             out.extend(view.nodes)
     if asks_to_gather(question):
-        out.extend(await people_memories(store, namespace, catalogue, people, vector))
+        out.extend(await people_memories(store, namespace, catalogue, people, vector, question))
     return out

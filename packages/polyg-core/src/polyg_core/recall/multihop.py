@@ -16,7 +16,10 @@ The cues are the shape of the question, never its topic:
 * a relative clause that chains ("which service that depends on ...", "the team whose ...");
 * a habit or taste asked of someone in the present ("what does Dana do to unwind?", "what
   do Lee's parents like?"): it is said over many days, never in one memory;
-* a count of things ("how many cousins does Lee have?"), whose parts are told apart.
+* a count of things ("how many cousins does Lee have?", "how many children has Dana
+  got?", irregular plurals included), whose parts are told apart;
+* a person's things asked for in the plural ("What are Dana's hobbies?", "What were Lee's
+  dogs' names?"): each is told on its own day.
 """
 
 from __future__ import annotations
@@ -49,6 +52,17 @@ _HABIT = re.compile(
     r"\s+(?i:do|like|love|enjoy|prefer)\b",
 )
 _COUNT = re.compile(r"^\W*how many\s+[a-z][\w'-]*s\s+(?:do|does|did|has|have|had)\b", re.I)
+_COUNT_OF_SOMEONE = re.compile(
+    # "How many children does Dana have?", "How many sheep has Lee raised?": the noun need
+    # not end in -s; what marks the count is someone counted for.
+    r"^\W*(?i:how\s+many)\s+(?:[\w'-]+\s+){0,2}?[a-z][\w'-]*\s+(?i:do|does|did|has|have|had)\s+"
+    r"(?:[A-Z][\w'-]*|(?i:he|she|they|we|you|i))\b"
+)
+_THEIR_THINGS = re.compile(
+    # "What are Dana's hobbies?", "Who were Lee's mentors?", "What are Dana's pets' names?"
+    r"^\W*(?i:what|which|who)\s+(?i:are|were)\s+(?:[A-Z][\w-]*(?:'s|’s)|(?i:his|her|their))\s+"
+    r"(?:[\w'-]+\s+){0,2}?[a-z][\w-]*[a-rt-z]s'?(?:\s+[\w'-]+){0,2}\W*$"
+)
 _CHAIN = re.compile(
     r"\b(?:which|what|who)\s+(?:[\w-]+\s+){1,2}(?:that|which|who|whose)\s+\w+"
     r"|\b(?:the|a)\s+[\w-]+\s+(?:that|whose)\s+(?:depends?|relies|uses|owns|caused|led|runs|"
@@ -64,8 +78,38 @@ def asks_to_gather(question: str) -> bool:
         return False
     return any(
         p.search(text) is not None
-        for p in (_PLURAL_THING, _KINDS, _PERFECT, _GATHER, _CHAIN, _HABIT, _COUNT)
+        for p in (
+            _PLURAL_THING,
+            _KINDS,
+            _PERFECT,
+            _GATHER,
+            _CHAIN,
+            _HABIT,
+            _COUNT,
+            _COUNT_OF_SOMEONE,
+            _THEIR_THINGS,
+        )
     )
+
+
+_NAMED_KINDS = (
+    # Kinds of things usually told by their names: "Which bands has Dana seen?" is
+    # answered by "It was The Lumens!", a memory that names something.
+    "book|novel|author|writer|poet|artist|musician|band|singer|song|album|movie|film|show|"
+    "series|name|title|place|cit(?:y|ie)|town|village|countr(?:y|ie)|restaurant|cafe|bar|"
+    "shop|store|brand|game|team|club|compan(?:y|ie)|podcast|app|website|school|hotel"
+)
+_ASKS_FOR_NAMES = re.compile(
+    rf"^\W*(?:what|which)\b(?:\s+[\w+/'’-]+){{0,4}}?\s+(?:[\w-]+/)?(?:{_NAMED_KINDS})(?:e?s)?(?:'|’)?"
+    r"(?=[\s/?.,!]|$)",
+    re.IGNORECASE,
+)
+
+
+def asks_for_names(question: str) -> bool:
+    """Whether the question asks for things of a kind that is told by name (books, bands,
+    cities, pets' names...): what answers it names something."""
+    return _ASKS_FOR_NAMES.search(question.strip()) is not None
 
 
 GATHER_ENTITY_WEIGHT = 0.3
