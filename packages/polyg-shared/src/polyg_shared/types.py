@@ -6,7 +6,7 @@ import math
 import re
 from datetime import datetime
 from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -48,7 +48,7 @@ def _numeric_not_bool(annotation: Any) -> bool:
         tp = stack.pop()
         origin = get_origin(tp)
         if origin is Literal:
-            seen.update(type(v) for v in get_args(tp))
+            seen.update(type(v) for v in cast(tuple[object, ...], get_args(tp)))
         elif origin in (Union, UnionType, Annotated):
             stack.extend(get_args(tp))
         else:
