@@ -1,7 +1,7 @@
 """The LLM stand-in: real HTTP on 127.0.0.1, litellm's pricing, real prompt sizes."""
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import litellm
@@ -36,7 +36,9 @@ def billed(request: RecordedRequest, responder: StandinResponder) -> tuple[int, 
 
 def price(prompt: int, completion: int) -> float:
     """litellm's price table for gpt-4o-mini times the tokens."""
-    row: dict[str, Any] = litellm.model_cost["gpt-4o-mini"]
+    # litellm's price table is an unannotated dict.
+    prices = cast(dict[str, dict[str, Any]], litellm.model_cost)  # pyright: ignore[reportUnknownMemberType]
+    row = prices["gpt-4o-mini"]
     return prompt * row["input_cost_per_token"] + completion * row["output_cost_per_token"]
 
 
@@ -66,7 +68,7 @@ async def test_prompt_tokens_grow_with_the_request() -> None:
     responder = StandinResponder(MODEL)
     short = {"messages": [{"role": "user", "content": "hi"}]}
     long = {"messages": [{"role": "user", "content": "hi " * 300}]}
-    with_schema = {
+    with_schema: dict[str, Any] = {
         **short,
         "response_format": {
             "type": "json_schema",

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from polyg_cli.app import LAZY_COMMANDS, app
+from polyg_cli.app import LAZY_COMMANDS, LazyGroup, app
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -64,9 +64,10 @@ def test_flags_are_flags_in_the_recall_help() -> None:
 
 def test_a_loaded_command_keeps_the_short_help_the_root_lists() -> None:
     group = get_command(app)
+    assert isinstance(group, LazyGroup)
     ctx = group.make_context("polyg", ["recall", "x"], resilient_parsing=True)
     for name, (_, _, short_help) in LAZY_COMMANDS.items():
-        command = group.get_command(ctx, name)  # type: ignore[attr-defined]
+        command = group.get_command(ctx, name)
         assert command is not None and command.short_help == short_help, name
 
 

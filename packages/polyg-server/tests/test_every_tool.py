@@ -3,7 +3,7 @@ valid input, and its structured output is validated against its declared outputS
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import jsonschema
@@ -27,12 +27,13 @@ def text_of(result: CallToolResult) -> str:
 def keys_in(value: Any) -> set[str]:
     if isinstance(value, dict):
         out: set[str] = set()
-        for k, v in value.items():  # pyright: ignore[reportUnknownVariableType]
-            out.add(str(k))  # pyright: ignore[reportUnknownArgumentType]
+        for k, v in cast(dict[Any, Any], value).items():
+            out.add(str(k))
             out |= keys_in(v)
         return out
     if isinstance(value, list):
-        return set().union(*(keys_in(v) for v in value)) if value else set()  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        items = cast(list[Any], value)
+        return set[str]().union(*(keys_in(v) for v in items)) if items else set()
     return set()
 
 
@@ -221,7 +222,7 @@ async def test_every_tool_answers_valid_input_with_output_matching_its_schema(
     queued = await (await job_queue(memory_ctx)).enqueue_remember(
         "A queued note about the cache flush.", graph=namespace
     )
-    plan = [
+    plan: list[tuple[str, dict[str, Any] | None]] = [
         *calls(scratch, other),
         ("list_jobs", {}),
         ("get_job", {"job_id": queued.job_id}),

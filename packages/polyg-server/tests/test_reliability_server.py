@@ -1,3 +1,6 @@
+# pyright: reportPrivateUsage=false
+# (The test kills the embedded server's child process to stand in for a crash; that
+# handle is private on purpose.)
 """The HTTP server while FalkorDB dies and comes back, and while a query runs too long."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx
@@ -72,8 +72,9 @@ class RoundRobin(httpx2.AsyncBaseTransport):
                 body = json.loads(request.content)
             except (ValueError, httpx2.RequestNotRead):
                 body = None
-            if isinstance(body, dict) and body.get("method") == "tools/call":  # pyright: ignore[reportUnknownMemberType]
-                tool = str(body["params"]["name"])  # pyright: ignore[reportUnknownArgumentType]
+            message = cast(dict[str, Any], body) if isinstance(body, dict) else {}
+            if message.get("method") == "tools/call":
+                tool = str(message["params"]["name"])
         kind = "other" if tool is None else "tool"
         index = self.turns[kind] % len(self.bases)
         self.turns[kind] += 1
@@ -439,7 +440,7 @@ async def test_the_job_queue_uses_the_primary_when_replicas_are_configured(
     store = FalkorStore(replicas.settings())
     redis = await open_redis(store)
     try:
-        info = await redis.info("replication")  # pyright: ignore[reportUnknownMemberType]
+        info = await redis.info("replication")
         await redis.set("polyg:test:queue-write", b"1")
     finally:
         await redis.aclose()

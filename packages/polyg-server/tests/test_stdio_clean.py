@@ -13,7 +13,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -79,7 +79,7 @@ def _is_json_rpc(line: str) -> bool:
         message = json.loads(line)
     except ValueError:
         return False
-    return isinstance(message, dict) and message.get("jsonrpc") == "2.0"
+    return isinstance(message, dict) and cast(dict[str, Any], message).get("jsonrpc") == "2.0"
 
 
 async def test_stdio_server_answers_and_exits_cleanly_when_stdin_closes(

@@ -62,10 +62,12 @@ class LabelledNote(BaseModel):
     text: str
     reference: str | None = None
     known: list[str] = Field(default_factory=list)
-    entities: list[tuple[str, str]] = Field(default_factory=list)
-    relations: list[tuple[str, str, str]] = Field(default_factory=list)
-    facts: list[tuple[str, str, str, str | None, str | None]] = Field(default_factory=list)
-    causal: list[tuple[str, str]] = Field(default_factory=list)
+    entities: list[tuple[str, str]] = Field(default_factory=list[tuple[str, str]])
+    relations: list[tuple[str, str, str]] = Field(default_factory=list[tuple[str, str, str]])
+    facts: list[tuple[str, str, str, str | None, str | None]] = Field(
+        default_factory=list[tuple[str, str, str, str | None, str | None]]
+    )
+    causal: list[tuple[str, str]] = Field(default_factory=list[tuple[str, str]])
     forbidden: list[str] = Field(default_factory=list)
 
     @property

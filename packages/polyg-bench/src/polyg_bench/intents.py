@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from polyg_core.errors import InvalidInput
@@ -44,6 +44,20 @@ class QuestionSet:
     questions: list[LabelledQuestion]
 
 
+def _strings(value: Any) -> list[str]:
+    """A list of names as strings (none when the key is missing or empty)."""
+    items: list[Any] = value or []
+    return [str(e) for e in items]
+
+
+def _window(timeframe: object) -> tuple[str, str] | None:
+    """A labelled question's timeframe as (start, end), or None when it has none."""
+    if not isinstance(timeframe, dict):
+        return None
+    span = cast(dict[str, Any], timeframe)
+    return (str(span["start"]), str(span["end"]))
+
+
 def load_questions(path: Path | None = None) -> QuestionSet:
     """The labelled set (the shipped one unless `path` is given).
 
@@ -57,29 +71,34 @@ def load_questions(path: Path | None = None) -> QuestionSet:
             encoding="utf-8"
         )
     )
-    raw: Any = yaml.safe_load(text)
-    if not isinstance(raw, dict) or not isinstance(raw.get("questions"), list):
+    loaded: object = yaml.safe_load(text)
+    if not isinstance(loaded, dict):
+        raise InvalidInput("an intent question set needs 'reference_time' and a 'questions' list")
+    raw = cast(dict[str, Any], loaded)
+    if not isinstance(raw.get("questions"), list):
         raise InvalidInput("an intent question set needs 'reference_time' and a 'questions' list")
     out: list[LabelledQuestion] = []
-    for i, q in enumerate(raw["questions"]):
-        if not isinstance(q, dict) or q.get("type") not in TYPES or not q.get("question"):
+    for i, item in enumerate(cast(list[object], raw["questions"])):
+        if not isinstance(item, dict):
             raise InvalidInput(
                 f"question {i + 1}: needs 'question' and a 'type' among {', '.join(TYPES)}"
             )
-        tf = q.get("timeframe")
-        window = (str(tf["start"]), str(tf["end"])) if isinstance(tf, dict) else None
+        q = cast(dict[str, Any], item)
+        if q.get("type") not in TYPES or not q.get("question"):
+            raise InvalidInput(
+                f"question {i + 1}: needs 'question' and a 'type' among {', '.join(TYPES)}"
+            )
+        window = _window(q.get("timeframe"))
         out.append(
             LabelledQuestion(
                 question=str(q["question"]),
                 type=str(q["type"]),
-                entities=[str(e) for e in q.get("entities") or []],
+                entities=_strings(q.get("entities")),
                 timeframe=window,
                 direction=str(q["direction"]) if q.get("direction") else None,
             )
         )
-    return QuestionSet(
-        str(raw.get("reference_time")), [str(e) for e in raw.get("known_entities") or []], out
-    )
+    return QuestionSet(str(raw.get("reference_time")), _strings(raw.get("known_entities")), out)
 
 
 @dataclass

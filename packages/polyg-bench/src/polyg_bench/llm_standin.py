@@ -35,7 +35,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from polyg_core.providers.litellm_common import import_litellm, quiet_litellm
 from polyg_core.providers.llm.litellm import LiteLLMProvider
@@ -59,11 +59,23 @@ _NODE_LINE = re.compile(r"^- ([0-9A-Za-z_-]+): (.+)$", re.MULTILINE)
 _SYNTH_SOURCES = 5
 
 
+def _object(value: object) -> dict[str, Any]:
+    """A JSON object as a dict; anything else as an empty one."""
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+def _objects(value: object) -> list[dict[str, Any]]:
+    """The JSON objects in a JSON array (a request's messages, a message's parts)."""
+    if not isinstance(value, list):
+        return []
+    return [cast(dict[str, Any], v) for v in cast(list[object], value) if isinstance(v, dict)]
+
+
 def _content(message: dict[str, Any]) -> str:
     content = message.get("content", "")
+    parts = _objects(content)
     if isinstance(content, list):  # content parts
-        parts: list[Any] = content  # pyright: ignore[reportUnknownVariableType]
-        return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        return "".join(str(p.get("text", "")) for p in parts)
     return str(content)
 
 
@@ -160,13 +172,13 @@ class StandinResponder:
         """Input tokens of a chat request: its messages plus its `response_format` schema."""
         messages = [
             {"role": str(m.get("role", "user")), "content": _content(m)}
-            for m in body.get("messages", [])
-            if isinstance(m, dict)
+            for m in _objects(body.get("messages"))
         ]
         tokens = int(self._litellm.token_counter(model=self.model, messages=messages))
-        fmt = body.get("response_format")
-        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-            tokens += self.count_text(json.dumps(fmt.get("json_schema", {}), separators=(",", ":")))
+        fmt = _object(body.get("response_format"))
+        if fmt.get("type") == "json_schema":
+            schema = fmt.get("json_schema", {})
+            tokens += self.count_text(json.dumps(schema, separators=(",", ":")))
         return tokens
 
     def count_text(self, text: str) -> int:
@@ -175,7 +187,7 @@ class StandinResponder:
 
     def answer(self, body: dict[str, Any]) -> Reply:
         """The reply to one chat request body (a 400 for requests polyg does not send)."""
-        messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
+        messages = _objects(body.get("messages"))
         system = next((_content(m) for m in messages if m.get("role") == "system"), "")
         user = next((_content(m) for m in messages if m.get("role") == "user"), "")
         if system.startswith(EXTRACTOR_SYSTEM):

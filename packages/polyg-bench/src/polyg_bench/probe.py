@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 import redis.asyncio as aredis
 import redis.exceptions as rexc
@@ -13,9 +13,9 @@ logger = logging.getLogger(__name__)
 
 def _as_dict(value: Any) -> dict[str, Any]:
     if isinstance(value, dict):
-        items: list[tuple[Any, Any]] = list(value.items())  # pyright: ignore[reportUnknownArgumentType]
+        items = list(cast(dict[Any, Any], value).items())
     elif isinstance(value, list):
-        seq: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        seq = cast(list[Any], value)
         items = list(zip(seq[::2], seq[1::2], strict=False))
     else:
         return {}
@@ -29,7 +29,7 @@ def _as_dict(value: Any) -> dict[str, Any]:
 async def graph_memory_mb(client: aredis.Redis, namespace: str) -> float | None:
     """`total_graph_sz_mb` from GRAPH.MEMORY USAGE (whole MB), or None if unsupported."""
     try:
-        raw = await client.execute_command("GRAPH.MEMORY", "USAGE", namespace)  # pyright: ignore[reportUnknownMemberType]
+        raw = await client.execute_command("GRAPH.MEMORY", "USAGE", namespace)
     except rexc.ResponseError as exc:
         logger.info("GRAPH.MEMORY USAGE not supported: %s", exc)
         return None
@@ -39,5 +39,5 @@ async def graph_memory_mb(client: aredis.Redis, namespace: str) -> float | None:
 
 async def used_memory(client: aredis.Redis) -> int:
     """The server's `used_memory` in bytes (INFO memory)."""
-    info: dict[str, Any] = await client.info("memory")  # pyright: ignore[reportUnknownMemberType]
+    info: dict[str, Any] = await client.info("memory")
     return int(info["used_memory"])

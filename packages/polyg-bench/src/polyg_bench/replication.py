@@ -97,7 +97,7 @@ class LoopbackServer:
         """`INFO <section>` as a dict."""
         client = self.client()
         try:
-            return dict(client.info(section=section))  # pyright: ignore[reportUnknownArgumentType]
+            return dict(client.info(section=section))
         finally:
             client.close()
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.semantic import memory_row, write_memories
@@ -80,9 +80,10 @@ class UpdateCase:
         return next(n for n in self.notes if n.role == role)
 
 
-def _case(raw: Any, where: str) -> UpdateCase:
-    if not isinstance(raw, dict):
+def _case(value: object, where: str) -> UpdateCase:
+    if not isinstance(value, dict):
         raise InvalidInput(f"{where}: a case must be a JSON object with id, notes, questions")
+    raw = cast(dict[str, Any], value)
     try:
         notes = tuple(UpdateNote(n["role"], int(n["days"]), str(n["text"])) for n in raw["notes"])
         questions = tuple(

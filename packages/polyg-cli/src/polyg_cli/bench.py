@@ -472,8 +472,8 @@ def retrieval_command(
         model = f"{llm_standin} (local stand-in: real prompt sizes, rule-based answers)"
     print(f"\nLLM usage per call, p50 / mean (model: {model or 'none, rule-based path'}):\n")
     print(_usage_markdown(usage))
-    by_kind = standin.by_kind() if standin is not None else []
-    plumbing = standin.plumbing() if standin is not None else {}
+    by_kind: list[dict[str, Any]] = standin.by_kind() if standin is not None else []
+    plumbing: dict[str, int] = standin.plumbing() if standin is not None else {}
     _print_standin(by_kind, plumbing)
     _print_ablation(report)
     _print_data_location(st, data_dir, keep, report)

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, cast
 
 import typer
 from polyg_core.errors import InvalidInput
@@ -216,8 +216,15 @@ def import_command(
         f"{result['nodes_added']} nodes added ({result['nodes_existing']} existing), "
         f"{result['edges_added']} edges added ({result['edges_existing']} existing)"
     )
-    problems = result.get("unparseable") or []
-    if isinstance(problems, list) and problems:
+    problems = _line_problems(result.get("unparseable"))
+    if problems:
         st.out.print(f"[yellow]{len(problems)} lines could not be read:[/]")
         for p in problems[:20]:
             st.out.print(f"  line {p.get('line')}: {p.get('message')}", highlight=False)
+
+
+def _line_problems(value: object) -> list[dict[str, Any]]:
+    """The import's unreadable lines ({line, message} each), from its JSON-shaped answer."""
+    if not isinstance(value, list):
+        return []
+    return [cast(dict[str, Any], p) for p in cast(list[object], value) if isinstance(p, dict)]

@@ -59,7 +59,8 @@ def canonical(cycle: list[str]) -> tuple[str, ...]:
 
 def reachable(g: GraphData) -> set[tuple[str, str]]:
     graph = to_nx(g)
-    return {(u, v) for u in graph for v in nx.descendants(graph, u)}
+    # typeshed's networkx stubs leave `source` and `**backend_kwargs` untyped.
+    return {(u, v) for u in graph for v in nx.descendants(graph, u)}  # pyright: ignore[reportUnknownMemberType]
 
 
 CHAIN = GraphData.from_edges(
@@ -117,7 +118,7 @@ def test_shortest_path_lengths_match_networkx(g: GraphData, data: st.DataObject)
     result = alg.shortest_path(g, source, target)
     if nx.has_path(reference, source, target):
         assert result is not None
-        assert result.length == nx.shortest_path_length(reference, source, target)
+        assert result.length == nx.shortest_path_length(reference, source, target)  # pyright: ignore[reportUnknownMemberType]
         hops = list(itertools.pairwise([n.id for n in result.path]))
         assert all(reference.has_edge(u, v) for u, v in hops)
     else:

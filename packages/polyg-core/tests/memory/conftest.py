@@ -52,7 +52,7 @@ async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memo
 
 
 def _chain_from_context(user: str) -> list[dict[str, Any]]:
-    steps = []
+    steps: list[dict[str, Any]] = []
     for line in user.splitlines():
         m = re.match(r"- (.+) --C_CAUSES--> (.+) \(confidence ([0-9.]+)\)", line)
         if m:

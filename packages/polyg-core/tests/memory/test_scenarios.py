@@ -234,7 +234,7 @@ def _check_retrieval(result: RecallResult, query: ScenarioQuery) -> None:
     for intent in query.expected_intents:
         view = views[VIEW_OF[intent]]
         assert view.status == "ok" and view.nodes > 0, (intent, view)
-    frame = result.intent.get("timeframe") or {}
+    frame: dict[str, Any] = result.intent.get("timeframe") or {}
     if frame.get("start") and frame.get("end"):
         start, end = parse_timestamp(frame["start"]), parse_timestamp(frame["end"])
         outside = [
@@ -344,7 +344,8 @@ async def test_every_fact_holds_in_its_window_and_superseded_ones_are_not_curren
     loaded = scenarios[name]
     memory = Memory(store=loaded.store, embedder=loaded.embedder, namespace=loaded.namespace)
     doc: dict[str, Any] = yaml.safe_load(loaded.scenario.path.read_text(encoding="utf-8"))
-    for fact in doc.get("facts") or []:
+    facts: list[dict[str, Any]] = doc.get("facts") or []
+    for fact in facts:
         subject, predicate, obj = str(fact["subject"]), str(fact["predicate"]), str(fact["object"])
         then = await memory.temporal.facts(
             loaded.namespace, subject, predicate, as_of=str(fact["valid_from"])

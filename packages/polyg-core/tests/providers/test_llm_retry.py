@@ -4,7 +4,7 @@ from email.utils import format_datetime
 
 from hypothesis import given
 from hypothesis import strategies as st
-from polyg_core.providers.litellm_common import RetryPolicy, _retry_after, config_hint
+from polyg_core.providers.litellm_common import RetryPolicy, config_hint, retry_after
 from polyg_shared.timeutil import utc_now
 
 
@@ -38,12 +38,12 @@ def test_retry_after_is_used_as_given_up_to_the_cap() -> None:
 def test_retry_after_headers_in_seconds_milliseconds_and_dates_are_read() -> None:
     in_five = format_datetime(utc_now() + timedelta(seconds=5), usegmt=True)
 
-    assert _retry_after(HeaderError({"retry-after": "3"})) == 3.0
-    assert _retry_after(HeaderError({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
-    from_date = _retry_after(HeaderError({"retry-after": in_five}))
+    assert retry_after(HeaderError({"retry-after": "3"})) == 3.0
+    assert retry_after(HeaderError({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
+    from_date = retry_after(HeaderError({"retry-after": in_five}))
     assert from_date is not None and 3 <= from_date <= 5
-    assert _retry_after(HeaderError({"retry-after": "soon"})) is None
-    assert _retry_after(HeaderError()) is None
+    assert retry_after(HeaderError({"retry-after": "soon"})) is None
+    assert retry_after(HeaderError()) is None
 
 
 def test_hint_names_the_settings_and_the_key_variable() -> None:

@@ -1,3 +1,6 @@
+# pyright: reportPrivateUsage=false
+# (These tests hold the embedder's cache, batching and ONNX session to what they must do:
+# the internals are the unit under test here, not part of its interface.)
 """The torch-free MiniLM embedder (onnxruntime) against sentence-transformers' own output."""
 
 from __future__ import annotations

@@ -248,7 +248,7 @@ async def test_recall_sends_no_write_to_falkordb(
         await memory.recall("warm-up", reference_time=NOW)
 
         async def writes() -> int:
-            stats: dict[str, Any] = await probe.info("commandstats")  # pyright: ignore[reportUnknownMemberType]
+            stats: dict[str, Any] = await probe.info("commandstats")
             return int(stats.get("cmdstat_graph.QUERY", {}).get("calls", 0))
 
         before = await writes()

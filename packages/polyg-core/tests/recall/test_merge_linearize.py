@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polyg_core.recall.linearizer import estimate_tokens, linearize
 from polyg_core.recall.merger import merge_views
-from polyg_shared.retrieval import ContextEdge, ContextNode, MergedSubgraph, ViewResult
+from polyg_shared.retrieval import ContextEdge, ContextNode, MergedSubgraph, ViewName, ViewResult
 
 
 def node(uuid: str, score: float, label: str = "E_Entity", **attrs: object) -> ContextNode:
@@ -57,9 +57,13 @@ def test_edges_to_unknown_nodes_are_dropped_and_duplicates_merged() -> None:
     assert merge_views([v1, v2]).edges == [e]
 
 
+def view_of(name: ViewName, items: list[tuple[str, float]]) -> ViewResult:
+    return ViewResult(view=name, nodes=[node(u, s) for u, s in items])
+
+
 views_strategy = st.lists(
     st.builds(
-        lambda name, items: ViewResult(view=name, nodes=[node(u, s) for u, s in items]),
+        view_of,
         st.sampled_from(["semantic", "entity", "temporal", "causal", "ppr"]),
         st.lists(st.tuples(st.sampled_from("abcdefgh"), st.floats(0, 1)), max_size=8),
     ),
@@ -73,7 +77,7 @@ def test_merge_keeps_one_node_per_uuid_with_the_formula(views: list[ViewResult])
     uuids = [n.uuid for n in merged.nodes]
     assert len(uuids) == len(set(uuids))
     for n in merged.nodes:
-        best = {}
+        best: dict[str, float] = {}
         for v in views:
             for m in v.nodes:
                 if m.uuid == n.uuid:

@@ -1,3 +1,6 @@
+# pyright: reportPrivateUsage=false
+# (The fixture kills the embedded server's child process to stand in for a crash; that
+# handle is private on purpose.)
 """A FalkorDB the test can kill and bring back, and a store that does not restart it itself.
 
 The store reaches the server through `FALKORDB_URL`-style settings (a unix socket

@@ -1,3 +1,6 @@
+# pyright: reportPrivateUsage=false
+# (Some tests forget what the store has created, to check that a restart finds the
+# indexes again; that memo is private to the store on purpose.)
 """The FalkorDB store against the real embedded server."""
 
 from __future__ import annotations

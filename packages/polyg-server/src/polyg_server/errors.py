@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from polyg_core.errors import (
     AmbiguousName,
@@ -40,8 +40,11 @@ def _expected(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> str:
         return f"known arguments: {names}" if names else "this tool takes no arguments"
     schema: dict[str, Any] = model.model_json_schema()["properties"].get(loc[0], {})
     parts: list[str] = []
+    variants = cast(list[Any], schema.get("anyOf", []))
     kind = schema.get("type") or "/".join(
-        str(s.get("type")) for s in schema.get("anyOf", []) if isinstance(s, dict) and "type" in s
+        str(cast(dict[str, Any], s)["type"])
+        for s in variants
+        if isinstance(s, dict) and "type" in s
     )
     if kind:
         parts.append(str(kind))
@@ -115,8 +118,8 @@ def polyg_error_text(exc: PolygError) -> str:
 def _polyg_leaf(exc: BaseException) -> PolygError | None:
     """The first polyg-core error inside an exception group (task groups wrap errors)."""
     if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:  # pyright: ignore[reportUnknownVariableType]
-            found = _polyg_leaf(inner)  # pyright: ignore[reportUnknownArgumentType]
+        for inner in cast(BaseExceptionGroup[BaseException], exc).exceptions:
+            found = _polyg_leaf(inner)
             if found is not None:
                 return found
     return exc if isinstance(exc, PolygError) else None

@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 import pydantic_core
@@ -67,10 +67,13 @@ class SchemaCache:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        if not isinstance(data, dict) or data.get("key") != self.key:  # pyright: ignore[reportUnknownMemberType]
+        if not isinstance(data, dict):
             return {}
-        schemas = data.get("schemas")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        return schemas if isinstance(schemas, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+        stored = cast(dict[str, Any], data)
+        if stored.get("key") != self.key:
+            return {}
+        schemas = stored.get("schemas")
+        return cast(dict[str, dict[str, Any]], schemas) if isinstance(schemas, dict) else {}
 
     def schema(self, model: type[BaseModel], mode: str) -> dict[str, Any]:
         """The model's JSON schema (by alias) in `mode` ("validation" or "serialization");

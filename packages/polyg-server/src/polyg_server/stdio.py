@@ -25,7 +25,7 @@ import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import anyio
 import mcp_types as types
@@ -84,8 +84,12 @@ def _depth_over(value: Any, limit: int) -> bool:
         if isinstance(item, dict | list):
             if depth > limit:
                 return True
-            children: Any = item.values() if isinstance(item, dict) else item  # pyright: ignore[reportUnknownMemberType]
-            stack.extend((child, depth + 1) for child in children)  # pyright: ignore[reportUnknownVariableType]
+            children = (
+                list(cast(dict[Any, Any], item).values())
+                if isinstance(item, dict)
+                else cast(list[Any], item)
+            )
+            stack.extend((child, depth + 1) for child in children)
     return False
 
 
@@ -115,7 +119,7 @@ def parse_line(line: bytes, limits: StdioLimits) -> SessionMessage:
             f"Parse error: the message is not valid JSON ({exc}); send one JSON-RPC message "
             "per line",
         )
-    request_id = data.get("id") if isinstance(data, dict) else None  # pyright: ignore[reportUnknownMemberType]
+    request_id = cast(dict[str, Any], data).get("id") if isinstance(data, dict) else None
     if not isinstance(request_id, str | int) or isinstance(request_id, bool):
         request_id = None
     if _depth_over(data, limits.max_depth):
@@ -152,10 +156,12 @@ async def read_messages(
         if not data.strip():
             return
         parsed = parse_line(data, limits)
-        target = errors if isinstance(parsed.message, types.JSONRPCError) else messages
-        if target is errors:
-            logger.warning("stdio: refused a message: %s", parsed.message.error.message[:200])  # pyright: ignore[reportAttributeAccessIssue]
-        await target.send(parsed)
+        refusal = parsed.message
+        if isinstance(refusal, types.JSONRPCError):
+            logger.warning("stdio: refused a message: %s", refusal.error.message[:200])
+            await errors.send(parsed)
+        else:
+            await messages.send(parsed)
 
     async with messages, errors:
         while True:

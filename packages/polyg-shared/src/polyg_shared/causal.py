@@ -63,7 +63,7 @@ class CausalChain(BaseModel):
     root: CausalNode
     direction: ChainDirection
     depth: int = Field(ge=1)
-    paths: list[CausalPath] = Field(default_factory=list)
-    nodes: list[CausalNode] = Field(default_factory=list)
-    edges: list[CausalLink] = Field(default_factory=list)
+    paths: list[CausalPath] = Field(default_factory=list[CausalPath])
+    nodes: list[CausalNode] = Field(default_factory=list[CausalNode])
+    edges: list[CausalLink] = Field(default_factory=list[CausalLink])
     truncated: bool = Field(default=False, description="True when the path limit cut the result.")

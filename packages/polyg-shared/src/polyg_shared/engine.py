@@ -268,7 +268,7 @@ class EdgeFailure(BaseModel):
 
     edge: EdgeSpec
     reason: str
-    candidates: list[CandidateOut] = Field(default_factory=list)
+    candidates: list[CandidateOut] = Field(default_factory=list[CandidateOut])
 
 
 class AddEdgesInput(EngineInput):
@@ -503,7 +503,7 @@ class ImportGraphOutput(BaseModel):
     edges_added: int
     nodes_existing: int
     edges_existing: int
-    unparseable: list[LineProblem] = Field(default_factory=list)
+    unparseable: list[LineProblem] = Field(default_factory=list[LineProblem])
     embedded: bool = Field(
         description="Whether new nodes got embeddings (for matching names by meaning)."
     )

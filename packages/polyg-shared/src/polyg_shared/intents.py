@@ -196,10 +196,10 @@ class Extraction(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    entities: list[ExtractedEntity] = Field(default_factory=list)
-    relations: list[ExtractedRelation] = Field(default_factory=list)
-    events: list[ExtractedEvent] = Field(default_factory=list)
-    facts: list[ExtractedFact] = Field(default_factory=list)
-    causal_links: list[ExtractedCausalLink] = Field(default_factory=list)
-    concepts: list[ExtractedConcept] = Field(default_factory=list)
+    entities: list[ExtractedEntity] = Field(default_factory=list[ExtractedEntity])
+    relations: list[ExtractedRelation] = Field(default_factory=list[ExtractedRelation])
+    events: list[ExtractedEvent] = Field(default_factory=list[ExtractedEvent])
+    facts: list[ExtractedFact] = Field(default_factory=list[ExtractedFact])
+    causal_links: list[ExtractedCausalLink] = Field(default_factory=list[ExtractedCausalLink])
+    concepts: list[ExtractedConcept] = Field(default_factory=list[ExtractedConcept])
     category: MemoryCategory = MemoryCategory.EPISODIC

@@ -82,4 +82,5 @@ class PageOutput(BaseModel):
             for key in ("next_cursor", "truncated"):
                 if key in fields:
                     fields[key] = fields.pop(key)
+            return fields
         return data

@@ -60,8 +60,8 @@ class ViewResult(BaseModel):
     status: ViewStatus = "ok"
     error: str | None = None
     elapsed_ms: float = 0.0
-    nodes: list[ContextNode] = Field(default_factory=list)
-    edges: list[ContextEdge] = Field(default_factory=list)
+    nodes: list[ContextNode] = Field(default_factory=list[ContextNode])
+    edges: list[ContextEdge] = Field(default_factory=list[ContextEdge])
 
 
 class MergedSubgraph(BaseModel):
@@ -69,8 +69,8 @@ class MergedSubgraph(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    nodes: list[ContextNode] = Field(default_factory=list)
-    edges: list[ContextEdge] = Field(default_factory=list)
+    nodes: list[ContextNode] = Field(default_factory=list[ContextNode])
+    edges: list[ContextEdge] = Field(default_factory=list[ContextEdge])
     views: dict[str, ViewStatus] = Field(default_factory=dict)
 
 
@@ -103,7 +103,7 @@ class Reasoning(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    causal_chain: list[CausalStep] = Field(default_factory=list)
+    causal_chain: list[CausalStep] = Field(default_factory=list[CausalStep])
     temporal_context: list[str] = Field(default_factory=list)
     entities_involved: list[str] = Field(default_factory=list)
     semantic_matches: list[str] = Field(default_factory=list)
@@ -205,7 +205,7 @@ class PackedEvidence(BaseModel):
     memories_kept: int
     nodes_kept: int
     left_out: list[AnswerSource] = Field(
-        default_factory=list,
+        default_factory=list[AnswerSource],
         description=(
             "Memories and nodes that did not fit, best first (uuid, label, the start of the text)."
         ),
@@ -224,7 +224,7 @@ class RecallResult(BaseModel):
     reasoning: Reasoning
     sources: list[str]
     source_nodes: list[AnswerSource] = Field(
-        default_factory=list,
+        default_factory=list[AnswerSource],
         description="The sources with their text and time, in the order of `sources`.",
     )
     confidence_factors: dict[str, float] = Field(
@@ -241,11 +241,11 @@ class RecallResult(BaseModel):
     )
     context: LinearizedContext
     memories: list[RecalledMemory] = Field(
-        default_factory=list,
+        default_factory=list[RecalledMemory],
         description="The stored memories that answer the question, best first (the evidence).",
     )
     nodes: list[ContextNode] = Field(description="The merged subgraph's top nodes, best first.")
-    edges: list[ContextEdge] = Field(default_factory=list)
+    edges: list[ContextEdge] = Field(default_factory=list[ContextEdge])
     views: list[ViewSummary]
     fallback: str | None = Field(
         default=None, description="'semantic_only' when the graph views found too little."
@@ -259,11 +259,11 @@ class RecallResult(BaseModel):
         description="Query mode: execution (5 core), planning (5 + 15) or brainstorming (5 + 25).",
     )
     core: list[ContextNode] = Field(
-        default_factory=list,
+        default_factory=list[ContextNode],
         description="Best nodes by hybrid score (0.4 vector + 0.4 graph + 0.2 causal).",
     )
     extended: list[ContextNode] = Field(
-        default_factory=list, description="Further nodes within the mode's budget."
+        default_factory=list[ContextNode], description="Further nodes within the mode's budget."
     )
     packed: PackedEvidence | None = Field(
         default=None,
@@ -280,7 +280,7 @@ class RecallResult(BaseModel):
         description="True when parts were left out to keep the answer within max_tokens.",
     )
     omitted: list[str] = Field(
-        default_factory=list,
+        default_factory=list[str],
         description="What was left out or cut for max_tokens, in that order.",
     )
 
@@ -317,7 +317,7 @@ class CausalProbabilityResult(BaseModel):
     truncated: bool = Field(
         description="True when the link search hit its cap: the value is then a lower bound."
     )
-    paths: list[CausalPathProbability] = Field(default_factory=list)
+    paths: list[CausalPathProbability] = Field(default_factory=list[CausalPathProbability])
     explanation: str
 
 
@@ -330,13 +330,13 @@ class RememberResult(BaseModel):
     memory_uuid: str
     created: bool = Field(description="False when the same content was already remembered.")
     category: str
-    entities: list[WrittenNode] = Field(default_factory=list)
+    entities: list[WrittenNode] = Field(default_factory=list[WrittenNode])
     relations: list[str] = Field(default_factory=list)
-    events: list[WrittenNode] = Field(default_factory=list)
-    facts: list[WrittenNode] = Field(default_factory=list)
-    invalidated_facts: list[WrittenNode] = Field(default_factory=list)
+    events: list[WrittenNode] = Field(default_factory=list[WrittenNode])
+    facts: list[WrittenNode] = Field(default_factory=list[WrittenNode])
+    invalidated_facts: list[WrittenNode] = Field(default_factory=list[WrittenNode])
     causal_links: list[str] = Field(default_factory=list)
-    concepts: list[WrittenNode] = Field(default_factory=list)
+    concepts: list[WrittenNode] = Field(default_factory=list[WrittenNode])
     degraded: bool = False
     degraded_reasons: list[str] = Field(default_factory=list)
     usage: UsageReport = Field(default_factory=UsageReport)

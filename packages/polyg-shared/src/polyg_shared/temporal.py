@@ -24,7 +24,7 @@ class FactWrite(BaseModel):
     fact: Fact
     status: FactWriteStatus
     invalidated: list[Fact] = Field(
-        default_factory=list, description="Facts closed because this one replaced them."
+        default_factory=list[Fact], description="Facts closed because this one replaced them."
     )
     created_entities: list[WrittenNode] = Field(
         default_factory=list[WrittenNode], description=CREATED_ENTITIES
@@ -59,9 +59,9 @@ class EventNeighbourhood(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    events: list[Event] = Field(default_factory=list)
+    events: list[Event] = Field(default_factory=list[Event])
     hops: dict[str, int] = Field(default_factory=dict)
-    edges: list[EventOrder] = Field(default_factory=list)
+    edges: list[EventOrder] = Field(default_factory=list[EventOrder])
     truncated: bool = Field(
         default=False, description="True when `limit` was reached before the walk ended."
     )

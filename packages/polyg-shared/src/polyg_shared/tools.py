@@ -7,7 +7,7 @@ causal nodes) is accepted. No output carries an embedding.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AliasChoices,
@@ -624,12 +624,14 @@ class ClearGraphInput(MemoryInput):
     @model_validator(mode="before")
     @classmethod
     def _spec_graph_part(cls, data: object) -> object:
-        if isinstance(data, dict) and "which" not in data:
-            part = data.get("graph")  # pyright: ignore[reportUnknownMemberType]
-            if part in ("semantic", "temporal", "causal", "entity", "all"):
-                rest = {k: v for k, v in data.items() if k != "graph"}  # pyright: ignore[reportUnknownVariableType]
-                return {**rest, "which": part}
-        return data
+        if not isinstance(data, dict):
+            return data
+        fields = cast(dict[str, object], data)
+        part = fields.get("graph")
+        if "which" not in fields and part in ("semantic", "temporal", "causal", "entity", "all"):
+            rest = {k: v for k, v in fields.items() if k != "graph"}
+            return {**rest, "which": part}
+        return fields
 
 
 class ClearGraphOutput(ClearResult):
@@ -805,8 +807,8 @@ class ViewIn(BaseModel):
 
     view: ViewName
     status: ViewStatus = "ok"
-    nodes: list[ContextNode] = Field(default_factory=list)
-    edges: list[ContextEdge] = Field(default_factory=list)
+    nodes: list[ContextNode] = Field(default_factory=list[ContextNode])
+    edges: list[ContextEdge] = Field(default_factory=list[ContextEdge])
 
 
 class SubgraphMergeInput(MemoryInput):
@@ -828,8 +830,8 @@ class SubgraphIn(BaseModel):
     def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
         return reject_bool_number(cls, value, info)
 
-    nodes: list[ContextNode] = Field(default_factory=list)
-    edges: list[ContextEdge] = Field(default_factory=list)
+    nodes: list[ContextNode] = Field(default_factory=list[ContextNode])
+    edges: list[ContextEdge] = Field(default_factory=list[ContextEdge])
     views: dict[str, ViewStatus] = Field(default_factory=dict)
 
 

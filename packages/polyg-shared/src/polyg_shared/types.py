@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -48,7 +49,7 @@ def _numeric_not_bool(annotation: Any) -> bool:
         tp = stack.pop()
         origin = get_origin(tp)
         if origin is Literal:
-            seen.update(type(v) for v in get_args(tp))
+            seen.update(type(v) for v in cast(tuple[object, ...], get_args(tp)))
         elif origin in (Union, UnionType, Annotated):
             stack.extend(get_args(tp))
         else:
@@ -162,14 +163,14 @@ def control_char_error(data: Any) -> tuple[Loc, str, str] | None:
                     "(tab, newline and carriage return are the only control characters accepted)",
                 )
         elif isinstance(value, dict):
-            items: list[tuple[Any, Any]] = list(value.items())  # pyright: ignore[reportUnknownArgumentType,reportUnknownMemberType]
+            items = list(cast(dict[Any, Any], value).items())
             for key, item in reversed(items):
                 if isinstance(key, str) and _BAD_CHAR.search(key):
                     stack.append(((*loc, key), key))
                 else:
                     stack.append(((*loc, str(key)), item))
         elif isinstance(value, list | tuple):
-            seq: list[Any] = list(value)  # pyright: ignore[reportUnknownArgumentType]
+            seq = list(cast(Sequence[Any], value))
             for i in range(len(seq) - 1, -1, -1):
                 stack.append(((*loc, i), seq[i]))
     return None

@@ -312,7 +312,7 @@ def _bounded_cycles(
     found: list[list[int]],
 ) -> str | None:
     succ = ig.successors
-    label = labels.tolist()
+    label: list[int] = labels.tolist()
     sizes = Counter(label)
     steps = 0
     for s in range(ig.n):

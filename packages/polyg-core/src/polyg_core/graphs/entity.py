@@ -533,7 +533,7 @@ class EntityGraph:
         if not res.rows:  # the target was deleted while merging
             raise NodeNotFound("entity", target)
         node, merged_from = res.rows[0]
-        return to_entity(clean(node)), [str(n) for n in merged_from or []]
+        return to_entity(clean(node)), [str(n) for n in merged_from or ()]
 
     async def link(
         self,

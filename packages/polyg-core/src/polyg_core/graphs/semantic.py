@@ -75,7 +75,7 @@ def to_memory(node: Mapping[str, Any]) -> Memory:
         uuid=str(node["uuid"]),
         content=str(node["content"]),
         category=MemoryCategory(str(node.get("category") or "episodic")),
-        tags=[str(t) for t in node.get("tags") or []],
+        tags=[str(t) for t in node.get("tags") or ()],
         created_at=dt(node.get("created_at")),
     )
 
@@ -519,7 +519,7 @@ class SemanticGraph:
         )
         concept_ids = await self._concept_ids(namespace, concepts)
         vec = None if res.rows else (await embed_texts(self.embedder, [text]))[0]
-        old_tags = [str(t) for t in (res.rows[0][0] or [])] if res.rows else []
+        old_tags = [str(t) for t in (res.rows[0][0] or ())] if res.rows else []
         return await write_memory(
             self.store,
             namespace,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from polyg_shared import Concept, Memory, MemoryCategory
 
@@ -197,9 +197,11 @@ class SemanticBatch:
         """Fill each row's `similar`: the named concepts that exist when the item names
         them, else (for a row with a vector) its nearest concepts, one k-NN query."""
         g = self.graph
-        named = {n for r in rows for n in items[r["i"]].similar or {}}
+        named = {n for r in rows for n in items[cast(int, r["i"])].similar or ()}
         uuid_of = await self._uuids_of_names(namespace, named)
-        searched = [(r["i"], r["vec"]) for r in rows if r["vec"] is not None]
+        searched: list[tuple[int, Sequence[float]]] = [
+            (r["i"], r["vec"]) for r in rows if r["vec"] is not None
+        ]
         searched = [(i, v) for i, v in searched if items[i].similar is None]
         nearest = await knn_many(
             g.store,
@@ -210,7 +212,7 @@ class SemanticBatch:
             min_similarity=g.similar_threshold,
         )
         for r in rows:
-            given = items[r["i"]].similar
+            given = items[cast(int, r["i"])].similar
             if given is not None:
                 r["similar"] = [
                     {"uuid": uuid_of[name_key(n)], "score": float(sc)}
@@ -303,7 +305,7 @@ class SemanticBatch:
             {"h": list(hashes.values())},
             read_only=True,
         )
-        old_tags = {str(h): [str(t) for t in (tags or [])] for h, tags in res.rows}
+        old_tags = {str(h): [str(t) for t in (tags or ())] for h, tags in res.rows}
         new = [i for i in idx if hashes[i] not in old_tags]
         vectors = await embed_texts(g.embedder, [checked[i][0] for i in new])
         vec_of = dict(zip(new, vectors, strict=True))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 from polyg_shared.jobs import JobInfo, JobStatus
 from polyg_shared.retrieval import UsageReport
@@ -61,7 +61,8 @@ def to_info(job: Job, *, include_result: bool = True, retry_at: float | None = N
     """A saq job as a `JobInfo`; `retry_at` (epoch seconds) when it waits for a retry."""
     kwargs: dict[str, Any] = job.kwargs or {}
     content = str(kwargs.get("content") or "")
-    result: Any = job.result if isinstance(job.result, dict) else None
+    stored: Any = job.result
+    result: Any = cast(dict[str, Any], stored) if isinstance(stored, dict) else None
     status = job_status(job)
     return JobInfo(
         job_id=job.key,
@@ -73,7 +74,7 @@ def to_info(job: Job, *, include_result: bool = True, retry_at: float | None = N
         attempts=job.attempts,
         max_attempts=job.retries,
         error=last_error(job),
-        errors=[str(e) for e in job.meta.get("errors") or []],
+        errors=[str(e) for e in job.meta.get("errors") or ()],
         result=result if include_result else None,
         usage=_usage(result),
         content_hash=str(kwargs.get("content_hash") or "") or None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["NoJSONFound", "extract_json_object", "strip_reasoning"]
 
@@ -81,7 +81,7 @@ def _loads_object(text: str) -> dict[str, Any] | None:
         value = json.loads(text)
     except ValueError:
         return None
-    return value if isinstance(value, dict) else None
+    return cast(dict[str, Any], value) if isinstance(value, dict) else None
 
 
 def _scan_for_object(text: str) -> dict[str, Any] | None:
@@ -96,6 +96,6 @@ def _scan_for_object(text: str) -> dict[str, Any] | None:
             start = text.find("{", start + 1)
             continue
         if isinstance(value, dict):
-            return value
+            return cast(dict[str, Any], value)
         start = text.find("{", start + 1)
     return None

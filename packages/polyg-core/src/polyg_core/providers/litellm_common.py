@@ -28,6 +28,7 @@ __all__ = [
     "config_hint",
     "import_litellm",
     "quiet_litellm",
+    "retry_after",
     "summarize_error",
 ]
 
@@ -147,7 +148,7 @@ def _is_retryable(litellm: ModuleType, exc: BaseException) -> bool:
     )
 
 
-def _retry_after(exc: BaseException) -> float | None:
+def retry_after(exc: BaseException) -> float | None:
     """The server's requested wait in seconds, from `retry-after-ms` or `retry-after`."""
     for source in (getattr(exc, "litellm_response_headers", None), _response_headers(exc)):
         if source is None:
@@ -217,7 +218,7 @@ async def call_with_retries(
             last = exc
         if retry == policy.max_retries:
             break
-        wait = policy.delay(retry, _retry_after(last))
+        wait = policy.delay(retry, retry_after(last))
         logger.warning(
             "%s failed (%s); retry %d/%d in %.2fs",
             what,

@@ -226,7 +226,8 @@ class NamespaceCatalogue:
             return [u.decode() for u in block[offsets].tolist()]
         at = np.searchsorted(firsts, docs, side="right") - 1
         out: list[str] = []
-        for d, c in zip(docs, at.tolist(), strict=True):
+        blocks: list[int] = at.tolist()
+        for d, c in zip(docs, blocks, strict=True):
             if c >= 0 and 0 <= d - firsts[c] < len(self._uuid_blocks[c]):
                 out.append(self._uuid_blocks[c][d - firsts[c]].decode())
         return out
@@ -361,7 +362,7 @@ class NamespaceCatalogue:
 def _entry(row: Sequence[Any]) -> CatalogueEntry:
     uuid, content, source_id, created, recorded, category, tags, concepts = row
     text = str(content or "")
-    tag_list = tuple(str(t) for t in (tags or []))
+    tag_list = tuple(str(t) for t in (tags or ()))
     return CatalogueEntry(
         uuid=str(uuid),
         content=text,
@@ -370,7 +371,7 @@ def _entry(row: Sequence[Any]) -> CatalogueEntry:
         recorded_at=int(recorded or created or 0),
         category=str(category or "episodic"),
         tags=tag_list,
-        concepts=tuple(str(c) for c in (concepts or [])),
+        concepts=tuple(str(c) for c in (concepts or ())),
         author=author_of(text, tag_list),
     )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from polyg_shared.retrieval import ContextNode
 
@@ -48,7 +48,7 @@ def label_of(props: dict[str, Any], default: str = "") -> str:
     """The memory label of a projected node (its `_labels` when present)."""
     labels = props.get("_labels")
     if isinstance(labels, list):
-        for label in labels:
+        for label in cast(list[Any], labels):
             if label in GRAPH_OF_LABEL:
                 return str(label)
     return default

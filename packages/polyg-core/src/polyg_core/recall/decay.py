@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from polyg_shared.timeutil import to_epoch_ms
 
@@ -129,7 +129,7 @@ async def memory_meta(
     for uuid, created, on_node, recorded, category, tags in res.rows:
         created_ms = _ms(created)
         times = [t for t in (_ms(on_node), _ms(recorded), created_ms) if t is not None]
-        tag_list = tuple(str(t) for t in tags) if isinstance(tags, list) else ()
+        tag_list = tuple(str(t) for t in cast(list[Any], tags)) if isinstance(tags, list) else ()
         out[str(uuid)] = MemoryMeta(
             created_ms,
             max(times) if times else None,

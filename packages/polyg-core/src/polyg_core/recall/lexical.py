@@ -39,7 +39,7 @@ Ints = npt.NDArray[np.int32]
 def _stemmer() -> Any:
     import Stemmer  # PyStemmer
 
-    return Stemmer.Stemmer("english")  # pyright: ignore[reportUnknownMemberType]
+    return Stemmer.Stemmer("english")
 
 
 @dataclass

@@ -27,10 +27,10 @@ MAX_VIEW_NODES = 50
 class Seeds:
     """Where expansion starts: node uuids with their seed scores, per graph."""
 
-    entities: dict[str, float] = field(default_factory=dict)
-    events: dict[str, float] = field(default_factory=dict)
-    facts: dict[str, float] = field(default_factory=dict)
-    causal: dict[str, float] = field(default_factory=dict)
+    entities: dict[str, float] = field(default_factory=dict[str, float])
+    events: dict[str, float] = field(default_factory=dict[str, float])
+    facts: dict[str, float] = field(default_factory=dict[str, float])
+    causal: dict[str, float] = field(default_factory=dict[str, float])
     semantic: ViewResult = field(default_factory=lambda: ViewResult(view="semantic"))
 
     def empty(self) -> bool:

@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from polyg_core.errors import InvalidInput
 from polyg_core.transfer.reader import iter_scenario, load_yaml
@@ -91,7 +91,7 @@ def scenario_path(name_or_path: str | Path) -> Path:
 
 
 def _strings(value: Any) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
+    return [str(v) for v in cast(list[Any], value)] if isinstance(value, list) else []
 
 
 def read_scenario(name_or_path: str | Path) -> Scenario:
@@ -114,8 +114,11 @@ def read_scenario(name_or_path: str | Path) -> Scenario:
 
 def _questions(items: Any, path: Path, *, probes: bool) -> list[ScenarioQuery]:
     out: list[ScenarioQuery] = []
-    for q in items or []:
-        if not isinstance(q, dict) or not q.get("input"):
+    for item in items or ():
+        if not isinstance(item, dict):
+            continue
+        q = cast(dict[str, Any], item)
+        if not q.get("input"):
             continue
         kind = str(q.get("kind") or ("unanswerable" if probes else "answerable"))
         if probes and kind not in PROBE_KINDS:

@@ -11,7 +11,7 @@ or causal type (else the kind of node), and every edge including cross-links
 from __future__ import annotations
 
 import logging
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from polyg_core.algorithms.model import EdgeData, GraphData, NodeData
 from polyg_core.errors import InvalidInput
@@ -168,7 +168,7 @@ async def _fetch_memory(store: FalkorStore, ns: str, max_nodes: int) -> GraphDat
 
 
 def _memory_label(labels: Any) -> str:
-    for label in labels if isinstance(labels, list) else []:
+    for label in cast(list[Any], labels) if isinstance(labels, list) else []:
         if label in MEMORY_LABELS:
             return str(label)
     return "unknown"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, cast
 
 import anyio
 from polyg_shared.engine import DEFAULT_SCRATCH_GRAPH, ScratchGraphSummary
@@ -127,7 +127,9 @@ class GraphManager:
         if not res.rows:
             return ScratchGraphSummary(name=ns, kind="memory", node_count=0, edge_count=0)
         labels, nodes, rels, kind, created, used = res.rows[0]
-        meta_nodes = int(labels.get(META, 0)) if isinstance(labels, dict) else 0
+        meta_nodes = (
+            int(cast(dict[str, Any], labels).get(META, 0)) if isinstance(labels, dict) else 0
+        )
         return ScratchGraphSummary(
             name=ns,
             kind=_kind(kind),

@@ -31,7 +31,7 @@ def bounded_pool(
             url = "redis://" + url[len("falkor://") :]
         elif url.startswith("falkors://"):
             url = "rediss://" + url[len("falkors://") :]
-        return BlockingConnectionPool.from_url(url, **opts)  # pyright: ignore[reportUnknownMemberType]
+        return BlockingConnectionPool.from_url(url, **opts)
     return BlockingConnectionPool(**opts)
 
 

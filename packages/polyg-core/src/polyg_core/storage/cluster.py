@@ -90,7 +90,7 @@ async def cluster_graphs(db: FalkorDB) -> dict[str, list[str]]:
         answers = {primaries[0].name: answers}
     out: dict[str, list[str]] = {}
     for shard, names in cast(dict[str, Any], answers).items():
-        out[str(shard)] = [n.decode() if isinstance(n, bytes) else str(n) for n in names or []]
+        out[str(shard)] = [n.decode() if isinstance(n, bytes) else str(n) for n in names or ()]
     return out
 
 

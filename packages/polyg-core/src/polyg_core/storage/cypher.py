@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import Any, Final, cast
 
 NODE_PROPS: Final = "{.*, embedding: null}"
 """Map projection suffix that returns a node's properties without its embedding."""
@@ -29,12 +29,12 @@ def load_properties(raw: Any) -> dict[str, Any]:
     if not raw:
         return {}
     if isinstance(raw, dict):
-        return dict(raw)
+        return dict(cast(dict[str, Any], raw))
     try:
         value = json.loads(raw)
     except (TypeError, ValueError):
         return {}
-    return value if isinstance(value, dict) else {}
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
 
 
 def each_linked(

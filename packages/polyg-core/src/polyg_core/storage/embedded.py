@@ -37,7 +37,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import redis
 from filelock import FileLock
@@ -379,7 +379,7 @@ class EmbeddedFalkorDB:
             data = json.loads(self.index_check_file.read_text())
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) else None
+        return cast(dict[str, Any], data) if isinstance(data, dict) else None
 
     def _wait_for_holder(self) -> str:
         """Wait for the server that holds the data dir to answer; start one if it dies.
@@ -543,7 +543,7 @@ class EmbeddedFalkorDB:
             "replayed_bytes": replay,
         }
         try:
-            checks = _run_in_own_loop(check)
+            checks: list[Any] = _run_in_own_loop(check)
         except Exception as exc:  # the server works; the check is reported, not fatal
             logger.warning("checking the vector indexes after the replay failed: %s", exc)
             record["error"] = f"{type(exc).__name__}: {exc}"

@@ -52,7 +52,7 @@ def query_terms(text: str) -> list[str]:
 def _stemmer() -> Any:
     import Stemmer  # PyStemmer, the stemmer of recall's BM25 index
 
-    return Stemmer.Stemmer("english")  # pyright: ignore[reportUnknownMemberType]
+    return Stemmer.Stemmer("english")
 
 
 @functools.lru_cache(maxsize=65536)

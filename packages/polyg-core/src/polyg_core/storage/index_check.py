@@ -25,7 +25,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import redis.exceptions as rexc
@@ -149,12 +149,18 @@ async def vector_indexes(db: FalkorDB, graph: str) -> list[tuple[str, str, dict[
         # polyg indexes node vectors only; relationship vectors have another procedure.
         if str(entitytype).upper() != "NODE" or not isinstance(types, Mapping):
             continue
-        opts: Mapping[str, Any] = options if isinstance(options, Mapping) else {}
-        for attribute, kinds in types.items():
+        opts: Mapping[str, Any] = (
+            cast(Mapping[str, Any], options) if isinstance(options, Mapping) else {}
+        )
+        for attribute, kinds in cast(Mapping[str, Any], types).items():
             if "VECTOR" in [str(k) for k in kinds]:
                 own = opts.get(attribute)
                 found.append(
-                    (str(label), str(attribute), dict(own) if isinstance(own, Mapping) else {})
+                    (
+                        str(label),
+                        str(attribute),
+                        dict(cast(Mapping[str, Any], own)) if isinstance(own, Mapping) else {},
+                    )
                 )
     return found
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
@@ -113,12 +113,12 @@ class VectorLiteral:
 def compact_vectors(value: Any, dimension: int) -> Any:
     """`value` with every list of `dimension` floats (a vector, also inside row maps and
     lists of rows) replaced by its `VectorLiteral`."""
-    kind = type(value)
+    kind = type(cast(object, value))
     if kind is list:
         items = cast(list[Any], value)
         if not items:
             return value
-        first = type(items[0])
+        first = type(cast(object, items[0]))
         if first is float and len(items) == dimension:
             return VectorLiteral(cast(list[float], items))
         if first is dict:
@@ -137,7 +137,7 @@ def _convert(value: Any) -> Any:
     if type(value) is dict:
         return {
             k: v if type(v) in _SCALARS else _convert(v)
-            for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+            for k, v in cast(dict[Any, Any], value).items()
         }
     if isinstance(value, FNode):
         props = dict(value.properties)
@@ -155,9 +155,9 @@ def _convert(value: Any) -> Any:
             "edges": [_convert(e) for e in value.edges()],
         }
     if isinstance(value, list):
-        return [_convert(v) for v in value]
+        return [_convert(v) for v in cast(list[Any], value)]
     if isinstance(value, dict):
-        return {k: _convert(v) for k, v in value.items()}
+        return {k: _convert(v) for k, v in cast(dict[Any, Any], value).items()}
     return value
 
 
@@ -181,8 +181,10 @@ class FalkorStore:
     settings: StorageSettings = field(default_factory=StorageSettings)
     embedded: EmbeddedFalkorDB | None = None
     _db: FalkorDB | None = field(default=None, init=False, repr=False)
-    _bootstrapped: set[str] = field(default_factory=set, init=False, repr=False)
-    _vectors: dict[str, tuple[str, int]] = field(default_factory=dict, init=False, repr=False)
+    _bootstrapped: set[str] = field(default_factory=set[str], init=False, repr=False)
+    _vectors: dict[str, tuple[str, int]] = field(
+        default_factory=dict[str, tuple[str, int]], init=False, repr=False
+    )
     _lock: anyio.Lock = field(default_factory=anyio.Lock, init=False, repr=False)
     _primary: Endpoint = field(init=False, repr=False)
     _router: ReplicaRouter | None = field(default=None, init=False, repr=False)
@@ -467,8 +469,9 @@ class FalkorStore:
             return None
         if isinstance(value, dict):  # the cluster client decodes the reply into a map
             fields = {str(k): v for k, v in cast(dict[Any, Any], value).items()}
-        elif isinstance(value, list) and len(value) >= 2:
-            fields = {str(value[i]): value[i + 1] for i in range(0, len(value) - 1, 2)}
+        elif isinstance(value, list) and len(cast(list[Any], value)) >= 2:
+            pairs = cast(list[Any], value)
+            fields = {str(pairs[i]): pairs[i + 1] for i in range(0, len(pairs) - 1, 2)}
         else:
             return None
         total = fields.get("total_graph_sz_mb")
@@ -621,7 +624,11 @@ class FalkorStore:
         found: set[tuple[str, str, str]] = set()
         for label, props, types in res.rows:
             for prop in props:
-                kinds = types.get(prop, []) if isinstance(types, dict) else []
+                kinds = (
+                    cast(dict[str, list[Any]], types).get(prop, [])
+                    if isinstance(types, dict)
+                    else []
+                )
                 for kind in kinds:
                     found.add((str(label), str(prop), str(kind)))
         return found
@@ -818,9 +825,12 @@ def _rejected(exc: rexc.ResponseError, namespace: str, limit: int) -> StorageErr
 
 def _query_result(res: Any) -> QueryResult:
     """A client result as plain values: header names, rows of Python values, counts."""
-    header = [str(h[1]) if isinstance(h, list | tuple) else str(h) for h in (res.header or [])]
+    header = [
+        str(cast(Sequence[Any], h)[1]) if isinstance(h, list | tuple) else str(h)
+        for h in (res.header or ())
+    ]
     rows = [
-        [v if type(v) in _SCALARS else _convert(v) for v in row] for row in (res.result_set or [])
+        [v if type(v) in _SCALARS else _convert(v) for v in row] for row in (res.result_set or ())
     ]
     return QueryResult(
         header=header,

@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import anyio
 import numpy as np
@@ -296,11 +296,10 @@ class ScriptedLLMServer:
     async def _record(self, request: Request) -> dict[str, Any]:
         raw = await request.body()
         try:
-            body = json.loads(raw) if raw else {}
+            parsed: Any = json.loads(raw) if raw else {}
         except ValueError:
-            body = {"_raw": raw.decode(errors="replace")}
-        if not isinstance(body, dict):
-            body = {"_raw": body}
+            parsed = {"_raw": raw.decode(errors="replace")}
+        body = cast(dict[str, Any], parsed) if isinstance(parsed, dict) else {"_raw": parsed}
         self.requests.append(
             RecordedRequest(path=request.url.path, body=body, headers=dict(request.headers))
         )
@@ -309,7 +308,7 @@ class ScriptedLLMServer:
     async def _chat(self, request: Request) -> Response:
         body = await self._record(request)
         fmt = body.get("response_format")
-        fmt_type = fmt.get("type") if isinstance(fmt, dict) else None
+        fmt_type = cast(dict[str, Any], fmt).get("type") if isinstance(fmt, dict) else None
         if fmt_type in self.reject_response_formats:
             return _error_response(
                 Reply.error(

@@ -14,7 +14,8 @@ statements, once every node is written.
 from __future__ import annotations
 
 import math
-from typing import IO, Any
+from collections.abc import Sequence
+from typing import IO, Any, cast
 
 from polyg_core.storage.schema import (
     CAUSAL,
@@ -113,9 +114,10 @@ def literal(value: Any) -> str:
     if isinstance(value, str):
         return "'" + "".join(_ESCAPES.get(c, c) for c in value) + "'"
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(literal(v) for v in value) + "]"
+        return "[" + ", ".join(literal(v) for v in cast(Sequence[Any], value)) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_key(k)}: {literal(v)}" for k, v in value.items()) + "}"
+        fields = cast(dict[Any, Any], value)
+        return "{" + ", ".join(f"{_key(k)}: {literal(v)}" for k, v in fields.items()) + "}"
     raise ValueError(f"no Cypher literal for {type(value).__name__}")
 
 

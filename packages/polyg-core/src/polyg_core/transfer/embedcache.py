@@ -28,7 +28,9 @@ class PrefetchEmbedder:
     """
 
     inner: Embedder
-    _cache: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict, repr=False)
+    _cache: dict[str, npt.NDArray[np.float32]] = field(
+        default_factory=dict[str, npt.NDArray[np.float32]], repr=False
+    )
 
     @property
     def model_name(self) -> str:

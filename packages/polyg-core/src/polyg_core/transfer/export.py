@@ -15,7 +15,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from polyg_shared.nodes import CausalNodeType
 from pydantic import ValidationError
@@ -151,7 +151,7 @@ class _Names:
         """(record references, uuids) of `[uuid, name_key, name]` rows."""
         got = sorted(
             (str(u), str(n) if k not in self.entity_keys else str(u))
-            for u, k, n, *_ in refs or []
+            for u, k, n, *_ in refs or ()
             if u is not None
         )
         return sorted({r for _, r in got}), sorted({u for u, _ in got})
@@ -159,7 +159,7 @@ class _Names:
     def events(self, refs: Any) -> tuple[list[str], list[str]]:
         got = sorted(
             (str(u), str(d) if d not in self.event_descriptions else str(u))
-            for u, d, *_ in refs or []
+            for u, d, *_ in refs or ()
             if u is not None
         )
         return sorted({r for _, r in got}), sorted({u for u, _ in got})
@@ -184,7 +184,7 @@ def _links_stored(**by_type: Any) -> dict[str, dict[str, dict[str, Any]]]:
     any, by the linked node's uuid (the last item of each collected row)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for rel, refs in by_type.items():
-        got = {str(r[0]): dict(r[-1]) for r in refs or [] if r[0] is not None and r[-1]}
+        got = {str(r[0]): dict(r[-1]) for r in refs or () if r[0] is not None and r[-1]}
         if got:
             out[rel] = got
     return out
@@ -250,9 +250,9 @@ def _fact(r: list[Any], names: _Names) -> Exported:
     # was deleted stays text: naming it would create the entity again.
     key = n.get("subject_key") or normalize_name(str(n["subject"]))
     own = [
-        x for x in r[2] or [] if x[0] is not None and x[1] == key and key not in names.entity_keys
+        x for x in r[2] or () if x[0] is not None and x[1] == key and key not in names.entity_keys
     ]
-    refs, _ = names.entities([x for x in r[2] or [] if x not in own])
+    refs, _ = names.entities([x for x in r[2] or () if x not in own])
     rec = FactRecord(
         subject=n["subject"],
         predicate=n["predicate"],
@@ -307,7 +307,7 @@ def _solution(r: list[Any], _: _Names) -> Exported:
 def _concept(r: list[Any], names: _Names) -> Exported:
     n = _node(r)
     refs, uuids = names.entities(r[2])
-    similar = sorted((str(o[1]), float(o[2])) for o in r[3] or [] if o[0] is not None)
+    similar = sorted((str(o[1]), float(o[2])) for o in r[3] or () if o[0] is not None)
     rec = ConceptRecord(
         name=n["name"],
         description=n.get("description"),
@@ -321,11 +321,11 @@ def _concept(r: list[Any], names: _Names) -> Exported:
 
 def _memory(r: list[Any], _: _Names) -> Exported:
     n = _node(r)
-    concepts = sorted((str(c[1]), str(c[0])) for c in r[2] or [] if c[0] is not None)
+    concepts = sorted((str(c[1]), str(c[0])) for c in r[2] or () if c[0] is not None)
     rec = MemoryRecord(
         content=n["content"],
         category=n.get("category") or "episodic",
-        tags=[str(t) for t in n.get("tags") or []],
+        tags=[str(t) for t in n.get("tags") or ()],
         created_at=_ms(n.get("created_at")),
         source_id=n.get("source_id"),
         concepts=[c for c, _ in concepts],
@@ -352,7 +352,7 @@ def _uuid_of(row: list[Any]) -> str:
     """Which node a row is: its uuid, or for an edge row the uuid of the edge's start."""
     node = row[1]
     if isinstance(node, dict):
-        return f"uuid {node.get('uuid')}"
+        return f"uuid {cast(dict[str, Any], node).get('uuid')}"
     return f"an edge from uuid {row[-2]}"
 
 

@@ -11,7 +11,7 @@ import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -131,12 +131,12 @@ def iter_json(path: Path) -> Iterator[Item]:
         doc = json.loads(_read_document(path))
     except ValueError as exc:
         raise InvalidInput(f"{path.name} is not valid JSON ({exc}); is it truncated?") from exc
-    items: Any = doc.get("records") if isinstance(doc, dict) else doc
+    items: Any = cast(dict[str, Any], doc).get("records") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         raise InvalidInput(
             f"{path.name}: expected a list of records or an object with a 'records' list"
         )
-    for i, data in enumerate(items, start=1):
+    for i, data in enumerate(cast(list[Any], items), start=1):
         yield i, parse_record(data, i)
 
 
@@ -165,9 +165,10 @@ SCENARIO_SECTIONS = {
 
 def _strip_lines(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _strip_lines(v) for k, v in value.items() if k != "__line__"}
+        mapping = cast(dict[Any, Any], value)
+        return {k: _strip_lines(v) for k, v in mapping.items() if k != "__line__"}
     if isinstance(value, list):
-        return [_strip_lines(v) for v in value]
+        return [_strip_lines(v) for v in cast(list[Any], value)]
     return value
 
 
@@ -185,7 +186,7 @@ def load_yaml(path: Path) -> dict[str, Any]:
         raise InvalidInput(
             f"{path.name}: a scenario is a mapping with entities, events, facts, causal_links"
         )
-    return doc
+    return cast(dict[str, Any], doc)
 
 
 def iter_scenario(doc: dict[str, Any]) -> Iterator[Item]:
@@ -209,11 +210,13 @@ def iter_scenario(doc: dict[str, Any]) -> Iterator[Item]:
         if not isinstance(items, list):
             yield 0, LineError(int(doc.get("__line__", 1)), f"{section} must be a list")
             continue
-        for item in items:
-            line = int(item.get("__line__", 0)) if isinstance(item, dict) else 0
+        for item in cast(list[Any], items):
+            line = (
+                int(cast(dict[str, Any], item).get("__line__", 0)) if isinstance(item, dict) else 0
+            )
             data = _strip_lines(item)
             if isinstance(data, dict) and "kind" not in data:
-                data = {"kind": kind, **data}
+                data = {"kind": kind, **cast(dict[str, Any], data)}
             yield line, parse_record(data, line)
 
 

@@ -67,7 +67,7 @@ class ListJobsArgs(PageInput):
         default=None, description="Only jobs of this graph (namespace); omit for every graph."
     )
     status: list[JobStatus] = Field(
-        default_factory=list,
+        default_factory=list[JobStatus],
         description="Only jobs in these states: queued, running, done, failed, cancelled.",
     )
     limit: int = Field(default=50, ge=1, le=500, description="At most this many jobs.")

@@ -87,7 +87,7 @@ def to_ui_edge(source: str, target: str, rel: str, confidence: Any, relation: An
 
 
 def _memory_label(labels: Any) -> str | None:
-    for label in labels if isinstance(labels, list) else [labels]:
+    for label in cast(list[Any], labels) if isinstance(labels, list) else [labels]:
         if label in MEMORY_LABELS:
             return str(label)
     return None

@@ -13,7 +13,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import parse_qs
 
 from polyg_core.errors import (
@@ -217,7 +217,8 @@ class Explorer:
             if request.headers.get("content-type", "").startswith("application/json"):
                 try:
                     data = json.loads(body)
-                    key = str(data.get("key", "")) if isinstance(data, dict) else ""
+                    fields = cast(dict[str, Any], data) if isinstance(data, dict) else {}
+                    key = str(fields.get("key", ""))
                 except ValueError:
                     key = ""
             else:
@@ -374,7 +375,7 @@ class Explorer:
             raise ApiError(
                 400, "invalid_json", 'the body must be a JSON object like {"question": "..."}'
             )
-        inp = _validate(RecallInput, "/api/recall", dict(data))  # pyright: ignore[reportUnknownArgumentType]
+        inp = _validate(RecallInput, "/api/recall", dict(cast(dict[str, Any], data)))
         memory = self.ctx.require_memory()
         result = await memory.recall(
             inp.question,

@@ -139,7 +139,9 @@ def parse_dot(text: str, limits: Limits) -> ParseResult:
     builder = GraphBuilder("dot", limits)
     try:
         with _PARSER_LOCK:
-            graphs = [g for g in GraphParser.parser.parse_string(text, parse_all=True)]
+            # pyparsing leaves parse_string's **kwargs unannotated.
+            parsed = GraphParser.parser.parse_string(text, parse_all=True)  # pyright: ignore[reportUnknownMemberType]
+            graphs: list[object] = list(parsed)
     except ParseBaseException as exc:
         return ParseResult(builder.graph, [LineError(exc.lineno, exc.msg, exc.col)])
     except RecursionError:

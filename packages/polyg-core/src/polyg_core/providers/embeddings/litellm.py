@@ -14,7 +14,7 @@ import functools
 import logging
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -195,8 +195,8 @@ class LiteLLMEmbedder:
         rows: list[tuple[int, list[float]]] = []
         for position, item in enumerate(items):
             if isinstance(item, dict):
-                index = item.get("index", position)
-                vector = item.get("embedding")
+                index = cast(dict[str, Any], item).get("index", position)
+                vector = cast(dict[str, Any], item).get("embedding")
             else:
                 index = getattr(item, "index", position)
                 vector = getattr(item, "embedding", None)
@@ -205,7 +205,7 @@ class LiteLLMEmbedder:
                     f"Embedding model {self.model!r} returned no float vector "
                     f"(got {type(vector).__name__})."
                 )
-            rows.append((int(index), vector))
+            rows.append((int(index), cast(list[float], vector)))
         rows.sort(key=lambda row: row[0])
         matrix = np.asarray([vector for _, vector in rows], dtype=np.float32)
         if matrix.ndim != 2:

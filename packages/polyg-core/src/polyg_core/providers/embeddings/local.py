@@ -103,7 +103,8 @@ class _Model:
             raise ImportError(f"onnxruntime or tokenizers is not installed: {_INSTALL}") from exc
         start = time.perf_counter()
         tokenizer = Tokenizer.from_file(str(key.directory / "tokenizer.json"))
-        tokenizer.enable_truncation(max_length=key.max_seq_length)
+        # tokenizers' stub leaves enable_truncation's **kwargs untyped.
+        tokenizer.enable_truncation(max_length=key.max_seq_length)  # pyright: ignore[reportUnknownMemberType]
         tokenizer.no_padding()  # each chunk is padded to its own longest text below
         options = ort.SessionOptions()
         options.intra_op_num_threads = key.threads
@@ -252,7 +253,9 @@ class MiniLMEmbedder:
     cache_size: int = 8192
     threads: int = field(default_factory=lambda: min(4, os.cpu_count() or 1))
     spin_us: int = 200
-    _cache: OrderedDict[str, F32] = field(default_factory=OrderedDict, init=False, repr=False)
+    _cache: OrderedDict[str, F32] = field(
+        default_factory=OrderedDict[str, F32], init=False, repr=False
+    )
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @property

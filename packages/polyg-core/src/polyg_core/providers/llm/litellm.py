@@ -12,7 +12,7 @@ import logging
 import re
 from dataclasses import KW_ONLY, dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -57,9 +57,10 @@ def _strict_json_schema(schema: type[BaseModel]) -> tuple[dict[str, Any], bool]:
     doc = schema.model_json_schema()
     strict = True
 
-    def visit(node: Any) -> None:
+    def visit(value: Any) -> None:
         nonlocal strict
-        if isinstance(node, dict):
+        if isinstance(value, dict):
+            node = cast(dict[str, Any], value)
             if node.get("type") == "object" and isinstance(node.get("properties"), dict):
                 node.setdefault("additionalProperties", False)
                 if set(node.get("required", [])) != set(node["properties"]):
@@ -68,11 +69,11 @@ def _strict_json_schema(schema: type[BaseModel]) -> tuple[dict[str, Any], bool]:
                     strict = False
             if "default" in node:
                 strict = False
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for value in node:
-                visit(value)
+            for child in node.values():
+                visit(child)
+        elif isinstance(value, list):
+            for child in cast(list[Any], value):
+                visit(child)
 
     visit(doc)
     return doc, strict
