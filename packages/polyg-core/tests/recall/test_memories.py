@@ -15,7 +15,7 @@ from polyg_core.errors import EmbeddingMismatch, InvalidInput
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.catalogue import author_of, without_names
-from polyg_core.recall.memories import check_retrievers
+from polyg_core.recall.memories import FusionWeights, check_retrievers
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 
@@ -296,3 +296,38 @@ async def test_recall_in_a_namespace_of_another_model_says_so(memory: Memory) ->
     await memory.store.ensure_vectors(memory.namespace, "other/embedding-model", 384)
     with pytest.raises(EmbeddingMismatch, match=r"other/embedding-model.*EMBEDDING_MODEL"):
         await memory.recall("anything about the cache?", reference_time=NOW)
+
+
+async def test_a_when_question_prefers_the_memory_that_says_when(memory: Memory) -> None:
+    # Both are Bruno's and both are about the kayak race; only one says when it was.
+    with anyio.fail_after(60):
+        undated = await _add(
+            memory, "Bruno: The kayak race is the best kayak race on the river.", days_ago=3
+        )
+        dated = await _add(memory, "Bruno: I paddled the kayak race last Saturday.", days_ago=9)
+        await _add(memory, "Bruno: The allotment needs new fencing.", days_ago=20)
+        await _add(memory, "Lena: The library opens late on Thursdays.", days_ago=25)
+        question = "When did Bruno do the kayak race?"
+        memory.pipeline.fusion_weights = FusionWeights(dated=0.0)
+        plain = await _first(memory, question, "lexical", "dense")
+        memory.pipeline.fusion_weights = FusionWeights()
+        ranked = await _first(memory, question, "lexical", "dense")
+    assert plain[0] == undated
+    assert ranked[:2] == [dated, undated]
+
+
+async def test_a_how_long_question_prefers_the_memory_that_says_how_long(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        undated = await _add(memory, "Bruno: Rowing, rowing, rowing on the lake.", days_ago=3)
+        lasting = await _add(
+            memory, "Bruno: I have been rowing with the river club for six years.", days_ago=9
+        )
+        await _add(memory, "Bruno: The allotment needs new fencing.", days_ago=20)
+        await _add(memory, "Lena: The library opens late on Thursdays.", days_ago=25)
+        question = "How long has Bruno been rowing?"
+        memory.pipeline.fusion_weights = FusionWeights(dated=0.0)
+        plain = await _first(memory, question, "lexical")
+        memory.pipeline.fusion_weights = FusionWeights()
+        ranked = await _first(memory, question, "lexical")
+    assert plain[0] == undated
+    assert ranked[0] == lasting

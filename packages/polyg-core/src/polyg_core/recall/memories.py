@@ -24,7 +24,8 @@ Fusion is a weighted sum of the scaled scores: lexical and dense carry the weigh
 graph-side signals add candidates and re-rank, and a neighbour scores below the hit it
 hangs on (a reply to a question just above it). A question that asks what would or might
 be (`Intent.inferential`) leaves its hedging words out of the lexical query and leans on
-dense (`FusionWeights.inferential_lexical`). Age only breaks ties (a 1% weight), and not at all for a question
+dense (`FusionWeights.inferential_lexical`). A question that asks when or how long lifts the
+best candidates that state a time or a duration (`FusionWeights.dated`). Age only breaks ties (a 1% weight), and not at all for a question
 about a stated past window, so a memory that matches is never vetoed by its age.
 """
 
@@ -43,6 +44,7 @@ from polyg_shared.retrieval import RETRIEVERS, ContextNode, MergedSubgraph, Reca
 from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms
 
 from polyg_core.errors import InvalidInput
+from polyg_core.recall.answer.event_time import asks_time, duration_in, is_how_long, resolve
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue, name_tokens
 from polyg_core.recall.classifier import without_hedges
 from polyg_core.recall.context_nodes import to_context
@@ -63,6 +65,7 @@ from polyg_core.storage.vector import knn
 LEXICAL_K = 100
 DENSE_K = 50
 SEEDS_FOR_EXPANSION = 10
+DATED_CONSIDERED = 20
 NEIGHBOUR_WINDOW_MS = 6 * 3600 * 1000
 COMMON_NAME_SHARE = 0.3
 DAY_MS = 86_400_000
@@ -103,6 +106,10 @@ class FusionWeights:
             speakers ("What did Talia bake?"): what Oren said about her cake is second-hand,
             her own words answer (on the dev conversation 178 of 186 evidence turns of a
             question naming one speaker are that speaker's). R@1 0.420 -> 0.433 at 0.7.
+        dated: added to a best candidate that says when (or, for "how long", for how long)
+            when the question asks when: "I paddled the race last Saturday" answers "When
+            did Bruno race?", "That race sounds great!" does not. Dev conversation R@1
+            0.423 -> 0.457 (temporal 0.649 -> 0.757) at 0.2, R@10 unchanged; 0.3 costs R@10.
     """
 
     lexical: float = 0.5
@@ -116,6 +123,7 @@ class FusionWeights:
     inferential_lexical: float = 0.25
     asking: float = 0.7
     other_author: float = 0.7
+    dated: float = 0.2
 
 
 def check_retrievers(names: Iterable[str] | None) -> frozenset[str]:
@@ -302,6 +310,8 @@ async def rank_memories(
         _add_graph(out.signals, fused, catalogue, seeds, graph_nodes)
     if "neighbours" in retrievers and seeds:
         _add_neighbours(out.signals, fused, q, seeds)
+    if q.weights.dated and asks_time(q.text):
+        _dated_up(fused, q)
     if q.speakers and q.weights.other_author < 1.0:
         _second_hand_below(fused, q)
     in_window = window is not None and window[1] < now_ms
@@ -492,6 +502,25 @@ def _add_neighbours(
         fused[uuid] = max(fused.get(uuid, 0.0), s)
     for uuid in asking:
         fused[uuid] *= q.weights.asking
+
+
+def _dated_up(fused: dict[str, float], q: _Question) -> None:
+    """A question that asks when (or how long) is answered by a memory that says when (or
+    how long): among the best candidates, those that date what they tell score higher."""
+    how_long = is_how_long(q.text)
+    best = sorted(fused.items(), key=lambda kv: -kv[1])[:DATED_CONSIDERED]
+    for uuid, _ in best:
+        entry = q.catalogue.get(uuid)
+        if entry is None:
+            continue
+        text = entry.content
+        says = (
+            duration_in(text) is not None
+            if how_long
+            else resolve(text, entry.created_at) is not None
+        )
+        if says:
+            fused[uuid] += q.weights.dated
 
 
 def _second_hand_below(fused: dict[str, float], q: _Question) -> None:
