@@ -15,7 +15,7 @@ from polyg_core.errors import EmbeddingMismatch, InvalidInput
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.catalogue import author_of, without_names
-from polyg_core.recall.memories import FusionWeights, check_retrievers
+from polyg_core.recall.memories import FusionWeights, check_retrievers, only_asks
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 
@@ -331,3 +331,12 @@ async def test_a_how_long_question_prefers_the_memory_that_says_how_long(memory:
         ranked = await _first(memory, question, "lexical")
     assert plain[0] == undated
     assert ranked[0] == lasting
+
+
+def test_a_memory_that_only_asks_is_told_from_one_that_says_something() -> None:
+    assert only_asks("Ravi: Which trail did you hike?")
+    assert only_asks("Ravi: Great news, Mina! How is the new kiln working out?")
+    assert only_asks("How is the new kiln working out? Any cracks yet?")
+    assert not only_asks("Ravi: I hiked the north trail with the scouts. Which did you hike?")
+    assert not only_asks("Ravi: Wow! Great.")  # no question: not asking
+    assert not only_asks("Mina: Great news, Ravi! I fired the new kiln twice this week. Any tips?")

@@ -209,6 +209,24 @@ def _asks_what_was_asked(catalogue: NamespaceCatalogue, hit: str, asked: set[str
     return len(last) >= len(before)
 
 
+_SPEAKER_PREFIX = re.compile(r"^\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}:\s+")
+_WORDS_OF_A_STATEMENT = 5
+
+
+def only_asks(text: str) -> bool:
+    """Whether a memory says nothing but asks: every sentence of five words or more is a
+    question ("Wow, Noor! What trail did you hike?"), so it holds no answer of its own."""
+    body = _SPEAKER_PREFIX.sub("", text.strip(), count=1)
+    sentences = [p for p in _SENTENCE_END.split(body) if p.strip()]
+    asks = False
+    for sentence in sentences:
+        if sentence.rstrip().endswith("?"):
+            asks = True
+        elif len(sentence.split()) >= _WORDS_OF_A_STATEMENT:
+            return False
+    return asks
+
+
 def _author_key(name: str | None) -> str:
     return " ".join(name_tokens(name)) if name else ""
 
@@ -480,7 +498,10 @@ def _add_neighbours(
     asking: list[str] = []
     for uuid, score in seeds:
         hit = catalogue.entries[catalogue.position[uuid]]
-        asks = _asks_what_was_asked(catalogue, hit.content, asked)
+        # A hit that only asks holds no answer whatever part of it matched ("Great news,
+        # Noor! How is the new kiln?" matched on the name): dev R@1 0.457 -> 0.460, R@10
+        # 0.850 -> 0.853.
+        asks = only_asks(hit.content) or _asks_what_was_asked(catalogue, hit.content, asked)
         if asks:
             asking.append(uuid)
         for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
