@@ -341,7 +341,7 @@ async def rank_memories(
         now_ms=now_ms,
         decay_tau_days=decay_tau_days,
     )
-    out.ranked, out.superseded_by = _in_order_of_currency(q, ranked, now_ms, ended)
+    out.ranked, out.superseded_by = _in_order_of_currency(q, ranked, now_ms, ended, out.signals)
     return out
 
 
@@ -350,6 +350,7 @@ def _in_order_of_currency(
     ranked: list[tuple[CatalogueEntry, float]],
     now_ms: int,
     ended: Sequence[EndedValue],
+    signals: Mapping[str, Mapping[str, float]],
 ) -> tuple[list[tuple[CatalogueEntry, float]], dict[str, str]]:
     """Best first, updates placed for what the question asks: the current value for the
     present, the replaced one for "before", every value for a question that gathers."""
@@ -362,12 +363,22 @@ def _in_order_of_currency(
         # What is current wins: ties go to the newer memory, and an update ranks above
         # what it changes (recall.currency).
         ranked.sort(key=lambda es: (-es[1], -es[0].created_at, es[0].uuid))
-        return _reordered(catalogue, q.text, ranked, q.names, ended)
+        return _reordered(
+            catalogue, q.text, ranked, _subjects(q), ended, meaning=signals.get("dense")
+        )
     else:
         ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
         if asks_about_earlier(q.text):
             # What held before a change: the changed memory ranks above its update.
-            ranked, _ = _reordered(catalogue, q.text, ranked, q.names, ended, earlier=True)
+            ranked, _ = _reordered(
+                catalogue,
+                q.text,
+                ranked,
+                _subjects(q),
+                ended,
+                earlier=True,
+                meaning=signals.get("dense"),
+            )
     return ranked, {}
 
 
@@ -576,6 +587,22 @@ def _scored_entries(
     return ranked
 
 
+_CAPITALISED = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
+
+
+def _subjects(q: _Question) -> list[str]:
+    """The names the question asks about: its entities and speakers, and any capitalised
+    words the memories mention as a name ("Does Kemal Droste eat meat?")."""
+    names = list(q.names)
+    stop = q.catalogue.lexical.tokens
+    for m in _CAPITALISED.finditer(q.text):
+        words = [w for w in re.sub(r"(?:'s|’s)$", "", m.group(0)).split() if stop(w)]
+        name = " ".join(words)
+        if name and name not in names and q.catalogue.mention_uuids(name):
+            names.append(name)
+    return names
+
+
 def _reordered(
     catalogue: NamespaceCatalogue,
     question: str,
@@ -584,6 +611,7 @@ def _reordered(
     ended: Sequence[EndedValue],
     *,
     earlier: bool = False,
+    meaning: Mapping[str, float] | None = None,
 ) -> tuple[list[tuple[CatalogueEntry, float]], dict[str, str]]:
     """Updates above what they change (or, `earlier`, the changed memories above their
     updates), and which memory each changed one was superseded by."""
@@ -600,6 +628,7 @@ def _reordered(
         named=named,
         ended=ended,
         earlier=earlier,
+        meaning=meaning,
     )
     if not moved.scores:
         return ranked, moved.superseded_by
