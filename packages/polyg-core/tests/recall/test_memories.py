@@ -340,3 +340,18 @@ def test_a_memory_that_only_asks_is_told_from_one_that_says_something() -> None:
     assert not only_asks("Ravi: I hiked the north trail with the scouts. Which did you hike?")
     assert not only_asks("Ravi: Wow! Great.")  # no question: not asking
     assert not only_asks("Mina: Great news, Ravi! I fired the new kiln twice this week. Any tips?")
+
+
+async def test_a_speaker_named_by_a_short_name_is_still_the_one_asked_about(
+    memory: Memory,
+) -> None:
+    # "Sam" begins only Samantha's name: her own words answer, Oren's echo is second-hand.
+    with anyio.fail_after(60):
+        own = await _add(memory, "Samantha: I fired a blue vase in the kiln on Sunday.", days_ago=6)
+        echo = await _add(memory, "Oren: Sam fired a vase in the kiln, lovely.", days_ago=5.9)
+        await _add(memory, "Oren: The kiln shed needs a new lock.", days_ago=30)
+        await _add(memory, "Samantha: My sister visits in June.", days_ago=40)
+        ranked = await _first(
+            memory, "What did Sam fire in the kiln?", "lexical", "dense", "entity", "neighbours"
+        )
+    assert ranked.index(own) < ranked.index(echo)

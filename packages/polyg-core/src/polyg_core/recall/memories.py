@@ -227,6 +227,27 @@ def only_asks(text: str) -> bool:
     return asks
 
 
+_CAPITALISED_WORD = re.compile(r"\b[A-Z][a-z]{2,}\b")
+
+
+def _called_by_short_name(
+    catalogue: NamespaceCatalogue, question: str, speakers: Sequence[str]
+) -> list[str]:
+    """Speakers the question names by the start of their first name ("Sam" for Samantha):
+    a capitalised word that begins exactly one speaker's first name."""
+    known = {_author_key(s) for s in speakers}
+    authors = [a for a in catalogue.reader.author_keys() if a not in known]
+    out: list[str] = []
+    for m in _CAPITALISED_WORD.finditer(question):
+        short = m.group(0).lower()
+        if not catalogue.lexical.tokens(short):
+            continue  # a stop word ("What", "How") is no name
+        found = [a for a in authors if a.split()[0] != short and a.split()[0].startswith(short)]
+        if len(found) == 1 and found[0] not in out:
+            out.append(found[0])
+    return out
+
+
 def _author_key(name: str | None) -> str:
     return " ".join(name_tokens(name)) if name else ""
 
@@ -314,7 +335,7 @@ async def rank_memories(
         catalogue=catalogue,
         text=without_hedges(question) if intent.inferential else question,
         intent=intent,
-        speakers=names,
+        speakers=[*names, *_called_by_short_name(catalogue, question, names)],
         weights=weights or FusionWeights(),
         retrievers=retrievers,
         multi_hop=multi_hop,
