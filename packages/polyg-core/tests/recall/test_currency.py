@@ -328,3 +328,51 @@ async def test_a_silent_note_gives_way_to_one_that_says_the_change(memory: Memor
     assert result.memories[0].uuid == new
     assert old in [m.uuid for m in result.memories[1:]]
     assert "walks" in result.answer
+
+
+def test_a_silent_later_note_does_not_undo_a_stated_change() -> None:
+    # As in a large namespace, the later silent note is close in meaning to the question.
+    notes = [
+        _Note("old", "Ivo Lindqvist drives a grey van to the depot.", 100),
+        _Note("new", "Ivo Lindqvist sold the van and walks to the depot now.", 200),
+        _Note("silent", "Ivo Lindqvist parks in the north yard when it rains.", 300),
+    ]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    ivo = {"old", "new", "silent"}
+    ranked = [(notes[0], 1.0), (notes[1], 0.8), (notes[2], 0.7)]
+    moved = supersede(
+        ranked,
+        index.tokens("How does Ivo Lindqvist get to the depot?"),
+        index.tokens,
+        lambda t: index.idf(t, at_least=1000),
+        named=[ivo],
+        meaning={"old": 1.0, "new": 0.8, "silent": 0.9},
+    )
+    assert moved.superseded_by["old"] == "new"
+    assert "new" not in moved.superseded_by
+    top = max(moved.scores, key=lambda u: moved.scores[u])
+    assert top == "new"
+
+
+def test_a_silent_later_note_supersedes_when_nothing_says_a_change() -> None:
+    notes = [
+        _Note("old", "Ansel Brandvik has no food allergies.", 100),
+        _Note("new", "Ansel Brandvik is allergic to peanuts.", 300),
+        _Note("other", "Ansel Brandvik books the meeting room on Thursdays.", 200),
+    ]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    ranked = [(notes[0], 1.0), (notes[1], 0.4), (notes[2], 0.1)]
+    moved = supersede(
+        ranked,
+        index.tokens("Does Ansel Brandvik have food allergies?"),
+        index.tokens,
+        lambda t: index.idf(t, at_least=1000),
+        named=[{"old", "new", "other"}],
+        meaning={"old": 1.0, "new": 0.7, "other": 0.1},
+    )
+    assert moved.superseded_by["old"] == "new"
+    assert moved.scores["new"] > moved.scores["old"]

@@ -313,7 +313,9 @@ class _Pairs:
         says one ("parks in the garage" is no update of "drives to work" when "sold the
         car and cycles" is there)."""
         said = [n for n in later if self.is_update(older, n)]
-        if said:
+        if said or says_change(older.content):
+            # A memory that says a change holds until another says one ("sold the car and
+            # cycles now" is not undone by a later "parks in the garage when it rains").
             return said
         silent = [
             n
