@@ -290,3 +290,89 @@ async def test_a_gathering_question_keeps_every_value_in_place(memory: Memory) -
     assert result.memories[0].score == pytest.approx(
         max(m.score for m in result.memories), abs=1e-9
     )
+
+
+# -- updates that share only the name, or say no change ----------------------------------------
+
+
+async def test_a_name_no_entity_resolves_still_ties_the_update_to_its_subject(
+    memory: Memory,
+) -> None:
+    # Three memories, all naming Tamsin, and no entity written for her: the update holds
+    # none of the asked words; the question's name ties it to what it changes.
+    old = await _add(memory, "Tamsin Okafor drinks her tea with lemon.", 300)
+    new = await _add(memory, "Tamsin Okafor switched to oat milk chai.", 6)
+    await _add(memory, "Tamsin Okafor likes espresso after lunch.", 90)
+    now = await memory.recall("How does Tamsin Okafor take her tea?", reference_time=NOW)
+    assert now.memories[0].uuid == new
+    before = await memory.recall("How did Tamsin Okafor take her tea before?", reference_time=NOW)
+    assert before.memories[0].uuid == old
+
+
+async def test_a_later_note_that_says_no_change_still_supersedes(memory: Memory) -> None:
+    # No change words: the later note about the same person answers the same question.
+    old = await _add(memory, "Ansel Brandvik eats anything, he has no food allergies.", 300)
+    new = await _add(memory, "Ansel Brandvik is allergic to peanuts since last winter.", 8)
+    await _add(memory, "Ansel Brandvik books the meeting room every Thursday.", 40)
+    result = await memory.recall("Does Ansel Brandvik have food allergies?", reference_time=NOW)
+    assert [m.uuid for m in result.memories[:2]] == [new, old]
+    assert "peanut" in result.answer
+
+
+async def test_a_silent_note_gives_way_to_one_that_says_the_change(memory: Memory) -> None:
+    # "parks in the garage" is newer but says no change; the note that says one is the update.
+    old = await _add(memory, "Ivo Lindqvist drives a grey van to the depot.", 700)
+    new = await _add(memory, "Ivo Lindqvist sold the van and walks to the depot now.", 60)
+    await _add(memory, "Ivo Lindqvist parks in the north yard when it rains.", 20)
+    result = await memory.recall("How does Ivo Lindqvist get to the depot?", reference_time=NOW)
+    assert result.memories[0].uuid == new
+    assert old in [m.uuid for m in result.memories[1:]]
+    assert "walks" in result.answer
+
+
+def test_a_silent_later_note_does_not_undo_a_stated_change() -> None:
+    # As in a large namespace, the later silent note is close in meaning to the question.
+    notes = [
+        _Note("old", "Ivo Lindqvist drives a grey van to the depot.", 100),
+        _Note("new", "Ivo Lindqvist sold the van and walks to the depot now.", 200),
+        _Note("silent", "Ivo Lindqvist parks in the north yard when it rains.", 300),
+    ]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    ivo = {"old", "new", "silent"}
+    ranked = [(notes[0], 1.0), (notes[1], 0.8), (notes[2], 0.7)]
+    moved = supersede(
+        ranked,
+        index.tokens("How does Ivo Lindqvist get to the depot?"),
+        index.tokens,
+        lambda t: index.idf(t, at_least=1000),
+        named=[ivo],
+        meaning={"old": 1.0, "new": 0.8, "silent": 0.9},
+    )
+    assert moved.superseded_by["old"] == "new"
+    assert "new" not in moved.superseded_by
+    top = max(moved.scores, key=lambda u: moved.scores[u])
+    assert top == "new"
+
+
+def test_a_silent_later_note_supersedes_when_nothing_says_a_change() -> None:
+    notes = [
+        _Note("old", "Ansel Brandvik has no food allergies.", 100),
+        _Note("new", "Ansel Brandvik is allergic to peanuts.", 300),
+        _Note("other", "Ansel Brandvik books the meeting room on Thursdays.", 200),
+    ]
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+    ranked = [(notes[0], 1.0), (notes[1], 0.4), (notes[2], 0.1)]
+    moved = supersede(
+        ranked,
+        index.tokens("Does Ansel Brandvik have food allergies?"),
+        index.tokens,
+        lambda t: index.idf(t, at_least=1000),
+        named=[{"old", "new", "other"}],
+        meaning={"old": 1.0, "new": 0.7, "other": 0.1},
+    )
+    assert moved.superseded_by["old"] == "new"
+    assert moved.scores["new"] > moved.scores["old"]

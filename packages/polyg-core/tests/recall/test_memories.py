@@ -15,7 +15,7 @@ from polyg_core.errors import EmbeddingMismatch, InvalidInput
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.catalogue import author_of, without_names
-from polyg_core.recall.memories import check_retrievers
+from polyg_core.recall.memories import FusionWeights, check_retrievers, only_asks
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 
@@ -296,3 +296,62 @@ async def test_recall_in_a_namespace_of_another_model_says_so(memory: Memory) ->
     await memory.store.ensure_vectors(memory.namespace, "other/embedding-model", 384)
     with pytest.raises(EmbeddingMismatch, match=r"other/embedding-model.*EMBEDDING_MODEL"):
         await memory.recall("anything about the cache?", reference_time=NOW)
+
+
+async def test_a_when_question_prefers_the_memory_that_says_when(memory: Memory) -> None:
+    # Both are Bruno's and both are about the kayak race; only one says when it was.
+    with anyio.fail_after(60):
+        undated = await _add(
+            memory, "Bruno: The kayak race is the best kayak race on the river.", days_ago=3
+        )
+        dated = await _add(memory, "Bruno: I paddled the kayak race last Saturday.", days_ago=9)
+        await _add(memory, "Bruno: The allotment needs new fencing.", days_ago=20)
+        await _add(memory, "Lena: The library opens late on Thursdays.", days_ago=25)
+        question = "When did Bruno do the kayak race?"
+        memory.pipeline.fusion_weights = FusionWeights(dated=0.0)
+        plain = await _first(memory, question, "lexical", "dense")
+        memory.pipeline.fusion_weights = FusionWeights()
+        ranked = await _first(memory, question, "lexical", "dense")
+    assert plain[0] == undated
+    assert ranked[:2] == [dated, undated]
+
+
+async def test_a_how_long_question_prefers_the_memory_that_says_how_long(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        undated = await _add(memory, "Bruno: Rowing, rowing, rowing on the lake.", days_ago=3)
+        lasting = await _add(
+            memory, "Bruno: I have been rowing with the river club for six years.", days_ago=9
+        )
+        await _add(memory, "Bruno: The allotment needs new fencing.", days_ago=20)
+        await _add(memory, "Lena: The library opens late on Thursdays.", days_ago=25)
+        question = "How long has Bruno been rowing?"
+        memory.pipeline.fusion_weights = FusionWeights(dated=0.0)
+        plain = await _first(memory, question, "lexical")
+        memory.pipeline.fusion_weights = FusionWeights()
+        ranked = await _first(memory, question, "lexical")
+    assert plain[0] == undated
+    assert ranked[0] == lasting
+
+
+def test_a_memory_that_only_asks_is_told_from_one_that_says_something() -> None:
+    assert only_asks("Ravi: Which trail did you hike?")
+    assert only_asks("Ravi: Great news, Mina! How is the new kiln working out?")
+    assert only_asks("How is the new kiln working out? Any cracks yet?")
+    assert not only_asks("Ravi: I hiked the north trail with the scouts. Which did you hike?")
+    assert not only_asks("Ravi: Wow! Great.")  # no question: not asking
+    assert not only_asks("Mina: Great news, Ravi! I fired the new kiln twice this week. Any tips?")
+
+
+async def test_a_speaker_named_by_a_short_name_is_still_the_one_asked_about(
+    memory: Memory,
+) -> None:
+    # "Sam" begins only Samantha's name: her own words answer, Oren's echo is second-hand.
+    with anyio.fail_after(60):
+        own = await _add(memory, "Samantha: I fired a blue vase in the kiln on Sunday.", days_ago=6)
+        echo = await _add(memory, "Oren: Sam fired a vase in the kiln, lovely.", days_ago=5.9)
+        await _add(memory, "Oren: The kiln shed needs a new lock.", days_ago=30)
+        await _add(memory, "Samantha: My sister visits in June.", days_ago=40)
+        ranked = await _first(
+            memory, "What did Sam fire in the kiln?", "lexical", "dense", "entity", "neighbours"
+        )
+    assert ranked.index(own) < ranked.index(echo)

@@ -8,6 +8,9 @@ A pair of ranked memories is an update when
 * both are about what the question asks: the asked words they share carry most of the
   weight (BM25 idf) of the asked words the earlier one holds, and at least one shared word
   is specific (not a name found in most memories);
+* or, without change words, the later one names the same specific subject as the earlier
+  one (a name the question asks about) and answers the question by meaning about as well
+  (`MEANING_SHARE`): "Kemal is gluten-free" after "Kemal has no dietary restrictions";
 * or the temporal graph says so: a fact about the question's subject was ended by a newer
   one, the earlier memory holds the ended fact's value and the later one the new value,
   and both name what the question asks about (a note that only names the old value, "Bram
@@ -23,8 +26,8 @@ Ties between memories are broken by recency for present-tense questions.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from polyg_shared.intents import Intent
@@ -56,6 +59,10 @@ RELEVANT_SHARE = 0.4
 """An update scores at least this share of what it changes (fused, before the swap)."""
 HELD_SHARE = 0.6
 """The share of the earlier memory's asked-word weight an update holding it speaks to."""
+MEANING_SHARE = 0.6
+"""A later memory about the same named subject that says no change supersedes an earlier
+one when it is at least this close in meaning to the question (the dense retriever's scaled
+score) as the earlier one: it answers the same question with another value."""
 BELOW = 1e-4
 """How far below its update a superseded memory is placed."""
 
@@ -234,6 +241,7 @@ class _Pairs:
     common: set[str]
     named: Sequence[set[str]]
     ended: Sequence[EndedValue]
+    meaning: Mapping[str, float] = field(default_factory=lambda: {})
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -259,6 +267,11 @@ class _Pairs:
         # the earlier value itself ("moved off birch-07 to cedar-12").
         if self.scores[newer] >= RELEVANT_SHARE * self.scores[older]:
             return True
+        # A later note that says a change about the very subject the question names (a
+        # specific name, not one in most memories) changes what is asked even when it
+        # shares nothing else with the question ("Tamsin switched to oat milk chai").
+        if self._named_together(older, newer):
+            return True
         # Fused scores of a few memories say little (min-max over three): an update that
         # holds most of what the earlier one holds of the question speaks to it as well.
         held = sum(self.weight(t) for t in self.hits[older])
@@ -271,6 +284,17 @@ class _Pairs:
         # relicensed").
         return bool((self.hits[older] & self.hits[newer]) - self.words[newer])
 
+    def _named_together(self, older: str, newer: str) -> bool:
+        return any(older in uuids and newer in uuids for uuids in self.named)
+
+    def same_answer(self, older: str, newer: str) -> bool:
+        # Both name the same specific subject and answer the question about as well by
+        # meaning: the later one gives the same attribute another value.
+        if not self._named_together(older, newer):
+            return False
+        before = self.meaning.get(older, 0.0)
+        return before > 0 and self.meaning.get(newer, 0.0) >= MEANING_SHARE * before
+
     def is_update(self, older: Candidate, newer: Candidate) -> bool:
         if newer.created_at <= older.created_at:
             return False
@@ -281,6 +305,26 @@ class _Pairs:
             and self.same_subject(older.uuid, newer.uuid)
             and self.same_attribute(older.uuid, newer.uuid)
         )
+
+    def updates_of(self, older: Candidate, later: Sequence[Candidate]) -> list[Candidate]:
+        """The later memories that update `older`, oldest first: those that say so, else
+        the one (if any) that answers the question best by meaning about the same subject.
+        A later note about the subject that says no change is an update only when nothing
+        says one ("parks in the garage" is no update of "drives to work" when "sold the
+        car and cycles" is there)."""
+        said = [n for n in later if self.is_update(older, n)]
+        if said or says_change(older.content):
+            # A memory that says a change holds until another says one ("sold the car and
+            # cycles now" is not undone by a later "parks in the garage when it rains").
+            return said
+        silent = [
+            n
+            for n in later
+            if n.created_at > older.created_at
+            and not says_change(n.content)
+            and self.same_answer(older.uuid, n.uuid)
+        ]
+        return [max(silent, key=lambda n: self.meaning.get(n.uuid, 0.0))] if silent else []
 
 
 def supersede(
@@ -293,6 +337,7 @@ def supersede(
     named: Sequence[set[str]] = (),
     ended: Sequence[EndedValue] = (),
     earlier: bool = False,
+    meaning: Mapping[str, float] | None = None,
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
 
@@ -306,6 +351,8 @@ def supersede(
         ended: values of ended facts about the question's subject, with their successors.
         earlier: the question asks what held before the change: each changed memory takes
             its update's place (or keeps its own, if higher) and the update goes just below.
+        meaning: each memory's closeness in meaning to the question (scaled dense score);
+            without it, only a later memory that says a change supersedes.
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
@@ -319,6 +366,7 @@ def supersede(
         set(common),
         named,
         ended,
+        meaning or {},
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}
@@ -326,9 +374,7 @@ def supersede(
     # the latest on top.
     by_time = sorted(top, key=lambda cs: cs[0].created_at)
     for i, (older, _) in enumerate(by_time):
-        for newer, _ in by_time[i + 1 :]:
-            if not pairs.is_update(older, newer):
-                continue
+        for newer in pairs.updates_of(older, [c for c, _ in by_time[i + 1 :]]):
             up, down = (older, newer) if earlier else (newer, older)
             lifted = max(scores[up.uuid], scores[down.uuid])
             scores[up.uuid] = lifted
