@@ -14,6 +14,9 @@ from falkordb import Edge as FEdge
 from falkordb import Node as FNode
 from falkordb import Path as FPath
 from falkordb.asyncio import FalkorDB
+from falkordb.asyncio.query_result import (  # pyright: ignore[reportMissingTypeStubs]
+    QueryResult as FQueryResult,
+)
 from redis.asyncio.connection import UnixDomainSocketConnection
 
 from polyg_core.config import StorageSettings
@@ -37,6 +40,7 @@ from polyg_core.storage.replicas import (
     RouteStats,
     StoreSession,
 )
+from polyg_core.storage.reply import NeedsSchema, Reply, cypher_params, read_reply
 from polyg_core.storage.schema import (
     EMBEDDED_LABELS,
     FULLTEXT_INDEXES,
@@ -388,11 +392,25 @@ class FalkorStore:
         if vectors is not None and args:
             args = compact_vectors(args, vectors[1])
 
+        command: list[Any] = [
+            "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY",
+            namespace,
+            cypher_params(args) + cypher,
+            "--compact",
+        ]
+        if limit:
+            command.extend(("timeout", limit))
+
         async def run(db: FalkorDB) -> Any:
-            graph = db.select_graph(namespace)
-            if read_only:
-                return await graph.ro_query(cypher, args, timeout=limit or None)
-            return await graph.query(cypher, args, timeout=limit or None)
+            response = await db.connection.execute_command(*command)
+            try:
+                return read_reply(response)
+            except NeedsSchema:
+                # Nodes, edges and paths name their labels and properties by id: the
+                # client's parser looks them up in the graph's schema.
+                result = FQueryResult(db.select_graph(namespace))
+                await result.parse(response)
+                return result
 
         try:
             res = await self._counted(namespace, run, read_only=read_only)
@@ -816,8 +834,18 @@ def _rejected(exc: rexc.ResponseError, namespace: str, limit: int) -> StorageErr
     return StorageError(f"FalkorDB rejected a query on graph {namespace!r}: {text}")
 
 
-def _query_result(res: Any) -> QueryResult:
-    """A client result as plain values: header names, rows of Python values, counts."""
+def _query_result(res: Reply | FQueryResult) -> QueryResult:
+    """A reply as plain values: header names, rows of Python values, counts."""
+    if isinstance(res, Reply):
+        return QueryResult(
+            header=res.header,
+            rows=res.rows,
+            nodes_created=res.count("Nodes created"),
+            relationships_created=res.count("Relationships created"),
+            nodes_deleted=res.count("Nodes deleted"),
+            relationships_deleted=res.count("Relationships deleted"),
+            properties_set=res.count("Properties set"),
+        )
     header = [str(h[1]) if isinstance(h, list | tuple) else str(h) for h in (res.header or [])]
     rows = [
         [v if type(v) in _SCALARS else _convert(v) for v in row] for row in (res.result_set or [])
