@@ -187,6 +187,7 @@ class FalkorStore:
     _db: FalkorDB | None = field(default=None, init=False, repr=False)
     _bootstrapped: set[str] = field(default_factory=set, init=False, repr=False)
     _vectors: dict[str, tuple[str, int]] = field(default_factory=dict, init=False, repr=False)
+    _dimensions: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _lock: anyio.Lock = field(default_factory=anyio.Lock, init=False, repr=False)
     _primary: Endpoint = field(init=False, repr=False)
     _router: ReplicaRouter | None = field(default=None, init=False, repr=False)
@@ -388,9 +389,11 @@ class FalkorStore:
         validate_namespace(namespace)
         limit = self.settings.query_timeout_ms if timeout_ms is None else timeout_ms
         args: dict[str, Any] = dict(params or {})
-        vectors = self._vectors.get(namespace)
-        if vectors is not None and args:
-            args = compact_vectors(args, vectors[1])
+        # The dimension is known once the namespace's vectors were set up or its embedding
+        # record read (a process that only reads, like a recall-only server, learns it there).
+        dimension = self._dimensions.get(namespace)
+        if dimension and args:
+            args = compact_vectors(args, dimension)
 
         command: list[Any] = [
             "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY",
@@ -472,6 +475,7 @@ class FalkorStore:
         """Drop what this process remembers of a namespace's schema (bootstrap, vectors)."""
         self._bootstrapped.discard(namespace)
         self._vectors.pop(namespace, None)
+        self._dimensions.pop(namespace, None)
 
     async def memory_usage(self, namespace: str) -> int | None:
         """Bytes FalkorDB reports for a graph (GRAPH.MEMORY USAGE, whole-MB resolution)."""
@@ -665,7 +669,10 @@ class FalkorStore:
         )
         model, dim = res.rows[0] if res.rows else (None, None)
         if model is None:
+            self._dimensions.pop(namespace, None)
             return None
+        if dim:
+            self._dimensions[namespace] = int(dim)
         return str(model), int(dim or 0)
 
     async def ensure_vectors(self, namespace: str, model: str, dimension: int) -> None:
@@ -703,6 +710,7 @@ class FalkorStore:
             await self._compact_embedded()
         await self._vector_indexes_operational(namespace)
         self._vectors[namespace] = (model, dimension)
+        self._dimensions[namespace] = dimension
 
     async def _vector_indexes_operational(
         self, namespace: str, timeout_s: float = VECTOR_INDEX_WAIT_S
