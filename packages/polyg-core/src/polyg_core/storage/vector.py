@@ -44,8 +44,12 @@ async def knn(
     k: int,
     *,
     min_similarity: float = 0.0,
+    fields: Sequence[str] = (),
 ) -> list[Neighbour]:
     """The `k` nodes of `label` closest to `vector`, best first, at or above `min_similarity`.
+
+    `fields`: the properties to read (with `uuid`); default all. Every value read is
+    parsed in Python: a caller that ranks by uuid alone reads only that.
 
     FalkorDB's HNSW index keeps a stale entry for a node each time the node is
     written (FalkorDB/FalkorDB#2197); stale entries take result slots without being
@@ -55,7 +59,7 @@ async def knn(
     """
     values = [float(x) for x in vector]
     return await _search(
-        store, namespace, label, k, min_similarity, "", "vecf32($v)", {"v": values}
+        store, namespace, label, k, min_similarity, "", "vecf32($v)", {"v": values}, fields
     )
 
 
