@@ -4,6 +4,7 @@ what the query per label answers (invented notes, the real embedded server)."""
 from __future__ import annotations
 
 import pytest
+from polyg_core.config import StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage import FalkorStore
@@ -120,3 +121,21 @@ async def test_word_search_in_a_namespace_without_indexes_is_empty(
         EVENT: [],
         FACT: [],
     }
+
+
+async def test_a_process_that_only_reads_finds_what_the_writer_finds(
+    store: FalkorStore, embedder: Embedder, filled: str, falkordb_settings: StorageSettings
+) -> None:
+    """A reader learns the vector dimension from the namespace's record and sends query
+    vectors compact, as the writer does: the same neighbours at the same similarities."""
+    reader = FalkorStore(falkordb_settings)
+    await reader.connect()
+    try:
+        assert await reader.embedding_record(filled) == (embedder.model_name, 384)
+        for vector in await embedder.embed(QUESTIONS):
+            values = [float(x) for x in vector]
+            assert await knn_labels(reader, filled, LABELS, values, 5) == await knn_labels(
+                store, filled, LABELS, values, 5
+            )
+    finally:
+        await reader.close()
