@@ -226,6 +226,10 @@ async def test_recalled_memories_are_scored_against_the_evidence(
     systems = {row["system"] for row in report.table()}
     assert systems == {"polyg", "bm25", "dense"}
     assert report.remember_usage["llm_calls"] == 0
+    # Every recall asked FalkorDB something, and the report counts it per recall.
+    assert len(report.recall_round_trips) == len(report.questions)
+    assert all(n > 0 for n in report.recall_round_trips)
+    assert report.timings()["recall_round_trips"] > 0
     assert f"{namespace}_0" not in await store.list_graphs()
 
 

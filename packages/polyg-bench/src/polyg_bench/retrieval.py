@@ -222,6 +222,7 @@ class RetrievalReport:
     kept: bool = False
     ingest_seconds: float = 0.0
     recall_timing: Timing = field(default_factory=lambda: Timing("recall", []))
+    recall_round_trips: list[int] = field(default_factory=lambda: [])
     remember_timing: Timing = field(default_factory=lambda: Timing("remember", []))
     remember_usage: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     recall_usage: dict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -377,6 +378,7 @@ class RetrievalReport:
             else 0.0,
             "recall_p50_ms": round(self.recall_timing.p50, 1),
             "recall_p95_ms": round(self.recall_timing.p95, 1),
+            "recall_round_trips": round(_mean([float(n) for n in self.recall_round_trips]), 1),
             "remember_p50_ms": round(self.remember_timing.p50, 1),
         }
 
@@ -497,6 +499,11 @@ async def run_retrieval(
     return report
 
 
+def _queries_served(memory: Memory) -> int:
+    """Queries the store has sent so far (reads and writes, every server it uses)."""
+    return sum(ep.reads + ep.writes for ep in memory.store.routing_stats())
+
+
 @dataclass
 class _Baselines:
     """BM25 and plain dense ranking over one conversation's turns."""
@@ -584,6 +591,7 @@ class _Run:
         baselines: _Baselines,
     ) -> QuestionResult:
         report, max_k = self.report, self.max_k
+        queries = _queries_served(self.memory)
         t1 = time.perf_counter()
         result = await self.memory.recall(
             q.question,
@@ -593,6 +601,7 @@ class _Run:
             memory_limit=max(max_k, BUDGET_DEPTH),
         )
         report.recall_timing.samples.append((time.perf_counter() - t1) * 1000)
+        report.recall_round_trips.append(_queries_served(self.memory) - queries)
         _add_usage(report.recall_usage, result.usage, report.recall_calls)
         report.degraded_recalls += int(result.degraded)
         deep = {

@@ -454,7 +454,14 @@ def retrieval_command(
     print(
         markdown(
             [timings],
-            ["ingest_s", "turns_per_s", "recall_p50_ms", "recall_p95_ms", "remember_p50_ms"],
+            [
+                "ingest_s",
+                "turns_per_s",
+                "recall_p50_ms",
+                "recall_p95_ms",
+                "recall_round_trips",
+                "remember_p50_ms",
+            ],
         )
     )
     cost = _cost_per_call(report)

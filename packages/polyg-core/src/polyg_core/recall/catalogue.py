@@ -413,9 +413,9 @@ class MemoryCatalogue:
     async def get(self, namespace: str) -> NamespaceCatalogue:
         """The namespace's catalogue, brought up to date first if its memories changed.
 
-        Reads FalkorDB only; the file is written, never the graph. Checking costs two
-        indexed counts (all memories; those recorded at or after the file's newest), not a
-        scan. The file is rebuilt when the counts differ, when memories were recorded after
+        Reads FalkorDB only; the file is written, never the graph. Checking costs one query
+        (the label's count; an indexed count of those recorded at or after the file's
+        newest), not a scan. The file is rebuilt when the counts differ, when memories were recorded after
         its newest, or when its newest is gone while the count stayed (a namespace restored
         to an older state, or a deletion and an older import in between).
         """
@@ -427,33 +427,30 @@ class MemoryCatalogue:
                 cat = NamespaceCatalogue(reader)
                 self._namespaces[namespace] = cat
             cat.refresh()
-            count = await self._count(namespace, "", {})
-            newer, newest_kept = await self._since(namespace, cat.stamp[1])
+            count, newer, newest_kept = await self._stamp(namespace, cat.stamp[1])
             gone = count > 0 and cat.stamp[1] > 0 and not newest_kept
             if count != cat.stamp[0] or newer or gone:
                 await self._update(namespace, cat, count)
                 cat.refresh()
             return cat
 
-    async def _count(self, namespace: str, where: str, params: dict[str, Any]) -> int:
-        res = await self.store.query(
-            namespace, f"MATCH (m:{MEMORY}) {where} RETURN count(m)", params, read_only=True
-        )
-        return int(res.rows[0][0] or 0) if res.rows else 0
-
-    async def _since(self, namespace: str, newest: int) -> tuple[int, int]:
-        """How many memories were recorded after `newest`, and how many at it."""
+    async def _stamp(self, namespace: str, newest: int) -> tuple[int, int, int]:
+        """In one query: how many memories there are (the label's count, kept by FalkorDB,
+        not a scan), how many were recorded after `newest`, and how many at it (through
+        the `recorded_at` index)."""
         res = await self.store.query(
             namespace,
-            f"MATCH (m:{MEMORY}) WHERE m.recorded_at >= $newest "
-            "RETURN sum(CASE WHEN m.recorded_at > $newest THEN 1 ELSE 0 END), count(m)",
+            "CALL db.meta.stats() YIELD labels "
+            f"WITH coalesce(labels['{MEMORY}'], 0) AS total "
+            f"OPTIONAL MATCH (m:{MEMORY}) WHERE m.recorded_at >= $newest "
+            "RETURN total, sum(CASE WHEN m.recorded_at > $newest THEN 1 ELSE 0 END), count(m)",
             {"newest": newest},
             read_only=True,
         )
         if not res.rows:
-            return 0, 0
-        after, total = res.rows[0]
-        return int(after or 0), int(total or 0) - int(after or 0)
+            return 0, 0, 0
+        total, after, since = res.rows[0]
+        return int(total or 0), int(after or 0), int(since or 0) - int(after or 0)
 
     async def _update(self, namespace: str, cat: NamespaceCatalogue, count: int) -> None:
         base = cat.stamp

@@ -455,7 +455,7 @@ async def _dense_signal(
     catalogue: NamespaceCatalogue,
     vector: npt.NDArray[np.float32],
 ) -> dict[str, float]:
-    found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K)
+    found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K, fields=("uuid",))
     return _scaled(
         {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)},
         # Cosine has no usable zero (unrelated texts score anywhere from 0 to 0.3, and

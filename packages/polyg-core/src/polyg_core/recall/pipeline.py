@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import anyio
 import numpy as np
@@ -35,7 +35,6 @@ from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms, utc_now
 
 from polyg_core.config import Settings
 from polyg_core.errors import InvalidInput
-from polyg_core.graphs.base import check_readable
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.graphs.temporal_queries import parse_time
@@ -78,7 +77,7 @@ from polyg_core.recall.views import (
     temporal_view,
 )
 from polyg_core.resolve import NameResolver
-from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.store import FalkorStore, check_embedding
 
 logger = logging.getLogger(__name__)
 
@@ -179,9 +178,13 @@ class RecallPipeline:
             EmbeddingMismatch: the namespace was built with another model or dimension (the
                 same clear error writes give, instead of FalkorDB's or silently nothing).
         """
-        vector = await self.embed(text)
-        # Checked with the vector made, so a remote model's first call needs no probe.
-        await check_readable(self.store, namespace, self.embedder, dimension=len(vector))
+        # The namespace's record is read while the text is embedded (the local model runs
+        # in a thread); it is checked with the vector made, so a remote model's first call
+        # needs no probe.
+        vector, record = await _both(self.embed(text), self.store.embedding_record(namespace))
+        model = self.embedder.model_name
+        check_embedding(namespace, record, model, None)
+        check_embedding(namespace, record, model, len(vector))
         return vector
 
     async def seeds(
@@ -244,7 +247,9 @@ class RecallPipeline:
             StorageUnavailable: FalkorDB cannot be reached.
         """
         run = _checked_run(question, namespace, opts)
-        await self._classify(run)
+        # The catalogue does not depend on the question: it is brought up to date while the
+        # question is classified.
+        await _both(self._classify(run), self._load_catalogue(run))
         await run.timed("seed", self._seed(run))
         views = await run.timed("expand", self._expand(run))
         merged, ranked = await run.timed("merge_rank", self._merge_and_rank(run, views))
@@ -275,6 +280,9 @@ class RecallPipeline:
         run.intent = intent
         run.timings["classify"] = (time.perf_counter() - run.started) * 1000
 
+    async def _load_catalogue(self, run: _Run) -> None:
+        run.catalogue = await self.catalogue.get(run.namespace)
+
     async def _prepare_query(self, run: _Run) -> None:
         """The query vector, the catalogue and the intent that seeds the graph views."""
         intent = run.intent
@@ -285,11 +293,16 @@ class RecallPipeline:
         )
         if intent.inferential:
             query_text = without_hedges(query_text)
-        run.catalogue = await self.catalogue.get(run.namespace)
         run.speakers = run.catalogue.authors_in(run.question)
         common = run.catalogue.common_names([*intent.entities, *run.speakers], COMMON_NAME_SHARE)
         seed_text = without_names(query_text, common)
-        run.vector = await self.embed_for(run.namespace, seed_text)
+        # Values of the asked subjects that newer facts replaced (for ranking memories) are
+        # read while the question is embedded.
+        run.vector, replaced = await _both(
+            self.embed_for(run.namespace, seed_text),
+            self.temporal.replaced_facts(run.namespace, intent.entities),
+        )
+        run.ended = [EndedValue(old.object, new.object) for old, new in replaced]
         # A name found in most memories (a speaker, the user) says little about which
         # ones answer: it does not seed the graph views on its own. Events and facts
         # are seeded by the words of the same text the vector embeds.
@@ -306,9 +319,6 @@ class RecallPipeline:
         )
 
     async def _rank_memories(self, run: _Run, graph_nodes: Sequence[ContextNode] = ()) -> None:
-        # Values of the asked subjects that newer facts replaced: a memory holding
-        # one ranks below the memory holding its successor (recall.currency).
-        replaced = await self.temporal.replaced_facts(run.namespace, run.intent.entities)
         run.ranking = await rank_memories(
             self.store,
             run.namespace,
@@ -324,7 +334,9 @@ class RecallPipeline:
             decay_tau_days=self.decay_policy.tau_days if run.opts.decay else 1e9,
             multi_hop=run.use_ppr,
             graph_nodes=graph_nodes,
-            ended=[EndedValue(old.object, new.object) for old, new in replaced],
+            # Values of the asked subjects that newer facts replaced: a memory holding
+            # one ranks below the memory holding its successor (recall.currency).
+            ended=run.ended,
         )
 
     async def _graph_seeds(self, run: _Run) -> None:
@@ -446,6 +458,24 @@ class RecallPipeline:
 
 
 _T = TypeVar("_T")
+_U = TypeVar("_U")
+
+
+async def _both(first: Awaitable[_T], second: Awaitable[_U]) -> tuple[_T, _U]:
+    """Both results, the two run concurrently; the first failure is raised as itself."""
+    out: list[Any] = [None, None]
+
+    async def one(i: int, work: Awaitable[Any]) -> None:
+        out[i] = await work
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one, 0, first)
+            tg.start_soon(one, 1, second)
+    except BaseExceptionGroup as group:
+        # Callers expect polyg's own error (storage down, timeout), not a group of them.
+        raise group.exceptions[0] from group
+    return cast(_T, out[0]), cast(_U, out[1])
 
 
 @dataclass
@@ -469,6 +499,7 @@ class _Run:
     vector: Vector = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
     seed_intent: Intent = field(default_factory=Intent)
     use_ppr: bool = False
+    ended: list[EndedValue] = field(default_factory=lambda: [])
     ranking: MemoryRanking = field(default_factory=MemoryRanking)
     seeds: Seeds = field(default_factory=Seeds)
 

@@ -33,7 +33,7 @@ from polyg_core.recall.view_context import (
 )
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
 from polyg_core.storage.cypher import clean
-from polyg_core.storage.fulltext import word_search
+from polyg_core.storage.fulltext import word_search_labels
 from polyg_core.storage.schema import (
     CAUSAL,
     CONCEPT,
@@ -47,7 +47,7 @@ from polyg_core.storage.schema import (
     X_REPRESENTS,
 )
 from polyg_core.storage.store import FalkorStore
-from polyg_core.storage.vector import Neighbour, knn
+from polyg_core.storage.vector import Neighbour, knn_labels
 
 __all__ = [
     "MAX_VIEW_NODES",
@@ -112,31 +112,36 @@ async def _search(
     top_k: int,
     min_score: float,
 ) -> dict[str, list[Neighbour]]:
-    """k-NN over every embedded label and word search over events and facts, in parallel."""
-    hits_by_label: dict[str, list[Neighbour]] = {}
+    """k-NN over every embedded label (one query) and word search over events and facts
+    (another), in parallel; labels in a fixed order."""
+    near: dict[str, list[Neighbour]] = {}
+    by_words: dict[str, list[Neighbour]] = {}
 
-    async def search(label: str) -> None:
+    async def search() -> None:
         assert vector is not None
-        hits_by_label[label] = await knn(
-            store, namespace, label, vector.tolist(), top_k, min_similarity=min_score
+        near.update(
+            await knn_labels(
+                store, namespace, SEARCH_LABELS, vector.tolist(), top_k, min_similarity=min_score
+            )
         )
 
-    async def search_words(label: str) -> None:
-        found = await word_search(store, namespace, label, words, top_k)
+    async def search_words() -> None:
+        found = await word_search_labels(store, namespace, WORD_LABELS, words, top_k)
         # Not held to `min_score`, a bar for cosine similarity: the share of the
         # question's words a short event holds is low even when it is the answer.
-        hits_by_label[label] = [Neighbour(h.label, h.properties, h.overlap) for h in found]
+        for label, hits in found.items():
+            by_words[label] = [Neighbour(h.label, h.properties, h.overlap) for h in hits]
 
     try:
         async with anyio.create_task_group() as tg:
-            for label in SEARCH_LABELS if vector is not None else ():
-                tg.start_soon(search, label)
-            for label in WORD_LABELS if words else ():
-                tg.start_soon(search_words, label)
+            if vector is not None:
+                tg.start_soon(search)
+            if words:
+                tg.start_soon(search_words)
     except BaseExceptionGroup as group:
         # Callers expect polyg's own error (storage down, timeout), not a group of them.
         raise group.exceptions[0] from group
-    return hits_by_label
+    return {**near, **by_words}
 
 
 def _seed_target(seeds: Seeds, label: str, similarity: float) -> dict[str, float] | None:

@@ -14,6 +14,9 @@ from falkordb import Edge as FEdge
 from falkordb import Node as FNode
 from falkordb import Path as FPath
 from falkordb.asyncio import FalkorDB
+from falkordb.asyncio.query_result import (  # pyright: ignore[reportMissingTypeStubs]
+    QueryResult as FQueryResult,
+)
 from redis.asyncio.connection import UnixDomainSocketConnection
 
 from polyg_core.config import StorageSettings
@@ -37,6 +40,7 @@ from polyg_core.storage.replicas import (
     RouteStats,
     StoreSession,
 )
+from polyg_core.storage.reply import NeedsSchema, Reply, cypher_params, read_reply
 from polyg_core.storage.schema import (
     EMBEDDED_LABELS,
     FULLTEXT_INDEXES,
@@ -185,6 +189,7 @@ class FalkorStore:
     _vectors: dict[str, tuple[str, int]] = field(
         default_factory=dict[str, tuple[str, int]], init=False, repr=False
     )
+    _dimensions: dict[str, int] = field(default_factory=dict[str, int], init=False, repr=False)
     _lock: anyio.Lock = field(default_factory=anyio.Lock, init=False, repr=False)
     _primary: Endpoint = field(init=False, repr=False)
     _router: ReplicaRouter | None = field(default=None, init=False, repr=False)
@@ -386,15 +391,32 @@ class FalkorStore:
         validate_namespace(namespace)
         limit = self.settings.query_timeout_ms if timeout_ms is None else timeout_ms
         args: dict[str, Any] = dict(params or {})
-        vectors = self._vectors.get(namespace)
-        if vectors is not None and args:
-            args = compact_vectors(args, vectors[1])
+        # The dimension is known once the namespace's vectors were set up or its embedding
+        # record read (a process that only reads, like a recall-only server, learns it there).
+        dimension = self._dimensions.get(namespace)
+        if dimension and args:
+            args = compact_vectors(args, dimension)
+
+        command: list[Any] = [
+            "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY",
+            namespace,
+            cypher_params(args) + cypher,
+            "--compact",
+        ]
+        if limit:
+            command.extend(("timeout", limit))
 
         async def run(db: FalkorDB) -> Any:
-            graph = db.select_graph(namespace)
-            if read_only:
-                return await graph.ro_query(cypher, args, timeout=limit or None)
-            return await graph.query(cypher, args, timeout=limit or None)
+            response = await db.connection.execute_command(*command)
+            try:
+                return read_reply(response)
+            except NeedsSchema:
+                # Nodes, edges and paths name their labels and properties by id: the
+                # client's parser looks them up in the graph's schema.
+                # The client's result is untyped: read as Any where it enters.
+                result: Any = FQueryResult(db.select_graph(namespace))
+                await result.parse(response)
+                return result
 
         try:
             res = await self._counted(namespace, run, read_only=read_only)
@@ -456,6 +478,7 @@ class FalkorStore:
         """Drop what this process remembers of a namespace's schema (bootstrap, vectors)."""
         self._bootstrapped.discard(namespace)
         self._vectors.pop(namespace, None)
+        self._dimensions.pop(namespace, None)
 
     async def memory_usage(self, namespace: str) -> int | None:
         """Bytes FalkorDB reports for a graph (GRAPH.MEMORY USAGE, whole-MB resolution)."""
@@ -654,7 +677,10 @@ class FalkorStore:
         )
         model, dim = res.rows[0] if res.rows else (None, None)
         if model is None:
+            self._dimensions.pop(namespace, None)
             return None
+        if dim:
+            self._dimensions[namespace] = int(dim)
         return str(model), int(dim or 0)
 
     async def ensure_vectors(self, namespace: str, model: str, dimension: int) -> None:
@@ -692,6 +718,7 @@ class FalkorStore:
             await self._compact_embedded()
         await self._vector_indexes_operational(namespace)
         self._vectors[namespace] = (model, dimension)
+        self._dimensions[namespace] = dimension
 
     async def _vector_indexes_operational(
         self, namespace: str, timeout_s: float = VECTOR_INDEX_WAIT_S
@@ -823,21 +850,32 @@ def _rejected(exc: rexc.ResponseError, namespace: str, limit: int) -> StorageErr
     return StorageError(f"FalkorDB rejected a query on graph {namespace!r}: {text}")
 
 
-def _query_result(res: Any) -> QueryResult:
-    """A client result as plain values: header names, rows of Python values, counts."""
+def _query_result(res: Reply | FQueryResult) -> QueryResult:
+    """A reply as plain values: header names, rows of Python values, counts."""
+    if isinstance(res, Reply):
+        return QueryResult(
+            header=res.header,
+            rows=res.rows,
+            nodes_created=res.count("Nodes created"),
+            relationships_created=res.count("Relationships created"),
+            nodes_deleted=res.count("Nodes deleted"),
+            relationships_deleted=res.count("Relationships deleted"),
+            properties_set=res.count("Properties set"),
+        )
+    client: Any = res  # the falkordb client's result is untyped
+    raw_header = cast(Sequence[Any], client.header or ())
+    raw_rows = cast(Sequence[Sequence[Any]], client.result_set or ())
     header = [
         str(cast(Sequence[Any], h)[1]) if isinstance(h, list | tuple) else str(h)
-        for h in (res.header or ())
+        for h in raw_header
     ]
-    rows = [
-        [v if type(v) in _SCALARS else _convert(v) for v in row] for row in (res.result_set or ())
-    ]
+    rows = [[v if type(v) in _SCALARS else _convert(v) for v in row] for row in raw_rows]
     return QueryResult(
         header=header,
         rows=rows,
-        nodes_created=int(res.nodes_created or 0),
-        relationships_created=int(res.relationships_created or 0),
-        nodes_deleted=int(res.nodes_deleted or 0),
-        relationships_deleted=int(res.relationships_deleted or 0),
-        properties_set=int(res.properties_set or 0),
+        nodes_created=int(client.nodes_created or 0),
+        relationships_created=int(client.relationships_created or 0),
+        nodes_deleted=int(client.nodes_deleted or 0),
+        relationships_deleted=int(client.relationships_deleted or 0),
+        properties_set=int(client.properties_set or 0),
     )

@@ -44,8 +44,12 @@ async def knn(
     k: int,
     *,
     min_similarity: float = 0.0,
+    fields: Sequence[str] = (),
 ) -> list[Neighbour]:
     """The `k` nodes of `label` closest to `vector`, best first, at or above `min_similarity`.
+
+    `fields`: the properties to read (with `uuid`); default all. Every value read is
+    parsed in Python: a caller that ranks by uuid alone reads only that.
 
     FalkorDB's HNSW index keeps a stale entry for a node each time the node is
     written (FalkorDB/FalkorDB#2197); stale entries take result slots without being
@@ -55,7 +59,7 @@ async def knn(
     """
     values = [float(x) for x in vector]
     return await _search(
-        store, namespace, label, k, min_similarity, "", "vecf32($v)", {"v": values}
+        store, namespace, label, k, min_similarity, "", "vecf32($v)", {"v": values}, fields
     )
 
 
@@ -185,9 +189,76 @@ async def _search(
         if "index" in str(exc).lower():
             return []
         raise
+    return _nearest(label, res.rows, k, min_similarity)
+
+
+async def knn_labels(
+    store: FalkorStore,
+    namespace: str,
+    labels: Sequence[str],
+    vector: Sequence[float],
+    k: int,
+    *,
+    min_similarity: float = 0.0,
+) -> dict[str, list[Neighbour]]:
+    """`knn` over several labels with one vector, in one query: label to its `k` nearest
+    live nodes, best first, at or above `min_similarity` (the same as one `knn` per label).
+
+    A label whose index answered short of `k` is asked again for 8 times as many, all
+    such labels in one more query, as `knn` does. A namespace without vector indexes
+    yet answers each label with an empty list.
+    """
+    wanted = list(dict.fromkeys(labels))
+    for label in wanted:
+        if label not in EMBEDDED_LABELS:
+            raise ValueError(f"label {label!r} has no vector index")
+    if k <= 0 or not wanted:
+        return {label: [] for label in wanted}
+    values = [float(x) for x in vector]
+    fetch = min(2 * k + 16, MAX_FETCH)
+    try:
+        rows = await _labels_rows(store, namespace, wanted, values, fetch)
+        short = [lb for lb in wanted if len(rows[lb]) < k]
+        if short and fetch < MAX_FETCH:
+            rows.update(
+                await _labels_rows(store, namespace, short, values, min(fetch * 8, MAX_FETCH))
+            )
+    except Exception as exc:  # no index yet for a label: one query per label says which
+        if "index" not in str(exc).lower():
+            raise
+        found = [
+            await knn(store, namespace, lb, values, k, min_similarity=min_similarity)
+            for lb in wanted
+        ]
+        return dict(zip(wanted, found, strict=True))
+    return {lb: _nearest(lb, rows[lb], k, min_similarity) for lb in wanted}
+
+
+async def _labels_rows(
+    store: FalkorStore, namespace: str, labels: Sequence[str], vector: list[float], fetch: int
+) -> dict[str, list[list[Any]]]:
+    """The index's answers for each label, nearest first: label -> rows of (node, distance)."""
+    parts = [
+        f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) "
+        f"YIELD node, score RETURN {i} AS part, {props('node')} AS node, score "
+        "ORDER BY score ASC"
+        for i, label in enumerate(labels)
+    ]
+    res = await _ask(store, namespace, " UNION ALL ".join(parts), {"v": vector, "k": fetch})
+    out: dict[str, list[list[Any]]] = {label: [] for label in labels}
+    for part, node, distance in res.rows:
+        out[labels[int(part)]].append([node, distance])
+    return out
+
+
+def _nearest(
+    label: str, rows: Sequence[Sequence[Any]], k: int, min_similarity: float
+) -> list[Neighbour]:
+    """The first `k` distinct nodes of an index's answer (nearest first) at or above
+    `min_similarity`."""
     out: list[Neighbour] = []
     seen: set[str] = set()
-    for node, distance in res.rows:
+    for node, distance in rows:
         uuid = str(node.get("uuid", ""))
         if uuid in seen:
             continue
