@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -24,14 +25,26 @@ def server_settings(falkordb_settings: StorageSettings, namespace: str) -> Setti
     )
 
 
+@pytest.fixture(scope="session")
+def tool_schema_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One file that keeps the tools' JSON schemas for the session's in-process servers.
+
+    A server generates its tools' schemas once per start (about a second on a busy
+    machine); the cache keeps what `polyg-mcp` keeps between starts, keyed by the source
+    of the loaded modules, so every server still advertises the schemas of the code
+    under test (test_schema_cache.py checks the cache itself).
+    """
+    return tmp_path_factory.mktemp("tool-schemas") / "tool-schemas.json"
+
+
 @pytest.fixture
 def server_ctx(store: FalkorStore, server_settings: Settings) -> ServerContext:
     return ServerContext(store=store, settings=server_settings)
 
 
 @pytest.fixture
-def mcp_server(server_ctx: ServerContext) -> PolygServer:
-    return create_server(server_ctx)
+def mcp_server(server_ctx: ServerContext, tool_schema_file: Path) -> PolygServer:
+    return create_server(server_ctx, schema_cache=tool_schema_file)
 
 
 @pytest.fixture
@@ -56,7 +69,7 @@ def memory_ctx(
 
 
 @pytest.fixture
-async def memory_client(memory_ctx: ServerContext) -> AsyncIterator[Client]:
+async def memory_client(memory_ctx: ServerContext, tool_schema_file: Path) -> AsyncIterator[Client]:
     """An in-memory MCP client session on a server with memory."""
-    async with Client(create_server(memory_ctx)) as c:
+    async with Client(create_server(memory_ctx, schema_cache=tool_schema_file)) as c:
         yield c
