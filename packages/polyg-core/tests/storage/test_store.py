@@ -26,6 +26,7 @@ from polyg_core.errors import (
     StorageUnavailable,
 )
 from polyg_core.storage import EmbeddedFalkorDB, FalkorStore, validate_namespace
+from polyg_core.storage import store as store_module
 from polyg_core.storage.schema import RANGE_INDEXES
 
 pytestmark = pytest.mark.anyio
@@ -149,6 +150,39 @@ async def test_a_write_longer_than_the_client_default_is_answered_and_applied_on
     assert res.nodes_created == 40
     count = await store.query(namespace, "MATCH (n:G_Node) RETURN count(n)", read_only=True)
     assert count.scalar(0) == 40
+
+
+async def test_a_write_whose_reply_times_out_is_not_sent_again(
+    store: FalkorStore, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A client that waits 0.2 s for any reply: the write below takes longer, so its
+    # reply times out while the server goes on applying it. Before, the store re-sent
+    # it on every retry and the 40 nodes were created up to four times.
+    monkeypatch.setattr(store_module, "_REPLY_MARGIN_S", 0.0)
+    impatient = FalkorStore(store.settings.model_copy(update={"query_timeout_ms": 200}))
+    await impatient.connect()
+    try:
+        with pytest.raises(QueryTimeout, match="not sent again"):
+            await impatient.query(
+                namespace,
+                "UNWIND range(1, 30000000) AS i WITH i WHERE i % 750000 = 0 "
+                "CREATE (:G_Node {i: i})",
+                timeout_ms=0,
+            )
+    finally:
+        await impatient.close()
+    # The server goes on with the write: wait (bounded) until its nodes are there.
+    created = 0
+    with anyio.move_on_after(300):
+        while created == 0:
+            await anyio.sleep(0.2)
+            res = await store.query(namespace, "MATCH (n:G_Node) RETURN count(n)", read_only=True)
+            created = int(res.scalar(0))
+    assert created == 40
+    # Nothing else arrives later: a write sent after it is applied after it.
+    await store.query(namespace, "CREATE (:G_Marker)", timeout_ms=0)
+    res = await store.query(namespace, "MATCH (n:G_Node) RETURN count(n)", read_only=True)
+    assert res.scalar(0) == 40
 
 
 async def test_list_and_delete_graphs(store: FalkorStore, namespace: str) -> None:

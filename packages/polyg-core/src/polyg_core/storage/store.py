@@ -241,6 +241,12 @@ class FalkorStore:
             socket_connect_timeout=_CONNECT_TIMEOUT_S,
         )
 
+    def _reply_wait_s(self) -> float | None:
+        """How long a reply is awaited: the query timeout plus a margin (None: no limit)."""
+        s = self.settings
+        wait = (s.query_timeout_ms / 1000) if s.query_timeout_ms else None
+        return wait + _REPLY_MARGIN_S if wait is not None else None
+
     def _client(self, url: str | None = None, **kwargs: Any) -> FalkorClient:
         """A client on a bounded pool: beyond `max_connections` concurrent queries, callers
         wait for a free connection (up to the query timeout) instead of failing.
@@ -252,7 +258,7 @@ class FalkorStore:
         """
         s = self.settings
         wait = (s.query_timeout_ms / 1000) if s.query_timeout_ms else None
-        read = wait + _REPLY_MARGIN_S if wait is not None else None
+        read = self._reply_wait_s()
         return FalkorClient(
             bounded_pool(
                 max_connections=s.max_connections,
@@ -407,7 +413,19 @@ class FalkorStore:
             command.extend(("timeout", limit))
 
         async def run(db: FalkorDB) -> Any:
-            response = await db.connection.execute_command(*command)
+            try:
+                response = await db.connection.execute_command(*command)
+            except rexc.TimeoutError as exc:
+                if read_only:
+                    raise
+                # The write was sent and the server, alive, is still applying it: sending
+                # it again would apply it twice (a retried 40-node write left 120 nodes).
+                raise QueryTimeout(
+                    f"FalkorDB did not answer a write to graph {namespace!r} within "
+                    f"{self._reply_wait_s()} s (the server is busy); the write was not sent "
+                    "again because it may still be applied: check for its result before "
+                    "repeating it, or raise POLYG_QUERY_TIMEOUT_MS"
+                ) from exc
             try:
                 return read_reply(response)
             except NeedsSchema:
