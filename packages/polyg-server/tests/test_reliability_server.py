@@ -1,6 +1,3 @@
-# pyright: reportPrivateUsage=false
-# (The test kills the embedded server's child process to stand in for a crash; that
-# handle is private on purpose.)
 """The HTTP server while FalkorDB dies and comes back, and while a query runs too long."""
 
 from __future__ import annotations
@@ -47,7 +44,7 @@ def own_falkordb(tmp_path: Path) -> Iterator[EmbeddedFalkorDB]:
 
 
 def kill(server: EmbeddedFalkorDB) -> None:
-    proc = server._process
+    proc = server.process
     assert proc is not None
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)

@@ -1,6 +1,3 @@
-# pyright: reportPrivateUsage=false
-# (The fixture kills the embedded server's child process to stand in for a crash; that
-# handle is private on purpose.)
 """A FalkorDB the test can kill and bring back, and a store that does not restart it itself.
 
 The store reaches the server through `FALKORDB_URL`-style settings (a unix socket
@@ -41,7 +38,7 @@ class Outage:
 
     def kill(self) -> None:
         """SIGKILL the server (no AOF flush, no clean shutdown) and reap it."""
-        proc = self.server._process
+        proc = self.server.process
         assert proc is not None, "the test did not start this server"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)

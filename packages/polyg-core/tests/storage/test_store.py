@@ -1,6 +1,3 @@
-# pyright: reportPrivateUsage=false
-# (Some tests forget what the store has created, to check that a restart finds the
-# indexes again; that memo is private to the store on purpose.)
 """The FalkorDB store against the real embedded server."""
 
 from __future__ import annotations
@@ -41,15 +38,20 @@ HOSTILE = [
 ]
 
 
-async def test_bootstrap_is_idempotent(store: FalkorStore, namespace: str) -> None:
+async def test_bootstrap_is_idempotent(
+    store: FalkorStore, falkordb_settings: StorageSettings, namespace: str
+) -> None:
     await store.ensure_schema(namespace)
-    first = await store._existing_indexes(namespace)
-    store._bootstrapped.clear()
-    await store.ensure_schema(namespace)
+    first = await store.existing_indexes(namespace)
     await store.ensure_vectors(namespace, "local/minilm", 384)
-    store._vectors.clear()
-    await store.ensure_vectors(namespace, "local/minilm", 384)
-    second = await store._existing_indexes(namespace)
+    # Another store (a restarted process) knows nothing of what the first created.
+    again = await FalkorStore(falkordb_settings).connect()
+    try:
+        await again.ensure_schema(namespace)
+        await again.ensure_vectors(namespace, "local/minilm", 384)
+    finally:
+        await again.close()
+    second = await store.existing_indexes(namespace)
     assert first <= second
     assert ("E_Entity", "embedding", "VECTOR") in second
     meta = await store.metadata(namespace)
@@ -73,7 +75,7 @@ async def test_a_namespace_deleted_by_another_store_is_bootstrapped_again(
     await store.query(namespace, "CREATE (:E_Entity {name: 'after'})")
     await store.ensure_schema(namespace)
     await store.ensure_vectors(namespace, "local/minilm", 384)
-    indexes = await store._existing_indexes(namespace)
+    indexes = await store.existing_indexes(namespace)
     assert ("E_Entity", "embedding", "VECTOR") in indexes
     assert {(label, prop, "RANGE") for label, props in RANGE_INDEXES.items() for prop in props} <= (
         indexes
@@ -342,7 +344,7 @@ async def test_concurrent_first_writes_through_several_stores_log_no_rewrite_war
                     for i in range(12):
                         tg.start_soon(stores[i % 3].ensure_vectors, ns, "local/minilm", 8)
         for ns in names:
-            assert ("E_Entity", "embedding", "VECTOR") in await stores[0]._existing_indexes(ns)
+            assert ("E_Entity", "embedding", "VECTOR") in await stores[0].existing_indexes(ns)
     finally:
         for ns in names:
             await stores[0].delete_graph(ns)

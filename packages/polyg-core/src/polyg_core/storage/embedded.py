@@ -680,6 +680,11 @@ class EmbeddedFalkorDB:
                 self.pid_file.unlink()
 
     @property
+    def process(self) -> subprocess.Popen[bytes] | None:
+        """The server process this object started (None when it adopted a running one)."""
+        return self._process
+
+    @property
     def pid(self) -> int | None:
         """Pid of the server this data dir uses, if one is recorded."""
         info = self._read_pid()

@@ -641,7 +641,7 @@ class FalkorStore:
             "ON CREATE SET m.kind = $kind, m.created_at = $now, m.last_used_at = $now",
             {"kind": kind, "now": now},
         )
-        existing = await self._existing_indexes(namespace)
+        existing = await self.existing_indexes(namespace)
         for label, props in RANGE_INDEXES.items():
             for prop in props:
                 if (label, prop, "RANGE") not in existing:
@@ -656,7 +656,8 @@ class FalkorStore:
                 )
         self._bootstrapped.add(namespace)
 
-    async def _existing_indexes(self, namespace: str) -> set[tuple[str, str, str]]:
+    async def existing_indexes(self, namespace: str) -> set[tuple[str, str, str]]:
+        """The namespace's indexes as (label, property, kind), kind RANGE, FULLTEXT or VECTOR."""
         res = await self.query(
             namespace,
             "CALL db.indexes() YIELD label, properties, types RETURN label, properties, types",
@@ -719,7 +720,7 @@ class FalkorStore:
                 f"MATCH (m:{META} {{key: 'meta'}}) SET m.embedding_model = $model, m.dimension = $dim",
                 {"model": model, "dim": dimension},
             )
-        existing = await self._existing_indexes(namespace)
+        existing = await self.existing_indexes(namespace)
         created = False
         for label in EMBEDDED_LABELS:
             if (label, "embedding", "VECTOR") not in existing:
