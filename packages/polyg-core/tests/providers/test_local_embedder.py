@@ -1,6 +1,3 @@
-# pyright: reportPrivateUsage=false
-# (These tests hold the embedder's cache, batching and ONNX session to what they must do:
-# the internals are the unit under test here, not part of its interface.)
 """The torch-free MiniLM embedder (onnxruntime) against sentence-transformers' own output."""
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.embeddings.local import _TRIM_AFTER_TOKENS, MiniLMEmbedder
+from polyg_core.providers.embeddings.local import _TRIM_AFTER_TOKENS, MiniLMEmbedder  # pyright: ignore[reportPrivateUsage]
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json").read_text())
 ROOT = Path(__file__).resolve().parents[4]
@@ -51,12 +48,12 @@ async def test_async_embed_is_normalised_and_shaped(embedder: MiniLMEmbedder) ->
 def test_cache_returns_the_same_vectors_and_stays_bounded() -> None:
     small = MiniLMEmbedder(cache_size=2)
     first = small.embed_sync(["alpha", "beta", "gamma"])
-    assert len(small._cache) == 2
+    assert len(small._cache) == 2  # pyright: ignore[reportPrivateUsage]
     again = small.embed_sync(["gamma", "alpha"])
     assert np.allclose(again, first[[2, 0]], atol=1e-6)
     uncached = MiniLMEmbedder(cache_size=0)
     assert np.allclose(uncached.embed_sync(["beta"]), first[[1]], atol=1e-5)
-    assert len(uncached._cache) == 0
+    assert len(uncached._cache) == 0  # pyright: ignore[reportPrivateUsage]
 
 
 def test_threads_spinning_and_any_chunk_size_give_the_same_vectors() -> None:
@@ -66,7 +63,7 @@ def test_threads_spinning_and_any_chunk_size_give_the_same_vectors() -> None:
     one = MiniLMEmbedder(batch_size=32, threads=1, cache_size=0).embed_sync(texts)
     assert np.allclose(two, one, atol=1e-5)
     spinning = MiniLMEmbedder(batch_size=8, threads=2, cache_size=0, spin_us=200)
-    assert spinning._model() is not MiniLMEmbedder(threads=2, spin_us=0)._model()
+    assert spinning._model() is not MiniLMEmbedder(threads=2, spin_us=0)._model()  # pyright: ignore[reportPrivateUsage]
     assert np.allclose(spinning.embed_sync(texts), one, atol=1e-5)
 
 
@@ -74,7 +71,7 @@ def test_a_call_large_enough_to_release_memory_keeps_its_vectors_and_the_next_ca
     embedder = MiniLMEmbedder(cache_size=0)
     texts = [f"release {i}: " + "the ledger service paged the owner " * 4 for i in range(80)]
     # Enough padded tokens that the heap is trimmed after the pass.
-    tokens = sum(len(e.ids) for e in embedder._model()._tokenizer.encode_batch(texts))
+    tokens = sum(len(e.ids) for e in embedder._model()._tokenizer.encode_batch(texts))  # pyright: ignore[reportPrivateUsage]
     assert tokens >= _TRIM_AFTER_TOKENS
     before = embedder.embed_sync(texts[:3])
     together = embedder.embed_sync(texts)
@@ -125,10 +122,10 @@ def test_calls_made_while_the_model_runs_are_embedded_in_one_batch(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     embedder = MiniLMEmbedder(cache_size=0)
-    model = embedder._model()
+    model = embedder._model()  # pyright: ignore[reportPrivateUsage]
     texts = [f"write {i} about the ledger service" for i in range(8)]
     expected = embedder.embed_sync(texts)
-    forward = model._forward
+    forward = model._forward  # pyright: ignore[reportPrivateUsage]
     batches: list[int] = []
     running, release = threading.Event(), threading.Event()
 
@@ -152,7 +149,7 @@ def test_calls_made_while_the_model_runs_are_embedded_in_one_batch(
     for caller in callers:
         caller.start()
     for _ in range(1000):  # until all eight wait behind the first run (10 s at most)
-        if len(model._pending) == len(texts):
+        if len(model._pending) == len(texts):  # pyright: ignore[reportPrivateUsage]
             break
         release.wait(0.01)
     release.set()
@@ -170,8 +167,8 @@ def test_a_failing_call_raises_to_its_caller_and_the_model_keeps_serving() -> No
 
 
 def test_the_model_is_loaded_once_per_process() -> None:
-    assert MiniLMEmbedder()._model() is MiniLMEmbedder(cache_size=0, batch_size=4)._model()
-    assert MiniLMEmbedder(threads=1)._model() is not MiniLMEmbedder(threads=2)._model()
+    assert MiniLMEmbedder()._model() is MiniLMEmbedder(cache_size=0, batch_size=4)._model()  # pyright: ignore[reportPrivateUsage]
+    assert MiniLMEmbedder(threads=1)._model() is not MiniLMEmbedder(threads=2)._model()  # pyright: ignore[reportPrivateUsage]
 
 
 def test_the_shipped_onnx_graph_is_the_one_the_export_script_builds() -> None:
