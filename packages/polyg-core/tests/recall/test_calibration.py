@@ -308,3 +308,13 @@ def test_an_answer_from_the_graphs_read_from_a_conversation_rests_on_words_said(
     assert chat["quoted"] == notes["quoted"] == 0.0  # both answer from the graphs
     assert chat.get("spoken") == 1.0 and "spoken" not in notes
     assert keys_of(chat)[0].split("/")[1] == "p"
+
+
+def test_a_causal_chain_holding_none_of_the_asked_words_stays_capped() -> None:
+    # Asked why the payment gateway failed, the only chain in memory is the auth outage's:
+    # whatever share right its group has, the chain explains something else.
+    table = {"all": ((0.0, 0.9), (1.0, 0.9))}
+    off = {"raw": 0.15, "route_why": 1.0, "match": 0.0, "found": 1.0, "chain": 0.75}
+    on = {**off, "match": 0.6}
+    assert calibrated_from_factors(off, table) == CONTRADICTED_CAP
+    assert calibrated_from_factors(on, table) == 0.75  # no surer than its chain

@@ -36,6 +36,7 @@ from polyg_core.recall.answer.confidence import (
     NOT_FOUND_CAP,
     Evidence,
     factors_of,
+    off_chain,
 )
 
 __all__ = [
@@ -127,6 +128,7 @@ def calibrated_from_factors(
         factors.get("entity_found") == 0.0
         or factors.get("time_found") == 0.0
         or factors.get("stale") == 1.0
+        or off_chain(factors.get("chain"), factors.get("match", 1.0))
     ):
         value = min(value, CONTRADICTED_CAP)
     chain = factors.get("chain")

@@ -24,7 +24,8 @@ right, from what the answer found.
   value, so it counts ×0.8 and is calibrated apart;
 * evidence about another entity or another time than the one asked contradicts the
   question, and so does a memory that a later one changed (`stale`), quoted for a
-  question about now: at most 0.4.
+  question about now, and a causal chain that holds none of the question's words: at
+  most 0.4.
 
 An answer that says nothing was found scores at most 0.1. The weights are fixed by
 reasoning, not fitted to a dataset: they give the raw confidence, an order. What is
@@ -139,7 +140,18 @@ def confidence_of(evidence: Evidence) -> float:
 def contradicts(evidence: Evidence) -> bool:
     """Whether the evidence is about another entity or time than the one asked, or is a
     memory a later one changed (the answer stays at most `CONTRADICTED_CAP`)."""
-    return evidence.entity == 0.0 or evidence.time == 0.0 or evidence.stale
+    return (
+        evidence.entity == 0.0
+        or evidence.time == 0.0
+        or evidence.stale
+        or off_chain(evidence.chain, evidence.match)
+    )
+
+
+def off_chain(chain: float | None, match: float) -> bool:
+    """A causal chain that holds none of the question's words explains something else
+    (asked why the payment gateway failed, the auth outage's chain is no answer)."""
+    return chain is not None and match == 0.0
 
 
 _WORD = re.compile(r"[\w'’-]+")
