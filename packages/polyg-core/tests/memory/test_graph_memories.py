@@ -11,7 +11,12 @@ from polyg_core.config import Settings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.catalogue import MemoryCatalogue
-from polyg_core.recall.graph_memories import PERSON_ATTRIBUTE, graph_signal, people_memories
+from polyg_core.recall.graph_memories import (
+    PERSON_ATTRIBUTE,
+    graph_signal,
+    people_memories,
+    speaks_to_listener,
+)
 from polyg_core.storage.store import FalkorStore
 
 pytestmark = pytest.mark.anyio
@@ -173,3 +178,49 @@ async def test_a_question_for_named_things_reaches_the_memory_that_names_one(
     # shape it ranks below her memories about music in general.
     assert asked[0].text == named, [n.text for n in asked]
     assert [n.text for n in plain].index(named) > 0
+
+
+def test_a_memory_about_the_listener_is_told_from_one_about_its_author() -> None:
+    assert speaks_to_listener("Rafa: You'll be a great coach, your team is lucky to have you!")
+    assert speaks_to_listener("Wow, Rafa, you did it! Your garden looks amazing. I'm proud.")
+    assert not speaks_to_listener("Rafa: I took my nephews to the zoo, you would have loved it.")
+    assert not speaks_to_listener("We baked bread with our kids on Sunday.")
+    # A caption and the speaker's name say nothing of who the memory is about.
+    assert not speaks_to_listener("You: I planted roses. [shares a photo of you and your dog]")
+    assert not speaks_to_listener("Thanks! That sounds fun.")
+
+
+# Ines talks about her own weekends, and about Tomas's in the question's own words ("your
+# family", "activities"): what she says to him is about him, not what she did.
+ADDRESSED_TURNS = [
+    ("Ines", "Your family activities sound amazing, Tomas, you're such a fun dad!"),
+    ("Ines", "You and your kids always find new activities, your family is lucky."),
+    ("Ines", "I took my nephews sledding on the hill last weekend."),
+    ("Ines", "We baked apple pies with my mother on Sunday."),
+    ("Ines", "The quarterly budget review ran long at work today."),
+    ("Tomas", "We went fishing at the lake with my daughters."),
+    ("Tomas", "What did you do with your family this weekend, Ines?"),
+    ("Tomas", "My train was delayed again."),
+    ("Tomas", "The new printer at the office jams every morning."),
+    ("Tomas", "I repaired the bike's brakes myself."),
+]
+
+
+async def test_a_persons_words_about_their_listener_rank_below_what_they_did(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    memory = _memory(store, embedder, namespace)
+    with anyio.fail_after(300):
+        for who, text in ADDRESSED_TURNS:
+            await memory.remember(f"{who}: {text}", who=who, reference_time=REF)
+        catalogue = await MemoryCatalogue(store).get(namespace)
+        vector = np.asarray(
+            (await embedder.embed(["What activities has Ines done with her family?"]))[0],
+            dtype=np.float32,
+        )
+        nodes = await people_memories(store, namespace, catalogue, ["Ines"], vector)
+    texts = [n.text.split(": ", 1)[1] for n in nodes]
+    own = [texts.index(t) for _, t in ADDRESSED_TURNS[2:4]]
+    to_tomas = [texts.index(t) for _, t in ADDRESSED_TURNS[:2]]
+    # What she did with her family leads, though her words to Tomas share the question's.
+    assert max(own) < min(to_tomas), texts

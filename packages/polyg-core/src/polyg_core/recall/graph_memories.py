@@ -18,12 +18,15 @@ graph side found has to be said in memories to survive it:
   of a two-person conversation keeps their memories; for a question naming several,
   what joins them (a concept or a rare word their memories share) leads (`_joined`);
   for a question asking for named things, memories that name something do (`_Named`).
+  What a person says about the one they talk to ("You'll be a great coach!") is about
+  the listener, not what the person did: it counts for less (`speaks_to_listener`).
 
 Scores are scaled by the best, so this is one more signal in [0, 1] beside the others.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
@@ -75,6 +78,50 @@ JOIN_WORD_SHARE = 0.05
 """A word joins two people's memories when at most this share of memories hold it."""
 MAX_PERSON_MEMORIES = 5000
 """The newest memories of the named people compared with the question, at most."""
+ADDRESSED_SHARE = 0.5
+"""What a person's memory that speaks about its listener keeps of its score
+(`speaks_to_listener`). Dev conversation multi-hop R@10 0.562 -> 0.594 (0.2: the same)."""
+
+_FIRST_PERSON = frozenset(
+    [
+        "i",
+        "i'm",
+        "i've",
+        "i'd",
+        "i'll",
+        "me",
+        "my",
+        "mine",
+        "myself",
+        "we",
+        "we're",
+        "we've",
+        "we'd",
+        "we'll",
+        "us",
+        "our",
+        "ours",
+        "ourselves",
+    ]
+)
+_SECOND_PERSON = frozenset(
+    ["you", "you're", "you've", "you'd", "you'll", "your", "yours", "yourself", "yourselves"]
+)
+_PRONOUN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_SPEAKER_PREFIX = re.compile(r"^\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}:\s+")
+_BRACKETED = re.compile(r"\[[^\]]*\]")
+
+
+def speaks_to_listener(text: str) -> bool:
+    """Whether a memory is about the one it speaks to rather than its author: it says
+    "you" and "your" more often than "I", "my", "we" and "our" (a leading "Name: " and a
+    bracketed caption left out). "You'll be a great coach, your team is lucky!" is what
+    Dana said about Lee; "I took my nephews to the zoo" is what Dana did."""
+    body = _BRACKETED.sub(" ", _SPEAKER_PREFIX.sub("", text, count=1))
+    words = _PRONOUN_WORD.findall(body.lower().replace("\u2019", "'"))
+    first = sum(1 for w in words if w in _FIRST_PERSON)
+    second = sum(1 for w in words if w in _SECOND_PERSON)
+    return second > first
 
 
 def memories_reached(
@@ -256,14 +303,18 @@ def _person_top(
     named: _Named | None = None,
 ) -> dict[str, float]:
     """The best `PERSON_TOP` memories of one person, scored in (0, 1] by the fused ranks of
-    their concepts and of their whole vectors among that person's memories (with `named`,
-    those of the best `NAMED_POOL` that name something gain `NAMED_BONUS`)."""
+    their concepts and of their whole vectors among that person's memories; one about the
+    listener keeps `ADDRESSED_SHARE` (with `named`, those of the best `NAMED_POOL` that
+    name something gain `NAMED_BONUS`)."""
     own = {e.uuid for e in group}
     fused: dict[str, float] = defaultdict(float)
     for scores, weight in ((concepts, 1.0), (sims, WHOLE_MEMORY_SHARE)):
         ranks = _ranks({u: s for u, s in scores.items() if u in own})
         for uuid, rank in ranks.items():
             fused[uuid] += weight / (RANK_OFFSET + rank)
+    for entry in group:
+        if entry.uuid in fused and speaks_to_listener(entry.content):
+            fused[entry.uuid] *= ADDRESSED_SHARE
     if named is not None:
         pool = sorted(fused.items(), key=lambda us: (-us[1], us[0]))[:NAMED_POOL]
         for uuid, _ in pool:
