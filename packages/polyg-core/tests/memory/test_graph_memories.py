@@ -224,3 +224,26 @@ async def test_a_persons_words_about_their_listener_rank_below_what_they_did(
     to_tomas = [texts.index(t) for _, t in ADDRESSED_TURNS[:2]]
     # What she did with her family leads, though her words to Tomas share the question's.
     assert max(own) < min(to_tomas), texts
+
+
+async def test_the_graph_side_lifts_what_text_retrieval_alone_ranks_low(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    memory = _memory(store, embedder, namespace)
+    with anyio.fail_after(300):
+        await remember_turns(memory)
+        full = await memory.recall(QUESTION, reference_time=REF)
+        text_only = await memory.recall(
+            QUESTION, reference_time=REF, retrievers=["lexical", "dense"]
+        )
+    family = {f"Ines: {t}" for t in FAMILY}
+
+    def ranks(result_memories: list[str]) -> list[int]:
+        return sorted(i for i, c in enumerate(result_memories) if c in family)
+
+    full_ranks = ranks([m.content for m in full.memories])
+    text_ranks = ranks([m.content for m in text_only.memories])
+    # Text retrieval alone leaves some of Ines's family memories below Tomas's words, which
+    # share the question's; with the graph side all three lead.
+    assert full_ranks == [0, 1, 2], full_ranks
+    assert not text_ranks or text_ranks[0] > 0, text_ranks
