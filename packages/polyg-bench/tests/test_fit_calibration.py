@@ -96,3 +96,23 @@ def test_each_dev_half_is_graded_by_a_table_fitted_without_it() -> None:
     assert all(g.right for g in even) and not any(g.right for g in odd)
     assert all(g.confidence < 0.2 for g in even)
     assert all(g.confidence > 0.8 for g in odd)
+
+
+def test_each_fold_is_graded_by_a_table_fitted_without_it() -> None:
+    # Folds whose answers disagree with all the others: graded by a table fitted on the
+    # other folds, each fold is far off; a table that had seen them would not be.
+    folds = [i % 4 for i in range(80)]
+    dev = [sample("dev", 0.6, f == 0, route="when", quoted=True, spoken=True) for f in folds]
+    args = argparse.Namespace(min_group=3, prior=2.0, min_block=6)
+    held = fc.partitioned(dev, [], args, folds)
+    assert len(held) == len(dev)
+    assert [g.right for g in held] == [f == 0 for f in folds]  # question order kept
+    assert all(g.confidence < 0.2 for g, f in zip(held, folds, strict=True) if f == 0)
+
+
+def test_the_repeated_cross_fit_is_seeded() -> None:
+    args = argparse.Namespace(min_group=3, prior=2.0, min_block=6)
+    dev = [s for s in invented(7) if s.source == "dev"]  # type: ignore[attr-defined]
+    first = fc.repeated_cross_fit(dev, [], args, 2, 3)
+    assert first == fc.repeated_cross_fit(dev, [], args, 2, 3)
+    assert len(first) == 3 and all(0.0 <= e <= 1.0 for e in first)

@@ -16,6 +16,7 @@ from polyg_core.recall.answer.calibration import (
     group_keys,
     keys_of,
 )
+from polyg_core.recall.answer.calibration_features import day_from_weekday, weekday_in
 from polyg_core.recall.answer.calibration_table import KNOTS
 from polyg_core.recall.answer.confidence import (
     CONTRADICTED_CAP,
@@ -36,6 +37,11 @@ TABLE = {
     "all": ((0.0, 0.05), (1.0, 0.6)),
 }
 SURE = {"all": ((0.0, 0.99), (1.0, 0.99))}  # a table that trusts everything
+TABLE_BY_FORM = {
+    "when/p/s": ((0.0, 0.02), (1.0, 0.9)),
+    "when/p/t": ((0.0, 0.02), (1.0, 0.4)),
+    "all": ((0.0, 0.02), (1.0, 0.6)),
+}
 
 
 def ms(iso: str) -> int:
@@ -253,6 +259,54 @@ def test_a_time_that_is_only_when_a_text_was_said_is_not_a_direct_answer() -> No
     assert "15:42" in text  # the time it was said, not one the text states
     assert recorded["direct"] == 0.0
     assert confidence_of(Evidence(match=1.0, direct=False)) < confidence_of(Evidence(match=1.0))
+
+
+@pytest.mark.parametrize(
+    ("said", "weekday"),
+    [
+        ("Ilse Varga: I ran the river 10k last Saturday, legs still sore!", True),
+        ("Ilse Varga: I ran the river 10k on Sat. with my cousin.", True),
+        ("Ilse Varga: I ran the river 10k yesterday, legs still sore!", False),
+        ("Ilse Varga: I ran the river 10k last weekend, legs still sore!", False),
+        ("Ilse Varga: I ran the river 10k on 3 February.", False),
+    ],
+)
+def test_a_day_computed_from_a_weekday_name_is_not_the_stated_value(
+    said: str, weekday: bool
+) -> None:
+    # Said on Tuesday 10 February: "last Saturday" is the 7th (or the 31st of January, as
+    # some would read it); "yesterday" and "last weekend" name one period only.
+    nodes = [
+        memory("m1", said, "2026-02-10T18:00:00"),
+        memory("m2", "Oskar Lind: The bakery on Elm Street closed.", "2026-02-11T09:00:00", 0.4),
+    ]
+    text, _, factors = answer(
+        "When did Ilse Varga run the river 10k?", IntentType.WHEN, nodes, ["Ilse Varga"]
+    )
+    assert factors.get("weekday") == (1.0 if weekday else None), text
+    form = keys_of(factors)[0].split("/")[2]
+    assert form == ("t" if weekday else "s"), text
+    if weekday:
+        assert text.startswith("2026-02-07")
+        # The same day counted back from "yesterday" is surer, before and after calibration.
+        sure = Evidence(match=1.0, route="when", quoted=True, spoken=True)
+        guessed = Evidence(match=1.0, route="when", quoted=True, spoken=True, weekday=True)
+        assert confidence_of(guessed) < confidence_of(sure)
+        assert calibrated_confidence(guessed, TABLE_BY_FORM) < calibrated_confidence(
+            sure, TABLE_BY_FORM
+        )
+
+
+def test_day_from_weekday_reads_the_expression_that_dates_the_event() -> None:
+    tuesday = ms("2026-02-10T18:00:00")
+    assert day_from_weekday("I went to the climbing gym last Friday.", tuesday) == datetime(
+        2026, 2, 6, tzinfo=UTC
+    )
+    assert day_from_weekday("We met on Wed to plan it.", tuesday) is not None
+    assert day_from_weekday("Two days ago I went, on a Friday like always.", tuesday) is None
+    assert day_from_weekday("I went climbing last month.", tuesday) is None
+    assert day_from_weekday("No time said here.", tuesday) is None
+    assert weekday_in("see you Thurs") and not weekday_in("a sunny month")
 
 
 def test_a_whole_sentence_handed_over_is_not_a_direct_answer() -> None:

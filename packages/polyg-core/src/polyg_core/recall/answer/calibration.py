@@ -12,8 +12,9 @@ scenarios' questions and probes, the update set and the dev conversation — by
 * what it rests on: words someone said in a conversation (`p`: a quoted turn, or what the
   graphs read from turns, see `Evidence.spoken`), a quoted note (`q`), or what the graphs
   hold otherwise (`g`);
-* its form: the asked value itself (`s`), a whole text or a time that is only when a text
-  was recorded (`t`, see `Evidence.direct`), or not of the asked shape at all (`u`).
+* its form: the asked value itself (`s`), a whole text, a time that is only when a text
+  was recorded, or a day computed from a weekday name (`t`, see `Evidence.direct` and
+  `Evidence.weekday`), or not of the asked shape at all (`u`).
 
 A group with too few fitted answers uses the table of its route and source, else of its
 source, else the pooled one (`all`).
@@ -95,7 +96,8 @@ def route_of(factors: Mapping[str, float]) -> str:
 
 def keys_of(factors: Mapping[str, float]) -> list[str]:
     """The table keys of an answer with these reported factors (`confidence.factors_of`)."""
-    form = form_of(factors.get("shaped", 1.0) == 1.0, factors.get("direct", 1.0) == 1.0)
+    direct = factors.get("direct", 1.0) == 1.0 and factors.get("weekday") != 1.0
+    form = form_of(factors.get("shaped", 1.0) == 1.0, direct)
     source = source_of(factors.get("quoted") == 1.0, factors.get("spoken") == 1.0)
     return group_keys(route_of(factors), source, form)
 
