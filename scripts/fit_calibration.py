@@ -20,7 +20,9 @@ predicted by a table fitted on the other half plus the scenarios and the update 
 all 150 questions get a held-out confidence, and that is the ECE printed as held out.
 One split's ECE on 150 answers moves by about 0.01 with the split, so the script also
 prints the mean over ten seeded random partitions into two folds and into five (each
-fold predicted by a table fitted on the others): compare fits on those means.
+fold predicted by a table fitted on the others): compare fits on those means. It also
+prints the noise floor: the ECE the written table's confidences would show on the dev
+answers if each were exactly right (outcomes drawn from them; about 0.04 on 150 answers).
 The table written is then fitted on all of it (more answers per group for the
 conversations it will meet); `polyg bench retrieval` on the dev conversation afterwards
 measures that table on questions it was fitted on, which the docs say.
@@ -324,6 +326,19 @@ def repeated_cross_fit(
     return out
 
 
+def noise_floor(rows: Sequence[Graded], repeats: int = 500) -> float:
+    """The mean ECE of these confidences if they were exactly right: each answer's outcome
+    drawn with its own confidence, `repeats` times (seeded). On 150 answers a perfectly
+    calibrated table still shows about this much; a held-out figure near it is as good as
+    the data can show."""
+    rng = random.Random(0)
+    total = 0.0
+    for _ in range(repeats):
+        drawn = [Graded(g.category, g.confidence, None, rng.random() < g.confidence) for g in rows]
+        total += expected_calibration_error(drawn) or 0.0
+    return round(total / repeats, 4)
+
+
 def _report(title: str, rows: list[Graded]) -> dict[str, Any]:
     table = calibration_table(rows)
     ece = expected_calibration_error(rows)
@@ -450,6 +465,10 @@ def main() -> None:
         )
     table = fit([*others, *dev], args.min_group, args.prior, args.min_block)
     _report("dev, fitted on (the table written)", graded(dev, table))
+    print(
+        "noise floor: the ECE these confidences would show on the dev answers if they were "
+        f"exactly right (outcomes drawn from them): {noise_floor(graded(dev, table))}"
+    )
     _report("scenarios and update set, fitted on", graded(others, table))
     print(
         "\ngroups:",

@@ -116,3 +116,11 @@ def test_the_repeated_cross_fit_is_seeded() -> None:
     first = fc.repeated_cross_fit(dev, [], args, 2, 3)
     assert first == fc.repeated_cross_fit(dev, [], args, 2, 3)
     assert len(first) == 3 and all(0.0 <= e <= 1.0 for e in first)
+
+
+def test_the_noise_floor_is_what_exact_confidences_show() -> None:
+    # Confidences of 0 and 1 are never off; 0.5 on ten answers is off by chance.
+    sure = [fc.Graded("dev", c, None, c == 1.0) for c in (0.0, 1.0) * 20]
+    assert fc.noise_floor(sure, 50) == 0.0
+    coin = [fc.Graded("dev", 0.5, None, False) for _ in range(10)]
+    assert 0.05 < fc.noise_floor(coin, 200) < 0.3
