@@ -19,7 +19,7 @@ conversation is split in two halves (even- and odd-numbered questions): each hal
 predicted by a table fitted on the other half plus the scenarios and the update set, so
 all 150 questions get a held-out confidence, and that is the ECE printed as held out.
 One split's ECE on 150 answers moves by about 0.01 with the split, so the script also
-prints the mean over ten seeded random partitions into two folds and into five (each
+prints the mean over 40 seeded random partitions into two folds and into five (each
 fold predicted by a table fitted on the others): compare fits on those means. It also
 prints the noise floor: the ECE the written table's confidences would show on the dev
 answers if each were exactly right (outcomes drawn from them; about 0.04 on 150 answers).
@@ -429,7 +429,7 @@ def main() -> None:
     parser.add_argument(
         "--repeats",
         type=int,
-        default=10,
+        default=40,
         help="Random partitions of the dev answers for the repeated cross-fitted ECE.",
     )
     parser.add_argument("--out", type=Path, default=TABLE)
