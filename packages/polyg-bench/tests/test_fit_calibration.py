@@ -124,3 +124,15 @@ def test_the_noise_floor_is_what_exact_confidences_show() -> None:
     assert fc.noise_floor(sure, 50) == 0.0
     coin = [fc.Graded("dev", 0.5, None, False) for _ in range(10)]
     assert 0.05 < fc.noise_floor(coin, 200) < 0.3
+
+
+def test_answers_that_found_nothing_get_a_share_of_their_own() -> None:
+    # Routes whose answers are mostly right do not lend their share to "I don't know".
+    found = [sample("updates", 0.6, True, route="who_what", quoted=True) for _ in range(40)]
+    unknown = [
+        sample("scenarios", 0.05, False, route="who_what", quoted=True, found=False)
+        for _ in range(20)
+    ]
+    table = fc.fit([*found, *unknown], 3, 2.0, 6)
+    assert calibrated(0.05, ["none", "all"], table) < 0.1
+    assert calibrated(0.6, ["who_what/q/s", "who_what/q", "q", "all"], table) > 0.8

@@ -9,12 +9,14 @@ from typing import Any
 
 import pytest
 from polyg_core.recall.answer.calibration import (
+    NOT_FOUND_KEY,
     calibrated,
     calibrated_confidence,
     calibrated_from_factors,
     form_of,
     group_keys,
     keys_of,
+    source_of,
 )
 from polyg_core.recall.answer.calibration_features import day_from_weekday, weekday_in
 from polyg_core.recall.answer.calibration_table import KNOTS
@@ -122,7 +124,7 @@ def test_the_form_names_a_value_a_whole_text_or_another_shape() -> None:
 def test_the_shipped_table_is_monotone_and_bounded() -> None:
     assert "all" in KNOTS
     for key, knots in KNOTS.items():
-        assert key.split("/")[0] in (*ROUTES, "g", "q", "p", "all"), key
+        assert key.split("/")[0] in (*ROUTES, "g", "q", "p", "all", NOT_FOUND_KEY), key
         xs = [x for x, _ in knots]
         ys = [y for _, y in knots]
         assert xs == sorted(xs), key
@@ -152,6 +154,34 @@ def test_evidence_about_another_time_stays_capped() -> None:
 
 def test_nothing_found_stays_at_most_the_not_found_cap() -> None:
     assert calibrated_confidence(Evidence(found=False, route="who_what"), SURE) == NOT_FOUND_CAP
+
+
+def test_i_do_not_know_is_calibrated_on_its_own() -> None:
+    # "Nothing in memory about ..." gives no value whatever route it took: it is graded by
+    # how often such answers were right, not by its route's share.
+    table = {
+        NOT_FOUND_KEY: ((0.0, 0.03), (0.1, 0.03)),
+        "who_what/q/s": ((0.0, 0.9), (1.0, 0.9)),
+        "all": ((0.0, 0.6), (1.0, 0.6)),
+    }
+    unknown = factors_of(Evidence(found=False, route="who_what", quoted=True))
+    assert keys_of(unknown) == [NOT_FOUND_KEY, "all"]
+    assert calibrated_from_factors(unknown, table) == 0.03
+    other = ContextNode(
+        uuid="e1",
+        label="E_Entity",
+        graph="entity",
+        text="Kestrel gateway",
+        score=1.0,
+        attributes={"entity_type": "service"},
+    )
+    text, value, factors = answer(
+        "Who maintains the Osprey ledger?", IntentType.WHO, [other], ["Osprey ledger"], table=table
+    )
+    assert factors["found"] == 0.0, text
+    assert value <= 0.03
+    # With the shipped table, "I don't know" stays low too.
+    assert (calibrated_from_factors(factors) or 0.0) <= NOT_FOUND_CAP
 
 
 def test_an_answer_about_another_project_is_capped() -> None:
@@ -361,7 +391,7 @@ def test_an_answer_from_the_graphs_read_from_a_conversation_rests_on_words_said(
     _, _, notes = answer(question, IntentType.WHO, graph("Priya Anand works night shifts."))
     assert chat["quoted"] == notes["quoted"] == 0.0  # both answer from the graphs
     assert chat.get("spoken") == 1.0 and "spoken" not in notes
-    assert keys_of(chat)[0].split("/")[1] == "p"
+    assert source_of(chat["quoted"] == 1.0, chat.get("spoken") == 1.0) == "p"
 
 
 def test_a_causal_chain_holding_none_of_the_asked_words_stays_capped() -> None:
