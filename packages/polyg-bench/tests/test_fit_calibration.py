@@ -96,3 +96,43 @@ def test_each_dev_half_is_graded_by_a_table_fitted_without_it() -> None:
     assert all(g.right for g in even) and not any(g.right for g in odd)
     assert all(g.confidence < 0.2 for g in even)
     assert all(g.confidence > 0.8 for g in odd)
+
+
+def test_each_fold_is_graded_by_a_table_fitted_without_it() -> None:
+    # Folds whose answers disagree with all the others: graded by a table fitted on the
+    # other folds, each fold is far off; a table that had seen them would not be.
+    folds = [i % 4 for i in range(80)]
+    dev = [sample("dev", 0.6, f == 0, route="when", quoted=True, spoken=True) for f in folds]
+    args = argparse.Namespace(min_group=3, prior=2.0, min_block=6)
+    held = fc.partitioned(dev, [], args, folds)
+    assert len(held) == len(dev)
+    assert [g.right for g in held] == [f == 0 for f in folds]  # question order kept
+    assert all(g.confidence < 0.2 for g, f in zip(held, folds, strict=True) if f == 0)
+
+
+def test_the_repeated_cross_fit_is_seeded() -> None:
+    args = argparse.Namespace(min_group=3, prior=2.0, min_block=6)
+    dev = [s for s in invented(7) if s.source == "dev"]  # type: ignore[attr-defined]
+    first = fc.repeated_cross_fit(dev, [], args, 2, 3)
+    assert first == fc.repeated_cross_fit(dev, [], args, 2, 3)
+    assert len(first) == 3 and all(0.0 <= e <= 1.0 for e in first)
+
+
+def test_the_noise_floor_is_what_exact_confidences_show() -> None:
+    # Confidences of 0 and 1 are never off; 0.5 on ten answers is off by chance.
+    sure = [fc.Graded("dev", c, None, c == 1.0) for c in (0.0, 1.0) * 20]
+    assert fc.noise_floor(sure, 50) == 0.0
+    coin = [fc.Graded("dev", 0.5, None, False) for _ in range(10)]
+    assert 0.05 < fc.noise_floor(coin, 200) < 0.3
+
+
+def test_answers_that_found_nothing_get_a_share_of_their_own() -> None:
+    # Routes whose answers are mostly right do not lend their share to "I don't know".
+    found = [sample("updates", 0.6, True, route="who_what", quoted=True) for _ in range(40)]
+    unknown = [
+        sample("scenarios", 0.05, False, route="who_what", quoted=True, found=False)
+        for _ in range(20)
+    ]
+    table = fc.fit([*found, *unknown], 3, 2.0, 6)
+    assert calibrated(0.05, ["none", "all"], table) < 0.1
+    assert calibrated(0.6, ["who_what/q/s", "who_what/q", "q", "all"], table) > 0.8

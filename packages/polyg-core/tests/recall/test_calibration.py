@@ -9,13 +9,16 @@ from typing import Any
 
 import pytest
 from polyg_core.recall.answer.calibration import (
+    NOT_FOUND_KEY,
     calibrated,
     calibrated_confidence,
     calibrated_from_factors,
     form_of,
     group_keys,
     keys_of,
+    source_of,
 )
+from polyg_core.recall.answer.calibration_features import day_from_weekday, weekday_in
 from polyg_core.recall.answer.calibration_table import KNOTS
 from polyg_core.recall.answer.confidence import (
     CONTRADICTED_CAP,
@@ -36,6 +39,11 @@ TABLE = {
     "all": ((0.0, 0.05), (1.0, 0.6)),
 }
 SURE = {"all": ((0.0, 0.99), (1.0, 0.99))}  # a table that trusts everything
+TABLE_BY_FORM = {
+    "when/p/s": ((0.0, 0.02), (1.0, 0.9)),
+    "when/p/t": ((0.0, 0.02), (1.0, 0.4)),
+    "all": ((0.0, 0.02), (1.0, 0.6)),
+}
 
 
 def ms(iso: str) -> int:
@@ -116,7 +124,7 @@ def test_the_form_names_a_value_a_whole_text_or_another_shape() -> None:
 def test_the_shipped_table_is_monotone_and_bounded() -> None:
     assert "all" in KNOTS
     for key, knots in KNOTS.items():
-        assert key.split("/")[0] in (*ROUTES, "g", "q", "p", "all"), key
+        assert key.split("/")[0] in (*ROUTES, "g", "q", "p", "all", NOT_FOUND_KEY), key
         xs = [x for x, _ in knots]
         ys = [y for _, y in knots]
         assert xs == sorted(xs), key
@@ -146,6 +154,34 @@ def test_evidence_about_another_time_stays_capped() -> None:
 
 def test_nothing_found_stays_at_most_the_not_found_cap() -> None:
     assert calibrated_confidence(Evidence(found=False, route="who_what"), SURE) == NOT_FOUND_CAP
+
+
+def test_i_do_not_know_is_calibrated_on_its_own() -> None:
+    # "Nothing in memory about ..." gives no value whatever route it took: it is graded by
+    # how often such answers were right, not by its route's share.
+    table = {
+        NOT_FOUND_KEY: ((0.0, 0.03), (0.1, 0.03)),
+        "who_what/q/s": ((0.0, 0.9), (1.0, 0.9)),
+        "all": ((0.0, 0.6), (1.0, 0.6)),
+    }
+    unknown = factors_of(Evidence(found=False, route="who_what", quoted=True))
+    assert keys_of(unknown) == [NOT_FOUND_KEY, "all"]
+    assert calibrated_from_factors(unknown, table) == 0.03
+    other = ContextNode(
+        uuid="e1",
+        label="E_Entity",
+        graph="entity",
+        text="Kestrel gateway",
+        score=1.0,
+        attributes={"entity_type": "service"},
+    )
+    text, value, factors = answer(
+        "Who maintains the Osprey ledger?", IntentType.WHO, [other], ["Osprey ledger"], table=table
+    )
+    assert factors["found"] == 0.0, text
+    assert value <= 0.03
+    # With the shipped table, "I don't know" stays low too.
+    assert (calibrated_from_factors(factors) or 0.0) <= NOT_FOUND_CAP
 
 
 def test_an_answer_about_another_project_is_capped() -> None:
@@ -255,6 +291,54 @@ def test_a_time_that_is_only_when_a_text_was_said_is_not_a_direct_answer() -> No
     assert confidence_of(Evidence(match=1.0, direct=False)) < confidence_of(Evidence(match=1.0))
 
 
+@pytest.mark.parametrize(
+    ("said", "weekday"),
+    [
+        ("Ilse Varga: I ran the river 10k last Saturday, legs still sore!", True),
+        ("Ilse Varga: I ran the river 10k on Sat. with my cousin.", True),
+        ("Ilse Varga: I ran the river 10k yesterday, legs still sore!", False),
+        ("Ilse Varga: I ran the river 10k last weekend, legs still sore!", False),
+        ("Ilse Varga: I ran the river 10k on 3 February.", False),
+    ],
+)
+def test_a_day_computed_from_a_weekday_name_is_not_the_stated_value(
+    said: str, weekday: bool
+) -> None:
+    # Said on Tuesday 10 February: "last Saturday" is the 7th (or the 31st of January, as
+    # some would read it); "yesterday" and "last weekend" name one period only.
+    nodes = [
+        memory("m1", said, "2026-02-10T18:00:00"),
+        memory("m2", "Oskar Lind: The bakery on Elm Street closed.", "2026-02-11T09:00:00", 0.4),
+    ]
+    text, _, factors = answer(
+        "When did Ilse Varga run the river 10k?", IntentType.WHEN, nodes, ["Ilse Varga"]
+    )
+    assert factors.get("weekday") == (1.0 if weekday else None), text
+    form = keys_of(factors)[0].split("/")[2]
+    assert form == ("t" if weekday else "s"), text
+    if weekday:
+        assert text.startswith("2026-02-07")
+        # The same day counted back from "yesterday" is surer, before and after calibration.
+        sure = Evidence(match=1.0, route="when", quoted=True, spoken=True)
+        guessed = Evidence(match=1.0, route="when", quoted=True, spoken=True, weekday=True)
+        assert confidence_of(guessed) < confidence_of(sure)
+        assert calibrated_confidence(guessed, TABLE_BY_FORM) < calibrated_confidence(
+            sure, TABLE_BY_FORM
+        )
+
+
+def test_day_from_weekday_reads_the_expression_that_dates_the_event() -> None:
+    tuesday = ms("2026-02-10T18:00:00")
+    assert day_from_weekday("I went to the climbing gym last Friday.", tuesday) == datetime(
+        2026, 2, 6, tzinfo=UTC
+    )
+    assert day_from_weekday("We met on Wed to plan it.", tuesday) is not None
+    assert day_from_weekday("Two days ago I went, on a Friday like always.", tuesday) is None
+    assert day_from_weekday("I went climbing last month.", tuesday) is None
+    assert day_from_weekday("No time said here.", tuesday) is None
+    assert weekday_in("see you Thurs") and not weekday_in("a sunny month")
+
+
 def test_a_whole_sentence_handed_over_is_not_a_direct_answer() -> None:
     nodes = [
         memory(
@@ -307,7 +391,7 @@ def test_an_answer_from_the_graphs_read_from_a_conversation_rests_on_words_said(
     _, _, notes = answer(question, IntentType.WHO, graph("Priya Anand works night shifts."))
     assert chat["quoted"] == notes["quoted"] == 0.0  # both answer from the graphs
     assert chat.get("spoken") == 1.0 and "spoken" not in notes
-    assert keys_of(chat)[0].split("/")[1] == "p"
+    assert source_of(chat["quoted"] == 1.0, chat.get("spoken") == 1.0) == "p"
 
 
 def test_a_causal_chain_holding_none_of_the_asked_words_stays_capped() -> None:

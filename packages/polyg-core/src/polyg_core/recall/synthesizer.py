@@ -16,6 +16,7 @@ from polyg_shared.retrieval import LinearizedContext, MergedSubgraph, Synthesis
 from polyg_core.errors import ProviderError
 from polyg_core.providers.llm.base import LLM, Usage
 from polyg_core.recall.answer.calibration import calibrated_confidence
+from polyg_core.recall.answer.calibration_features import memory_lead, weekday_day_answer
 from polyg_core.recall.answer.confidence import factors_of
 from polyg_core.recall.answer.extractive import Answer, extractive_answer
 from polyg_core.recall.answer.shapes import asks_previous
@@ -115,6 +116,8 @@ def synthesize_extractive(
     answer: Answer = extractive_answer(question, intent, sub, now_ms)
     if rests_on_superseded(question, intent, sub, answer.sources):
         answer.evidence.stale = True
+    if weekday_day_answer(question, intent, sub, answer):
+        answer.evidence.weekday = True
     reasoning = answer.reasoning
     semantic = [n.text for n in sub.nodes if n.graph == "semantic"][:5]
     if semantic and not reasoning.semantic_matches:
@@ -129,7 +132,10 @@ def synthesize_extractive(
         sources=list(dict.fromkeys(answer.sources)),
         follow_ups=follow,
     )
-    return synthesis, factors_of(answer.evidence)
+    factors = factors_of(answer.evidence)
+    if (lead := memory_lead(sub)) is not None:
+        factors["lead"] = lead
+    return synthesis, factors
 
 
 @dataclass

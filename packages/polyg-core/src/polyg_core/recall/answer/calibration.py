@@ -12,11 +12,13 @@ scenarios' questions and probes, the update set and the dev conversation — by
 * what it rests on: words someone said in a conversation (`p`: a quoted turn, or what the
   graphs read from turns, see `Evidence.spoken`), a quoted note (`q`), or what the graphs
   hold otherwise (`g`);
-* its form: the asked value itself (`s`), a whole text or a time that is only when a text
-  was recorded (`t`, see `Evidence.direct`), or not of the asked shape at all (`u`).
+* its form: the asked value itself (`s`), a whole text, a time that is only when a text
+  was recorded, or a day computed from a weekday name (`t`, see `Evidence.direct` and
+  `Evidence.weekday`), or not of the asked shape at all (`u`).
 
 A group with too few fitted answers uses the table of its route and source, else of its
-source, else the pooled one (`all`).
+source, else the pooled one (`all`). Answers that say nothing was found form one group of
+their own (`none`): "I don't know" is calibrated by how often such answers were right.
 Between knots the share is interpolated; outside them it is the nearest knot's. Evidence
 about another entity or time, a memory a later one changed, or nothing found, stays
 capped whatever the table says (`confidence.CONTRADICTED_CAP`, `NOT_FOUND_CAP`).
@@ -40,6 +42,7 @@ from polyg_core.recall.answer.confidence import (
 )
 
 __all__ = [
+    "NOT_FOUND_KEY",
     "calibrated",
     "calibrated_confidence",
     "calibrated_from_factors",
@@ -50,6 +53,9 @@ __all__ = [
 ]
 
 Knots = Sequence[tuple[float, float]]
+
+NOT_FOUND_KEY = "none"
+"""The group of answers that say nothing in memory answers the question."""
 
 
 def _interpolate(knots: Knots, raw: float) -> float:
@@ -94,8 +100,13 @@ def route_of(factors: Mapping[str, float]) -> str:
 
 
 def keys_of(factors: Mapping[str, float]) -> list[str]:
-    """The table keys of an answer with these reported factors (`confidence.factors_of`)."""
-    form = form_of(factors.get("shaped", 1.0) == 1.0, factors.get("direct", 1.0) == 1.0)
+    """The table keys of an answer with these reported factors (`confidence.factors_of`).
+    An answer that says nothing was found is calibrated on its own (`NOT_FOUND_KEY`): it
+    gives no value, whatever route it took or source it looked in."""
+    if factors.get("found") == 0.0:
+        return [NOT_FOUND_KEY, "all"]
+    direct = factors.get("direct", 1.0) == 1.0 and factors.get("weekday") != 1.0
+    form = form_of(factors.get("shaped", 1.0) == 1.0, direct)
     source = source_of(factors.get("quoted") == 1.0, factors.get("spoken") == 1.0)
     return group_keys(route_of(factors), source, form)
 

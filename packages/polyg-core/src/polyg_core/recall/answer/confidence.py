@@ -20,8 +20,9 @@ right, from what the answer found.
   asks two things: each is seldom right, so it counts ×0.6;
 * whether the answer states the asked value itself (`direct`: a span, a date the evidence
   states, a duration, a fact's value) or hands over a whole stored text, or a time that
-  is only when a text was recorded: token for token, such an answer seldom is the asked
-  value, so it counts ×0.8 and is calibrated apart;
+  is only when a text was recorded, or a day computed from a weekday name ("last
+  Friday": which one is ambiguous, `weekday`): token for token, such an answer seldom is
+  the asked value, so it counts ×0.8 and is calibrated apart;
 * evidence about another entity or another time than the one asked contradicts the
   question, and so does a memory that a later one changed (`stale`), quoted for a
   question about now, and a causal chain that holds none of the question's words: at
@@ -73,6 +74,9 @@ class Evidence:
             best memory beside it is. A turn answers a question less directly than a note
             written to be recalled, and what the graphs read from turns is less sure than
             what was written to them: calibrated apart.
+        weekday: True when the answer's day was computed from a weekday name ("last
+            Friday"): which Friday is meant is ambiguous, so the day is not the stated
+            value; it counts like an indirect answer and is calibrated with them.
     """
 
     match: float = 0.0
@@ -88,6 +92,7 @@ class Evidence:
     direct: bool = True
     stale: bool = False
     spoken: bool = False
+    weekday: bool = False
 
 
 ROUTES = ("update", "why", "at_time", "when", "who_what", "explore", "other")
@@ -124,7 +129,7 @@ def confidence_of(evidence: Evidence) -> float:
         # An answer of another form than the one asked (a date for "how long", a whole
         # sentence for "what") is seldom right whatever its evidence.
         score *= UNSHAPED_FACTOR
-    if not evidence.direct:
+    if not evidence.direct or evidence.weekday:
         score *= INDIRECT_FACTOR
     if contradicts(evidence):
         # The evidence is about another entity or another time than the one asked, or
@@ -181,6 +186,8 @@ def factors_of(evidence: Evidence) -> dict[str, float]:
         out["stale"] = 1.0
     if evidence.spoken:
         out["spoken"] = 1.0
+    if evidence.weekday:
+        out["weekday"] = 1.0
     if evidence.entity is not None:
         out["entity_found"] = round(evidence.entity, 3)
     if evidence.time is not None:
