@@ -61,8 +61,10 @@ def ask(
     ("sentence", "said", "phrase"),
     [
         ("I went to the chess club yesterday", "2023-05-08T13:56:00", "2023-05-07 (7 May 2023)"),
-        ("I baked for the school fair last Saturday", "2023-05-25T13:14:00", "2023-05-20 (20 May 2023)"),
-        ("I joined a new group last Tues", "2023-07-20T20:56:00", "2023-07-18 (18 July 2023)"),
+        ("I baked for the school fair last Saturday", "2023-05-25T13:14:00", "the Saturday before 25 May 2023 (2023-05-20)"),
+        ("I joined a new group last Tues", "2023-07-20T20:56:00", "the Tuesday before 20 July 2023 (2023-07-18)"),
+        ("The plumber came on Friday", "2023-07-18T09:00:00", "the Friday before 18 July 2023 (2023-07-14)"),
+        ("We met on Friday 14 July", "2023-07-20T20:56:00", "2023-07-14 (14 July 2023)"),
         ("I told you about my school talk last week", "2023-06-09T19:55:00", "the week before 9 June 2023"),
         ("The ferry trip this past weekend was rough", "2023-10-20T10:00:00", "the weekend before 20 October 2023"),
         ("I built that garden shed last year", "2023-05-08T13:56:00", "2022"),

@@ -59,19 +59,43 @@ def _day_phrase(d: date) -> str:
     return f"{d:%Y-%m-%d} ({_spoken(d)})"
 
 
+_WEEKDAY_NAME = re.compile(
+    r"\b(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\b", re.IGNORECASE
+)
+
+
+def _weekday_phrase(text: str, day: date, stated: date) -> str | None:
+    """A day the text names only by its weekday ("last Friday", "on Tues"), as the speaker
+    put it, anchored to when it was said, with the day it was read as: "the Friday before
+    15 July 2023 (2023-07-14)". Which Friday "last Friday" means is the speaker's, not the
+    reader's, to say."""
+    if _WEEKDAY_NAME.search(text) is None or any(c.isdigit() for c in text):
+        return None
+    if day < stated and stated - day <= _NEAR_WEEK:
+        side = "before"
+    elif day > stated and day - stated <= _NEAR_WEEK:
+        side = "after"
+    else:
+        return None
+    return f"the {day:%A} {side} {_spoken(stated)} ({day:%Y-%m-%d})"
+
+
 def is_midnight(ms: int) -> bool:
     """True for a time at 00:00 UTC: a date the writer resolved, with no clock time."""
     return ms % DAY_MS == 0
 
 
-def describe(match: TimeMatch, stated: date) -> str:
-    """A resolved period as people write it: a day, "the week before D", a month, a year."""
+def describe(match: TimeMatch, stated: date, *, dated_otherwise: bool = False) -> str:
+    """A resolved period as people write it: a day, "the week before D", a month, a year;
+    a day named only by its weekday as "the Friday before D (day)" unless the text dates it
+    otherwise too (`dated_otherwise`: "on Friday, 14 July")."""
     start = match.start.astimezone(UTC)
     end = match.end.astimezone(UTC)
     first, last = start.date(), end.date()
     days = (end - start).total_seconds() / 86_400
     if days <= 1.0:
-        return _day_phrase(first)
+        by_weekday = None if dated_otherwise else _weekday_phrase(match.text, first, stated)
+        return by_weekday or _day_phrase(first)
     text = match.text.lower()
     if "weekend" in text or (days <= 3.0 and first.weekday() == 5):
         unit = "weekend"
@@ -124,12 +148,15 @@ def resolve(sentence: str, stated_ms: int) -> Dated | None:
         The first time expression of the sentence, resolved; else None.
     """
     stated = datetime.fromtimestamp(stated_ms / 1000, tz=UTC)
-    for match in match_times(_full_weekdays(sentence), stated):
+    matches = match_times(_full_weekdays(sentence), stated)
+    numbered = any(c.isdigit() for m in matches for c in m.text)
+    for match in matches:
         if match.clock is not None and match.day is None:
             continue  # a bare clock time ("at 9") dates nothing on its own
         if _up_to_now(match, stated):
             continue
-        return Dated(describe(match, stated.date()), _ms(match.start), True)
+        phrase = describe(match, stated.date(), dated_otherwise=numbered)
+        return Dated(phrase, _ms(match.start), True)
     return None
 
 
