@@ -70,6 +70,9 @@ def _fingerprint(result: Any) -> dict[str, Any]:
         "nodes": [n.uuid for n in result.nodes],
         "answer": result.answer,
         "confidence": round(result.confidence, 9),
+        # A view that ran out of time, or PPR's fetch cut short by its time budget (a
+        # loaded machine), changes what is found.
+        "views": [[v.view, v.status, v.error] for v in result.views],
     }
 
 
@@ -161,11 +164,17 @@ def compare(a_path: Path, b_path: Path) -> None:
         other = by_key.get((r["round"], r["index"]))
         if other is None:
             continue
+        timed_out = [
+            f"{run}: {view} {status} {error or ''}".strip()
+            for run, row in (("first", r), ("second", other))
+            for view, status, error in row["result"].get("views", [])
+            if status == "timeout" or (view == "ppr" and error)
+        ]
         for k in same:
             if r["result"][k] == other["result"][k]:
                 same[k] += 1
             elif k == "memories":
-                differ.append(r["question"])
+                differ.append(r["question"] + (f" (timed out: {timed_out})" if timed_out else ""))
     print(f"{len(a)} recalls compared: " + ", ".join(f"{k} equal {v}" for k, v in same.items()))
     for q in differ:
         print(f"  memories differ: {q}")
