@@ -375,6 +375,8 @@ async def main_async(n: int, warmup: int, data_dir: Path) -> None:
             "FALKORDB_GRAPH": GRAPH,
             "POLYG_LOG_LEVEL": "WARNING",
             "POLYG_JOB_WORKERS": "0",
+            # get_causal_chain and add_entity are outside the default profile.
+            "POLYG_TOOLS": "all",
         }
         env.pop("LLM_MODEL", None)
         hash_env = {**env, "FALKORDB_GRAPH": FAKE_GRAPH}
