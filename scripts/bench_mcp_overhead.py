@@ -166,7 +166,10 @@ def serve_polyg_hash(argv: list[str]) -> None:
     """`polyg-mcp` with `HashEmbedder` instead of the configured embedding model."""
     from polyg_server import main as server_main
 
-    setattr(server_main, "_embedder", lambda _settings: HashEmbedder())  # noqa: B010
+    def hash_embedder(_settings: object) -> HashEmbedder:
+        return HashEmbedder()
+
+    setattr(server_main, "_embedder", hash_embedder)  # noqa: B010
     server_main.main(argv)
 
 
