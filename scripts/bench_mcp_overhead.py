@@ -166,7 +166,10 @@ def serve_polyg_hash(argv: list[str]) -> None:
     """`polyg-mcp` with `HashEmbedder` instead of the configured embedding model."""
     from polyg_server import main as server_main
 
-    setattr(server_main, "_embedder", lambda _settings: HashEmbedder())  # noqa: B010
+    def hash_embedder(_settings: object) -> HashEmbedder:
+        return HashEmbedder()
+
+    setattr(server_main, "_embedder", hash_embedder)  # noqa: B010
     server_main.main(argv)
 
 
@@ -375,6 +378,8 @@ async def main_async(n: int, warmup: int, data_dir: Path) -> None:
             "FALKORDB_GRAPH": GRAPH,
             "POLYG_LOG_LEVEL": "WARNING",
             "POLYG_JOB_WORKERS": "0",
+            # get_causal_chain and add_entity are outside the default profile.
+            "POLYG_TOOLS": "all",
         }
         env.pop("LLM_MODEL", None)
         hash_env = {**env, "FALKORDB_GRAPH": FAKE_GRAPH}

@@ -232,6 +232,30 @@ def test_time_order_authors_and_concepts_come_from_the_file(tmp_path: Path) -> N
     cat.reader.close()
 
 
+def test_a_words_idf_is_read_once_and_follows_a_later_write(tmp_path: Path) -> None:
+    path = tmp_path / "ns.sqlite"
+    first = ["Imogen: kiln lit", "Tobias: glaze mixed", "Imogen: kiln cooled"]
+    cat = _catalogue(path, [_entry(i, t) for i, t in enumerate(first)], [])
+    index = LexicalIndex()
+    for t in first:
+        index.add(t)
+    (kiln,) = index.tokens("kiln")
+    assert cat.lexical.idf(kiln) == index.idf(kiln)
+    assert cat.lexical.idf(kiln) == cat.lexical.idf(kiln, at_least=0)  # asked again: kept
+    # Another process adds memories holding the word: the next refresh reads it again.
+    later = ["Wren: kiln relit", "Wren: kiln shelf cracked"]
+    writer = CatalogueWriter(path)
+    assert writer.append([_entry(3 + i, t) for i, t in enumerate(later)], (3, 2_000), (5, 4_000))
+    writer.close()
+    for t in later:
+        index.add(t)
+    assert cat.lexical.idf(kiln) != index.idf(kiln)  # the file's state the catalogue knows
+    cat.refresh()
+    assert cat.lexical.idf(kiln) == index.idf(kiln)
+    assert cat.lexical.idf(kiln, at_least=50) == index.idf(kiln, at_least=50)
+    cat.reader.close()
+
+
 def test_a_write_on_a_stale_base_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "ns.sqlite"
     one, two = CatalogueWriter(path), CatalogueWriter(path)

@@ -65,6 +65,65 @@ def _fact_validity(start: int | None, end: int | None, asof: int) -> tuple[str, 
     return _FACT_VALID_DURING, {"start": start, "end": end}
 
 
+# The single reads below, written once. A batched read joins them with UNION ALL: `part`
+# opens a branch's columns with its marker ("0 AS part, "), `node` names the node column
+# (" AS node") and `extra` completes the columns of a branch that has fewer.
+_RELATIONS_HELD = (
+    f"MATCH (a:{ENTITY})-[r:{R_RELATES}]-(b:{ENTITY}) WHERE a.uuid IN $ids AND {RELATION_HELD} "
+)
+
+
+def _events_involving(part: str = "", node: str = "", ent: str = "") -> str:
+    return (
+        f"MATCH (n:{ENTITY}) WHERE n.uuid IN $ents WITH n "
+        f"MATCH (e:{EVENT})-[:{X_INVOLVES}]->(n) WHERE {_EVENT_IN_WINDOW} "
+        f"RETURN {part}{props('e')}{node}, n.uuid{ent} ORDER BY e.occurred_at DESC LIMIT $cap"
+    )
+
+
+def _events(part: str = "", node: str = "", extra: str = "") -> str:
+    return (
+        f"MATCH (e:{EVENT}) WHERE e.uuid IN $evs AND {_EVENT_IN_WINDOW} "
+        f"RETURN {part}{props('e')}{node}{extra}"
+    )
+
+
+def _facts_involving(valid: str, part: str = "", node: str = "", ent: str = "") -> str:
+    return (
+        f"MATCH (n:{ENTITY}) WHERE n.uuid IN $ents WITH n "
+        f"MATCH (f:{FACT})-[:{X_INVOLVES}]->(n) WHERE {valid} "
+        f"RETURN {part}{props('f')}{node}, n.uuid{ent} LIMIT $cap"
+    )
+
+
+def _facts(valid: str, part: str = "", node: str = "", extra: str = "") -> str:
+    return (
+        f"MATCH (f:{FACT}) WHERE f.uuid IN $facts AND {valid} "
+        f"RETURN {part}{props('f')}{node}{extra}"
+    )
+
+
+def _causal_nodes(part: str = "", node: str = "", extra: str = "") -> str:
+    return f"MATCH (c:{CAUSAL}) WHERE c.uuid IN $ids RETURN {part}{props('c')}{node}{extra}"
+
+
+def _causal_step(way: CausalWay) -> str:
+    """The pattern of one C_CAUSES hop from `a` to its cause (`up`) or effect (`down`) `b`."""
+    if way == "up":
+        return f"(b:{CAUSAL})-[r:{R_CAUSES}]->(a:{CAUSAL})"
+    return f"(a:{CAUSAL})-[r:{R_CAUSES}]->(b:{CAUSAL})"
+
+
+def _causal_touching(part: str = "", node: str = "") -> str:
+    return (
+        f"CALL {{ MATCH (t:{ENTITY}) WHERE t.uuid IN $ents WITH t "
+        f"MATCH (c:{CAUSAL})-[:{X_AFFECTS}]->(t) RETURN c, t.uuid AS tu "
+        f"UNION MATCH (t:{EVENT}) WHERE t.uuid IN $evs WITH t "
+        f"MATCH (c:{CAUSAL})-[:{X_REFERS_TO}]->(t) RETURN c, t.uuid AS tu }} "
+        f"RETURN {part}{props('c')}{node}, tu LIMIT $cap"
+    )
+
+
 @dataclass
 class GraphWalks:
     """Read-only traversal steps over one store's memory graphs (see module doc)."""
@@ -101,12 +160,36 @@ class GraphWalks:
         relation leaves it, relationship type, the entity reached)."""
         rows = await self._rows(
             namespace,
-            f"MATCH (a:{ENTITY})-[r:{R_RELATES}]-(b:{ENTITY}) WHERE a.uuid IN $ids "
-            f"AND {RELATION_HELD} "
-            f"RETURN a.uuid, startNode(r) = a, r.relationship_type, {props('b')} LIMIT $cap",
+            _RELATIONS_HELD
+            + f"RETURN a.uuid, startNode(r) = a, r.relationship_type, {props('b')} LIMIT $cap",
             {"ids": list(ids), "cap": cap, **held_params(start, end, now)},
         )
         return [(str(a), bool(out), str(rel), raw) for a, out, rel, raw in rows]
+
+    async def entities_and_relations(
+        self,
+        namespace: str,
+        ids: Sequence[str],
+        *,
+        start: int | None,
+        end: int | None,
+        now: int,
+        cap: int,
+    ) -> tuple[list[Row], list[tuple[str, bool, str, Row]]]:
+        """`entities(ids)` and the first hop `relations_held(ids, ...)` in one query: the
+        entity view's first two reads, which depend on nothing but the seeds."""
+        rows = await self._rows(
+            namespace,
+            f"CALL {{ MATCH (e:{ENTITY}) WHERE e.uuid IN $ids "
+            f"RETURN 0 AS part, null AS a, null AS out, null AS rel, {props('e')} AS node "
+            f"UNION ALL {_RELATIONS_HELD}RETURN 1 AS part, a.uuid AS a, startNode(r) = a AS out, "
+            f"r.relationship_type AS rel, {props('b')} AS node LIMIT $cap }} "
+            "RETURN part, a, out, rel, node",
+            {"ids": list(ids), "cap": cap, **held_params(start, end, now)},
+        )
+        found = [raw for part, _, _, _, raw in rows if part == 0]
+        hop = [(str(a), bool(out), str(rel), raw) for part, a, out, rel, raw in rows if part == 1]
+        return found, hop
 
     async def entities_represented(
         self, namespace: str, concept_ids: Sequence[str], memory_ids: Sequence[str], limit: int
@@ -153,9 +236,7 @@ class GraphWalks:
         entity uuid)."""
         rows = await self._rows(
             namespace,
-            f"MATCH (n:{ENTITY}) WHERE n.uuid IN $ents WITH n "
-            f"MATCH (e:{EVENT})-[:{X_INVOLVES}]->(n) WHERE {_EVENT_IN_WINDOW} "
-            f"RETURN {props('e')}, n.uuid ORDER BY e.occurred_at DESC LIMIT $cap",
+            _events_involving(),
             {"ents": list(entity_ids), "start": start, "end": end, "cap": cap},
         )
         return [(raw, str(ent)) for raw, ent in rows]
@@ -166,10 +247,40 @@ class GraphWalks:
         """The events with these uuids that fall in `[start, end]`."""
         rows = await self._rows(
             namespace,
-            f"MATCH (e:{EVENT}) WHERE e.uuid IN $evs AND {_EVENT_IN_WINDOW} RETURN {props('e')}",
+            _events(),
             {"evs": list(ids), "start": start, "end": end},
         )
         return [raw for (raw,) in rows]
+
+    async def events_of_seeds(
+        self,
+        namespace: str,
+        entity_ids: Sequence[str],
+        event_ids: Sequence[str],
+        *,
+        start: int | None,
+        end: int | None,
+        cap: int,
+    ) -> tuple[list[tuple[Row, str]], list[Row]]:
+        """`events_involving(entity_ids, ...)` and `events(event_ids, ...)` in one query,
+        each answered as on its own (an empty list answers nothing)."""
+        rows = await self._rows(
+            namespace,
+            "CALL { "
+            + _events_involving("0 AS part, ", " AS node", " AS ent")
+            + " UNION ALL "
+            + _events("1 AS part, ", " AS node", ", null AS ent")
+            + " } RETURN part, node, ent",
+            {
+                "ents": list(entity_ids),
+                "evs": list(event_ids),
+                "start": start,
+                "end": end,
+                "cap": cap,
+            },
+        )
+        involving = [(raw, str(ent)) for part, raw, ent in rows if part == 0]
+        return involving, [raw for part, raw, _ in rows if part == 1]
 
     async def events_in_window(
         self, namespace: str, *, start: int | None, end: int | None, cap: int
@@ -218,9 +329,7 @@ class GraphWalks:
         valid, params = _fact_validity(start, end, asof)
         rows = await self._rows(
             namespace,
-            f"MATCH (n:{ENTITY}) WHERE n.uuid IN $ents WITH n "
-            f"MATCH (f:{FACT})-[:{X_INVOLVES}]->(n) WHERE {valid} "
-            f"RETURN {props('f')}, n.uuid LIMIT $cap",
+            _facts_involving(valid),
             {"ents": list(entity_ids), "cap": cap, **params},
         )
         return [(raw, str(ent)) for raw, ent in rows]
@@ -238,10 +347,36 @@ class GraphWalks:
         valid, params = _fact_validity(start, end, asof)
         rows = await self._rows(
             namespace,
-            f"MATCH (f:{FACT}) WHERE f.uuid IN $facts AND {valid} RETURN {props('f')}",
+            _facts(valid),
             {"facts": list(ids), **params},
         )
         return [raw for (raw,) in rows]
+
+    async def facts_of_seeds(
+        self,
+        namespace: str,
+        entity_ids: Sequence[str],
+        fact_ids: Sequence[str],
+        *,
+        start: int | None,
+        end: int | None,
+        asof: int,
+        cap: int,
+    ) -> tuple[list[tuple[Row, str]], list[Row]]:
+        """`facts_involving(entity_ids, ...)` and `facts(fact_ids, ...)` in one query, each
+        answered as on its own (an empty list answers nothing)."""
+        valid, params = _fact_validity(start, end, asof)
+        rows = await self._rows(
+            namespace,
+            "CALL { "
+            + _facts_involving(valid, "0 AS part, ", " AS node", " AS ent")
+            + " UNION ALL "
+            + _facts(valid, "1 AS part, ", " AS node", ", null AS ent")
+            + " } RETURN part, node, ent",
+            {"ents": list(entity_ids), "facts": list(fact_ids), "cap": cap, **params},
+        )
+        involving = [(raw, str(ent)) for part, raw, ent in rows if part == 0]
+        return involving, [raw for part, raw, _ in rows if part == 1]
 
     # -- causal graph -------------------------------------------------------------------------
 
@@ -249,7 +384,7 @@ class GraphWalks:
         """The causal nodes with these uuids."""
         rows = await self._rows(
             namespace,
-            f"MATCH (c:{CAUSAL}) WHERE c.uuid IN $ids RETURN {props('c')}",
+            _causal_nodes(),
             {"ids": list(ids)},
         )
         return [raw for (raw,) in rows]
@@ -261,32 +396,70 @@ class GraphWalks:
         entity or event uuid)."""
         rows = await self._rows(
             namespace,
-            f"CALL {{ MATCH (t:{ENTITY}) WHERE t.uuid IN $ents WITH t "
-            f"MATCH (c:{CAUSAL})-[:{X_AFFECTS}]->(t) RETURN c, t.uuid AS tu "
-            f"UNION MATCH (t:{EVENT}) WHERE t.uuid IN $evs WITH t "
-            f"MATCH (c:{CAUSAL})-[:{X_REFERS_TO}]->(t) RETURN c, t.uuid AS tu }} "
-            f"RETURN {props('c')}, tu LIMIT $cap",
+            _causal_touching(),
             {"ents": list(entity_ids), "evs": list(event_ids), "cap": cap},
         )
         return [(raw, str(target)) for raw, target in rows]
+
+    async def causal_starts(
+        self,
+        namespace: str,
+        causal_ids: Sequence[str],
+        entity_ids: Sequence[str],
+        event_ids: Sequence[str],
+        cap: int,
+    ) -> tuple[list[Row], list[tuple[Row, str]]]:
+        """`causal_nodes(causal_ids)` and `causal_touching(entity_ids, event_ids, cap)` in
+        one query, each answered as on its own (empty lists answer nothing)."""
+        rows = await self._rows(
+            namespace,
+            "CALL { "
+            + _causal_nodes("0 AS part, ", " AS node", ", null AS tu")
+            + " UNION ALL "
+            + _causal_touching("1 AS part, ", " AS node")
+            + " } RETURN part, node, tu",
+            {
+                "ids": list(causal_ids),
+                "ents": list(entity_ids),
+                "evs": list(event_ids),
+                "cap": cap,
+            },
+        )
+        found = [raw for part, raw, _ in rows if part == 0]
+        return found, [(raw, str(target)) for part, raw, target in rows if part == 1]
 
     async def causal_steps(
         self, namespace: str, ids: Sequence[str], way: CausalWay, cap: int
     ) -> list[tuple[str, float | None, Row]]:
         """One hop over `C_CAUSES` from the causal nodes `ids`: to their causes (`up`) or
         their effects (`down`): (from uuid, the link's confidence, node reached)."""
-        pattern = (
-            f"(b:{CAUSAL})-[r:{R_CAUSES}]->(a:{CAUSAL})"
-            if way == "up"
-            else f"(a:{CAUSAL})-[r:{R_CAUSES}]->(b:{CAUSAL})"
-        )
         rows = await self._rows(
             namespace,
-            f"MATCH {pattern} WHERE a.uuid IN $ids "
+            f"MATCH {_causal_step(way)} WHERE a.uuid IN $ids "
             f"RETURN a.uuid, r.confidence, {props('b')} LIMIT $cap",
             {"ids": list(ids), "cap": cap},
         )
         return [(str(a), float(conf) if conf is not None else None, raw) for a, conf, raw in rows]
+
+    async def causal_steps_both(
+        self, namespace: str, ids: Sequence[str], cap: int
+    ) -> tuple[list[tuple[str, float | None, Row]], list[tuple[str, float | None, Row]]]:
+        """`causal_steps(ids, "up", cap)` and `causal_steps(ids, "down", cap)` in one query:
+        the first hop of a walk both ways."""
+        branches = [
+            f"MATCH {_causal_step(way)} WHERE a.uuid IN $ids RETURN {part} AS part, "
+            f"a.uuid AS a, r.confidence AS conf, {props('b')} AS node LIMIT $cap"
+            for part, way in enumerate(("up", "down"))
+        ]
+        rows = await self._rows(
+            namespace,
+            f"CALL {{ {' UNION ALL '.join(branches)} }} RETURN part, a, conf, node",
+            {"ids": list(ids), "cap": cap},
+        )
+        steps: tuple[list[tuple[str, float | None, Row]], ...] = ([], [])
+        for part, a, conf, raw in rows:
+            steps[int(part)].append((str(a), float(conf) if conf is not None else None, raw))
+        return steps[0], steps[1]
 
     async def causal_targets(
         self, namespace: str, ids: Sequence[str], cap: int

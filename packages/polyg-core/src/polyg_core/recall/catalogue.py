@@ -59,6 +59,8 @@ MAX_CACHED_NAMES = 1_000
 """Names whose memories are kept in the process between recalls (until a write)."""
 MAX_CACHED_ENTRIES = 50_000
 """Entries kept in the process per namespace; beyond this the cache starts again."""
+MAX_CACHED_FREQUENCIES = 100_000
+"""Words whose document frequency is kept per namespace; beyond this the cache starts again."""
 
 
 def without_names(text: str, names: Iterable[str]) -> str:
@@ -83,13 +85,20 @@ class StoredLexical:
     reader: CatalogueReader
     state: FileState
     tokens: Tokenizer
+    frequencies: dict[str, int] = field(default_factory=lambda: {})
+    """Document frequencies read so far at this `state` (the catalogue keeps them until
+    the file changes): ranking asks the idf of the same words for many candidates."""
 
     def __len__(self) -> int:
         return self.state.n_docs
 
     def idf(self, term: str, at_least: int = 0) -> float:
         """BM25's idf of an indexed term; 0 for an unknown one (see `LexicalIndex.idf`)."""
-        df = self.reader.document_frequency(term)
+        df = self.frequencies.get(term)
+        if df is None:
+            if len(self.frequencies) >= MAX_CACHED_FREQUENCIES:
+                self.frequencies.clear()
+            df = self.frequencies[term] = self.reader.document_frequency(term)
         return idf(max(self.state.n_docs, at_least), df) if df else 0.0
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
@@ -161,6 +170,7 @@ class NamespaceCatalogue:
     _uuids_upto: int = 0
     _mentions: dict[str, list[int]] = field(default_factory=lambda: {})
     _authored: dict[str, list[int]] = field(default_factory=lambda: {})
+    _frequencies: dict[str, int] = field(default_factory=lambda: {})
 
     def refresh(self) -> None:
         """Read the file's state again; forget cached entries if it was rebuilt."""
@@ -168,6 +178,7 @@ class NamespaceCatalogue:
         if state != self.state:
             self._mentions.clear()
             self._authored.clear()
+            self._frequencies.clear()
         if state.generation != self.state.generation:
             self._by_doc.clear()
             self._doc_by_uuid.clear()
@@ -182,7 +193,7 @@ class NamespaceCatalogue:
 
     @property
     def lexical(self) -> StoredLexical:
-        return StoredLexical(self.reader, self.state, self.tokens)
+        return StoredLexical(self.reader, self.state, self.tokens, self._frequencies)
 
     @property
     def entries(self) -> Sequence[CatalogueEntry]:

@@ -259,20 +259,34 @@ async def entity_view(ctx: ViewContext, depth: int) -> ViewResult:
     if not ctx.seeds.entities:
         return ViewResult(view="entity", status="skipped", error="no seed entities")
     col = ViewCollector("entity", ctx.max_nodes)
-    for raw in await ctx.walks.entities(ctx.namespace, list(ctx.seeds.entities)):
-        col.add(ENTITY, raw, ctx.seeds.entities.get(raw["uuid"], 0.5))
     start, end = ctx.window()
+    # The seeds and their first hop are read together (the hop is dropped when the seeds
+    # fill the view, as it was never walked then).
+    found, first_hop = await ctx.walks.entities_and_relations(
+        ctx.namespace,
+        list(ctx.seeds.entities),
+        start=start,
+        end=end,
+        now=to_epoch_ms(ctx.now),
+        cap=ctx.max_nodes * 4,
+    )
+    for raw in found:
+        col.add(ENTITY, raw, ctx.seeds.entities.get(raw["uuid"], 0.5))
     frontier = dict(ctx.seeds.entities)
-    for _hop in range(depth):
+    for hop in range(depth):
         if not frontier or col.full:
             break
-        rows = await ctx.walks.relations_held(
-            ctx.namespace,
-            list(frontier),
-            start=start,
-            end=end,
-            now=to_epoch_ms(ctx.now),
-            cap=ctx.max_nodes * 4,
+        rows = (
+            first_hop
+            if hop == 0
+            else await ctx.walks.relations_held(
+                ctx.namespace,
+                list(frontier),
+                start=start,
+                end=end,
+                now=to_epoch_ms(ctx.now),
+                cap=ctx.max_nodes * 4,
+            )
         )
         nxt: dict[str, float] = {}
         for a, outgoing, rel, raw in rows:
@@ -296,14 +310,17 @@ async def _events_of_seeds(ctx: ViewContext, col: ViewCollector) -> dict[str, fl
     seeds = ctx.seeds
     scores: dict[str, float] = {}
     found: list[tuple[dict[str, Any], float]] = []
-    if seeds.entities:
-        rows = await ctx.walks.events_involving(
-            ctx.namespace, list(seeds.entities), start=start, end=end, cap=ctx.max_nodes
+    if seeds.entities or seeds.events:
+        involving, seed_events = await ctx.walks.events_of_seeds(
+            ctx.namespace,
+            list(seeds.entities),
+            list(seeds.events),
+            start=start,
+            end=end,
+            cap=ctx.max_nodes,
         )
-        found.extend((raw, seeds.entities[ent] * 0.9) for raw, ent in rows)
-    if seeds.events:
-        rows = await ctx.walks.events(ctx.namespace, list(seeds.events), start=start, end=end)
-        found.extend((raw, seeds.events[raw["uuid"]]) for raw in rows)
+        found.extend((raw, seeds.entities[ent] * 0.9) for raw, ent in involving)
+        found.extend((raw, seeds.events[raw["uuid"]]) for raw in seed_events)
     for raw, score in found:
         col.add(EVENT, raw, score)
         scores[raw["uuid"]] = max(scores.get(raw["uuid"], 0.0), score)
@@ -336,30 +353,26 @@ async def _walk_events(
         frontier = nxt
 
 
-async def _facts_of_seeds(ctx: ViewContext, col: ViewCollector) -> None:
-    """Facts involving the seed entities and the seed facts: current ones, or those valid
-    at some time in the asked timeframe ("in March 2025" takes what held then, also a
-    fact that ended or began within the month)."""
+async def _facts_of_seeds(ctx: ViewContext) -> list[tuple[dict[str, Any], float]]:
+    """Facts involving the seed entities and the seed facts, with their scores: current
+    ones, or those valid at some time in the asked timeframe ("in March 2025" takes what
+    held then, also a fact that ended or began within the month)."""
     start, end = ctx.window()
     seeds = ctx.seeds
-    asof = to_epoch_ms(ctx.now)
-    if seeds.entities:
-        rows = await ctx.walks.facts_involving(
-            ctx.namespace,
-            list(seeds.entities),
-            start=start,
-            end=end,
-            asof=asof,
-            cap=ctx.max_nodes,
-        )
-        for raw, ent in rows:
-            col.add(FACT, raw, seeds.entities[ent] * 0.9)
-    if seeds.facts:
-        rows = await ctx.walks.facts(
-            ctx.namespace, list(seeds.facts), start=start, end=end, asof=asof
-        )
-        for raw in rows:
-            col.add(FACT, raw, seeds.facts[raw["uuid"]])
+    if not (seeds.entities or seeds.facts):
+        return []
+    involving, seed_facts = await ctx.walks.facts_of_seeds(
+        ctx.namespace,
+        list(seeds.entities),
+        list(seeds.facts),
+        start=start,
+        end=end,
+        asof=to_epoch_ms(ctx.now),
+        cap=ctx.max_nodes,
+    )
+    return [(raw, seeds.entities[ent] * 0.9) for raw, ent in involving] + [
+        (raw, seeds.facts[raw["uuid"]]) for raw in seed_facts
+    ]
 
 
 async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
@@ -372,9 +385,26 @@ async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
             view="temporal", status="skipped", error="no seed entities, events or timeframe"
         )
     col = ViewCollector("temporal", ctx.max_nodes)
-    scores = await _events_of_seeds(ctx, col)
-    await _walk_events(ctx, col, dict(scores), max(depth - 1, 0))
-    await _facts_of_seeds(ctx, col)
+    facts: list[tuple[dict[str, Any], float]] = []
+
+    async def events() -> None:
+        scores = await _events_of_seeds(ctx, col)
+        await _walk_events(ctx, col, dict(scores), max(depth - 1, 0))
+
+    async def read_facts() -> None:
+        facts.extend(await _facts_of_seeds(ctx))
+
+    # The facts do not depend on the events: they are read while the events are walked,
+    # and added after them, as before.
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(events)
+            tg.start_soon(read_facts)
+    except BaseExceptionGroup as group:
+        # The view reports polyg's own error (storage down, timeout), not a group of them.
+        raise group.exceptions[0] from group
+    for raw, score in facts:
+        col.add(FACT, raw, score)
     await _carry_entities(ctx, col, X_INVOLVES)
     return col.result()
 
@@ -403,13 +433,16 @@ async def _causal_starts(ctx: ViewContext) -> tuple[dict[str, float], dict[str, 
     seeds = ctx.seeds
     start: dict[str, float] = dict(seeds.causal)
     raw_nodes: dict[str, dict[str, Any]] = {}
-    if seeds.causal:
-        for raw in await ctx.walks.causal_nodes(ctx.namespace, list(seeds.causal)):
-            raw_nodes[raw["uuid"]] = raw
-    if seeds.entities or seeds.events:
-        rows = await ctx.walks.causal_touching(
-            ctx.namespace, list(seeds.entities), list(seeds.events), ctx.max_nodes
+    if seeds.causal or seeds.entities or seeds.events:
+        found, rows = await ctx.walks.causal_starts(
+            ctx.namespace,
+            list(seeds.causal),
+            list(seeds.entities),
+            list(seeds.events),
+            ctx.max_nodes,
         )
+        for raw in found:
+            raw_nodes[raw["uuid"]] = raw
         for raw, target in rows:
             score = (seeds.entities.get(target) or seeds.events.get(target) or 0.5) * 0.9
             bump(start, raw["uuid"], score)
@@ -427,15 +460,25 @@ def _causal_ways(direction: CausalDirection) -> list[CausalWay]:
 
 
 async def _walk_causes(
-    ctx: ViewContext, col: ViewCollector, start: dict[str, float], way: CausalWay, depth: int
+    ctx: ViewContext,
+    col: ViewCollector,
+    start: dict[str, float],
+    way: CausalWay,
+    depth: int,
+    first_hop: Sequence[tuple[str, float | None, dict[str, Any]]] | None = None,
 ) -> None:
     """Up (to causes) or down (to effects) C_CAUSES from `start`, `depth` hops; a node's
-    score is the best of start score times the path's confidence."""
+    score is the best of start score times the path's confidence. `first_hop`: the first
+    hop's rows when already read."""
     frontier = {u: s for u, s in start.items() if u in col.nodes}
-    for _hop in range(depth):
+    for hop in range(depth):
         if not frontier:
             break
-        rows = await ctx.walks.causal_steps(ctx.namespace, list(frontier), way, ctx.max_nodes * 4)
+        rows = (
+            first_hop
+            if hop == 0 and first_hop is not None
+            else await ctx.walks.causal_steps(ctx.namespace, list(frontier), way, ctx.max_nodes * 4)
+        )
         nxt: dict[str, float] = {}
         for a, confidence, raw in rows:
             conf = confidence if confidence is not None else 0.5
@@ -474,8 +517,17 @@ async def causal_view(ctx: ViewContext, depth: int) -> ViewResult:
     col = ViewCollector("causal", ctx.max_nodes)
     for uuid, score in sorted(start.items(), key=lambda kv: -kv[1]):
         col.add(CAUSAL, raw_nodes[uuid], score)
-    for way in _causal_ways(ctx.intent.causal_direction):
-        await _walk_causes(ctx, col, start, way, depth)
+    ways = _causal_ways(ctx.intent.causal_direction)
+    first: dict[str, list[tuple[str, float | None, dict[str, Any]]]] = {}
+    frontier = [u for u in start if u in col.nodes]
+    if len(ways) == 2 and depth > 0 and frontier:
+        # Both walks start from the same frontier (the start nodes in the view; the walk
+        # up adds none of them): their first hops are read together.
+        first["up"], first["down"] = await ctx.walks.causal_steps_both(
+            ctx.namespace, frontier, ctx.max_nodes * 4
+        )
+    for way in ways:
+        await _walk_causes(ctx, col, start, way, depth, first.get(way))
     await _carry_causal_targets(ctx, col)
     return col.result()
 
