@@ -219,8 +219,9 @@ async def open_server_context(
 
     Args:
         settings: the configuration.
-        load_model_in: load the embedding model in a task of this group, while the
-            store connects (default: on the first call that embeds).
+        load_model_in: load the embedding model, then recall's lazily imported parts
+            (`warm_recall`), in a task of this group while the store connects (default:
+            on the first call that needs them).
 
     Raises:
         StorageUnavailable: FalkorDB cannot be reached.
@@ -233,8 +234,8 @@ async def open_server_context(
     embedder, llm = await anyio.to_thread.run_sync(
         lambda: (_embedder(settings), make_llm(settings))
     )
-    if load_model_in is not None and embedder is not None:
-        load_model_in.start_soon(_load_model, embedder)
+    if load_model_in is not None:
+        load_model_in.start_soon(_warm_up, embedder)
     store = FalkorStore(settings.storage)
     try:
         await store.connect()
@@ -252,14 +253,21 @@ async def open_server_context(
         raise
 
 
-async def _load_model(embedder: Embedder) -> None:
-    """Load an embedder's model (the local one has `load`) before a call needs it."""
+async def _warm_up(embedder: Embedder | None) -> None:
+    """Load an embedder's model (the local one has `load`), then what recall imports on
+    first use, before a call needs them."""
     load: Callable[[], object] | None = getattr(embedder, "load", None)
     if load is not None:
         try:
             await anyio.to_thread.run_sync(load)
         except Exception as exc:  # the first call that embeds reports it
             logger.warning("embedding model not loaded at start: %s", exc)
+    from polyg_core.recall.warm import warm_recall
+
+    try:
+        await anyio.to_thread.run_sync(warm_recall)
+    except Exception as exc:  # the first recall imports them and reports what fails
+        logger.warning("recall's parts not loaded at start: %s", exc)
 
 
 async def serve_stdio(
