@@ -19,7 +19,7 @@ import time
 import uuid as uuidlib
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from polyg_shared.nodes import Entity
@@ -82,6 +82,8 @@ from polyg_core.transfer.stored import raw_props
 logger = logging.getLogger(__name__)
 
 DEFAULT_BATCH = 500
+
+R = TypeVar("R", bound=Record)
 _RECORD_ERRORS = (InvalidInput, NodeNotFound, AmbiguousName, StorageError)
 """Errors that concern one record; anything else (FalkorDB down, wrong embedding
 model) stops the import. `StorageUnavailable` is a `StorageError` but concerns every
@@ -647,33 +649,43 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
-        if not items:
-            return
-        written = await _each(
-            lambda batch: self.temporal.add_facts(namespace, batch),
-            [
-                FactItem(
-                    r.subject,
-                    r.predicate,
-                    r.object,
-                    r.valid_from,
-                    r.valid_to,
-                    list(r.entities),
-                    link_subject=r.link_subject,
-                    uuid=_stored_uuid(r),
-                    cardinality=r.cardinality,
-                )
-                for _, r in items
-            ],
-        )
-        self._outcomes(
-            report,
+        await self._nodes_of_kind(
             "fact",
             items,
-            written,
-            restore,
+            lambda r: FactItem(
+                r.subject,
+                r.predicate,
+                r.object,
+                r.valid_from,
+                r.valid_to,
+                list(r.entities),
+                link_subject=r.link_subject,
+                uuid=_stored_uuid(r),
+                cardinality=r.cardinality,
+            ),
+            lambda batch: self.temporal.add_facts(namespace, batch),
             lambda w: (w.fact.uuid, w.status in ("created", "superseded")),
+            report,
+            restore,
         )
+
+    async def _nodes_of_kind(
+        self,
+        kind: str,
+        items: Sequence[tuple[int, R]],
+        item_of: Callable[[R], Any],
+        write: Callable[[list[Any]], Any],
+        created_of: Callable[[Any], tuple[str, bool]],
+        report: ImportReport,
+        restore: _Restore,
+    ) -> list[Any]:
+        """Write one kind of node records as batch items, count what each did and
+        restore the stored form of what was created; the per-record results."""
+        if not items:
+            return []
+        written = await _each(write, [item_of(r) for _, r in items])
+        self._outcomes(report, kind, items, written, restore, created_of)
+        return written
 
     # -- causal and semantic ------------------------------------------------------------------
 
@@ -697,20 +709,19 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
-        if not items:
-            return
-        keys = [[normalize_description(r.cause), normalize_description(r.effect)] for _, r in items]
-        existing = await self._existing_pairs(namespace, R_CAUSES, keys)
-        written = await _each(
+        await self._links_of_kind(
+            namespace,
+            "causal_link",
+            R_CAUSES,
+            items,
+            lambda r: (r.cause, r.effect),
+            lambda r: CausalLinkItem(
+                r.cause, r.effect, r.confidence, r.evidence, list(r.entities), list(r.events)
+            ),
             lambda batch: add_causal_links(self.causal, namespace, batch),
-            [
-                CausalLinkItem(
-                    r.cause, r.effect, r.confidence, r.evidence, list(r.entities), list(r.events)
-                )
-                for _, r in items
-            ],
+            report,
+            restore,
         )
-        self._pairs(report, "causal_link", items, keys, existing, written, restore)
 
     async def _solutions(
         self,
@@ -719,17 +730,38 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
+        await self._links_of_kind(
+            namespace,
+            "solution",
+            R_SOLVED_BY,
+            items,
+            lambda r: (r.problem, r.solution),
+            lambda r: SolutionItem(r.problem, r.solution, r.evidence),
+            lambda batch: add_solutions(self.causal, namespace, batch),
+            report,
+            restore,
+        )
+
+    async def _links_of_kind(
+        self,
+        namespace: str,
+        kind: str,
+        rel: str,
+        items: Sequence[tuple[int, R]],
+        ends_of: Callable[[R], tuple[str, str]],
+        item_of: Callable[[R], Any],
+        write: Callable[[list[Any]], Any],
+        report: ImportReport,
+        restore: _Restore,
+    ) -> None:
+        """Write one kind of causal link records, counted by the (from, to) descriptions
+        `rel` already linked before the batch."""
         if not items:
             return
-        keys = [
-            [normalize_description(r.problem), normalize_description(r.solution)] for _, r in items
-        ]
-        existing = await self._existing_pairs(namespace, R_SOLVED_BY, keys)
-        written = await _each(
-            lambda batch: add_solutions(self.causal, namespace, batch),
-            [SolutionItem(r.problem, r.solution, r.evidence) for _, r in items],
-        )
-        self._pairs(report, "solution", items, keys, existing, written, restore)
+        keys = [[normalize_description(end) for end in ends_of(r)] for _, r in items]
+        existing = await self._existing_pairs(namespace, rel, keys)
+        written = await _each(write, [item_of(r) for _, r in items])
+        self._pairs(report, kind, items, keys, existing, written, restore)
 
     def _pairs(
         self,
@@ -765,16 +797,15 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
-        if not items:
-            return
-        written = await _each(
+        await self._nodes_of_kind(
+            "causal_node",
+            items,
+            lambda r: CausalNodeItem(r.description, r.node_type, list(r.entities), list(r.events)),
             lambda batch: add_causal_nodes(self.causal, namespace, batch),
-            [
-                CausalNodeItem(r.description, r.node_type, list(r.entities), list(r.events))
-                for _, r in items
-            ],
+            lambda w: (w[0].uuid, w[1]),
+            report,
+            restore,
         )
-        self._outcomes(report, "causal_node", items, written, restore, lambda w: (w[0].uuid, w[1]))
 
     async def _concepts(
         self,
@@ -783,27 +814,26 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
-        if not items:
-            return
         # Stored similarity links are added once every concept is there (a concept's
         # record can come before the one it points to).
-        written = await _each(
+        written = await self._nodes_of_kind(
+            "concept",
+            items,
+            lambda r: ConceptItem(
+                r.name,
+                r.description,
+                list(r.entities),
+                origin=_stored_origin(r),
+                similar={} if r.similar is not None else None,
+            ),
             lambda batch: SemanticBatch(self.semantic).add_concepts(namespace, batch),
-            [
-                ConceptItem(
-                    r.name,
-                    r.description,
-                    list(r.entities),
-                    origin=_stored_origin(r),
-                    similar={} if r.similar is not None else None,
-                )
-                for _, r in items
-            ],
+            lambda w: (w[0].uuid, w[1]),
+            report,
+            restore,
         )
         for (_, rec), got in zip(items, written, strict=True):
             if rec.similar and not isinstance(got, Exception):
                 self._similar.append((rec.name, rec.similar))
-        self._outcomes(report, "concept", items, written, restore, lambda w: (w[0].uuid, w[1]))
 
     async def _memories(
         self,
@@ -812,16 +842,17 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
-        if not items:
-            return
-        written = await _each(
+        await self._nodes_of_kind(
+            "memory",
+            items,
+            lambda r: MemoryItem(
+                r.content, r.category, r.tags, r.concepts, r.created_at, r.source_id
+            ),
             lambda batch: SemanticBatch(self.semantic).add_memories(namespace, batch),
-            [
-                MemoryItem(r.content, r.category, r.tags, r.concepts, r.created_at, r.source_id)
-                for _, r in items
-            ],
+            lambda w: (w[0].uuid, w[1]),
+            report,
+            restore,
         )
-        self._outcomes(report, "memory", items, written, restore, lambda w: (w[0].uuid, w[1]))
 
 
 @dataclass
