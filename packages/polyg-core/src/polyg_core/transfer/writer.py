@@ -140,6 +140,20 @@ class ImportReport:
         """The counters of one kind (created on first use)."""
         return self.kinds.setdefault(kind, KindCounts())
 
+    def count(self, kind: str, line: int, outcome: bool | Exception) -> bool:
+        """Count one record's outcome: an error (kept with its line), something created
+        (True) or something already stored it merged into (False). True when created."""
+        counts = self.kind(kind)
+        if isinstance(outcome, Exception):
+            counts.failed += 1
+            self.errors.append(LineError(line, f"{kind}: {outcome}"))
+            return False
+        if outcome:
+            counts.created += 1
+        else:
+            counts.merged += 1
+        return outcome
+
     @property
     def created(self) -> int:
         """Records that created something new."""
@@ -471,19 +485,13 @@ class RecordWriter:
         await restore.nodes(self.store, namespace, MEMORY)
 
     async def _one(self, report: ImportReport, kind: str, line: int, write: Any) -> None:
-        counts = report.kind(kind)
         try:
-            created: bool = await write
+            outcome: bool | Exception = await write
         except StorageUnavailable:
             raise
         except _RECORD_ERRORS as exc:
-            counts.failed += 1
-            report.errors.append(LineError(line, f"{kind}: {exc}"))
-            return
-        if created:
-            counts.created += 1
-        else:
-            counts.merged += 1
+            outcome = exc
+        report.count(kind, line, outcome)
 
     # -- entities and relations ----------------------------------------------------------------
 
@@ -496,7 +504,6 @@ class RecordWriter:
     ) -> None:
         if not items:
             return
-        counts = report.kind("entity")
         try:
             written = await self._add_entities(namespace, [r for _, r in items])
         except StorageUnavailable:
@@ -506,12 +513,9 @@ class RecordWriter:
             for line, rec in items:
                 await self._one(report, "entity", line, self._entity(namespace, rec, restore))
             return
-        for (_, rec), (entity, created) in zip(items, written, strict=True):
-            if created:
-                counts.created += 1
+        for (line, rec), (entity, created) in zip(items, written, strict=True):
+            if report.count("entity", line, created):
                 restore.node(entity.uuid, rec)
-            else:
-                counts.merged += 1
 
     async def _add_entities(
         self, namespace: str, records: Sequence[EntityRecord]
@@ -582,15 +586,8 @@ class RecordWriter:
     def _count(
         self, report: ImportReport, kind: str, lines: list[int], written: BulkResult
     ) -> None:
-        counts = report.kind(kind)
         for line, outcome in zip(lines, written.outcomes, strict=True):
-            if isinstance(outcome, Exception):
-                counts.failed += 1
-                report.errors.append(LineError(line, f"{kind}: {outcome}"))
-            elif outcome:
-                counts.created += 1
-            else:
-                counts.merged += 1
+            report.count(kind, line, outcome)
 
     # -- temporal -----------------------------------------------------------------------------
 
@@ -627,20 +624,15 @@ class RecordWriter:
     ) -> None:
         """Count per-record results of a batched write (an error, or what `created_of`
         reads as (uuid, created)) and restore the stored form of what was created."""
-        counts = report.kind(kind)
         for (line, rec), got in zip(items, results, strict=True):
             if isinstance(got, StorageUnavailable):
                 raise got
             if isinstance(got, _RECORD_ERRORS):
-                counts.failed += 1
-                report.errors.append(LineError(line, f"{kind}: {got}"))
+                report.count(kind, line, got)
                 continue
             uuid, created = created_of(got)
-            if created:
-                counts.created += 1
+            if report.count(kind, line, created):
                 restore.node(uuid, rec)
-            else:
-                counts.merged += 1
 
     async def _facts(
         self,
@@ -775,20 +767,15 @@ class RecordWriter:
     ) -> None:
         """Count what a batch of links did, by the (cause, effect) normalised descriptions
         already linked before it (`existing`), and restore the links it created."""
-        counts = report.kind(kind)
         for (line, rec), (a, b), got in zip(items, keys, written, strict=True):
             if isinstance(got, StorageUnavailable):
                 raise got
             if isinstance(got, _RECORD_ERRORS):
-                counts.failed += 1
-                report.errors.append(LineError(line, f"{kind}: {got}"))
+                report.count(kind, line, got)
                 continue
-            if (a, b) in existing:
-                counts.merged += 1
-                continue
-            existing.add((a, b))
-            counts.created += 1
-            restore.edge(got[0], got[1], rec)
+            if report.count(kind, line, (a, b) not in existing):
+                existing.add((a, b))
+                restore.edge(got[0], got[1], rec)
 
     async def _causal_nodes(
         self,
