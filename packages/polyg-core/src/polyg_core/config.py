@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from polyg_shared.types import is_graph_name
+from polyg_shared.types import check_graph_name
 from pydantic import (
     AliasChoices,
     BaseModel,
@@ -127,11 +127,7 @@ class StorageSettings(BaseModel):
     @field_validator("graph")
     @classmethod
     def _graph_name(cls, value: str) -> str:
-        if not is_graph_name(value):
-            raise ValueError(
-                f"invalid graph name {value!r}: use 1-64 characters from letters, digits, "
-                "'_', '.' and '-' (for example 'polyg' or 'project-x')"
-            )
+        check_graph_name(value, "for example 'polyg' or 'project-x'")
         return value
 
     @model_validator(mode="after")

@@ -13,10 +13,11 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationInfo,
 
 from polyg_shared.pages import PageInput, PageOutput
 from polyg_shared.types import (
-    GRAPH_NAME_PATTERN,
     Name,
     Properties,
-    is_graph_name,
+    StrictInput,
+    check_graph_name,
+    graph_argument,
     reject_bool_number,
 )
 
@@ -34,31 +35,17 @@ MatchHow = Literal["uuid", "exact", "normalized", "embedding", "created"]
 GraphFormat = Literal["dot", "csv", "tsv", "graphml", "json", "mermaid", "cypher"]
 
 
-class EngineInput(BaseModel):
+class EngineInput(StrictInput):
     """Base of every engine tool input: unknown arguments are errors, `graph` picks the graph."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
-
-    graph: str | None = Field(
-        default=None,
-        description=("Scratch graph to use; omit for 'default'. A new name creates one."),
-        json_schema_extra={"pattern": GRAPH_NAME_PATTERN},
+    graph: str | None = graph_argument(
+        "Scratch graph to use; omit for 'default'. A new name creates one."
     )
 
     @field_validator("graph")
     @classmethod
     def _valid_graph(cls, value: str | None) -> str | None:
-        if value is not None and not is_graph_name(value):
-            raise ValueError(
-                "use 1-64 characters from letters, digits, '_', '.' and '-' "
-                "(for example 'codebase' or 'research')"
-            )
-        return value
+        return check_graph_name(value, "for example 'codebase' or 'research'")
 
 
 # -- shared pieces -----------------------------------------------------------------------------

@@ -40,14 +40,15 @@ from polyg_shared.retrieval import (
     ViewStatus,
 )
 from polyg_shared.types import (
-    GRAPH_NAME_PATTERN,
     MAX_TEXT,
     Confidence,
     Content,
     Name,
     Properties,
+    StrictInput,
     Text,
-    is_graph_name,
+    check_graph_name,
+    graph_argument,
     reject_bool_number,
 )
 
@@ -81,31 +82,15 @@ def spec_alias(name: str, *spec_names: str) -> AliasChoices:
     return AliasChoices(name, *spec_names)
 
 
-class MemoryInput(BaseModel):
+class MemoryInput(StrictInput):
     """Base of every memory tool input: unknown arguments are errors, `graph` picks the graph."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
-
-    graph: str | None = Field(
-        default=None,
-        description=("Namespace to use; omit for the default memory."),
-        json_schema_extra={"pattern": GRAPH_NAME_PATTERN},
-    )
+    graph: str | None = graph_argument("Namespace to use; omit for the default memory.")
 
     @field_validator("graph")
     @classmethod
     def _valid_graph(cls, value: str | None) -> str | None:
-        if value is not None and not is_graph_name(value):
-            raise ValueError(
-                f"invalid graph name {value!r}: use 1-64 characters from letters, digits, "
-                "'_', '.' and '-' (list_graphs shows the existing graphs)"
-            )
-        return value
+        return check_graph_name(value, "list_graphs shows the existing graphs")
 
 
 # -- recall / remember -------------------------------------------------------------------------
