@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 from polyg_shared.pages import PageInput, PageOutput
 from polyg_shared.types import (
@@ -18,7 +18,6 @@ from polyg_shared.types import (
     StrictInput,
     check_graph_name,
     graph_argument,
-    reject_bool_number,
 )
 
 DEFAULT_SCRATCH_GRAPH = "default"
@@ -51,30 +50,16 @@ class EngineInput(StrictInput):
 # -- shared pieces -----------------------------------------------------------------------------
 
 
-class NodeSpec(BaseModel):
+class NodeSpec(StrictInput):
     """A node to add."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
 
     label: Name = Field(description="The node's name, e.g. 'AuthService'.")
     type: str | None = Field(default=None, max_length=128, description="e.g. 'class', 'paper'.")
     properties: Properties = Field(default_factory=dict)
 
 
-class EdgeSpec(BaseModel):
+class EdgeSpec(StrictInput):
     """An edge to add; `source` and `target` are node names (matched fuzzily)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
 
     source: Name
     target: Name

@@ -7,14 +7,13 @@ causal nodes) is accepted. No output carries an embedding.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Literal, cast
 
 from pydantic import (
     AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -49,7 +48,6 @@ from polyg_shared.types import (
     Text,
     check_graph_name,
     graph_argument,
-    reject_bool_number,
 )
 
 MAX_REFS = 50
@@ -780,15 +778,10 @@ class ViewOutput(BaseModel):
     view: ViewResult
 
 
-class ViewIn(BaseModel):
+class ViewIn(StrictInput):
     """A view as returned by a step tool (extra keys are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
 
     view: ViewName
     status: ViewStatus = "ok"
@@ -805,15 +798,10 @@ class SubgraphMergeInput(MemoryInput):
     boost: float = Field(default=1.5, ge=1.0, le=5.0, description="Multi-view boost.")
 
 
-class SubgraphIn(BaseModel):
+class SubgraphIn(StrictInput):
     """A merged subgraph as subgraph_merge returned it (extra keys are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
 
     nodes: list[ContextNode] = Field(default_factory=list[ContextNode])
     edges: list[ContextEdge] = Field(default_factory=list[ContextEdge])

@@ -80,7 +80,8 @@ def reject_bool_number(model: type[BaseModel], value: Any, info: ValidationInfo)
 
 class StrictInput(BaseModel):
     """Base of every tool's arguments: an unknown argument is an error, and `true`/`false`
-    is not a number (`reject_bool_number`)."""
+    is not a number (`reject_bool_number`). A model read from an answer may set
+    `extra="ignore"`."""
 
     model_config = ConfigDict(extra="forbid")
 
