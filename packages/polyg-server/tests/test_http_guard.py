@@ -19,24 +19,13 @@ from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app, host_allowed
-from polyg_server.testing import serving
+from polyg_server.testing import INITIALIZE, MCP_HEADERS, serving
 from pydantic import SecretStr
 from starlette.types import ASGIApp
 
 pytestmark = pytest.mark.anyio
 
 KEY = "guard-key-0123456789-secret"
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
 
 # Every route of the app: (method, path, JSON body).
 ROUTES: list[tuple[str, str, Any]] = [

@@ -1,15 +1,35 @@
-"""Test support: serve an ASGI app on a free loopback port for the length of a block."""
+"""Test support: serve an ASGI app on a free loopback port for the length of a block, and
+the request a test client opens an MCP session with."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from typing import Any, Final
 
 import anyio
 import uvicorn
 from starlette.types import ASGIApp
 
 from polyg_server.http_server import HttpLimits, server_config
+
+MCP_HEADERS: Final = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+}
+"""The headers of a Streamable HTTP request to /mcp."""
+
+INITIALIZE: Final[dict[str, Any]] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+"""The JSON-RPC request that opens an MCP session (over HTTP or as the first stdio line)."""
 
 
 @asynccontextmanager
