@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import httpx2
@@ -61,30 +61,46 @@ async def queue_name(store: FalkorStore) -> AsyncIterator[str]:
     await queue.close()
 
 
-def make_ctx(
-    store: FalkorStore,
-    settings: Settings,
-    embedder: Embedder,
-    queue_name: str,
-    *,
-    workers: int,
-    llm: LLM | None = None,
-    grace_s: int = 1,
-) -> ServerContext:
-    return ServerContext(
-        store=store,
-        settings=settings,
-        embedder=embedder,
-        llm=llm,
-        jobs=JobOptions(
-            workers=workers,
-            queue_name=queue_name,
-            policy=FAST,
-            sweep_s=1,
-            shutdown_grace_s=grace_s,
-            dequeue_timeout_s=1.0,
-        ),
-    )
+class MakeCtx(Protocol):
+    def __call__(
+        self,
+        *,
+        workers: int,
+        llm: LLM | None = None,
+        grace_s: int = 1,
+        settings: Settings | None = None,
+    ) -> ServerContext: ...
+
+
+@pytest.fixture
+def jobs_ctx(
+    store: FalkorStore, server_settings: Settings, cached_embedder: Embedder, queue_name: str
+) -> MakeCtx:
+    """Server contexts on the test's store and queue, with `workers` job workers."""
+
+    def make(
+        *,
+        workers: int,
+        llm: LLM | None = None,
+        grace_s: int = 1,
+        settings: Settings | None = None,
+    ) -> ServerContext:
+        return ServerContext(
+            store=store,
+            settings=settings or server_settings,
+            embedder=cached_embedder,
+            llm=llm,
+            jobs=JobOptions(
+                workers=workers,
+                queue_name=queue_name,
+                policy=FAST,
+                sweep_s=1,
+                shutdown_grace_s=grace_s,
+                dequeue_timeout_s=1.0,
+            ),
+        )
+
+    return make
 
 
 async def follow(client: Client, job_id: str, until: set[str], timeout_s: float = 30) -> Any:
@@ -99,12 +115,10 @@ async def follow(client: Client, job_id: str, until: set[str], timeout_s: float 
 
 async def test_remember_without_waiting_answers_a_job_that_get_job_follows_to_done(
     store: FalkorStore,
-    server_settings: Settings,
-    cached_embedder: Embedder,
+    jobs_ctx: MakeCtx,
     namespace: str,
-    queue_name: str,
 ) -> None:
-    ctx = make_ctx(store, server_settings, cached_embedder, queue_name, workers=2)
+    ctx = jobs_ctx(workers=2)
     async with Client(create_server(ctx)) as client:
         with anyio.fail_after(20):
             queued = data_of(await client.call_tool("remember", {"content": NOTE, "wait": False}))
@@ -130,14 +144,11 @@ async def test_remember_without_waiting_answers_a_job_that_get_job_follows_to_do
 
 
 async def test_long_text_is_queued_by_default_and_short_text_or_wait_true_is_written_at_once(
-    store: FalkorStore,
+    jobs_ctx: MakeCtx,
     server_settings: Settings,
-    cached_embedder: Embedder,
-    namespace: str,
-    queue_name: str,
 ) -> None:
     # No worker: queued jobs stay queued, so nothing long is extracted here.
-    ctx = make_ctx(store, server_settings, cached_embedder, queue_name, workers=0)
+    ctx = jobs_ctx(workers=0)
     long_text = " ".join(f"Service s{i} calls service s{i + 1}." for i in range(120))
     assert len(long_text) > server_settings.remember_wait_max_chars == 2000
     async with Client(create_server(ctx)) as client:
@@ -162,14 +173,11 @@ async def test_long_text_is_queued_by_default_and_short_text_or_wait_true_is_wri
 
 
 async def test_a_smaller_configured_threshold_queues_shorter_text(
-    store: FalkorStore,
+    jobs_ctx: MakeCtx,
     server_settings: Settings,
-    cached_embedder: Embedder,
-    namespace: str,
-    queue_name: str,
 ) -> None:
     settings = server_settings.model_copy(update={"remember_wait_max_chars": 20})
-    ctx = make_ctx(store, settings, cached_embedder, queue_name, workers=0)
+    ctx = jobs_ctx(workers=0, settings=settings)
     async with Client(create_server(ctx)) as client:
         with anyio.fail_after(20):
             ref = data_of(await client.call_tool("remember", {"content": NOTE}))
@@ -177,13 +185,10 @@ async def test_a_smaller_configured_threshold_queues_shorter_text(
 
 
 async def test_list_cancel_and_retry_jobs_over_mcp(
-    store: FalkorStore,
-    server_settings: Settings,
-    cached_embedder: Embedder,
+    jobs_ctx: MakeCtx,
     namespace: str,
-    queue_name: str,
 ) -> None:
-    ctx = make_ctx(store, server_settings, cached_embedder, queue_name, workers=0)
+    ctx = jobs_ctx(workers=0)
     async with Client(create_server(ctx)) as client:
         with anyio.fail_after(30):
             first = data_of(
@@ -217,14 +222,12 @@ async def test_list_cancel_and_retry_jobs_over_mcp(
 
 async def test_a_job_that_cannot_succeed_ends_failed_and_shows_in_get_statistics(
     store: FalkorStore,
-    server_settings: Settings,
-    cached_embedder: Embedder,
+    jobs_ctx: MakeCtx,
     namespace: str,
-    queue_name: str,
 ) -> None:
     # The graph was built with another embedding model: no attempt can succeed.
     await store.ensure_vectors(namespace, "other/model", 8)
-    ctx = make_ctx(store, server_settings, cached_embedder, queue_name, workers=1)
+    ctx = jobs_ctx(workers=1)
     async with Client(create_server(ctx)) as client:
         with anyio.fail_after(20):
             ref = data_of(await client.call_tool("remember", {"content": NOTE, "wait": False}))
@@ -255,10 +258,8 @@ def _extraction(_messages: list[dict[str, Any]]) -> str:
 
 async def test_a_job_running_at_shutdown_runs_again_after_a_restart_without_duplicates(
     store: FalkorStore,
-    server_settings: Settings,
-    cached_embedder: Embedder,
+    jobs_ctx: MakeCtx,
     namespace: str,
-    queue_name: str,
 ) -> None:
     from polyg_core.providers.llm.litellm import LiteLLMProvider
 
@@ -277,16 +278,14 @@ async def test_a_job_running_at_shutdown_runs_again_after_a_restart_without_dupl
             timeout_s=30,
             max_retries=0,
         )
-        first = make_ctx(
-            store, server_settings, cached_embedder, queue_name, workers=1, llm=llm, grace_s=0
-        )
+        first = jobs_ctx(workers=1, llm=llm, grace_s=0)
         async with Client(create_server(first)) as client:
             with anyio.fail_after(20):
                 ref = data_of(await client.call_tool("remember", {"content": NOTE, "wait": False}))
             await follow(client, ref["job_id"], {"running"})
         # The server stopped while the model was still answering: the job is back in line.
         slow["on"] = False
-        second = make_ctx(store, server_settings, cached_embedder, queue_name, workers=1, llm=llm)
+        second = jobs_ctx(workers=1, llm=llm)
         async with Client(create_server(second)) as client:
             interrupted = data_of(await client.call_tool("get_job", {"job_id": ref["job_id"]}))
             info = await follow(client, ref["job_id"], {"done", "failed"})
@@ -304,13 +303,9 @@ async def test_a_job_running_at_shutdown_runs_again_after_a_restart_without_dupl
 
 
 async def test_the_http_server_runs_queued_remember_jobs_in_process(
-    store: FalkorStore,
-    server_settings: Settings,
-    cached_embedder: Embedder,
-    namespace: str,
-    queue_name: str,
+    jobs_ctx: MakeCtx,
 ) -> None:
-    ctx = make_ctx(store, server_settings, cached_embedder, queue_name, workers=1)
+    ctx = jobs_ctx(workers=1)
     app = create_http_app(create_server(ctx), ctx)
     async with serving(app) as url:
         with anyio.fail_after(40):
