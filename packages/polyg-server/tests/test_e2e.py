@@ -15,7 +15,6 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, TextContent
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
@@ -26,15 +25,9 @@ from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
-from polyg_server.testing import serving
+from polyg_server.testing import serving, text_of
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 async def seed(ctx: ServerContext, ns: str) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 import anyio
@@ -12,9 +10,8 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, TextContent
 from polyg_core.config import Settings
-from polyg_core.jobs import QUEUE_NAME, JobPolicy, JobQueue
+from polyg_core.jobs import QUEUE_NAME, JobPolicy
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM
 from polyg_core.storage.store import FalkorStore
@@ -22,7 +19,7 @@ from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
 from polyg_server.app import create_server
 from polyg_server.context import JobOptions, ServerContext
 from polyg_server.http import create_http_app
-from polyg_server.testing import serving
+from polyg_server.testing import data_of, serving, text_of
 
 pytestmark = [
     pytest.mark.anyio,
@@ -35,30 +32,6 @@ FAST = JobPolicy(
     max_attempts=3, retry_delay_s=0.1, max_retry_delay_s=0.5, timeout_s=60, heartbeat_s=2
 )
 NOTE = "On 2026-01-10 the billing-service was rolled back because invoices failed."
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
-def data_of(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text_of(result)
-    assert result.structured_content is not None
-    return result.structured_content
-
-
-@pytest.fixture
-async def queue_name(store: FalkorStore) -> AsyncIterator[str]:
-    """A queue of the test's own, deleted afterwards."""
-    name = f"tq_{uuid.uuid4().hex[:10]}"
-    yield name
-    queue = await JobQueue.open(store, name=name)
-    keys = [k async for k in queue.redis.scan_iter(match=f"saq:*{name}*")]
-    if keys:
-        await queue.redis.delete(*keys)
-    await queue.close()
 
 
 class MakeCtx(Protocol):

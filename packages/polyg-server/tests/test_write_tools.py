@@ -9,16 +9,9 @@ import anyio
 import pytest
 from mcp import Client
 from polyg_server.context import ServerContext
+from polyg_server.testing import call
 
 pytestmark = pytest.mark.anyio
-
-
-async def call(client: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    with anyio.fail_after(60):
-        result = await client.call_tool(name, args)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def test_a_typo_on_add_entity_creates_it_and_reports_the_similar_name(

@@ -1,5 +1,5 @@
-"""Test support: serve an ASGI app on a free loopback port for the length of a block, and
-the request a test client opens an MCP session with."""
+"""Test support: serve an ASGI app on a free loopback port for the length of a block, the
+request a test client opens an MCP session with, and reading tool results."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any, Final
 
 import anyio
 import uvicorn
+from mcp import Client
+from mcp_types import CallToolResult, TextContent
 from starlette.types import ASGIApp
 
 from polyg_server.http_server import HttpLimits, server_config
@@ -48,3 +50,26 @@ async def serving(app: ASGIApp, limits: HttpLimits | None = None) -> AsyncGenera
             yield f"http://127.0.0.1:{port}"
         finally:
             server.should_exit = True
+
+
+def text_of(result: CallToolResult) -> str:
+    """The text of a tool result's first content block (a tool error's message)."""
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def data_of(result: CallToolResult) -> dict[str, Any]:
+    """The structured result of a tool call; a tool error fails with its message."""
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def call(
+    client: Client, tool: str, args: dict[str, Any], timeout_s: float = 120
+) -> dict[str, Any]:
+    """Call a tool (within `timeout_s`) and return its structured result (`data_of`)."""
+    with anyio.fail_after(timeout_s):
+        result = await client.call_tool(tool, args)
+    return data_of(result)
