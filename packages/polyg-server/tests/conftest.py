@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,9 @@ from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.fixtures import *  # noqa: F403  # pyright: ignore[reportWildcardImportFromLibrary]
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
+from polyg_server.http import create_http_app
 from polyg_server.registry import PolygServer
+from starlette.types import ASGIApp
 
 
 @pytest.fixture
@@ -87,3 +89,14 @@ async def queue_name(store: FalkorStore) -> AsyncIterator[str]:
     if keys:
         await queue.redis.delete(*keys)
     await queue.close()
+
+
+@pytest.fixture
+def make_app(store: FalkorStore, cached_embedder: Embedder) -> Callable[[Settings], ASGIApp]:
+    """The HTTP app of a server with the given settings, on the test's store."""
+
+    def make(settings: Settings) -> ASGIApp:
+        ctx = ServerContext(store=store, settings=settings, embedder=cached_embedder)
+        return create_http_app(create_server(ctx), ctx)
+
+    return make

@@ -16,9 +16,8 @@ import pytest
 from polyg_core.config import Settings
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
-from polyg_server.app import create_server
 from polyg_server.context import ServerContext
-from polyg_server.http import create_http_app, host_allowed
+from polyg_server.http import host_allowed
 from polyg_server.testing import INITIALIZE, MCP_HEADERS, serving
 from pydantic import SecretStr
 from starlette.types import ASGIApp
@@ -46,15 +45,6 @@ ROUTES: list[tuple[str, str, Any]] = [
 ]
 # Routes that carry memory data (or run tools): they need the key.
 DATA_ROUTES = [r for r in ROUTES if r[1].startswith(("/mcp", "/api/"))]
-
-
-@pytest.fixture
-def make_app(store: FalkorStore, cached_embedder: Embedder) -> Callable[[Settings], ASGIApp]:
-    def make(settings: Settings) -> ASGIApp:
-        ctx = ServerContext(store=store, settings=settings, embedder=cached_embedder)
-        return create_http_app(create_server(ctx), ctx)
-
-    return make
 
 
 @pytest.fixture
