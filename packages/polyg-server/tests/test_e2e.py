@@ -18,7 +18,6 @@ from mcp.client.streamable_http import streamable_http_client
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.litellm import LiteLLMProvider
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
@@ -200,13 +199,7 @@ async def test_llm_timeout_degrades_recall_and_the_server_keeps_serving(
     store: FalkorStore, server_settings: Settings, cached_embedder: Embedder, namespace: str
 ) -> None:
     async with ScriptedLLMServer(responder=lambda _messages: Reply.slow(2.0)) as llm_server:
-        llm = LiteLLMProvider(
-            "openai/test-model",
-            api_base=llm_server.api_base,
-            api_key="test",
-            timeout_s=0.5,
-            max_retries=0,
-        )
+        llm = llm_server.provider(timeout_s=0.5, max_retries=0)
         memory = Memory(
             store=store,
             embedder=cached_embedder,

@@ -234,7 +234,6 @@ async def test_a_job_running_at_shutdown_runs_again_after_a_restart_without_dupl
     jobs_ctx: MakeCtx,
     namespace: str,
 ) -> None:
-    from polyg_core.providers.llm.litellm import LiteLLMProvider
 
     slow = {"on": True}
 
@@ -244,13 +243,7 @@ async def test_a_job_running_at_shutdown_runs_again_after_a_restart_without_dupl
         return _extraction(messages)
 
     async with ScriptedLLMServer(responder=respond) as llm_server:
-        llm = LiteLLMProvider(
-            "openai/test-model",
-            api_base=llm_server.api_base,
-            api_key="test",
-            timeout_s=30,
-            max_retries=0,
-        )
+        llm = llm_server.provider(timeout_s=30, max_retries=0)
         first = jobs_ctx(workers=1, llm=llm, grace_s=0)
         async with Client(create_server(first)) as client:
             with anyio.fail_after(20):

@@ -15,7 +15,6 @@ import pytest
 from polyg_core.jobs import JobQueue
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.litellm import LiteLLMProvider
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
@@ -43,13 +42,7 @@ def llm_memory(
     store: FalkorStore, embedder: Embedder, namespace: str, llm_server: ScriptedLLMServer
 ) -> Memory:
     """The test's memory, its model the scripted server."""
-    llm = LiteLLMProvider(
-        "openai/test-model",
-        api_base=llm_server.api_base,
-        api_key="test",
-        timeout_s=10,
-        max_retries=2,
-    )
+    llm = llm_server.provider(timeout_s=10, max_retries=2)
     return Memory(store=store, embedder=embedder, llm=llm, namespace=namespace)
 
 
