@@ -10,10 +10,8 @@ request and the client calls again) and the handshake-era back-channel.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -37,7 +35,7 @@ from polyg_server.app import create_server
 from polyg_server.context import JobOptions, ServerContext
 from polyg_server.http import HttpOptions, create_http_app
 from polyg_server.sampling import InputRounds
-from polyg_server.testing import call, serving
+from polyg_server.testing import call, polyg_mcp_command, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -296,11 +294,6 @@ async def test_sampling_over_streamable_http(
         (reason,) = written["degraded_reasons"]
         assert "the client supports MCP sampling" in reason
         assert "--sse" in reason
-
-
-def polyg_mcp_command() -> list[str]:
-    script = Path(sys.executable).parent / "polyg-mcp"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "polyg_server.main"]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -3,8 +3,10 @@ request a test client opens an MCP session with, and reading tool results."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, Final
 
 import anyio
@@ -73,3 +75,10 @@ async def call(
     with anyio.fail_after(timeout_s):
         result = await client.call_tool(tool, args)
     return data_of(result)
+
+
+def polyg_mcp_command() -> list[str]:
+    """The command that starts the `polyg-mcp` server of this environment (its script,
+    else the module)."""
+    script = Path(sys.executable).parent / "polyg-mcp"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "polyg_server.main"]
