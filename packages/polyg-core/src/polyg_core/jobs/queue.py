@@ -76,17 +76,10 @@ class JobPolicy:
     def job(self, function: str, kwargs: dict[str, Any], key: str, meta: dict[str, Any]) -> Job:
         """A saq job of `function` run under this policy."""
         return Job(
-            function=function,
-            kwargs=kwargs,
-            key=key,
-            timeout=self.timeout_s,
-            heartbeat=self.heartbeat_s,
-            retries=self.max_attempts,
-            ttl=self.keep_s,
-            retry_delay=self.retry_delay_s,
-            retry_backoff=self.max_retry_delay_s,
-            meta=meta,
-        )
+            function=function, kwargs=kwargs, key=key, meta=meta,
+            timeout=self.timeout_s, heartbeat=self.heartbeat_s, retries=self.max_attempts,
+            ttl=self.keep_s, retry_delay=self.retry_delay_s, retry_backoff=self.max_retry_delay_s,
+        )  # fmt: skip
 
 
 async def open_redis(store: FalkorStore) -> Redis:
