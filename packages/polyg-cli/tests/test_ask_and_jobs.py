@@ -3,32 +3,16 @@
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
-import pytest
 from polyg_cli.app import app
 from polyg_core.config import StorageSettings
 from polyg_core.jobs import JobQueue
-from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from typer.testing import CliRunner
 
 REF = "2026-01-14T12:00:00Z"
-
-
-@pytest.fixture
-def env(falkordb_server: EmbeddedFalkorDB) -> dict[str, str]:
-    return {"POLYG_DATA_DIR": str(falkordb_server.data_dir), "LLM_MODEL": "", "NO_COLOR": "1"}
-
-
-@pytest.fixture
-def graph(env: dict[str, str]) -> Iterator[str]:
-    name = f"cli_{uuid.uuid4().hex[:10]}"
-    yield name
-    CliRunner().invoke(app, ["graphs", "delete", name, "--yes"], env=env)
 
 
 def polyg(env: dict[str, str], *args: str) -> tuple[int, str]:

@@ -6,9 +6,7 @@ import json
 import uuid
 from pathlib import Path
 
-import pytest
 from polyg_cli.app import app
-from polyg_core.storage.embedded import EmbeddedFalkorDB
 from typer.testing import CliRunner
 
 DATASET = {
@@ -53,11 +51,6 @@ DATASET = {
         },
     ],
 }
-
-
-@pytest.fixture
-def env(falkordb_server: EmbeddedFalkorDB) -> dict[str, str]:
-    return {"POLYG_DATA_DIR": str(falkordb_server.data_dir), "LLM_MODEL": "", "NO_COLOR": "1"}
 
 
 def test_bench_scale_runs_at_a_toy_size(env: dict[str, str], tmp_path: Path) -> None:

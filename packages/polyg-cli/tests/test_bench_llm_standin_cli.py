@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from polyg_cli.app import app
-from polyg_core.storage.embedded import EmbeddedFalkorDB
 from typer.testing import CliRunner
 
 TEXT = "Ana adopted a cat named Miso because the flat felt empty."
@@ -35,11 +33,6 @@ DATASET = {
         }
     ],
 }
-
-
-@pytest.fixture
-def env(falkordb_server: EmbeddedFalkorDB) -> dict[str, str]:
-    return {"POLYG_DATA_DIR": str(falkordb_server.data_dir), "LLM_MODEL": "", "NO_COLOR": "1"}
 
 
 def test_llm_standin_reports_priced_tokens_per_call(env: dict[str, str], tmp_path: Path) -> None:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from polyg_cli.app import app
-from polyg_core.storage.embedded import EmbeddedFalkorDB
 from typer.testing import CliRunner
 
 RECORDS = [
@@ -37,19 +35,6 @@ RECORDS = [
         "confidence": 0.95,
     },
 ]
-
-
-@pytest.fixture
-def env(falkordb_server: EmbeddedFalkorDB) -> dict[str, str]:
-    """Environment that points the CLI at the session's embedded server."""
-    return {"POLYG_DATA_DIR": str(falkordb_server.data_dir), "LLM_MODEL": "", "NO_COLOR": "1"}
-
-
-@pytest.fixture
-def graph(env: dict[str, str]) -> Iterator[str]:
-    name = f"cli_{uuid.uuid4().hex[:10]}"
-    yield name
-    CliRunner().invoke(app, ["graphs", "delete", name, "--yes"], env=env)
 
 
 def polyg(env: dict[str, str], *args: str) -> tuple[int, str, str]:

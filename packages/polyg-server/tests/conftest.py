@@ -1,17 +1,21 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 from mcp import Client
 from polyg_core.config import Settings, StorageSettings
+from polyg_core.jobs.queue import JobQueue
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.fixtures import *  # noqa: F403  # pyright: ignore[reportWildcardImportFromLibrary]
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
+from polyg_server.http import create_http_app
 from polyg_server.registry import PolygServer
+from starlette.types import ASGIApp
 
 
 @pytest.fixture
@@ -73,3 +77,26 @@ async def memory_client(memory_ctx: ServerContext, tool_schema_file: Path) -> As
     """An in-memory MCP client session on a server with memory."""
     async with Client(create_server(memory_ctx, schema_cache=tool_schema_file)) as c:
         yield c
+
+
+@pytest.fixture
+async def queue_name(store: FalkorStore) -> AsyncIterator[str]:
+    """A job queue of the test's own, deleted afterwards."""
+    name = f"tq_{uuid.uuid4().hex[:10]}"
+    yield name
+    queue = await JobQueue.open(store, name=name)
+    keys = [k async for k in queue.redis.scan_iter(match=f"saq:*{name}*")]
+    if keys:
+        await queue.redis.delete(*keys)
+    await queue.close()
+
+
+@pytest.fixture
+def make_app(store: FalkorStore, cached_embedder: Embedder) -> Callable[[Settings], ASGIApp]:
+    """The HTTP app of a server with the given settings, on the test's store."""
+
+    def make(settings: Settings) -> ASGIApp:
+        ctx = ServerContext(store=store, settings=settings, embedder=cached_embedder)
+        return create_http_app(create_server(ctx), ctx)
+
+    return make

@@ -3,32 +3,16 @@ afterwards (decay restarts from then), batched per namespace by the server."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult, TextContent
 from polyg_core.recall.decay import memory_meta
 from polyg_core.storage.store import FalkorStore
 from polyg_server.access import access_log, flush
 from polyg_server.context import ServerContext
+from polyg_server.testing import call
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
-async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    with anyio.fail_after(120):
-        result = await client.call_tool(tool, args)
-    assert not result.is_error, text_of(result)
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def _last_access(store: FalkorStore, ns: str, uuid: str) -> tuple[int, int]:

@@ -3,14 +3,11 @@ with the field named, before anything reaches FalkorDB or the job queue."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult, TextContent
 from polyg_core.config import Settings
 from polyg_core.errors import InvalidInput
 from polyg_core.jobs import JobQueue
@@ -19,16 +16,11 @@ from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import JobOptions, ServerContext
 from polyg_server.registry import list_tool_specs
+from polyg_server.testing import text_of
 from polyg_shared.timeutil import parse_timestamp
 from polyg_shared.types import control_char_error
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 def _string_fields(schema: dict[str, Any]) -> list[tuple[str, bool]]:
@@ -102,17 +94,6 @@ async def test_tabs_and_newlines_are_still_accepted(memory_client: Client) -> No
             {"name": "tabbed\tname", "entity_type": "Service", "properties": {"n": "a\nb"}},
         )
     assert not result.is_error, text_of(result)
-
-
-@pytest.fixture
-async def queue_name(store: FalkorStore) -> AsyncIterator[str]:
-    name = f"tq_{uuid.uuid4().hex[:10]}"
-    yield name
-    queue = await JobQueue.open(store, name=name)
-    keys = [k async for k in queue.redis.scan_iter(match=f"saq:*{name}*")]
-    if keys:
-        await queue.redis.delete(*keys)
-    await queue.close()
 
 
 async def test_a_nul_in_a_tag_of_a_queued_remember_is_refused_before_queuing(

@@ -15,26 +15,18 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, TextContent
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.litellm import LiteLLMProvider
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
-from polyg_server.testing import serving
+from polyg_server.testing import serving, text_of
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 async def seed(ctx: ServerContext, ns: str) -> None:
@@ -207,13 +199,7 @@ async def test_llm_timeout_degrades_recall_and_the_server_keeps_serving(
     store: FalkorStore, server_settings: Settings, cached_embedder: Embedder, namespace: str
 ) -> None:
     async with ScriptedLLMServer(responder=lambda _messages: Reply.slow(2.0)) as llm_server:
-        llm = LiteLLMProvider(
-            "openai/test-model",
-            api_base=llm_server.api_base,
-            api_key="test",
-            timeout_s=0.5,
-            max_retries=0,
-        )
+        llm = llm_server.provider(timeout_s=0.5, max_retries=0)
         memory = Memory(
             store=store,
             embedder=cached_embedder,

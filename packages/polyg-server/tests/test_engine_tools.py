@@ -9,12 +9,12 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult, TextContent
 from polyg_core.config import Settings
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
+from polyg_server.testing import text_of
 from polyg_shared.types import GRAPH_NAME_PATTERN
 
 pytestmark = pytest.mark.anyio
@@ -27,12 +27,6 @@ async def engine_client(
     ctx = ServerContext(store=store, settings=server_settings, embedder=embedder)
     async with Client(create_server(ctx, profiles="engine")) as c:
         yield c
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 async def call(client: Client, name: str, **args: Any) -> dict[str, Any]:

@@ -9,19 +9,13 @@ import anyio
 import jsonschema
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult, TextContent
 from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
+from polyg_server.testing import text_of
 from polyg_server.tools.jobs import job_queue
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 def keys_in(value: Any) -> set[str]:

@@ -7,16 +7,9 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from polyg_server.testing import call
 
 pytestmark = pytest.mark.anyio
-
-
-async def call(client: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    with anyio.fail_after(60):
-        result = await client.call_tool(name, args)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def test_query_facts_as_of_a_date_and_the_history_of_a_fact(memory_client: Client) -> None:

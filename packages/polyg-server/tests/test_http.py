@@ -15,24 +15,13 @@ from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import HttpOptions, create_http_app, origin_allowed
-from polyg_server.testing import serving
+from polyg_server.testing import INITIALIZE, MCP_HEADERS, serving
 from pydantic import SecretStr
 from starlette.types import ASGIApp
 
 pytestmark = pytest.mark.anyio
 
 KEY = "test-key-0123456789"
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
 
 
 def make_app(store: FalkorStore, settings: Settings, options: HttpOptions | None = None) -> ASGIApp:

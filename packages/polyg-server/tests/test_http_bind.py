@@ -23,9 +23,8 @@ from polyg_core.errors import InvalidInput
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
-from polyg_server.app import create_server
 from polyg_server.context import ServerContext
-from polyg_server.http import allowed_hosts_for, create_http_app, is_loopback
+from polyg_server.http import allowed_hosts_for, is_loopback
 from polyg_server.main import parse_args, unauthenticated_on_network
 from polyg_server.testing import serving
 from pydantic import SecretStr
@@ -43,15 +42,6 @@ def env_for(server: EmbeddedFalkorDB) -> dict[str, str]:
     """The test's environment without any FALKORDB_* or POLYG_* (no API key)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FALKORDB_", "POLYG_"))}
     return {**env, "POLYG_DATA_DIR": str(server.data_dir), "POLYG_LOG_LEVEL": "WARNING"}
-
-
-@pytest.fixture
-def make_app(store: FalkorStore, cached_embedder: Embedder) -> Callable[[Settings], ASGIApp]:
-    def make(settings: Settings) -> ASGIApp:
-        ctx = ServerContext(store=store, settings=settings, embedder=cached_embedder)
-        return create_http_app(create_server(ctx), ctx)
-
-    return make
 
 
 @pytest.fixture

@@ -16,27 +16,15 @@ import pytest
 from polyg_core.config import Settings
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
-from polyg_server.app import create_server
 from polyg_server.context import ServerContext
-from polyg_server.http import create_http_app, host_allowed
-from polyg_server.testing import serving
+from polyg_server.http import host_allowed
+from polyg_server.testing import INITIALIZE, MCP_HEADERS, serving
 from pydantic import SecretStr
 from starlette.types import ASGIApp
 
 pytestmark = pytest.mark.anyio
 
 KEY = "guard-key-0123456789-secret"
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
 
 # Every route of the app: (method, path, JSON body).
 ROUTES: list[tuple[str, str, Any]] = [
@@ -57,15 +45,6 @@ ROUTES: list[tuple[str, str, Any]] = [
 ]
 # Routes that carry memory data (or run tools): they need the key.
 DATA_ROUTES = [r for r in ROUTES if r[1].startswith(("/mcp", "/api/"))]
-
-
-@pytest.fixture
-def make_app(store: FalkorStore, cached_embedder: Embedder) -> Callable[[Settings], ASGIApp]:
-    def make(settings: Settings) -> ASGIApp:
-        ctx = ServerContext(store=store, settings=settings, embedder=cached_embedder)
-        return create_http_app(create_server(ctx), ctx)
-
-    return make
 
 
 @pytest.fixture

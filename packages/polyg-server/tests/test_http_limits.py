@@ -25,7 +25,7 @@ from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
 from polyg_server.http_server import HeaderDeadlineProtocol, HttpLimits
-from polyg_server.testing import serving
+from polyg_server.testing import INITIALIZE, serving
 from pydantic import SecretStr
 from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -34,18 +34,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 pytestmark = pytest.mark.anyio
 
 KEY = "limits-key-4815162342-secret"
-INITIALIZE = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
-).encode()
+INITIALIZE_BODY = json.dumps(INITIALIZE).encode()
 
 
 def make_app(store: FalkorStore, settings: Settings) -> ASGIApp:
@@ -167,7 +156,9 @@ async def test_a_request_body_that_trickles_in_gets_408_and_the_connection_is_cl
     async with serving(make_app(store, settings), HttpLimits(header_timeout_s=30)) as url:
         with anyio.fail_after(30):
             # The whole body at one byte per 50 ms would take over 10 s.
-            reply = await trickle(port_of(url), post_head(len(INITIALIZE)), INITIALIZE, 0.05)
+            reply = await trickle(
+                port_of(url), post_head(len(INITIALIZE_BODY)), INITIALIZE_BODY, 0.05
+            )
     assert status_of(reply) == 408, reply[:300]
     assert b"connection: close" in reply.lower()
     error = body_of(reply)
@@ -183,11 +174,11 @@ async def test_a_body_sent_in_pieces_within_the_body_timeout_is_served(
     async with serving(make_app(store, settings), HttpLimits(header_timeout_s=0.3)) as url:
         with anyio.fail_after(30):
             async with await anyio.connect_tcp("127.0.0.1", port_of(url)) as stream:
-                await stream.send(post_head(len(INITIALIZE)))
-                step = len(INITIALIZE) // 4 + 1
-                for start in range(0, len(INITIALIZE), step):
+                await stream.send(post_head(len(INITIALIZE_BODY)))
+                step = len(INITIALIZE_BODY) // 4 + 1
+                for start in range(0, len(INITIALIZE_BODY), step):
                     await anyio.sleep(0.2)
-                    await stream.send(INITIALIZE[start : start + step])
+                    await stream.send(INITIALIZE_BODY[start : start + step])
                 reply = await stream.receive()
     assert status_of(reply) == 200, reply[:300]
 

@@ -9,24 +9,18 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult, TextContent
 from polyg_core.errors import InvalidNamespace
 from polyg_core.storage.namespace import validate_namespace
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.registry import list_tool_specs
+from polyg_server.testing import text_of
 from polyg_shared.engine import AddNodeInput
 from polyg_shared.tools import SemanticSearchInput
 from polyg_shared.types import is_graph_name
 from pydantic import ValidationError
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 def _number_fields(schema: dict[str, Any]) -> list[str]:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, TextContent
 from polyg_core.config import Settings
-from polyg_core.jobs import QUEUE_NAME, JobPolicy, JobQueue
+from polyg_core.jobs import QUEUE_NAME, JobPolicy
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.providers.llm.base import LLM
 from polyg_core.storage.store import FalkorStore
@@ -22,7 +19,7 @@ from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
 from polyg_server.app import create_server
 from polyg_server.context import JobOptions, ServerContext
 from polyg_server.http import create_http_app
-from polyg_server.testing import serving
+from polyg_server.testing import data_of, serving, text_of
 
 pytestmark = [
     pytest.mark.anyio,
@@ -37,54 +34,46 @@ FAST = JobPolicy(
 NOTE = "On 2026-01-10 the billing-service was rolled back because invoices failed."
 
 
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
-def data_of(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text_of(result)
-    assert result.structured_content is not None
-    return result.structured_content
+class MakeCtx(Protocol):
+    def __call__(
+        self,
+        *,
+        workers: int,
+        llm: LLM | None = None,
+        grace_s: int = 1,
+        settings: Settings | None = None,
+    ) -> ServerContext: ...
 
 
 @pytest.fixture
-async def queue_name(store: FalkorStore) -> AsyncIterator[str]:
-    """A queue of the test's own, deleted afterwards."""
-    name = f"tq_{uuid.uuid4().hex[:10]}"
-    yield name
-    queue = await JobQueue.open(store, name=name)
-    keys = [k async for k in queue.redis.scan_iter(match=f"saq:*{name}*")]
-    if keys:
-        await queue.redis.delete(*keys)
-    await queue.close()
+def jobs_ctx(
+    store: FalkorStore, server_settings: Settings, cached_embedder: Embedder, queue_name: str
+) -> MakeCtx:
+    """Server contexts on the test's store and queue, with `workers` job workers."""
 
+    def make(
+        *,
+        workers: int,
+        llm: LLM | None = None,
+        grace_s: int = 1,
+        settings: Settings | None = None,
+    ) -> ServerContext:
+        return ServerContext(
+            store=store,
+            settings=settings or server_settings,
+            embedder=cached_embedder,
+            llm=llm,
+            jobs=JobOptions(
+                workers=workers,
+                queue_name=queue_name,
+                policy=FAST,
+                sweep_s=1,
+                shutdown_grace_s=grace_s,
+                dequeue_timeout_s=1.0,
+            ),
+        )
 
-def make_ctx(
-    store: FalkorStore,
-    settings: Settings,
-    embedder: Embedder,
-    queue_name: str,
-    *,
-    workers: int,
-    llm: LLM | None = None,
-    grace_s: int = 1,
-) -> ServerContext:
-    return ServerContext(
-        store=store,
-        settings=settings,
-        embedder=embedder,
-        llm=llm,
-        jobs=JobOptions(
-            workers=workers,
-            queue_name=queue_name,
-            policy=FAST,
-            sweep_s=1,
-            shutdown_grace_s=grace_s,
-            dequeue_timeout_s=1.0,
-        ),
-    )
+    return make
 
 
 async def follow(client: Client, job_id: str, until: set[str], timeout_s: float = 30) -> Any:
@@ -99,12 +88,10 @@ async def follow(client: Client, job_id: str, until: set[str], timeout_s: float 
 
 async def test_remember_without_waiting_answers_a_job_that_get_job_follows_to_done(
     store: FalkorStore,
-    server_settings: Settings,
-    cached_embedder: Embedder,
+    jobs_ctx: MakeCtx,
     namespace: str,
-    queue_name: str,
 ) -> None:
-    ctx = make_ctx(store, server_settings, cached_embedder, queue_name, workers=2)
+    ctx = jobs_ctx(workers=2)
     async with Client(create_server(ctx)) as client:
         with anyio.fail_after(20):
             queued = data_of(await client.call_tool("remember", {"content": NOTE, "wait": False}))
@@ -130,14 +117,11 @@ async def test_remember_without_waiting_answers_a_job_that_get_job_follows_to_do
 
 
 async def test_long_text_is_queued_by_default_and_short_text_or_wait_true_is_written_at_once(
-    store: FalkorStore,
+    jobs_ctx: MakeCtx,
     server_settings: Settings,
-    cached_embedder: Embedder,
-    namespace: str,
-    queue_name: str,
 ) -> None:
     # No worker: queued jobs stay queued, so nothing long is extracted here.
-    ctx = make_ctx(store, server_settings, cached_embedder, queue_name, workers=0)
+    ctx = jobs_ctx(workers=0)
     long_text = " ".join(f"Service s{i} calls service s{i + 1}." for i in range(120))
     assert len(long_text) > server_settings.remember_wait_max_chars == 2000
     async with Client(create_server(ctx)) as client:
@@ -162,14 +146,11 @@ async def test_long_text_is_queued_by_default_and_short_text_or_wait_true_is_wri
 
 
 async def test_a_smaller_configured_threshold_queues_shorter_text(
-    store: FalkorStore,
+    jobs_ctx: MakeCtx,
     server_settings: Settings,
-    cached_embedder: Embedder,
-    namespace: str,
-    queue_name: str,
 ) -> None:
     settings = server_settings.model_copy(update={"remember_wait_max_chars": 20})
-    ctx = make_ctx(store, settings, cached_embedder, queue_name, workers=0)
+    ctx = jobs_ctx(workers=0, settings=settings)
     async with Client(create_server(ctx)) as client:
         with anyio.fail_after(20):
             ref = data_of(await client.call_tool("remember", {"content": NOTE}))
@@ -177,13 +158,10 @@ async def test_a_smaller_configured_threshold_queues_shorter_text(
 
 
 async def test_list_cancel_and_retry_jobs_over_mcp(
-    store: FalkorStore,
-    server_settings: Settings,
-    cached_embedder: Embedder,
+    jobs_ctx: MakeCtx,
     namespace: str,
-    queue_name: str,
 ) -> None:
-    ctx = make_ctx(store, server_settings, cached_embedder, queue_name, workers=0)
+    ctx = jobs_ctx(workers=0)
     async with Client(create_server(ctx)) as client:
         with anyio.fail_after(30):
             first = data_of(
@@ -217,14 +195,12 @@ async def test_list_cancel_and_retry_jobs_over_mcp(
 
 async def test_a_job_that_cannot_succeed_ends_failed_and_shows_in_get_statistics(
     store: FalkorStore,
-    server_settings: Settings,
-    cached_embedder: Embedder,
+    jobs_ctx: MakeCtx,
     namespace: str,
-    queue_name: str,
 ) -> None:
     # The graph was built with another embedding model: no attempt can succeed.
     await store.ensure_vectors(namespace, "other/model", 8)
-    ctx = make_ctx(store, server_settings, cached_embedder, queue_name, workers=1)
+    ctx = jobs_ctx(workers=1)
     async with Client(create_server(ctx)) as client:
         with anyio.fail_after(20):
             ref = data_of(await client.call_tool("remember", {"content": NOTE, "wait": False}))
@@ -255,12 +231,9 @@ def _extraction(_messages: list[dict[str, Any]]) -> str:
 
 async def test_a_job_running_at_shutdown_runs_again_after_a_restart_without_duplicates(
     store: FalkorStore,
-    server_settings: Settings,
-    cached_embedder: Embedder,
+    jobs_ctx: MakeCtx,
     namespace: str,
-    queue_name: str,
 ) -> None:
-    from polyg_core.providers.llm.litellm import LiteLLMProvider
 
     slow = {"on": True}
 
@@ -270,23 +243,15 @@ async def test_a_job_running_at_shutdown_runs_again_after_a_restart_without_dupl
         return _extraction(messages)
 
     async with ScriptedLLMServer(responder=respond) as llm_server:
-        llm = LiteLLMProvider(
-            "openai/test-model",
-            api_base=llm_server.api_base,
-            api_key="test",
-            timeout_s=30,
-            max_retries=0,
-        )
-        first = make_ctx(
-            store, server_settings, cached_embedder, queue_name, workers=1, llm=llm, grace_s=0
-        )
+        llm = llm_server.provider(timeout_s=30, max_retries=0)
+        first = jobs_ctx(workers=1, llm=llm, grace_s=0)
         async with Client(create_server(first)) as client:
             with anyio.fail_after(20):
                 ref = data_of(await client.call_tool("remember", {"content": NOTE, "wait": False}))
             await follow(client, ref["job_id"], {"running"})
         # The server stopped while the model was still answering: the job is back in line.
         slow["on"] = False
-        second = make_ctx(store, server_settings, cached_embedder, queue_name, workers=1, llm=llm)
+        second = jobs_ctx(workers=1, llm=llm)
         async with Client(create_server(second)) as client:
             interrupted = data_of(await client.call_tool("get_job", {"job_id": ref["job_id"]}))
             info = await follow(client, ref["job_id"], {"done", "failed"})
@@ -304,13 +269,9 @@ async def test_a_job_running_at_shutdown_runs_again_after_a_restart_without_dupl
 
 
 async def test_the_http_server_runs_queued_remember_jobs_in_process(
-    store: FalkorStore,
-    server_settings: Settings,
-    cached_embedder: Embedder,
-    namespace: str,
-    queue_name: str,
+    jobs_ctx: MakeCtx,
 ) -> None:
-    ctx = make_ctx(store, server_settings, cached_embedder, queue_name, workers=1)
+    ctx = jobs_ctx(workers=1)
     app = create_http_app(create_server(ctx), ctx)
     async with serving(app) as url:
         with anyio.fail_after(40):

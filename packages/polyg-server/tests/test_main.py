@@ -14,6 +14,7 @@ import httpx
 import pytest
 from anyio.abc import ByteReceiveStream
 from polyg_core.storage.embedded import EmbeddedFalkorDB
+from polyg_server.testing import INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -143,16 +144,7 @@ def test_listing_the_tools_loads_neither_the_store_nor_the_memory_nor_the_model(
 
 def _stdio_messages(calls: int) -> list[dict[str, object]]:
     messages: list[dict[str, object]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "0"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
     for i in range(calls):

@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult, TextContent
+from polyg_server.testing import data_of, text_of
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
-def data_of(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text_of(result)
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def _hosts(client: Client) -> None:

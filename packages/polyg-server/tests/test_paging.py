@@ -19,6 +19,7 @@ from mcp_types import TextContent
 from polyg_core.memory import Memory
 from polyg_server.context import ServerContext
 from polyg_server.paging import estimate_tokens
+from polyg_server.testing import call
 
 pytestmark = pytest.mark.anyio
 
@@ -40,14 +41,6 @@ def generator() -> ModuleType:
 def real_tokens(answer: dict[str, Any]) -> int:
     text = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
     return int(generator().count_tokens(text))
-
-
-async def call(client: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    with anyio.fail_after(60):
-        result = await client.call_tool(name, args)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def refused(client: Client, name: str, args: dict[str, Any]) -> str:

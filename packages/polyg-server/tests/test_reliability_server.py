@@ -14,7 +14,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB
@@ -23,16 +23,10 @@ from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
 from polyg_server.registry import READ_ONLY, ToolInput, ToolSpec, register_tool
-from polyg_server.testing import serving
+from polyg_server.testing import serving, text_of
 from pydantic import BaseModel
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 @pytest.fixture

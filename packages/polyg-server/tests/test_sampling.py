@@ -10,11 +10,8 @@ request and the client calls again) and the handshake-era back-channel.
 from __future__ import annotations
 
 import json
-import sys
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -25,14 +22,12 @@ from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import (
-    CallToolResult,
     CreateMessageRequestParams,
     CreateMessageResult,
     TextContent,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from polyg_core.config import Settings, settings_from_env
-from polyg_core.jobs import JobQueue
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
@@ -40,7 +35,7 @@ from polyg_server.app import create_server
 from polyg_server.context import JobOptions, ServerContext
 from polyg_server.http import HttpOptions, create_http_app
 from polyg_server.sampling import InputRounds
-from polyg_server.testing import serving
+from polyg_server.testing import call, polyg_mcp_command, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -145,14 +140,6 @@ async def open_client(
     yield open_
     for client in reversed(clients):
         await client.__aexit__(None, None, None)
-
-
-async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    with anyio.fail_after(60):
-        result: CallToolResult = await client.call_tool(tool, args)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -309,11 +296,6 @@ async def test_sampling_over_streamable_http(
         assert "--sse" in reason
 
 
-def polyg_mcp_command() -> list[str]:
-    script = Path(sys.executable).parent / "polyg-mcp"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "polyg_server.main"]
-
-
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_polyg_mcp_process_over_stdio_asks_the_clients_model(
     falkordb_server: EmbeddedFalkorDB, namespace: str, mode: Mode
@@ -338,18 +320,6 @@ async def test_the_polyg_mcp_process_over_stdio_asks_the_clients_model(
     assert answer["degraded"] is False, answer["degraded_reasons"]
     assert answer["answer"] == ANSWER
     assert model.asked() == ["ExtractionDraft", "IntentDraft", "Synthesis"]
-
-
-@pytest.fixture
-async def queue_name(store: FalkorStore) -> AsyncIterator[str]:
-    """A job queue of the test's own, deleted afterwards."""
-    name = f"tq_{uuid.uuid4().hex[:10]}"
-    yield name
-    queue = await JobQueue.open(store, name=name)
-    keys = [k async for k in queue.redis.scan_iter(match=f"saq:*{name}*")]
-    if keys:
-        await queue.redis.delete(*keys)
-    await queue.close()
 
 
 @pytest.mark.filterwarnings("ignore:Call to deprecated setex:DeprecationWarning")

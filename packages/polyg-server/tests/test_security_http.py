@@ -14,7 +14,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.providers.embeddings.base import Embedder as CachedEmbedder
 from polyg_core.providers.llm.litellm import LiteLLMProvider
@@ -23,19 +23,13 @@ from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
-from polyg_server.testing import serving
+from polyg_server.testing import serving, text_of
 from pydantic import SecretStr
 
 pytestmark = pytest.mark.anyio
 
 KEY = "polyg-key-Zx81-do-not-log-me"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 async def http_calls(url: str, calls: list[tuple[str, dict[str, Any]]]) -> list[CallToolResult]:

@@ -1,23 +1,14 @@
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
+from polyg_server.testing import polyg_mcp_command
 
 pytestmark = pytest.mark.anyio
-
-
-def polyg_mcp_command() -> list[str]:
-    script = Path(sys.executable).parent / "polyg-mcp"
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "polyg_server.main"]
 
 
 async def test_stdio_process_initializes_lists_tools_and_answers(

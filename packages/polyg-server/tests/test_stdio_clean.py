@@ -21,6 +21,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
+from polyg_server.testing import INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -85,16 +86,7 @@ def _is_json_rpc(line: str) -> bool:
 async def test_stdio_server_answers_and_exits_cleanly_when_stdin_closes(
     falkordb_server: EmbeddedFalkorDB, namespace: str
 ) -> None:
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
+    initialize = INITIALIZE
     with anyio.fail_after(120):
         done = await anyio.run_process(
             _polyg_mcp(),

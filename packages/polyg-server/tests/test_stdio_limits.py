@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,17 +22,11 @@ from polyg_server.stdio import (
     parse_line,
     read_messages,
 )
+from polyg_server.testing import polyg_mcp_command
 
 pytestmark = pytest.mark.anyio
 
 CAP = 65_536
-
-
-def polyg_mcp_command() -> list[str]:
-    script = Path(sys.executable).parent / "polyg-mcp"
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-m", "polyg_server.main"]
 
 
 def line(obj: dict[str, Any]) -> bytes:

@@ -3,30 +3,13 @@ CLI's export formats."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import anyio
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult, TextContent
 from polyg_core.config import Settings
+from polyg_server.testing import call
 from polyg_shared.tools import SemanticSearchInput
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
-async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    with anyio.fail_after(120):
-        result = await client.call_tool(tool, args)
-    assert not result.is_error, text_of(result)
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def _garden(client: Client) -> None:

@@ -5,7 +5,6 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult, TextContent
 from polyg_core.errors import Candidate, NodeNotFound
 from polyg_core.storage.store import FalkorStore
 from polyg_server.app import create_server
@@ -19,16 +18,11 @@ from polyg_server.registry import (
     list_tool_specs,
     register_tool,
 )
+from polyg_server.testing import text_of
 from polyg_shared.types import GRAPH_NAME_PATTERN
 from pydantic import BaseModel
 
 pytestmark = pytest.mark.anyio
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 async def seed(store: FalkorStore, ns: str) -> None:

@@ -76,15 +76,7 @@ async def _note(ctx: ServerContext, inp: Note) -> Noted:
     return Noted(text=inp.text, weight=inp.weight, tags=inp.tags)
 
 
-@given(
-    args=st.dictionaries(
-        st.sampled_from(["text", "weight", "tags", "graph", "other"]), values, max_size=5
-    )
-)
-@settings(max_examples=150)
-async def test_a_tool_answers_every_argument_dict_with_a_result_or_a_tool_error(
-    args: dict[str, Any],
-) -> None:
+def _note_tool() -> PolygTool:
     spec = ToolSpec(
         name="note",
         description="test",
@@ -94,7 +86,19 @@ async def test_a_tool_answers_every_argument_dict_with_a_result_or_a_tool_error(
         annotations=WRITE,
         profile="memory",
     )
-    tool = PolygTool.from_spec(spec, None)  # type: ignore[arg-type]  # the handler ignores ctx
+    return PolygTool.from_spec(spec, None)  # type: ignore[arg-type]  # the handler ignores ctx
+
+
+@given(
+    args=st.dictionaries(
+        st.sampled_from(["text", "weight", "tags", "graph", "other"]), values, max_size=5
+    )
+)
+@settings(max_examples=150)
+async def test_a_tool_answers_every_argument_dict_with_a_result_or_a_tool_error(
+    args: dict[str, Any],
+) -> None:
+    tool = _note_tool()
     result = await tool.invoke(args)
     if result.is_error:
         block = result.content[0]
@@ -106,16 +110,7 @@ async def test_a_tool_answers_every_argument_dict_with_a_result_or_a_tool_error(
 
 
 async def test_json_encoded_lists_from_clients_are_decoded() -> None:
-    spec = ToolSpec(
-        name="note",
-        description="test",
-        input_model=Note,
-        output_model=Noted,
-        handler=_note,
-        annotations=WRITE,
-        profile="memory",
-    )
-    tool = PolygTool.from_spec(spec, None)  # type: ignore[arg-type]
+    tool = _note_tool()
     result = await tool.invoke({"text": "[not a list]", "tags": '["a", "b"]'})
     assert result.structured_content == {"text": "[not a list]", "weight": 1.0, "tags": ["a", "b"]}
 

@@ -9,16 +9,9 @@ import anyio
 import pytest
 from mcp import Client
 from polyg_server.context import ServerContext
+from polyg_server.testing import call
 
 pytestmark = pytest.mark.anyio
-
-
-async def call(client: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    with anyio.fail_after(60):
-        result = await client.call_tool(name, args)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def test_a_typo_on_add_entity_creates_it_and_reports_the_similar_name(
@@ -240,3 +233,21 @@ async def test_add_concept_and_update_event_report_the_entities_they_create(
     )
     assert again["created_entities"] == []
     assert sorted(again["entities"]) == ["payments-db-secondary", "payments-db-tertiary"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "target", "fields"),
+    [
+        ("update_entity", "entity", ["properties", "new_name", "entity_type"]),
+        ("update_event", "event", ["description", "occurred_at", "duration_ms", "entities"]),
+    ],
+)
+async def test_an_update_that_changes_nothing_names_what_it_can_change(
+    memory_client: Client, tool: str, target: str, fields: list[str]
+) -> None:
+    with anyio.fail_after(60):
+        refused = await memory_client.call_tool(tool, {target: "harbour-crane-7"})
+    assert refused.is_error
+    text = str(refused.content)
+    assert "nothing to update" in text
+    assert all(name in text for name in fields)

@@ -9,8 +9,7 @@ async with await Memory.open() as memory:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from polyg_shared.retrieval import RecallResult, RememberResult
 
@@ -29,6 +28,7 @@ from polyg_core.errors import (
     StorageError,
     StorageUnavailable,
 )
+from polyg_core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from polyg_core.memory import Memory
@@ -44,12 +44,7 @@ _LAZY = {
     "open_store": "polyg_core.storage",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from polyg_shared.types import is_graph_name
+from polyg_shared.types import check_graph_name
 from pydantic import (
     AliasChoices,
     BaseModel,
@@ -25,94 +25,109 @@ from pydantic import (
 
 from polyg_core.errors import InvalidInput
 
+# Each field takes its name or its environment variable (the alias).
+_ONE_NAME_OR_VARIABLE = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def setting(
+    default: Any,
+    *variables: str,
+    ge: float | None = None,
+    gt: float | None = None,
+    le: float | None = None,
+    secret: bool = False,
+    description: str | None = None,
+) -> Any:
+    """One setting field: its default, the environment variables that set it (the first
+    one set wins) and its bounds.
+
+    A `secret` one (a password, a URL that may carry one) stays out of the settings' repr.
+    """
+    return Field(
+        default=default,
+        validation_alias=AliasChoices(*variables),
+        ge=ge,
+        gt=gt,
+        le=le,
+        repr=not secret,
+        description=description,
+    )
+
 
 class StorageSettings(BaseModel):
     """Where FalkorDB is and how to talk to it."""
 
-    # Each field takes its name or its environment variable (the alias).
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = _ONE_NAME_OR_VARIABLE
 
-    # repr=False: a URL may carry the password (redis://:password@host:port).
-    url: str | None = Field(
-        default=None, repr=False, validation_alias=AliasChoices("FALKORDB_URL", "url")
-    )
-    host: str | None = Field(default=None, validation_alias=AliasChoices("FALKORDB_HOST", "host"))
-    port: int = Field(default=6379, validation_alias=AliasChoices("FALKORDB_PORT", "port"))
-    password: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("FALKORDB_PASSWORD", "password")
-    )
-    graph: str = Field(default="polyg", validation_alias=AliasChoices("FALKORDB_GRAPH", "graph"))
-    data_dir: Path | None = Field(
-        default=None, validation_alias=AliasChoices("POLYG_DATA_DIR", "data_dir")
-    )
-    appendfsync: Literal["everysec", "always"] = Field(
-        default="everysec",
-        validation_alias=AliasChoices("POLYG_APPENDFSYNC", "appendfsync"),
+    # secret: a URL may carry the password (redis://:password@host:port).
+    url: str | None = setting(None, "FALKORDB_URL", secret=True)
+    host: str | None = setting(None, "FALKORDB_HOST")
+    port: int = setting(6379, "FALKORDB_PORT")
+    password: SecretStr | None = setting(None, "FALKORDB_PASSWORD")
+    graph: str = setting("polyg", "FALKORDB_GRAPH")
+    data_dir: Path | None = setting(None, "POLYG_DATA_DIR")
+    appendfsync: Literal["everysec", "always"] = setting(
+        "everysec",
+        "POLYG_APPENDFSYNC",
         description=(
             "When the embedded FalkorDB fsyncs its append-only file: everysec (a power loss "
             "can lose the last second of acknowledged writes) or always (before each reply; "
             "slower writes)."
         ),
     )
-    query_timeout_ms: int = Field(
-        default=30_000,
+    query_timeout_ms: int = setting(
+        30_000,
+        "POLYG_QUERY_TIMEOUT_MS",
         ge=0,
-        validation_alias=AliasChoices("POLYG_QUERY_TIMEOUT_MS", "query_timeout_ms"),
         description="Per-query timeout in milliseconds (0 = none).",
     )
-    max_retries: int = Field(
-        default=3, ge=0, le=20, validation_alias=AliasChoices("POLYG_MAX_RETRIES", "max_retries")
-    )
-    max_connections: int = Field(
-        default=64,
+    max_retries: int = setting(3, "POLYG_MAX_RETRIES", ge=0, le=20)
+    max_connections: int = setting(
+        64,
+        "POLYG_MAX_CONNECTIONS",
         ge=1,
         le=10_000,
-        validation_alias=AliasChoices("POLYG_MAX_CONNECTIONS", "max_connections"),
         description="Connections to FalkorDB per process; further queries wait for a free one.",
     )
-    # repr=False: replica URLs may carry passwords too.
-    replicas: str | None = Field(
-        default=None,
-        repr=False,
-        validation_alias=AliasChoices("FALKORDB_REPLICAS", "replicas"),
+    # secret: replica URLs may carry passwords too.
+    replicas: str | None = setting(
+        None,
+        "FALKORDB_REPLICAS",
+        secret=True,
         description="Read replicas of the primary: comma-separated host:port or redis:// URLs.",
     )
-    cluster: str | None = Field(
-        default=None,
-        repr=False,
-        validation_alias=AliasChoices("FALKORDB_CLUSTER", "cluster"),
+    cluster: str | None = setting(
+        None,
+        "FALKORDB_CLUSTER",
+        secret=True,
         description="Redis Cluster startup nodes: comma-separated host:port or redis:// URLs.",
     )
-    read_your_writes_ms: int = Field(
-        default=5_000,
+    read_your_writes_ms: int = setting(
+        5_000,
+        "POLYG_READ_YOUR_WRITES_MS",
         ge=0,
-        validation_alias=AliasChoices("POLYG_READ_YOUR_WRITES_MS", "read_your_writes_ms"),
         description=(
             "After a write, the session's reads stay on the primary until a replica has "
             "caught up with the write, for at most this long (0 = no read-your-writes)."
         ),
     )
-    replica_max_lag_bytes: int = Field(
-        default=1_048_576,
+    replica_max_lag_bytes: int = setting(
+        1_048_576,
+        "POLYG_REPLICA_MAX_LAG_BYTES",
         ge=0,
-        validation_alias=AliasChoices("POLYG_REPLICA_MAX_LAG_BYTES", "replica_max_lag_bytes"),
         description="A replica further behind the primary's replication offset gets no reads.",
     )
-    replica_check_ms: int = Field(
-        default=250,
+    replica_check_ms: int = setting(
+        250,
+        "POLYG_REPLICA_CHECK_MS",
         ge=10,
-        validation_alias=AliasChoices("POLYG_REPLICA_CHECK_MS", "replica_check_ms"),
         description="How often replica health and replication offsets are re-read.",
     )
 
     @field_validator("graph")
     @classmethod
     def _graph_name(cls, value: str) -> str:
-        if not is_graph_name(value):
-            raise ValueError(
-                f"invalid graph name {value!r}: use 1-64 characters from letters, digits, "
-                "'_', '.' and '-' (for example 'polyg' or 'project-x')"
-            )
+        check_graph_name(value, "for example 'polyg' or 'project-x'")
         return value
 
     @model_validator(mode="after")
@@ -154,189 +169,136 @@ class Settings(BaseModel):
     """Everything polyg is configured with (DESIGN.md, Configuration); the aliases are the
     environment variables `settings_from_env` reads."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = _ONE_NAME_OR_VARIABLE
 
     storage: StorageSettings = Field(default_factory=StorageSettings)
 
-    llm_model: str | None = Field(
-        default=None, validation_alias=AliasChoices("LLM_MODEL", "llm_model")
-    )
-    llm_base_url: str | None = Field(
-        default=None,
-        validation_alias=AliasChoices("LLM_BASE_URL", "OPENAI_BASE_URL", "llm_base_url"),
-    )
-    llm_timeout_s: float = Field(
-        default=30.0, gt=0, validation_alias=AliasChoices("LLM_TIMEOUT", "llm_timeout_s")
-    )
-    embedding_model: str = Field(
-        default="local/minilm", validation_alias=AliasChoices("EMBEDDING_MODEL", "embedding_model")
-    )
-    classifier_max_tokens: int = Field(
-        default=500,
+    llm_model: str | None = setting(None, "LLM_MODEL")
+    llm_base_url: str | None = setting(None, "LLM_BASE_URL", "OPENAI_BASE_URL")
+    llm_timeout_s: float = setting(30.0, "LLM_TIMEOUT", gt=0)
+    embedding_model: str = setting("local/minilm", "EMBEDDING_MODEL")
+    classifier_max_tokens: int = setting(500, "CLASSIFIER_MAX_TOKENS", gt=0)
+    synthesizer_max_tokens: int = setting(1000, "SYNTHESIZER_MAX_TOKENS", gt=0)
+    max_retries: int = setting(3, "POLYG_MAX_RETRIES", ge=0, le=20)
+    parallel_timeout_s: float = setting(
+        5.0,
+        "POLYG_PARALLEL_TIMEOUT",
         gt=0,
-        validation_alias=AliasChoices("CLASSIFIER_MAX_TOKENS", "classifier_max_tokens"),
-    )
-    synthesizer_max_tokens: int = Field(
-        default=1000,
-        gt=0,
-        validation_alias=AliasChoices("SYNTHESIZER_MAX_TOKENS", "synthesizer_max_tokens"),
-    )
-    max_retries: int = Field(
-        default=3, ge=0, le=20, validation_alias=AliasChoices("POLYG_MAX_RETRIES", "max_retries")
-    )
-    parallel_timeout_s: float = Field(
-        default=5.0,
-        gt=0,
-        validation_alias=AliasChoices("POLYG_PARALLEL_TIMEOUT", "parallel_timeout_s"),
         description="Per-view timeout of the parallel expansion, in seconds.",
     )
-    magma_semantic_top_k: int = Field(
-        default=10,
-        gt=0,
-        le=200,
-        validation_alias=AliasChoices("MAGMA_SEMANTIC_TOP_K", "magma_semantic_top_k"),
-    )
-    magma_min_semantic_score: float = Field(
-        default=0.3,
-        ge=0,
-        le=1,
-        validation_alias=AliasChoices("MAGMA_MIN_SEMANTIC_SCORE", "magma_min_semantic_score"),
-    )
-    magma_multi_view_boost: float = Field(
-        default=1.5,
-        ge=1,
-        validation_alias=AliasChoices("MAGMA_MULTI_VIEW_BOOST", "magma_multi_view_boost"),
-    )
-    magma_max_context_tokens: int = Field(
-        default=4000,
-        gt=0,
-        validation_alias=AliasChoices("MAGMA_MAX_CONTEXT_TOKENS", "magma_max_context_tokens"),
-    )
+    magma_semantic_top_k: int = setting(10, "MAGMA_SEMANTIC_TOP_K", gt=0, le=200)
+    magma_min_semantic_score: float = setting(0.3, "MAGMA_MIN_SEMANTIC_SCORE", ge=0, le=1)
+    magma_multi_view_boost: float = setting(1.5, "MAGMA_MULTI_VIEW_BOOST", ge=1)
+    magma_max_context_tokens: int = setting(4000, "MAGMA_MAX_CONTEXT_TOKENS", gt=0)
 
-    port: int = Field(
-        default=3000, ge=1, le=65535, validation_alias=AliasChoices("POLYG_PORT", "port")
-    )
-    host: str = Field(default="127.0.0.1", validation_alias=AliasChoices("POLYG_HOST", "host"))
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
-        default="INFO", validation_alias=AliasChoices("POLYG_LOG_LEVEL", "log_level")
-    )
-    api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("POLYG_API_KEY", "api_key")
-    )
-    allowed_origins: str = Field(
-        default="", validation_alias=AliasChoices("POLYG_ALLOWED_ORIGINS", "allowed_origins")
-    )
-    allowed_hosts: str = Field(
-        default="",
-        validation_alias=AliasChoices("POLYG_ALLOWED_HOSTS", "allowed_hosts"),
+    port: int = setting(3000, "POLYG_PORT", ge=1, le=65535)
+    host: str = setting("127.0.0.1", "POLYG_HOST")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = setting("INFO", "POLYG_LOG_LEVEL")
+    api_key: SecretStr | None = setting(None, "POLYG_API_KEY")
+    allowed_origins: str = setting("", "POLYG_ALLOWED_ORIGINS")
+    allowed_hosts: str = setting(
+        "",
+        "POLYG_ALLOWED_HOSTS",
         description=(
             "Host header values (comma-separated, `name` or `name:port`) the HTTP server "
             "answers besides loopback names (and the bind address itself); any other Host "
             "gets 421, whatever the bind address."
         ),
     )
-    allow_unauthenticated: bool = Field(
-        default=False,
-        validation_alias=AliasChoices("POLYG_ALLOW_UNAUTHENTICATED", "allow_unauthenticated"),
+    allow_unauthenticated: bool = setting(
+        False,
+        "POLYG_ALLOW_UNAUTHENTICATED",
         description=(
             "Serve HTTP on a non-loopback address without POLYG_API_KEY (refused otherwise)."
         ),
     )
-    http_header_timeout_s: float = Field(
-        default=10.0,
+    http_header_timeout_s: float = setting(
+        10.0,
+        "POLYG_HTTP_HEADER_TIMEOUT",
         gt=0,
-        validation_alias=AliasChoices("POLYG_HTTP_HEADER_TIMEOUT", "http_header_timeout_s"),
         description="Seconds a connection has to send a request's headers (else 408, closed).",
     )
-    http_body_timeout_s: float = Field(
-        default=30.0,
+    http_body_timeout_s: float = setting(
+        30.0,
+        "POLYG_HTTP_BODY_TIMEOUT",
         gt=0,
-        validation_alias=AliasChoices("POLYG_HTTP_BODY_TIMEOUT", "http_body_timeout_s"),
         description="Seconds a request has to send its whole body (else 408, closed).",
     )
-    http_keep_alive_s: int = Field(
-        default=5,
+    http_keep_alive_s: int = setting(
+        5,
+        "POLYG_HTTP_KEEP_ALIVE",
         ge=1,
-        validation_alias=AliasChoices("POLYG_HTTP_KEEP_ALIVE", "http_keep_alive_s"),
         description="Seconds an idle keep-alive connection stays open between requests.",
     )
-    http_max_connections: int = Field(
-        default=256,
+    http_max_connections: int = setting(
+        256,
+        "POLYG_HTTP_MAX_CONNECTIONS",
         ge=1,
-        validation_alias=AliasChoices("POLYG_HTTP_MAX_CONNECTIONS", "http_max_connections"),
         description="Open HTTP connections served at once; a request on one more gets 503.",
     )
-    auth_free_failures: int = Field(
-        default=5,
+    auth_free_failures: int = setting(
+        5,
+        "POLYG_AUTH_FREE_FAILURES",
         ge=0,
-        validation_alias=AliasChoices("POLYG_AUTH_FREE_FAILURES", "auth_free_failures"),
         description=(
             "Failed authentications per client address answered at once; each further one "
             "makes the address wait (1 s, doubling)."
         ),
     )
-    auth_max_delay_s: float = Field(
-        default=60.0,
+    auth_max_delay_s: float = setting(
+        60.0,
+        "POLYG_AUTH_MAX_DELAY",
         ge=0,
-        validation_alias=AliasChoices("POLYG_AUTH_MAX_DELAY", "auth_max_delay_s"),
         description="The longest wait after failed authentications, in seconds (0: no wait).",
     )
-    tools: str = Field(
-        default="memory",
-        validation_alias=AliasChoices("POLYG_TOOLS", "tools"),
+    tools: str = setting(
+        "memory",
+        "POLYG_TOOLS",
         description=(
             "Tool profiles (memory, graph, retrieval, admin, scratch, all) and tool names "
             "the MCP server offers, comma-separated."
         ),
     )
-    output_schemas: bool = Field(
-        default=False,
-        validation_alias=AliasChoices("POLYG_OUTPUT_SCHEMAS", "output_schemas"),
+    output_schemas: bool = setting(
+        False,
+        "POLYG_OUTPUT_SCHEMAS",
         description=(
             "Advertise each tool's outputSchema in tools/list (results are structured "
             "either way; the schemas cost context tokens)."
         ),
     )
-    allow_destructive: bool = Field(
-        default=False, validation_alias=AliasChoices("POLYG_ALLOW_DESTRUCTIVE", "allow_destructive")
-    )
-    scratch_ttl_s: float = Field(
-        default=7200.0, ge=0, validation_alias=AliasChoices("POLYG_SCRATCH_TTL", "scratch_ttl_s")
-    )
-    max_body_bytes: int = Field(
-        default=4 * 1024 * 1024,
+    allow_destructive: bool = setting(False, "POLYG_ALLOW_DESTRUCTIVE")
+    scratch_ttl_s: float = setting(7200.0, "POLYG_SCRATCH_TTL", ge=0)
+    max_body_bytes: int = setting(4 * 1024 * 1024, "POLYG_MAX_BODY_BYTES", gt=0)
+    stdio_max_message_bytes: int = setting(
+        4 * 1024 * 1024,
+        "POLYG_STDIO_MAX_MESSAGE_BYTES",
         gt=0,
-        validation_alias=AliasChoices("POLYG_MAX_BODY_BYTES", "max_body_bytes"),
-    )
-    stdio_max_message_bytes: int = Field(
-        default=4 * 1024 * 1024,
-        gt=0,
-        validation_alias=AliasChoices("POLYG_STDIO_MAX_MESSAGE_BYTES", "stdio_max_message_bytes"),
         description="The longest stdio message (one line); longer ones get a JSON-RPC error.",
     )
-    job_workers: int = Field(
-        default=4,
+    job_workers: int = setting(
+        4,
+        "POLYG_JOB_WORKERS",
         ge=0,
         le=64,
-        validation_alias=AliasChoices("POLYG_JOB_WORKERS", "job_workers"),
         description=(
             "Background jobs the MCP server runs at once in its own process "
             "(0 = none: run `polyg worker` processes instead)."
         ),
     )
-    remember_wait_max_chars: int = Field(
-        default=2000,
+    remember_wait_max_chars: int = setting(
+        2000,
+        "POLYG_REMEMBER_WAIT_MAX_CHARS",
         ge=0,
-        validation_alias=AliasChoices("POLYG_REMEMBER_WAIT_MAX_CHARS", "remember_wait_max_chars"),
         description=(
             "remember without `wait` answers when written for content up to this many "
             "characters and queues longer content as a background job."
         ),
     )
 
-    sampling: bool = Field(
-        default=True,
-        validation_alias=AliasChoices("POLYG_SAMPLING", "sampling"),
+    sampling: bool = setting(
+        True,
+        "POLYG_SAMPLING",
         description=(
             "Without LLM_MODEL, ask the MCP client's model through sampling when the client "
             "supports it (off: the rule-based path answers)."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.providers.embeddings.base import Embedder
@@ -23,3 +24,8 @@ def entities(store: FalkorStore, embedder: Embedder, resolver: NameResolver) -> 
 @pytest.fixture
 def temporal(store: FalkorStore, embedder: Embedder, resolver: NameResolver) -> TemporalGraph:
     return TemporalGraph(store, embedder, resolver)
+
+
+@pytest.fixture
+def causal(store: FalkorStore, embedder: Embedder, resolver: NameResolver) -> CausalGraph:
+    return CausalGraph(store, embedder, resolver)

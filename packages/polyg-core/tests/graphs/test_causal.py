@@ -31,7 +31,8 @@ async def count(store: FalkorStore, ns: str, cypher: str) -> int:
     return int((await store.query(ns, cypher)).scalar(0))
 
 
-async def chain(graph: CausalGraph, namespace: str, links: list[tuple[str, str, float]]) -> None:
+async def chain(graph: CausalGraph, namespace: str, *links: tuple[str, str, float]) -> None:
+    """Add each (cause, effect, confidence) link."""
     for cause, effect, confidence in links:
         await graph.add_link(namespace, cause, effect, confidence)
 
@@ -206,13 +207,11 @@ async def test_add_solution_links_a_problem_to_its_fix(
 
 async def test_upstream_and_downstream_follow_the_chain(graph: CausalGraph, namespace: str) -> None:
     await chain(
-        namespace=namespace,
-        graph=graph,
-        links=[
-            ("bad config merged", "config rollout", 0.9),
-            ("config rollout", "auth pods restart", 0.8),
-            ("auth pods restart", "login errors", 0.7),
-        ],
+        graph,
+        namespace,
+        ("bad config merged", "config rollout", 0.9),
+        ("config rollout", "auth pods restart", 0.8),
+        ("auth pods restart", "login errors", 0.7),
     )
     up = await graph.upstream(namespace, "login errors", depth=3)
     assert up.direction == "upstream"
@@ -234,13 +233,11 @@ async def test_upstream_and_downstream_follow_the_chain(graph: CausalGraph, name
 
 async def test_depth_limits_are_honoured(graph: CausalGraph, namespace: str) -> None:
     await chain(
-        namespace=namespace,
-        graph=graph,
-        links=[
-            ("step one", "step two", 0.9),
-            ("step two", "step three", 0.9),
-            ("step three", "step four", 0.9),
-        ],
+        graph,
+        namespace,
+        ("step one", "step two", 0.9),
+        ("step two", "step three", 0.9),
+        ("step three", "step four", 0.9),
     )
     for depth, longest in ((1, 2), (2, 3), (3, 4), (10, 4)):
         up = await graph.upstream(namespace, "step four", depth=depth)
@@ -255,14 +252,12 @@ async def test_path_confidence_is_the_product_and_paths_are_ranked_by_it(
     graph: CausalGraph, namespace: str
 ) -> None:
     await chain(
-        namespace=namespace,
-        graph=graph,
-        links=[
-            ("power cut", "router reboot", 0.9),
-            ("router reboot", "outage", 0.9),
-            ("power cut", "dns cache flush", 0.5),
-            ("dns cache flush", "outage", 0.5),
-        ],
+        graph,
+        namespace,
+        ("power cut", "router reboot", 0.9),
+        ("router reboot", "outage", 0.9),
+        ("power cut", "dns cache flush", 0.5),
+        ("dns cache flush", "outage", 0.5),
     )
     up = await graph.upstream(namespace, "outage", depth=2)
     assert [(p.nodes[0], round(p.confidence, 6)) for p in up.paths] == [
@@ -276,13 +271,11 @@ async def test_path_confidence_is_the_product_and_paths_are_ranked_by_it(
 
 async def test_cycles_end_paths_instead_of_looping(graph: CausalGraph, namespace: str) -> None:
     await chain(
-        namespace=namespace,
-        graph=graph,
-        links=[
-            ("retry storm", "queue backlog", 0.8),
-            ("queue backlog", "timeouts", 0.8),
-            ("timeouts", "retry storm", 0.8),
-        ],
+        graph,
+        namespace,
+        ("retry storm", "queue backlog", 0.8),
+        ("queue backlog", "timeouts", 0.8),
+        ("timeouts", "retry storm", 0.8),
     )
     up = await graph.upstream(namespace, "retry storm", depth=10)
     assert sorted(p.nodes for p in up.paths) == [
@@ -296,9 +289,7 @@ async def test_cycles_end_paths_instead_of_looping(graph: CausalGraph, namespace
 
 async def test_many_paths_are_capped_and_reported(graph: CausalGraph, namespace: str) -> None:
     await chain(
-        namespace=namespace,
-        graph=graph,
-        links=[(f"cause {chr(97 + i)}", "alarm", 0.1 + i / 20) for i in range(6)],
+        graph, namespace, *[(f"cause {chr(97 + i)}", "alarm", 0.1 + i / 20) for i in range(6)]
     )
     up = await graph.upstream(namespace, "alarm", depth=1, max_paths=4)
     assert len(up.paths) == 4

@@ -122,9 +122,8 @@ async def test_unlinking_names_the_ends_exactly(entities: EntityGraph, namespace
 
 
 async def test_one_causal_link_can_be_deleted_and_its_nodes_stay(
-    store: FalkorStore, embedder: Embedder, resolver: NameResolver, namespace: str
+    store: FalkorStore, causal: CausalGraph, namespace: str
 ) -> None:
-    causal = CausalGraph(store, embedder, resolver)
     with anyio.fail_after(60):
         await causal.add_link(namespace, "cache cold", "slow pages", 0.6)
         await causal.add_link(namespace, "slow pages", "users leave", 0.5)
@@ -153,13 +152,11 @@ async def test_deleting_an_event_by_uuid_joins_its_entities_chain(
 
 async def test_merging_moves_every_link_and_keeps_the_merged_name(
     store: FalkorStore,
-    embedder: Embedder,
-    resolver: NameResolver,
     entities: EntityGraph,
     temporal: TemporalGraph,
     namespace: str,
+    causal: CausalGraph,
 ) -> None:
-    causal = CausalGraph(store, embedder, resolver)
     with anyio.fail_after(60):
         await entities.add(namespace, "auth service")
         await entities.add(namespace, "user db")
@@ -205,13 +202,10 @@ async def test_merging_keeps_the_source_properties_the_target_lacks_and_records_
 
 
 async def test_a_causal_link_never_picks_its_event_by_meaning(
-    store: FalkorStore,
-    embedder: Embedder,
-    resolver: NameResolver,
     temporal: TemporalGraph,
     namespace: str,
+    causal: CausalGraph,
 ) -> None:
-    causal = CausalGraph(store, embedder, resolver)
     with anyio.fail_after(60):
         await temporal.add_event(namespace, "auth service crashed at startup", "2026-01-01")
         with pytest.raises(NodeNotFound):

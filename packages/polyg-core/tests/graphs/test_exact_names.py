@@ -28,9 +28,8 @@ async def names(store: FalkorStore, namespace: str) -> list[str]:
 
 
 async def test_causal_link_entities_are_not_merged_into_a_similar_name(
-    store: FalkorStore, embedder: Embedder, resolver: NameResolver, namespace: str
+    store: FalkorStore, resolver: NameResolver, causal: CausalGraph, namespace: str
 ) -> None:
-    causal = CausalGraph(store, embedder, resolver)
     with anyio.fail_after(60):
         await causal.add_link(
             namespace, "replica lag", "stale reads", 0.8, entities=["payments-db-primary"]
@@ -135,9 +134,8 @@ async def test_a_new_entity_reports_similar_existing_names(
 
 
 async def test_causal_nodes_differing_by_subject_stay_apart(
-    store: FalkorStore, embedder: Embedder, resolver: NameResolver, namespace: str
+    store: FalkorStore, causal: CausalGraph, namespace: str
 ) -> None:
-    causal = CausalGraph(store, embedder, resolver)
     with anyio.fail_after(60):
         a = await causal.add_link(namespace, "romeo service latency spike", "romeo timeouts", 0.5)
         b = await causal.add_link(namespace, "juliet service latency spike", "juliet timeouts", 0.9)
@@ -175,14 +173,11 @@ async def test_a_typed_bulk_relation_end_must_match_exactly(
 
 
 async def test_every_writer_refuses_a_name_shared_by_two_types_the_same_way(
-    store: FalkorStore,
-    embedder: Embedder,
-    resolver: NameResolver,
     entities: EntityGraph,
     temporal: TemporalGraph,
     namespace: str,
+    causal: CausalGraph,
 ) -> None:
-    causal = CausalGraph(store, embedder, resolver)
     with anyio.fail_after(60):
         service, _ = await entities.add(namespace, "atlas", "service")
         await entities.add(namespace, "atlas", "project")

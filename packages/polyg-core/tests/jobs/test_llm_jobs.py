@@ -15,7 +15,6 @@ import pytest
 from polyg_core.jobs import JobQueue
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.litellm import LiteLLMProvider
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
@@ -38,12 +37,12 @@ async def llm_server(kit: Any) -> AsyncIterator[ScriptedLLMServer]:
         yield server
 
 
-def _memory(
-    store: FalkorStore, embedder: Embedder, namespace: str, server: ScriptedLLMServer
+@pytest.fixture
+def llm_memory(
+    store: FalkorStore, embedder: Embedder, namespace: str, llm_server: ScriptedLLMServer
 ) -> Memory:
-    llm = LiteLLMProvider(
-        "openai/test-model", api_base=server.api_base, api_key="test", timeout_s=10, max_retries=2
-    )
+    """The test's memory, its model the scripted server."""
+    llm = llm_server.provider(timeout_s=10, max_retries=2)
     return Memory(store=store, embedder=embedder, llm=llm, namespace=namespace)
 
 
@@ -51,13 +50,13 @@ def _memory(
 async def test_eighty_queued_jobs_through_the_model_finish_with_the_right_graph(
     kit: Any,
     store: FalkorStore,
-    embedder: Embedder,
+    llm_memory: Memory,
     namespace: str,
     queue: JobQueue,
     llm_server: ScriptedLLMServer,
 ) -> None:
     n = 80
-    memory = _memory(store, embedder, namespace, llm_server)
+    memory = llm_memory
     refs = [await queue.enqueue_remember(kit.note(i), graph=namespace) for i in range(n)]
     assert len({r.job_id for r in refs}) == n
     with anyio.fail_after(20 + n * 0.5):
@@ -85,13 +84,13 @@ async def test_eighty_queued_jobs_through_the_model_finish_with_the_right_graph(
 async def test_jobs_slow_down_while_the_model_answers_429_then_all_finish(
     kit: Any,
     store: FalkorStore,
-    embedder: Embedder,
+    llm_memory: Memory,
     namespace: str,
     queue: JobQueue,
     llm_server: ScriptedLLMServer,
 ) -> None:
     llm_server.push(*[Reply.error(429, retry_after=0.4) for _ in range(4)])
-    memory = _memory(store, embedder, namespace, llm_server)
+    memory = llm_memory
     refs = [await queue.enqueue_remember(kit.note(i), graph=namespace) for i in range(8)]
     started = time.monotonic()
     async with kit.make_worker(queue, memory).running():
@@ -111,12 +110,12 @@ async def test_jobs_slow_down_while_the_model_answers_429_then_all_finish(
 async def test_content_that_always_fails_ends_failed_with_the_error_and_is_counted(
     kit: Any,
     store: FalkorStore,
-    embedder: Embedder,
+    llm_memory: Memory,
     namespace: str,
     queue: JobQueue,
     llm_server: ScriptedLLMServer,
 ) -> None:
-    memory = _memory(store, embedder, namespace, llm_server)
+    memory = llm_memory
     good = await queue.enqueue_remember(kit.note(1), graph=namespace)
     bad = await queue.enqueue_remember("POISON " + kit.note(2), graph=namespace)
     async with kit.make_worker(queue, memory).running():
@@ -139,7 +138,7 @@ async def test_content_that_always_fails_ends_failed_with_the_error_and_is_count
 async def test_a_worker_killed_mid_job_loses_nothing_and_duplicates_nothing(
     kit: Any,
     store: FalkorStore,
-    embedder: Embedder,
+    llm_memory: Memory,
     namespace: str,
     queue: JobQueue,
     llm_server: ScriptedLLMServer,
@@ -179,7 +178,7 @@ async def test_a_worker_killed_mid_job_loses_nothing_and_duplicates_nothing(
             with anyio.fail_after(10):
                 await proc.wait()
 
-    memory = _memory(store, embedder, namespace, llm_server)
+    memory = llm_memory
     async with kit.make_worker(queue, memory).running():
         with anyio.fail_after(60):
             (info,) = await queue.wait([ref.job_id])

@@ -11,7 +11,6 @@ import pytest
 from polyg_core.config import Settings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.litellm import LiteLLMProvider
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.llm_server import ScriptedLLMServer
 
@@ -151,13 +150,7 @@ async def llm_server() -> AsyncIterator[ScriptedLLMServer]:
 async def llm_memory(
     store: FalkorStore, embedder: Embedder, namespace: str, llm_server: ScriptedLLMServer
 ) -> Memory:
-    llm = LiteLLMProvider(
-        "openai/test-model",
-        api_base=llm_server.api_base,
-        api_key="test",
-        timeout_s=5,
-        max_retries=1,
-    )
+    llm = llm_server.provider(timeout_s=5, max_retries=1)
     return Memory(store=store, embedder=embedder, llm=llm, settings=Settings(), namespace=namespace)
 
 
@@ -170,13 +163,7 @@ async def any_memory(
         yield Memory(store=store, embedder=embedder, namespace=namespace)
         return
     async with ScriptedLLMServer(responder=scripted_responder) as server:
-        llm = LiteLLMProvider(
-            "openai/test-model",
-            api_base=server.api_base,
-            api_key="test",
-            timeout_s=5,
-            max_retries=1,
-        )
+        llm = server.provider(timeout_s=5, max_retries=1)
         yield Memory(store=store, embedder=embedder, llm=llm, namespace=namespace)
 
 

@@ -154,16 +154,9 @@ async def test_remember_then_recall_round_trip(any_memory: Memory) -> None:
 async def test_llm_failures_degrade_to_rules_never_raise(
     store: FalkorStore, embedder: Embedder, namespace: str, replies: list[Reply]
 ) -> None:
-    from polyg_core.providers.llm.litellm import LiteLLMProvider
 
     async with ScriptedLLMServer() as server:
-        llm = LiteLLMProvider(
-            "openai/test-model",
-            api_base=server.api_base,
-            api_key="test",
-            timeout_s=1,
-            max_retries=1,
-        )
+        llm = server.provider(timeout_s=1, max_retries=1)
         memory = Memory(store=store, embedder=embedder, llm=llm, namespace=namespace)
         await memory.causal.add_link(namespace, "missing AUTH_SECRET", "auth service crash", 0.95)
         server.push(*replies)

@@ -179,13 +179,7 @@ async def scenarios(
 @pytest.fixture(scope="module")
 async def scripted_llm(anyio_backend: str) -> AsyncIterator[LiteLLMProvider]:
     async with ScriptedLLMServer(responder=scenario_responder) as server:
-        yield LiteLLMProvider(
-            "openai/test-model",
-            api_base=server.api_base,
-            api_key="test",
-            timeout_s=10,
-            max_retries=1,
-        )
+        yield server.provider(timeout_s=10, max_retries=1)
 
 
 # -- checks -------------------------------------------------------------------------------------

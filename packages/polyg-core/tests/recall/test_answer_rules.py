@@ -54,6 +54,13 @@ def ask(
     return answer, confidence_of(answer.evidence)
 
 
+def ask_dana(
+    question: str, kind: IntentType, said: str, at: str = "2023-06-01T10:00:00"
+) -> tuple[Answer, float]:
+    """`ask` with one thing Dana said (at `at`), Dana named by the question."""
+    return ask(question, kind, [memory("m1", f"Dana: {said}", at)], entities=["Dana"])
+
+
 # -- relative dates ------------------------------------------------------------------------------
 
 
@@ -138,37 +145,35 @@ def test_a_record_of_an_event_is_dated_by_its_own_time_not_a_date_it_mentions() 
 
 
 def test_how_long_is_answered_by_the_stated_duration() -> None:
-    answer, with_duration = ask(
+    answer, with_duration = ask_dana(
         "How long has Dana kept bees?",
         IntentType.WHEN,
-        [memory("m1", "Dana: I've kept bees for 4 years, since we bought the farm.", "2023-06-01T10:00:00")],
-        entities=["Dana"],
-    )  # fmt: skip
+        "I've kept bees for 4 years, since we bought the farm.",
+    )
     assert answer.text == "4 years."
     assert answer.evidence.shaped
     # Without a stated duration the answer is a date, not what was asked: trusted less.
-    dated, without = ask(
+    dated, without = ask_dana(
         "How long has Dana kept bees?",
         IntentType.WHEN,
-        [memory("m1", "Dana: I started keeping bees when we bought the farm.", "2023-06-01T10:00:00")],
-        entities=["Dana"],
-    )  # fmt: skip
+        "I started keeping bees when we bought the farm.",
+    )
     assert not dated.evidence.shaped
     assert without < with_duration
 
 
 def test_a_question_that_asks_no_time_is_trusted_less_with_a_date() -> None:
-    _, when = ask(
+    _, when = ask_dana(
         "When did Dana go to the museum?",
         IntentType.WHEN,
-        [memory("m1", "Dana: I went to the museum yesterday.", "2023-07-06T10:00:00")],
-        entities=["Dana"],
+        "I went to the museum yesterday.",
+        "2023-07-06T10:00:00",
     )
-    answer, how = ask(
+    answer, how = ask_dana(
         "How did Dana feel at the museum?",
         IntentType.WHEN,
-        [memory("m1", "Dana: I went to the museum yesterday.", "2023-07-06T10:00:00")],
-        entities=["Dana"],
+        "I went to the museum yesterday.",
+        "2023-07-06T10:00:00",
     )
     assert not answer.evidence.shaped
     assert how < when
@@ -197,12 +202,11 @@ def test_evidence_outside_the_asked_time_caps_the_confidence() -> None:
 
 
 def test_what_is_answered_by_the_asked_span_of_the_sentence() -> None:
-    answer, _ = ask(
+    answer, _ = ask_dana(
         "What instruments does Dana play?",
         IntentType.WHAT,
-        [memory("m1", "Dana: Yeah, I play clarinet! It helps me relax.", "2023-06-01T10:00:00")],
-        entities=["Dana"],
-    )  # fmt: skip
+        "Yeah, I play clarinet! It helps me relax.",
+    )
     assert answer.text == "clarinet."
     assert answer.evidence.shaped
 
@@ -223,17 +227,11 @@ def test_asked_spans(question: str, about: set[str], sentence: str, span: str | 
 
 
 def test_a_what_question_answered_by_a_whole_sentence_is_trusted_less() -> None:
-    found, with_span = ask(
-        "What instruments does Dana play?",
-        IntentType.WHAT,
-        [memory("m1", "Dana: Yeah, I play clarinet!", "2023-06-01T10:00:00")],
-        entities=["Dana"],
+    found, with_span = ask_dana(
+        "What instruments does Dana play?", IntentType.WHAT, "Yeah, I play clarinet!"
     )
-    sentence, without = ask(
-        "What instruments does Dana play?",
-        IntentType.WHAT,
-        [memory("m1", "Dana: Yeah, I play!", "2023-06-01T10:00:00")],
-        entities=["Dana"],
+    sentence, without = ask_dana(
+        "What instruments does Dana play?", IntentType.WHAT, "Yeah, I play!"
     )
     assert found.evidence.shaped and not sentence.evidence.shaped
     assert without < with_span

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.currency import (
     EndedValue,
+    Supersession,
     accumulates,
     asks_about_earlier,
     asks_about_now,
@@ -104,21 +106,37 @@ class _Note:
     created_at: int
 
 
+def _supersede(
+    notes: list[_Note],
+    ranked: list[tuple[_Note, float]],
+    question: str,
+    *,
+    idf_floor: int = 1000,
+    **options: Any,
+) -> Supersession:
+    """`supersede` on `ranked` (fused scores, best first), with BM25 over `notes` as the
+    lexical side (`idf_floor`: the collection size idf assumes at least; 0: the notes')."""
+    index = LexicalIndex()
+    for n in notes:
+        index.add(n.content)
+
+    def weight(term: str) -> float:
+        return index.idf(term, at_least=idf_floor)
+
+    return supersede(ranked, index.tokens(question), index.tokens, weight, **options)
+
+
 def test_supersede_puts_the_update_first_and_leaves_bystanders() -> None:
     notes = [
         _Note("old", "The kiln shed is run by the Harrow crew.", 100),
         _Note("new", "The Plover crew took over the kiln shed from Harrow.", 300),
         _Note("other", "The Harrow crew paints the boats.", 200),
     ]
-    index = LexicalIndex()
-    for n in notes:
-        index.add(n.content)
     ranked = [(notes[0], 1.0), (notes[1], 0.6), (notes[2], 0.3)]
-    moved = supersede(
+    moved = _supersede(
+        notes,
         ranked,
-        index.tokens("Which crew runs the kiln shed?"),
-        index.tokens,
-        lambda t: index.idf(t, at_least=1000),
+        "Which crew runs the kiln shed?",
     )
     assert moved.superseded_by == {"old": "new"}
     assert moved.scores["new"] > moved.scores["old"]
@@ -130,15 +148,11 @@ def test_an_update_naming_the_attribute_inside_a_longer_word_supersedes() -> Non
         _Note("old", "The atlas viewer is released under the MIT license.", 100),
         _Note("new", "The atlas viewer was relicensed; it is MPL-2.0 now.", 300),
     ]
-    index = LexicalIndex()
-    for n in notes:
-        index.add(n.content)
     # The update matches the question far less well than what it changes.
-    moved = supersede(
+    moved = _supersede(
+        notes,
         [(notes[0], 1.0), (notes[1], 0.25)],
-        index.tokens("Which license is the atlas viewer released under?"),
-        index.tokens,
-        lambda t: index.idf(t, at_least=1000),
+        "Which license is the atlas viewer released under?",
     )
     assert moved.superseded_by == {"old": "new"}
 
@@ -150,14 +164,10 @@ def test_an_update_holding_most_of_what_was_asked_supersedes_at_a_low_fused_scor
         _Note("new", "Backup snapshot retention was increased to 90 days.", 300),
         _Note("other", "Build logs are kept for 3 days.", 200),
     ]
-    index = LexicalIndex()
-    for n in notes:
-        index.add(n.content)
-    moved = supersede(
+    moved = _supersede(
+        notes,
         [(notes[0], 1.0), (notes[2], 0.4), (notes[1], 0.2)],
-        index.tokens("How long are backup snapshots kept?"),
-        index.tokens,
-        lambda t: index.idf(t, at_least=1000),
+        "How long are backup snapshots kept?",
     )
     assert moved.superseded_by.get("old") == "new"
     assert moved.scores["new"] > moved.scores["old"]
@@ -168,15 +178,11 @@ def test_supersede_for_an_earlier_value_puts_the_changed_memory_first() -> None:
         _Note("old", "The kiln shed is run by the Harrow crew.", 100),
         _Note("new", "The Plover crew took over the kiln shed from Harrow.", 300),
     ]
-    index = LexicalIndex()
-    for n in notes:
-        index.add(n.content)
     # The update matches the question better (it names both crews and "took over").
-    moved = supersede(
+    moved = _supersede(
+        notes,
         [(notes[1], 1.0), (notes[0], 0.7)],
-        index.tokens("Which crew ran the kiln shed before?"),
-        index.tokens,
-        lambda t: index.idf(t, at_least=1000),
+        "Which crew ran the kiln shed before?",
         earlier=True,
     )
     assert moved.scores["old"] > moved.scores["new"]
@@ -188,14 +194,10 @@ def test_an_ended_value_named_by_a_note_about_something_else_is_no_update() -> N
         _Note("bystander", "Bram Tolle chairs the budget meeting.", 150),
         _Note("new", "Ilse Varga reports to Cato Wels now.", 300),
     ]
-    index = LexicalIndex()
-    for n in notes:
-        index.add(n.content)
-    moved = supersede(
+    moved = _supersede(
+        notes,
         [(notes[2], 1.0), (notes[0], 0.9), (notes[1], 0.2)],
-        index.tokens("Who does Ilse Varga report to?"),
-        index.tokens,
-        lambda t: index.idf(t, at_least=1000),
+        "Who does Ilse Varga report to?",
         named=[{"old", "new"}],
         ended=[EndedValue("Bram Tolle", "Cato Wels")],
     )
@@ -204,14 +206,11 @@ def test_an_ended_value_named_by_a_note_about_something_else_is_no_update() -> N
 
 def test_an_ended_fact_supersedes_without_change_language() -> None:
     notes = [_Note("a", "Odile keeps bees in Corran.", 100), _Note("b", "Odile: Tarn.", 200)]
-    index = LexicalIndex()
-    for n in notes:
-        index.add(n.content)
-    moved = supersede(
+    moved = _supersede(
+        notes,
         [(notes[0], 1.0), (notes[1], 0.2)],
-        index.tokens("Where does Odile keep bees?"),
-        index.tokens,
-        index.idf,
+        "Where does Odile keep bees?",
+        idf_floor=0,
         ended=[EndedValue("Corran", "Tarn")],
     )
     assert moved.superseded_by == {"a": "b"}
@@ -337,16 +336,12 @@ def test_a_silent_later_note_does_not_undo_a_stated_change() -> None:
         _Note("new", "Ivo Lindqvist sold the van and walks to the depot now.", 200),
         _Note("silent", "Ivo Lindqvist parks in the north yard when it rains.", 300),
     ]
-    index = LexicalIndex()
-    for n in notes:
-        index.add(n.content)
     ivo = {"old", "new", "silent"}
     ranked = [(notes[0], 1.0), (notes[1], 0.8), (notes[2], 0.7)]
-    moved = supersede(
+    moved = _supersede(
+        notes,
         ranked,
-        index.tokens("How does Ivo Lindqvist get to the depot?"),
-        index.tokens,
-        lambda t: index.idf(t, at_least=1000),
+        "How does Ivo Lindqvist get to the depot?",
         named=[ivo],
         meaning={"old": 1.0, "new": 0.8, "silent": 0.9},
     )
@@ -362,15 +357,11 @@ def test_a_silent_later_note_supersedes_when_nothing_says_a_change() -> None:
         _Note("new", "Ansel Brandvik is allergic to peanuts.", 300),
         _Note("other", "Ansel Brandvik books the meeting room on Thursdays.", 200),
     ]
-    index = LexicalIndex()
-    for n in notes:
-        index.add(n.content)
     ranked = [(notes[0], 1.0), (notes[1], 0.4), (notes[2], 0.1)]
-    moved = supersede(
+    moved = _supersede(
+        notes,
         ranked,
-        index.tokens("Does Ansel Brandvik have food allergies?"),
-        index.tokens,
-        lambda t: index.idf(t, at_least=1000),
+        "Does Ansel Brandvik have food allergies?",
         named=[{"old", "new", "other"}],
         meaning={"old": 1.0, "new": 0.7, "other": 0.1},
     )

@@ -228,3 +228,13 @@ async def test_extractor_without_llm_says_it_is_degraded() -> None:
         outcome = await extract(NOTE, KNOWN, REF)
     assert outcome.degraded and outcome.reason is not None
     assert len(outcome.extraction.events) == 2
+
+
+async def test_extractor_falls_back_to_rules_when_the_llm_answer_has_invalid_values() -> None:
+    # The reply passes the draft schema, but a name with a NUL is refused by the graph models.
+    llm = ScriptedLLM([{"entities": [{"name": "build\x00server", "entity_type": "service"}]}])
+    with anyio.fail_after(5):
+        outcome = await extract(NOTE, KNOWN, REF, llm=llm)
+    assert outcome.degraded
+    assert outcome.reason is not None and "invalid values" in outcome.reason
+    assert {e.name for e in outcome.extraction.entities} >= {"AUTH_SECRET", "auth-service"}

@@ -88,30 +88,31 @@ def validation_error_text(
     return "\n".join(lines)
 
 
+_ERROR_TEXTS: tuple[tuple[type[PolygError], str, str], ...] = (
+    # Most specific first: QueryTimeout and StorageUnavailable are StorageErrors.
+    (AmbiguousName, "Ambiguous name", ""),
+    (NodeNotFound, "Not found", ""),
+    (InvalidInput, "Invalid input", ""),
+    (StorageUnavailable, "Storage unavailable", " Retry the call once FalkorDB is reachable."),
+    (QueryTimeout, "Query timeout", ""),
+    (StorageError, "Storage error", ""),
+    (EmbeddingMismatch, "Embedding mismatch", ""),
+    (
+        ProviderError,
+        "Provider error",
+        " Check LLM_MODEL / EMBEDDING_MODEL and the provider's API key, or retry later.",
+    ),
+    (EmbeddedServerError, "Embedded FalkorDB error", ""),
+)
+"""Each kind of polyg-core error: the prefix of its text and the next step it adds."""
+
+
 def polyg_error_text(exc: PolygError) -> str:
     """The text of a polyg-core error, prefixed by its kind, with a next step."""
     msg = str(exc)
-    if isinstance(exc, AmbiguousName):
-        return f"Ambiguous name: {msg}"
-    if isinstance(exc, NodeNotFound):
-        return f"Not found: {msg}"
-    if isinstance(exc, InvalidInput):
-        return f"Invalid input: {msg}"
-    if isinstance(exc, StorageUnavailable):
-        return f"Storage unavailable: {msg} Retry the call once FalkorDB is reachable."
-    if isinstance(exc, QueryTimeout):
-        return f"Query timeout: {msg}"
-    if isinstance(exc, StorageError):
-        return f"Storage error: {msg}"
-    if isinstance(exc, EmbeddingMismatch):
-        return f"Embedding mismatch: {msg}"
-    if isinstance(exc, ProviderError):
-        return (
-            f"Provider error: {msg} Check LLM_MODEL / EMBEDDING_MODEL and the provider's API "
-            "key, or retry later."
-        )
-    if isinstance(exc, EmbeddedServerError):
-        return f"Embedded FalkorDB error: {msg}"
+    for kind, prefix, next_step in _ERROR_TEXTS:
+        if isinstance(exc, kind):
+            return f"{prefix}: {msg}{next_step}"
     return msg
 
 

@@ -187,32 +187,9 @@ class SecurityMiddleware:
         client = _client_address(scope)
         # A request tries a key when it carries an Authorization header or logs in.
         login = scope["path"] == LOGIN_PATH and scope["method"] == "POST"
-        tries_key = bool(headers.get("authorization")) or login
-        if self.throttle is not None and tries_key:
-            wait = self.throttle.wait_s(client)
-            if wait > 0:
-                await self._locked_out(wait)(scope, receive, send)
-                return
-        by_key = self._authenticated(headers)
-        delay = self._account(client, bool(headers.get("authorization")), by_key)
-        authenticated = by_key or (self.session is not None and self.session(scope))
-        scope[AUTH_SCOPE_KEY] = authenticated
-        if (
-            not authenticated
-            and scope["method"] != "OPTIONS"
-            and scope["path"] not in self.open_paths
-        ):
-            logger.info("refused an unauthenticated request to %s", scope["path"])
-            challenge = {"WWW-Authenticate": 'Bearer realm="polyg"'}
-            if delay > 0:
-                challenge["Retry-After"] = retry_after_header(delay)
-            await _json(
-                401,
-                "unauthorized",
-                "missing or wrong bearer token: send the header "
-                "'Authorization: Bearer <POLYG_API_KEY>'",
-                challenge,
-            )(scope, receive, send)
+        refusal = self._unauthorized(scope, headers, client, login)
+        if refusal is not None:
+            await refusal(scope, receive, send)
             return
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
@@ -229,6 +206,35 @@ class SecurityMiddleware:
         if login and self.throttle is not None:
             answer = self._watch_login(client, answer)
         await self.app(scope, replay, answer)
+
+    def _unauthorized(
+        self, scope: Scope, headers: Headers, client: str, login: bool
+    ) -> Response | None:
+        """The 429 for a client locked out by failed keys, or the 401 for a request
+        without a valid key or session to a path that needs one; None when it may go
+        on (its scope then says whether it is authenticated)."""
+        tries_key = bool(headers.get("authorization")) or login
+        if self.throttle is not None and tries_key:
+            wait = self.throttle.wait_s(client)
+            if wait > 0:
+                return self._locked_out(wait)
+        by_key = self._authenticated(headers)
+        delay = self._account(client, bool(headers.get("authorization")), by_key)
+        authenticated = by_key or (self.session is not None and self.session(scope))
+        scope[AUTH_SCOPE_KEY] = authenticated
+        if authenticated or scope["method"] == "OPTIONS" or scope["path"] in self.open_paths:
+            return None
+        logger.info("refused an unauthenticated request to %s", scope["path"])
+        challenge = {"WWW-Authenticate": 'Bearer realm="polyg"'}
+        if delay > 0:
+            challenge["Retry-After"] = retry_after_header(delay)
+        return _json(
+            401,
+            "unauthorized",
+            "missing or wrong bearer token: send the header "
+            "'Authorization: Bearer <POLYG_API_KEY>'",
+            challenge,
+        )
 
     def _misdirected(self, headers: Headers) -> Response | None:
         """The 421 or 403 answer for a foreign Host or Origin; None when both pass."""

@@ -36,13 +36,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from polyg_core.errors import InvalidInput
 from polyg_core.storage.namespace import validate_namespace
-from polyg_shared.types import GRAPH_NAME_PATTERN, reject_bool_number, reject_control_chars
+from polyg_shared.types import StrictInput, graph_argument, reject_control_chars
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
-    ValidationInfo,
     field_validator,
 )
 
@@ -87,21 +85,10 @@ DESTRUCTIVE: Final = ToolAnnotations(
 )
 
 
-class ToolInput(BaseModel):
+class ToolInput(StrictInput):
     """Base of every tool input: unknown arguments are errors, `graph` picks the namespace."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
-
-    graph: str | None = Field(
-        default=None,
-        description=("Namespace to use; omit for the default."),
-        json_schema_extra={"pattern": GRAPH_NAME_PATTERN},
-    )
+    graph: str | None = graph_argument("Namespace to use; omit for the default.")
 
     @field_validator("graph")
     @classmethod

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 from polyg_shared.pages import PageInput, PageOutput
 from polyg_shared.types import (
-    GRAPH_NAME_PATTERN,
     Name,
     Properties,
-    is_graph_name,
-    reject_bool_number,
+    StrictInput,
+    check_graph_name,
+    graph_argument,
 )
 
 DEFAULT_SCRATCH_GRAPH = "default"
@@ -34,60 +34,32 @@ MatchHow = Literal["uuid", "exact", "normalized", "embedding", "created"]
 GraphFormat = Literal["dot", "csv", "tsv", "graphml", "json", "mermaid", "cypher"]
 
 
-class EngineInput(BaseModel):
+class EngineInput(StrictInput):
     """Base of every engine tool input: unknown arguments are errors, `graph` picks the graph."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
-
-    graph: str | None = Field(
-        default=None,
-        description=("Scratch graph to use; omit for 'default'. A new name creates one."),
-        json_schema_extra={"pattern": GRAPH_NAME_PATTERN},
+    graph: str | None = graph_argument(
+        "Scratch graph to use; omit for 'default'. A new name creates one."
     )
 
     @field_validator("graph")
     @classmethod
     def _valid_graph(cls, value: str | None) -> str | None:
-        if value is not None and not is_graph_name(value):
-            raise ValueError(
-                "use 1-64 characters from letters, digits, '_', '.' and '-' "
-                "(for example 'codebase' or 'research')"
-            )
-        return value
+        return check_graph_name(value, "for example 'codebase' or 'research'")
 
 
 # -- shared pieces -----------------------------------------------------------------------------
 
 
-class NodeSpec(BaseModel):
+class NodeSpec(StrictInput):
     """A node to add."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
 
     label: Name = Field(description="The node's name, e.g. 'AuthService'.")
     type: str | None = Field(default=None, max_length=128, description="e.g. 'class', 'paper'.")
     properties: Properties = Field(default_factory=dict)
 
 
-class EdgeSpec(BaseModel):
+class EdgeSpec(StrictInput):
     """An edge to add; `source` and `target` are node names (matched fuzzily)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
 
     source: Name
     target: Name

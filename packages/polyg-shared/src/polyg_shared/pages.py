@@ -12,15 +12,12 @@ from typing import Any, Final, cast
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
-    ValidationInfo,
-    field_validator,
     model_serializer,
 )
 
-from polyg_shared.types import reject_bool_number
+from polyg_shared.types import StrictInput
 
 DEFAULT_PAGE_TOKENS: Final = 4_000
 """The token budget of a list answer when the call sets none (as recall's context)."""
@@ -29,15 +26,8 @@ MAX_PAGE_TOKENS: Final = 32_000
 MAX_CURSOR_CHARS: Final = 512
 
 
-class PageInput(BaseModel):
+class PageInput(StrictInput):
     """The paging arguments of a list-returning tool."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
 
     cursor: str | None = Field(
         default=None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 
 _MIN = datetime(1, 1, 2, tzinfo=UTC)
 _MAX = datetime(9999, 12, 30, tzinfo=UTC)
@@ -58,16 +58,32 @@ def parse_timestamp(value: str | datetime | date | int | float) -> datetime:
     return utc
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
 def to_epoch_ms(dt: datetime) -> int:
-    """Epoch milliseconds of an aware datetime."""
-    return (
-        int(dt.timestamp() * 1000) if dt.tzinfo else int(dt.replace(tzinfo=UTC).timestamp() * 1000)
-    )
+    """Epoch milliseconds of an aware datetime (a naive one counts as UTC), rounded
+    towards the epoch.
+
+    Integer arithmetic: `timestamp() * 1000` is a float and is off by one for about
+    one instant in a hundred.
+    """
+    micros = (dt if dt.tzinfo else dt.replace(tzinfo=UTC)) - _EPOCH
+    whole, rest = divmod(micros, _MS)
+    return whole + 1 if whole < 0 and rest else whole
 
 
 def from_epoch_ms(ms: int) -> datetime:
-    """The aware UTC datetime of epoch milliseconds."""
-    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+    """The aware UTC datetime of epoch milliseconds.
+
+    Raises:
+        ValueError: the instant is outside the years 1 to 9999.
+    """
+    try:
+        return _EPOCH + ms * _MS
+    except OverflowError as exc:
+        raise ValueError(f"{ms} epoch milliseconds is outside the years 1 to 9999") from exc
 
 
 def iso(dt: datetime) -> str:

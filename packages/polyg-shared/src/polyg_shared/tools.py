@@ -7,14 +7,13 @@ causal nodes) is accepted. No output carries an embedding.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Literal, cast
 
 from pydantic import (
     AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -40,15 +39,15 @@ from polyg_shared.retrieval import (
     ViewStatus,
 )
 from polyg_shared.types import (
-    GRAPH_NAME_PATTERN,
     MAX_TEXT,
     Confidence,
     Content,
     Name,
     Properties,
+    StrictInput,
     Text,
-    is_graph_name,
-    reject_bool_number,
+    check_graph_name,
+    graph_argument,
 )
 
 MAX_REFS = 50
@@ -81,31 +80,15 @@ def spec_alias(name: str, *spec_names: str) -> AliasChoices:
     return AliasChoices(name, *spec_names)
 
 
-class MemoryInput(BaseModel):
+class MemoryInput(StrictInput):
     """Base of every memory tool input: unknown arguments are errors, `graph` picks the graph."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
-
-    graph: str | None = Field(
-        default=None,
-        description=("Namespace to use; omit for the default memory."),
-        json_schema_extra={"pattern": GRAPH_NAME_PATTERN},
-    )
+    graph: str | None = graph_argument("Namespace to use; omit for the default memory.")
 
     @field_validator("graph")
     @classmethod
     def _valid_graph(cls, value: str | None) -> str | None:
-        if value is not None and not is_graph_name(value):
-            raise ValueError(
-                f"invalid graph name {value!r}: use 1-64 characters from letters, digits, "
-                "'_', '.' and '-' (list_graphs shows the existing graphs)"
-            )
-        return value
+        return check_graph_name(value, "list_graphs shows the existing graphs")
 
 
 # -- recall / remember -------------------------------------------------------------------------
@@ -795,15 +778,10 @@ class ViewOutput(BaseModel):
     view: ViewResult
 
 
-class ViewIn(BaseModel):
+class ViewIn(StrictInput):
     """A view as returned by a step tool (extra keys are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
 
     view: ViewName
     status: ViewStatus = "ok"
@@ -820,15 +798,10 @@ class SubgraphMergeInput(MemoryInput):
     boost: float = Field(default=1.5, ge=1.0, le=5.0, description="Multi-view boost.")
 
 
-class SubgraphIn(BaseModel):
+class SubgraphIn(StrictInput):
     """A merged subgraph as subgraph_merge returned it (extra keys are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
 
     nodes: list[ContextNode] = Field(default_factory=list[ContextNode])
     edges: list[ContextEdge] = Field(default_factory=list[ContextEdge])

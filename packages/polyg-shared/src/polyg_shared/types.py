@@ -13,10 +13,12 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
+    ConfigDict,
     Field,
     PlainSerializer,
     ValidationError,
     ValidationInfo,
+    field_validator,
 )
 
 from polyg_shared.timeutil import iso, parse_timestamp
@@ -73,6 +75,41 @@ def reject_bool_number(model: type[BaseModel], value: Any, info: ValidationInfo)
             raise ValueError(
                 f"expected a number, got the boolean {str(value).lower()}: pass a number"
             )
+    return value
+
+
+class StrictInput(BaseModel):
+    """Base of every tool's arguments: an unknown argument is an error, and `true`/`false`
+    is not a number (`reject_bool_number`). A model read from an answer may set
+    `extra="ignore"`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool_number(cls, value, info)
+
+
+def graph_argument(description: str) -> Any:
+    """The optional `graph` argument of a tool (None: the default), its pattern advertised."""
+    return Field(
+        default=None, description=description, json_schema_extra={"pattern": GRAPH_NAME_PATTERN}
+    )
+
+
+def check_graph_name(value: str | None, hint: str) -> str | None:
+    """`value` when it is None or a valid graph name, else a ValueError that ends with `hint`.
+
+    Raises:
+        ValueError: the name is empty, longer than 64 characters or has other characters
+            than letters, digits, `_`, `.` and `-`.
+    """
+    if value is not None and not is_graph_name(value):
+        raise ValueError(
+            f"invalid graph name {value!r}: use 1-64 characters from letters, digits, "
+            f"'_', '.' and '-' ({hint})"
+        )
     return value
 
 

@@ -480,14 +480,8 @@ class CausalGraph:
         batch = LinkBatch()  # a single link is a batch of one
         pair = (batch.node(cm), batch.node(em))
         batch.link(0, *pair, conf, ev, list(eids.values()), tids)
-        rows = await batch.write_stored(self.store, namespace)
-        if not rows:
-            raise InvalidInput(
-                "a matched causal node was deleted while the link was being written; "
-                "call add_link again"
-            )
-        c_node, e_node, r_ev, r_created = rows[0][6:]
-        c, e = node_from_row(clean(c_node)), node_from_row(clean(e_node))
+        row = await self._write_one(batch, namespace, "link", "add_link")
+        c, e, r_ev, r_created = _ends_of(row)
         c_created = cm.uuid is None and batch.created(pair[0], c.uuid)
         e_created = em.uuid is None and batch.created(pair[1], e.uuid)
         return CausalLinkResult(
@@ -496,9 +490,9 @@ class CausalGraph:
             link=CausalLink(
                 cause=c.uuid,
                 effect=e.uuid,
-                confidence=float(rows[0][5]),
+                confidence=float(row[5]),
                 evidence=r_ev,
-                created_at=from_ms(int(r_created)),
+                created_at=r_created,
                 cause_description=c.description,
                 effect_description=e.description,
             ),
@@ -512,6 +506,20 @@ class CausalGraph:
             events=sorted(set(tids)),
             created_entities=await created_entities(self.resolver, namespace, created),
         )
+
+    async def _write_one(self, batch: LinkBatch, namespace: str, what: str, call: str) -> list[Any]:
+        """The one row a batch of one link or solution wrote.
+
+        Raises:
+            InvalidInput: a matched node was deleted meanwhile (nothing was written).
+        """
+        rows = await batch.write_stored(self.store, namespace)
+        if not rows:
+            raise InvalidInput(
+                f"a matched causal node was deleted while the {what} was being written; "
+                f"call {call} again"
+            )
+        return rows[0]
 
     async def _event_uuids(self, namespace: str, events: Sequence[str]) -> list[str]:
         """Uuids of the events a causal node refers to: by uuid or exact description."""
@@ -583,19 +591,13 @@ class CausalGraph:
         batch = SolutionBatch()  # a single solution is a batch of one
         pair = (batch.node(pm), batch.node(sm, CausalNodeType.SOLUTION.value))
         batch.solve(0, *pair, ev)
-        rows = await batch.write_stored(self.store, namespace)
-        if not rows:
-            raise InvalidInput(
-                "a matched causal node was deleted while the solution was being written; "
-                "call add_solution again"
-            )
-        p_node, s_node, r_ev, r_created = rows[0][6:]
-        p, s = node_from_row(clean(p_node)), node_from_row(clean(s_node))
+        row = await self._write_one(batch, namespace, "solution", "add_solution")
+        p, s, r_ev, r_created = _ends_of(row)
         return CausalSolution(
             problem=p,
             solution=s,
             evidence=r_ev,
-            created_at=from_ms(int(r_created)),
+            created_at=r_created,
             problem_created=pm.uuid is None and batch.created(pair[0], p.uuid),
             solution_created=sm.uuid is None and batch.created(pair[1], s.uuid),
         )
@@ -637,35 +639,31 @@ class CausalGraph:
     async def upstream(
         self, namespace: str, node: str, depth: int = 3, max_paths: int | None = None
     ) -> CausalChain:
-        """Every chain of causes that leads to `node`, up to `depth` links, best first.
-
-        Raises:
-            InvalidInput: depth outside 1-10.
-            NodeNotFound: the node does not exist.
-            AmbiguousName: the description matches several nodes.
-        """
-        return await self._chain(namespace, node, depth, "upstream", max_paths)
+        """Every chain of causes that leads to `node` (`chain` upstream)."""
+        return await self.chain(namespace, node, "upstream", depth, max_paths)
 
     async def downstream(
         self, namespace: str, node: str, depth: int = 3, max_paths: int | None = None
     ) -> CausalChain:
-        """Every chain of effects that follows from `node`, up to `depth` links, best first.
+        """Every chain of effects that follows from `node` (`chain` downstream)."""
+        return await self.chain(namespace, node, "downstream", depth, max_paths)
 
-        Raises:
-            InvalidInput: depth outside 1-10.
-            NodeNotFound: the node does not exist.
-            AmbiguousName: the description matches several nodes.
-        """
-        return await self._chain(namespace, node, depth, "downstream", max_paths)
-
-    async def _chain(
+    async def chain(
         self,
         namespace: str,
         node: str,
-        depth: int,
         direction: ChainDirection,
-        max_paths: int | None,
+        depth: int = 3,
+        max_paths: int | None = None,
     ) -> CausalChain:
+        """Every chain of causes leading to `node` (upstream) or of effects following from
+        it (downstream), up to `depth` links, best first.
+
+        Raises:
+            InvalidInput: depth outside 1-10, or max_paths below 1.
+            NodeNotFound: the node does not exist.
+            AmbiguousName: the description matches several nodes.
+        """
         if isinstance(depth, bool) or not 1 <= depth <= MAX_DEPTH:
             raise InvalidInput(f"depth must be between 1 and {MAX_DEPTH}, got {depth}")
         cap = self.max_paths if max_paths is None else max_paths
@@ -783,3 +781,14 @@ UUID_PATTERN = _UUID
 check_description = _text
 check_confidence = _confidence
 check_evidence = _evidence
+
+
+def _ends_of(row: Sequence[Any]) -> tuple[CausalNode, CausalNode, str | None, datetime]:
+    """The two nodes, the evidence and the creation time of a written link's row."""
+    a_node, b_node, evidence, created = row[6:]
+    return (
+        node_from_row(clean(a_node)),
+        node_from_row(clean(b_node)),
+        evidence,
+        from_ms(int(created)),
+    )

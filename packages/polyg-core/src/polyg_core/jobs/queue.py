@@ -73,6 +73,14 @@ class JobPolicy:
     heartbeat_s: int = 30
     keep_s: int = 7 * 24 * 3600
 
+    def job(self, function: str, kwargs: dict[str, Any], key: str, meta: dict[str, Any]) -> Job:
+        """A saq job of `function` run under this policy."""
+        return Job(
+            function=function, kwargs=kwargs, key=key, meta=meta,
+            timeout=self.timeout_s, heartbeat=self.heartbeat_s, retries=self.max_attempts,
+            ttl=self.keep_s, retry_delay=self.retry_delay_s, retry_backoff=self.max_retry_delay_s,
+        )  # fmt: skip
+
 
 async def open_redis(store: FalkorStore) -> Redis:
     """A Redis client on the server the store uses (the embedded one's unix socket by default).
@@ -244,10 +252,9 @@ class JobQueue:
                 "such as 2026-01-14T12:00:00Z"
             ) from exc
         digest = content_hash(content)
-        p = self.policy
-        job = Job(
-            function=REMEMBER,
-            kwargs={
+        job = self.policy.job(
+            REMEMBER,
+            {
                 "graph": graph,
                 "content": content,
                 "content_hash": digest,
@@ -256,14 +263,8 @@ class JobQueue:
                 "tags": list(tags),
                 "source_id": source_id,
             },
-            key=remember_job_id(graph, digest),
-            timeout=p.timeout_s,
-            heartbeat=p.heartbeat_s,
-            retries=p.max_attempts,
-            ttl=p.keep_s,
-            retry_delay=p.retry_delay_s,
-            retry_backoff=p.max_retry_delay_s,
-            meta={"kind": REMEMBER},
+            remember_job_id(graph, digest),
+            {"kind": REMEMBER},
         )
         queued = await self.queue.enqueue(job)
         if queued is not None:
@@ -405,18 +406,11 @@ class JobQueue:
                 f"job {job_id!r} is {status}: only failed or cancelled jobs can be retried"
                 + ("; it is still pending" if status in ("queued", "running") else "")
             )
-        p = self.policy
-        job = Job(
-            function=old.function,
-            kwargs=dict(old.kwargs or {}),
-            key=old.key,
-            timeout=p.timeout_s,
-            heartbeat=p.heartbeat_s,
-            retries=p.max_attempts,
-            ttl=p.keep_s,
-            retry_delay=p.retry_delay_s,
-            retry_backoff=p.max_retry_delay_s,
-            meta={"kind": old.meta.get("kind", old.function), "retried_from": status},
+        job = self.policy.job(
+            old.function,
+            dict(old.kwargs or {}),
+            old.key,
+            {"kind": old.meta.get("kind", old.function), "retried_from": status},
         )
         await self.redis.delete(old.abort_id)  # a recent cancel blocks re-enqueueing the key
         if await self.queue.enqueue(job) is None:

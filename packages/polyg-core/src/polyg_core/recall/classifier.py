@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from dataclasses import dataclass, field
@@ -22,8 +21,8 @@ from polyg_shared.timeutil import parse_timestamp
 from polyg_shared.types import MAX_NAME, MAX_TEXT
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from polyg_core.errors import ProviderError
 from polyg_core.providers.llm.base import LLM, Usage
+from polyg_core.providers.llm.fallback import StepWork, ask_or_rules
 from polyg_core.recall.classifier_prompt import CLASSIFIER_SYSTEM, classifier_user
 from polyg_core.recall.multihop import asks_to_gather
 from polyg_core.text.names import (
@@ -35,8 +34,6 @@ from polyg_core.text.names import (
 )
 from polyg_core.text.normalize import normalize_name
 from polyg_core.text.timeparse import match_times, parse_timeframe
-
-logger = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_CLASSIFIER_MAX_TOKENS",
@@ -522,23 +519,15 @@ async def classify(
     """
     ref = reference or datetime.now(UTC)
     known = list(known_entities)
-    if llm is None:
-        intent = RuleClassifier().classify(question, known, ref)
-        return ClassifyOutcome(
-            intent,
-            degraded=True,
-            reason=(
-                "no LLM configured; set LLM_MODEL, or use an MCP client that supports "
-                "sampling, to classify with one"
-            ),
-        )
-    try:
-        intent, usage = await LLMClassifier(llm, max_tokens).classify(question, known, ref)
-        intent = intent.model_copy(update={"history": asks_history(question)})
-    except ProviderError as exc:
-        logger.warning("LLM classification failed, using rules: %s", exc)
-        intent = RuleClassifier().classify(question, known, ref)
-        return ClassifyOutcome(
-            intent, degraded=True, reason=f"LLM classification failed ({exc}); used rules"
-        )
-    return ClassifyOutcome(intent, usage=usage)
+
+    async def ask(model: LLM) -> tuple[Intent, Usage]:
+        intent, usage = await LLMClassifier(model, max_tokens).classify(question, known, ref)
+        return intent.model_copy(update={"history": asks_history(question)}), usage
+
+    got = await ask_or_rules(
+        _CLASSIFY, llm, ask, lambda: RuleClassifier().classify(question, known, ref)
+    )
+    return ClassifyOutcome(got.value, got.degraded, got.reason, got.usage)
+
+
+_CLASSIFY = StepWork("classify", "classification")

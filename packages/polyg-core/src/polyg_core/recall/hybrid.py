@@ -24,7 +24,7 @@ from polyg_shared.retrieval import ContextNode, MergedSubgraph, RankingReport, V
 from polyg_shared.timeutil import to_epoch_ms
 
 from polyg_core.recall.context_nodes import to_context
-from polyg_core.recall.decay import DecayPolicy, memory_meta
+from polyg_core.recall.decay import DecayPolicy, MemoryMeta, memory_meta
 from polyg_core.recall.filters import MemoryFilter
 from polyg_core.recall.hybrid_scores import (
     Mode,
@@ -92,6 +92,44 @@ def _causal_targets(
     return {t for t in targets if labels.get(t) == CAUSAL}
 
 
+def _filtered_out(
+    memory_ids: list[str], meta: Mapping[str, MemoryMeta], flt: MemoryFilter
+) -> set[str]:
+    """The memories an active filter leaves out (one without metadata too)."""
+    if not flt.active:
+        return set()
+    return {u for u in memory_ids if u not in meta or not flt.matches(meta[u])}
+
+
+def _aged(
+    nodes: list[ContextNode],
+    meta: Mapping[str, MemoryMeta],
+    policy: DecayPolicy,
+    now_ms: int,
+    decay: bool,
+) -> tuple[list[ContextNode], dict[str, float]]:
+    """The nodes with each memory's decay, retention tier and tags written in, and (when
+    `decay`) the score multiplier of each memory by its age."""
+    multipliers: dict[str, float] = {}
+    out: list[ContextNode] = []
+    for n in nodes:
+        m = meta.get(n.uuid)
+        if m is not None:
+            weight = policy.weight(m.last_ms, now_ms)
+            attrs = {
+                **n.attributes,
+                "decay": round(weight, 4),
+                "retention_tier": policy.tier(m.created_ms, now_ms),
+                "tags": list(m.tags),
+            }
+            if decay:
+                # Age breaks ties and never vetoes: at most a 1% cut for the oldest.
+                multipliers[n.uuid] = 1.0 - AGE_TIE_BREAK * (1.0 - weight)
+            n = n.model_copy(update={"attributes": attrs})
+        out.append(n)
+    return out, multipliers
+
+
 async def rank_recall(
     store: FalkorStore,
     namespace: str,
@@ -114,26 +152,10 @@ async def rank_recall(
     now_ms = to_epoch_ms(now)
     memory_ids = [n.uuid for n in merged.nodes if n.label == MEMORY]
     meta = await memory_meta(store, namespace, memory_ids)
-    dropped = {u for u in memory_ids if flt.active and (u not in meta or not flt.matches(meta[u]))}
-    multipliers: dict[str, float] = {}
-    nodes: list[ContextNode] = []
-    for n in merged.nodes:
-        if n.uuid in dropped:
-            continue
-        m = meta.get(n.uuid)
-        if m is not None:
-            weight = policy.weight(m.last_ms, now_ms)
-            attrs = {
-                **n.attributes,
-                "decay": round(weight, 4),
-                "retention_tier": policy.tier(m.created_ms, now_ms),
-                "tags": list(m.tags),
-            }
-            if decay:
-                # Age breaks ties and never vetoes: at most a 1% cut for the oldest.
-                multipliers[n.uuid] = 1.0 - AGE_TIE_BREAK * (1.0 - weight)
-            n = n.model_copy(update={"attributes": attrs})
-        nodes.append(n)
+    dropped = _filtered_out(memory_ids, meta, flt)
+    nodes, multipliers = _aged(
+        [n for n in merged.nodes if n.uuid not in dropped], meta, policy, now_ms, decay
+    )
     kept = {n.uuid for n in nodes}
     edges = [e for e in merged.edges if e.source in kept and e.target in kept]
     base = MergedSubgraph(nodes=nodes, edges=edges, views=merged.views)

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,8 +26,8 @@ from polyg_shared.timeutil import parse_timestamp
 from polyg_shared.types import MAX_NAME, MAX_TEXT
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from polyg_core.errors import ProviderError
 from polyg_core.providers.llm.base import LLM, Usage
+from polyg_core.providers.llm.fallback import StepWork, ask_or_rules
 from polyg_core.remember.extract_rules import (
     EXPLICIT_CONFIDENCE,
 )
@@ -47,8 +46,6 @@ from polyg_core.text.names import (
 )
 from polyg_core.text.normalize import normalize_name
 from polyg_core.text.timeparse import parse_timeframe
-
-logger = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_EXTRACTOR_MAX_TOKENS",
@@ -361,31 +358,22 @@ async def extract(
     """
     ref = (reference or datetime.now(UTC)).astimezone(UTC)
     matcher = EntityMatcher.from_known(known_entities)
-    if llm is None:
-        return ExtractOutcome(
-            RuleExtractor().extract(text, matcher, ref),
-            degraded=True,
-            reason=(
-                "no LLM configured; set LLM_MODEL, or use an MCP client that supports "
-                "sampling, to extract with one"
-            ),
-        )
-    try:
-        extraction, usage = await LLMExtractor(llm, max_tokens).extract(text, matcher, ref)
-    except ProviderError as exc:
-        logger.warning("LLM extraction failed, using rules: %s", exc)
-        return ExtractOutcome(
-            RuleExtractor().extract(text, matcher, ref),
-            degraded=True,
-            reason=f"LLM extraction failed ({exc}); used rules",
-        )
-    except ValidationError as exc:
-        # The draft passed the LLM schema but holds values the graph models refuse
-        # (e.g. a NUL in a name): the rules answer instead of the error escaping.
-        logger.warning("LLM extraction unusable, using rules: %s", exc)
-        return ExtractOutcome(
-            RuleExtractor().extract(text, matcher, ref),
-            degraded=True,
-            reason=f"LLM extraction had invalid values ({exc.error_count()} errors); used rules",
-        )
-    return ExtractOutcome(extraction, usage=usage)
+    got = await ask_or_rules(
+        _EXTRACT,
+        llm,
+        lambda model: LLMExtractor(model, max_tokens).extract(text, matcher, ref),
+        lambda: RuleExtractor().extract(text, matcher, ref),
+        unusable=_invalid_values,
+    )
+    return ExtractOutcome(got.value, got.degraded, got.reason, got.usage)
+
+
+_EXTRACT = StepWork("extract", "extraction")
+
+
+def _invalid_values(exc: Exception) -> str | None:
+    # The draft passed the LLM schema but holds values the graph models refuse
+    # (e.g. a NUL in a name): the rules answer instead of the error escaping.
+    if isinstance(exc, ValidationError):
+        return f"LLM extraction had invalid values ({exc.error_count()} errors); used rules"
+    return None

@@ -71,24 +71,34 @@ class Lookup:
 
 async def lookup(store: FalkorStore, namespace: str, items: Items) -> Lookup:
     """Everything the extraction names that is stored already, in one query."""
+    params = _lookup_params(items)
+    if not any(params.values()):
+        return Lookup()
+    res = await store.query(namespace, LOOKUP_ENTITIES + _LOOKUP_OTHERS, params, read_only=True)
+    return _sorted_hits(res.rows)
+
+
+def _lookup_params(items: Items) -> dict[str, Any]:
+    """The names, concepts, causal descriptions and events the lookup query looks for."""
     names = [n for n, _ in items.entities]
     names += [n for r in items.relations for n in (r.source, r.target)]
     names += [n for _, _, ents in items.events for n in ents]
     names += [n for link in items.links for n in link.entities]
     names += [p["subject"] for _, p in items.facts if p is not None]
     causal = list(dict.fromkeys(t for link in items.links for t in (link.cause, link.effect)))
-    params: dict[str, Any] = {
+    return {
         "refs": lookup_params(names),
         "concepts": list(items.concepts),
         "causal": [[t, normalize_description(t)] for t in causal],
         "events": [[d, t] for d, t, _ in items.events],
     }
+
+
+def _sorted_hits(rows: list[list[Any]]) -> Lookup:
+    """The lookup query's rows, kind by kind (each row says how it matched)."""
     out = Lookup()
-    if not any(params.values()):
-        return out
-    res = await store.query(namespace, LOOKUP_ENTITIES + _LOOKUP_OTHERS, params, read_only=True)
     entity_hits: list[list[Any]] = []
-    for row in res.rows:
+    for row in rows:
         ref, how, uid, name, key, kind, _props, origin = row
         if how in ("uuid", "key"):
             entity_hits.append(row)

@@ -245,11 +245,21 @@ class ScratchGraphs:
                 item.ref = first_of_key[item.key]
             else:
                 first_of_key[item.key] = i
-        keys = list(first_of_key)
+        open_items = await self._match_names(ns, items, first_of_key)
+        accepted = await self._match_meanings(ns, items, open_items)
+        await self._create(ns, [items[i] for i in accepted])
+        added = len(accepted)
+        return AddNodesOutput(added=added, existing=len(items) - added, results=_outcomes(items))
+
+    async def _match_names(
+        self, ns: str, items: list[_Pending], first_of_key: dict[str, int]
+    ) -> list[int]:
+        """Match each first item of a name key to a stored node by exact or normalised
+        name; the items left open."""
         res = await self.store.query(
             ns,
             f"UNWIND $keys AS k MATCH (n:{SCRATCH} {{name_key: k}}) RETURN k, {props('n')}",
-            {"keys": keys},
+            {"keys": list(first_of_key)},
             read_only=True,
         )
         existing = {str(k): clean(row) for k, row in res.rows}
@@ -262,6 +272,13 @@ class ScratchGraphs:
                 item.result = AddNodeOutput(node=node_out(row), created=False, matched=how)
             else:
                 open_items.append(i)
+        return open_items
+
+    async def _match_meanings(
+        self, ns: str, items: list[_Pending], open_items: list[int]
+    ) -> list[int]:
+        """Match the open items by meaning to a stored node or an earlier item of the
+        batch; the items to create."""
         vectors = await self._embed([items[i].spec.label for i in open_items])
         accepted: list[int] = []
         for pos, i in enumerate(open_items):
@@ -280,23 +297,7 @@ class ScratchGraphs:
                     item.ref = twin
                     continue
             accepted.append(i)
-        await self._create(ns, [items[i] for i in accepted])
-        added = len(accepted)
-        results: list[AddNodeOutput] = []
-        # A reference points to an earlier item, itself possibly a reference (a duplicate
-        # of a near-twin): resolving in input order gives every earlier item its result.
-        for item in items:
-            if item.ref is not None:
-                base = items[item.ref].result
-                if base is None:  # pragma: no cover - refs only point backwards
-                    raise RuntimeError("add_nodes: a batch item refers to an unresolved one")
-                item.result = AddNodeOutput(
-                    node=base.node, created=False, matched=_how_matched(item, base.node.label)
-                )
-            if item.result is None:  # pragma: no cover - every item is created or matched
-                raise RuntimeError(f"add_nodes: no outcome for {item.spec.label!r}")
-            results.append(item.result)
-        return AddNodesOutput(added=added, existing=len(items) - added, results=results)
+        return accepted
 
     async def _similar_existing(
         self, ns: str, label: str, vector: Any
@@ -631,3 +632,24 @@ class ScratchGraphs:
             )
             out.extend(NeighborOut(label=m, relation=rel, direction=way) for m, rel in res.rows)  # type: ignore[arg-type]
         return GetNeighborsOutput(node_matched=n.name, neighbors=out)
+
+
+def _outcomes(items: list[_Pending]) -> list[AddNodeOutput]:
+    """Each item's outcome, in input order.
+
+    A reference points to an earlier item, itself possibly a reference (a duplicate of
+    a near-twin): resolving in input order gives every earlier item its result.
+    """
+    results: list[AddNodeOutput] = []
+    for item in items:
+        if item.ref is not None:
+            base = items[item.ref].result
+            if base is None:  # pragma: no cover - refs only point backwards
+                raise RuntimeError("add_nodes: a batch item refers to an unresolved one")
+            item.result = AddNodeOutput(
+                node=base.node, created=False, matched=_how_matched(item, base.node.label)
+            )
+        if item.result is None:  # pragma: no cover - every item is created or matched
+            raise RuntimeError(f"add_nodes: no outcome for {item.spec.label!r}")
+        results.append(item.result)
+    return results

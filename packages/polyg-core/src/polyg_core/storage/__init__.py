@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from polyg_core.lazy import lazy_exports
 from polyg_core.storage.namespace import validate_namespace
 
 if TYPE_CHECKING:
@@ -21,12 +21,7 @@ _LAZY = {
     "open_store": "polyg_core.storage.store",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

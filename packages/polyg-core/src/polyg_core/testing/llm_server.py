@@ -35,12 +35,15 @@ from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import anyio
 import numpy as np
 import numpy.typing as npt
 from anyio.abc import TaskGroup
+
+if TYPE_CHECKING:
+    from polyg_core.providers.llm.litellm import LiteLLMProvider
 
 try:
     import uvicorn
@@ -216,6 +219,18 @@ class ScriptedLLMServer:
     def api_base(self) -> str:
         """The OpenAI-style base URL (`url + "/v1"`) to give litellm."""
         return self.url + "/v1"
+
+    def provider(self, *, timeout_s: float = 5, max_retries: int = 1) -> LiteLLMProvider:
+        """A litellm provider whose model (`openai/test-model`) is this server."""
+        from polyg_core.providers.llm.litellm import LiteLLMProvider
+
+        return LiteLLMProvider(
+            "openai/test-model",
+            api_base=self.api_base,
+            api_key="test",
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+        )
 
     @staticmethod
     def vector_for(text: str, dimension: int) -> npt.NDArray[np.float32]:

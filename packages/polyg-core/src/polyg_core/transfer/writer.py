@@ -19,7 +19,7 @@ import time
 import uuid as uuidlib
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from polyg_shared.nodes import Entity
@@ -82,6 +82,8 @@ from polyg_core.transfer.stored import raw_props
 logger = logging.getLogger(__name__)
 
 DEFAULT_BATCH = 500
+
+R = TypeVar("R", bound=Record)
 _RECORD_ERRORS = (InvalidInput, NodeNotFound, AmbiguousName, StorageError)
 """Errors that concern one record; anything else (FalkorDB down, wrong embedding
 model) stops the import. `StorageUnavailable` is a `StorageError` but concerns every
@@ -137,6 +139,20 @@ class ImportReport:
     def kind(self, kind: str) -> KindCounts:
         """The counters of one kind (created on first use)."""
         return self.kinds.setdefault(kind, KindCounts())
+
+    def count(self, kind: str, line: int, outcome: bool | Exception) -> bool:
+        """Count one record's outcome: an error (kept with its line), something created
+        (True) or something already stored it merged into (False). True when created."""
+        counts = self.kind(kind)
+        if isinstance(outcome, Exception):
+            counts.failed += 1
+            self.errors.append(LineError(line, f"{kind}: {outcome}"))
+            return False
+        if outcome:
+            counts.created += 1
+        else:
+            counts.merged += 1
+        return outcome
 
     @property
     def created(self) -> int:
@@ -469,19 +485,13 @@ class RecordWriter:
         await restore.nodes(self.store, namespace, MEMORY)
 
     async def _one(self, report: ImportReport, kind: str, line: int, write: Any) -> None:
-        counts = report.kind(kind)
         try:
-            created: bool = await write
+            outcome: bool | Exception = await write
         except StorageUnavailable:
             raise
         except _RECORD_ERRORS as exc:
-            counts.failed += 1
-            report.errors.append(LineError(line, f"{kind}: {exc}"))
-            return
-        if created:
-            counts.created += 1
-        else:
-            counts.merged += 1
+            outcome = exc
+        report.count(kind, line, outcome)
 
     # -- entities and relations ----------------------------------------------------------------
 
@@ -494,7 +504,6 @@ class RecordWriter:
     ) -> None:
         if not items:
             return
-        counts = report.kind("entity")
         try:
             written = await self._add_entities(namespace, [r for _, r in items])
         except StorageUnavailable:
@@ -504,12 +513,9 @@ class RecordWriter:
             for line, rec in items:
                 await self._one(report, "entity", line, self._entity(namespace, rec, restore))
             return
-        for (_, rec), (entity, created) in zip(items, written, strict=True):
-            if created:
-                counts.created += 1
+        for (line, rec), (entity, created) in zip(items, written, strict=True):
+            if report.count("entity", line, created):
                 restore.node(entity.uuid, rec)
-            else:
-                counts.merged += 1
 
     async def _add_entities(
         self, namespace: str, records: Sequence[EntityRecord]
@@ -580,15 +586,8 @@ class RecordWriter:
     def _count(
         self, report: ImportReport, kind: str, lines: list[int], written: BulkResult
     ) -> None:
-        counts = report.kind(kind)
         for line, outcome in zip(lines, written.outcomes, strict=True):
-            if isinstance(outcome, Exception):
-                counts.failed += 1
-                report.errors.append(LineError(line, f"{kind}: {outcome}"))
-            elif outcome:
-                counts.created += 1
-            else:
-                counts.merged += 1
+            report.count(kind, line, outcome)
 
     # -- temporal -----------------------------------------------------------------------------
 
@@ -625,20 +624,15 @@ class RecordWriter:
     ) -> None:
         """Count per-record results of a batched write (an error, or what `created_of`
         reads as (uuid, created)) and restore the stored form of what was created."""
-        counts = report.kind(kind)
         for (line, rec), got in zip(items, results, strict=True):
             if isinstance(got, StorageUnavailable):
                 raise got
             if isinstance(got, _RECORD_ERRORS):
-                counts.failed += 1
-                report.errors.append(LineError(line, f"{kind}: {got}"))
+                report.count(kind, line, got)
                 continue
             uuid, created = created_of(got)
-            if created:
-                counts.created += 1
+            if report.count(kind, line, created):
                 restore.node(uuid, rec)
-            else:
-                counts.merged += 1
 
     async def _facts(
         self,
@@ -647,33 +641,43 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
-        if not items:
-            return
-        written = await _each(
-            lambda batch: self.temporal.add_facts(namespace, batch),
-            [
-                FactItem(
-                    r.subject,
-                    r.predicate,
-                    r.object,
-                    r.valid_from,
-                    r.valid_to,
-                    list(r.entities),
-                    link_subject=r.link_subject,
-                    uuid=_stored_uuid(r),
-                    cardinality=r.cardinality,
-                )
-                for _, r in items
-            ],
-        )
-        self._outcomes(
-            report,
+        await self._nodes_of_kind(
             "fact",
             items,
-            written,
-            restore,
+            lambda r: FactItem(
+                r.subject,
+                r.predicate,
+                r.object,
+                r.valid_from,
+                r.valid_to,
+                list(r.entities),
+                link_subject=r.link_subject,
+                uuid=_stored_uuid(r),
+                cardinality=r.cardinality,
+            ),
+            lambda batch: self.temporal.add_facts(namespace, batch),
             lambda w: (w.fact.uuid, w.status in ("created", "superseded")),
+            report,
+            restore,
         )
+
+    async def _nodes_of_kind(
+        self,
+        kind: str,
+        items: Sequence[tuple[int, R]],
+        item_of: Callable[[R], Any],
+        write: Callable[[list[Any]], Any],
+        created_of: Callable[[Any], tuple[str, bool]],
+        report: ImportReport,
+        restore: _Restore,
+    ) -> list[Any]:
+        """Write one kind of node records as batch items, count what each did and
+        restore the stored form of what was created; the per-record results."""
+        if not items:
+            return []
+        written = await _each(write, [item_of(r) for _, r in items])
+        self._outcomes(report, kind, items, written, restore, created_of)
+        return written
 
     # -- causal and semantic ------------------------------------------------------------------
 
@@ -697,20 +701,19 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
-        if not items:
-            return
-        keys = [[normalize_description(r.cause), normalize_description(r.effect)] for _, r in items]
-        existing = await self._existing_pairs(namespace, R_CAUSES, keys)
-        written = await _each(
+        await self._links_of_kind(
+            namespace,
+            "causal_link",
+            R_CAUSES,
+            items,
+            lambda r: (r.cause, r.effect),
+            lambda r: CausalLinkItem(
+                r.cause, r.effect, r.confidence, r.evidence, list(r.entities), list(r.events)
+            ),
             lambda batch: add_causal_links(self.causal, namespace, batch),
-            [
-                CausalLinkItem(
-                    r.cause, r.effect, r.confidence, r.evidence, list(r.entities), list(r.events)
-                )
-                for _, r in items
-            ],
+            report,
+            restore,
         )
-        self._pairs(report, "causal_link", items, keys, existing, written, restore)
 
     async def _solutions(
         self,
@@ -719,17 +722,38 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
+        await self._links_of_kind(
+            namespace,
+            "solution",
+            R_SOLVED_BY,
+            items,
+            lambda r: (r.problem, r.solution),
+            lambda r: SolutionItem(r.problem, r.solution, r.evidence),
+            lambda batch: add_solutions(self.causal, namespace, batch),
+            report,
+            restore,
+        )
+
+    async def _links_of_kind(
+        self,
+        namespace: str,
+        kind: str,
+        rel: str,
+        items: Sequence[tuple[int, R]],
+        ends_of: Callable[[R], tuple[str, str]],
+        item_of: Callable[[R], Any],
+        write: Callable[[list[Any]], Any],
+        report: ImportReport,
+        restore: _Restore,
+    ) -> None:
+        """Write one kind of causal link records, counted by the (from, to) descriptions
+        `rel` already linked before the batch."""
         if not items:
             return
-        keys = [
-            [normalize_description(r.problem), normalize_description(r.solution)] for _, r in items
-        ]
-        existing = await self._existing_pairs(namespace, R_SOLVED_BY, keys)
-        written = await _each(
-            lambda batch: add_solutions(self.causal, namespace, batch),
-            [SolutionItem(r.problem, r.solution, r.evidence) for _, r in items],
-        )
-        self._pairs(report, "solution", items, keys, existing, written, restore)
+        keys = [[normalize_description(end) for end in ends_of(r)] for _, r in items]
+        existing = await self._existing_pairs(namespace, rel, keys)
+        written = await _each(write, [item_of(r) for _, r in items])
+        self._pairs(report, kind, items, keys, existing, written, restore)
 
     def _pairs(
         self,
@@ -743,20 +767,15 @@ class RecordWriter:
     ) -> None:
         """Count what a batch of links did, by the (cause, effect) normalised descriptions
         already linked before it (`existing`), and restore the links it created."""
-        counts = report.kind(kind)
         for (line, rec), (a, b), got in zip(items, keys, written, strict=True):
             if isinstance(got, StorageUnavailable):
                 raise got
             if isinstance(got, _RECORD_ERRORS):
-                counts.failed += 1
-                report.errors.append(LineError(line, f"{kind}: {got}"))
+                report.count(kind, line, got)
                 continue
-            if (a, b) in existing:
-                counts.merged += 1
-                continue
-            existing.add((a, b))
-            counts.created += 1
-            restore.edge(got[0], got[1], rec)
+            if report.count(kind, line, (a, b) not in existing):
+                existing.add((a, b))
+                restore.edge(got[0], got[1], rec)
 
     async def _causal_nodes(
         self,
@@ -765,16 +784,15 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
-        if not items:
-            return
-        written = await _each(
+        await self._nodes_of_kind(
+            "causal_node",
+            items,
+            lambda r: CausalNodeItem(r.description, r.node_type, list(r.entities), list(r.events)),
             lambda batch: add_causal_nodes(self.causal, namespace, batch),
-            [
-                CausalNodeItem(r.description, r.node_type, list(r.entities), list(r.events))
-                for _, r in items
-            ],
+            lambda w: (w[0].uuid, w[1]),
+            report,
+            restore,
         )
-        self._outcomes(report, "causal_node", items, written, restore, lambda w: (w[0].uuid, w[1]))
 
     async def _concepts(
         self,
@@ -783,27 +801,26 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
-        if not items:
-            return
         # Stored similarity links are added once every concept is there (a concept's
         # record can come before the one it points to).
-        written = await _each(
+        written = await self._nodes_of_kind(
+            "concept",
+            items,
+            lambda r: ConceptItem(
+                r.name,
+                r.description,
+                list(r.entities),
+                origin=_stored_origin(r),
+                similar={} if r.similar is not None else None,
+            ),
             lambda batch: SemanticBatch(self.semantic).add_concepts(namespace, batch),
-            [
-                ConceptItem(
-                    r.name,
-                    r.description,
-                    list(r.entities),
-                    origin=_stored_origin(r),
-                    similar={} if r.similar is not None else None,
-                )
-                for _, r in items
-            ],
+            lambda w: (w[0].uuid, w[1]),
+            report,
+            restore,
         )
         for (_, rec), got in zip(items, written, strict=True):
             if rec.similar and not isinstance(got, Exception):
                 self._similar.append((rec.name, rec.similar))
-        self._outcomes(report, "concept", items, written, restore, lambda w: (w[0].uuid, w[1]))
 
     async def _memories(
         self,
@@ -812,16 +829,17 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
-        if not items:
-            return
-        written = await _each(
+        await self._nodes_of_kind(
+            "memory",
+            items,
+            lambda r: MemoryItem(
+                r.content, r.category, r.tags, r.concepts, r.created_at, r.source_id
+            ),
             lambda batch: SemanticBatch(self.semantic).add_memories(namespace, batch),
-            [
-                MemoryItem(r.content, r.category, r.tags, r.concepts, r.created_at, r.source_id)
-                for _, r in items
-            ],
+            lambda w: (w[0].uuid, w[1]),
+            report,
+            restore,
         )
-        self._outcomes(report, "memory", items, written, restore, lambda w: (w[0].uuid, w[1]))
 
 
 @dataclass

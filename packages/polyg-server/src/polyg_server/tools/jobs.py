@@ -19,8 +19,7 @@ from polyg_core.errors import PolygError
 from polyg_core.storage.namespace import validate_namespace
 from polyg_shared.jobs import JobInfo, JobList, JobStatus
 from polyg_shared.pages import PageInput
-from polyg_shared.types import reject_bool_number
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from polyg_server.context import ServerContext
 from polyg_server.paging import Page
@@ -55,13 +54,6 @@ class JobArgs(BaseModel):
 
 class ListJobsArgs(PageInput):
     """Filters of list_jobs, and the page."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool_number(cls, value, info)
 
     graph: str | None = Field(
         default=None, description="Only jobs of this graph (namespace); omit for every graph."

@@ -55,7 +55,7 @@ from polyg_shared.tools import (
     UpdateEntityInput,
     UpdateEventInput,
 )
-from pydantic import ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from polyg_server.access import access_log
 from polyg_server.context import ServerContext
@@ -220,6 +220,18 @@ async def remember(ctx: ServerContext, inp: RememberArgs) -> RememberOutput:
 # -- writes ------------------------------------------------------------------------------------
 
 
+def _something_to_update(inp: BaseModel, *fields: str) -> None:
+    """An update call names at least one of the fields it can change.
+
+    Raises:
+        InvalidInput: every one of `fields` is unset (None).
+    """
+    if all(getattr(inp, name) is None for name in fields):
+        raise InvalidInput(
+            f"nothing to update: give {', '.join(fields[:-1])} or {fields[-1]} (or several)"
+        )
+
+
 async def add_entity(ctx: ServerContext, inp: AddEntityInput) -> EntityWriteOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
     entity, created = await mem.entities.add(ns, inp.name, inp.entity_type, inp.properties or None)
@@ -235,10 +247,7 @@ async def add_entity(ctx: ServerContext, inp: AddEntityInput) -> EntityWriteOutp
 
 async def update_entity(ctx: ServerContext, inp: UpdateEntityInput) -> EntityOutput:
     mem, ns = memory_and_ns(ctx, inp.graph)
-    if inp.properties is None and inp.new_name is None and inp.entity_type is None:
-        raise InvalidInput(
-            "nothing to update: give properties, new_name or entity_type (or several)"
-        )
+    _something_to_update(inp, "properties", "new_name", "entity_type")
     entity = await mem.entities.update(
         ns,
         inp.entity,
@@ -272,15 +281,7 @@ async def add_event(ctx: ServerContext, inp: AddEventInput) -> EventWrite:
 
 async def update_event(ctx: ServerContext, inp: UpdateEventInput) -> EventWrite:
     mem, ns = memory_and_ns(ctx, inp.graph)
-    if (
-        inp.description is None
-        and inp.occurred_at is None
-        and inp.duration_ms is None
-        and inp.entities is None
-    ):
-        raise InvalidInput(
-            "nothing to update: give description, occurred_at, duration_ms or entities"
-        )
+    _something_to_update(inp, "description", "occurred_at", "duration_ms", "entities")
     return await mem.temporal.update_event(
         ns,
         inp.event,

@@ -174,61 +174,66 @@ def _statement(line: str, builder: GraphBuilder, variables: dict[str, str]) -> N
     scan.ws()
     rest = line[scan.pos :]
     if rest.startswith(")") and rest[1:].lstrip().startswith(("-", "<")):
-        if var not in variables:
-            raise _Syntax(f"unknown node variable {var!r}; create the node first", scan.pos)
-        scan.expect(")")
-        reverse = scan.take("<-[")
-        if not reverse:
-            scan.expect("-[")
-        if not scan.peek(":"):
-            scan.ident()  # relationship variable, unused
-        scan.expect(":")
-        rel_type = scan.ident()
-        values = scan.mapping()
-        scan.expect("]-" if reverse else "]->")
-        scan.expect("(")
-        other = scan.ident()
-        scan.expect(")")
-        if other not in variables:
-            raise _Syntax(f"unknown node variable {other!r}; create the node first", scan.pos)
-        source, target = (
-            (variables[other], variables[var])
-            if reverse
-            else (
-                variables[var],
-                variables[other],
-            )
-        )
-        relation = values.get("relation", None if rel_type == EDGE_TYPE else rel_type)
-        weight = values.get("weight")
-        if weight is not None and to_float(weight) is None:
-            raise _Syntax(f"weight {weight!r} is not a number", 0)
-        _end(scan)
-        builder.edge(
-            source,
-            target,
-            str(relation) if relation is not None else None,
-            _properties(values, _EDGE_KEYS),
-            to_float(weight),
-        )
+        _edge(scan, var, builder, variables)
     else:
-        labels: list[str] = []
-        while scan.take(":"):
-            labels.append(scan.ident())
-        values = scan.mapping()
-        scan.expect(")")
-        other_labels = [label for label in labels if label not in (NODE_LABEL, "Node")]
-        node_id = values.get("id", values.get("name", var))
-        name = values.get("name")
-        node_type = values.get("type", other_labels[0] if other_labels else None)
-        _end(scan)
-        builder.node(
-            str(node_id),
-            str(name) if name is not None else None,
-            str(node_type) if node_type is not None else None,
-            _properties(values, _NODE_KEYS),
-        )
-        variables[var] = str(node_id)
+        _node(scan, var, builder, variables)
+
+
+def _edge(scan: _Scanner, var: str, builder: GraphBuilder, variables: dict[str, str]) -> None:
+    """`CREATE (a)-[:TYPE {...}]->(b)` (or `<-`), read after `(a`."""
+    if var not in variables:
+        raise _Syntax(f"unknown node variable {var!r}; create the node first", scan.pos)
+    scan.expect(")")
+    reverse = scan.take("<-[")
+    if not reverse:
+        scan.expect("-[")
+    if not scan.peek(":"):
+        scan.ident()  # relationship variable, unused
+    scan.expect(":")
+    rel_type = scan.ident()
+    values = scan.mapping()
+    scan.expect("]-" if reverse else "]->")
+    scan.expect("(")
+    other = scan.ident()
+    scan.expect(")")
+    if other not in variables:
+        raise _Syntax(f"unknown node variable {other!r}; create the node first", scan.pos)
+    source, target = (
+        (variables[other], variables[var]) if reverse else (variables[var], variables[other])
+    )
+    relation = values.get("relation", None if rel_type == EDGE_TYPE else rel_type)
+    weight = values.get("weight")
+    if weight is not None and to_float(weight) is None:
+        raise _Syntax(f"weight {weight!r} is not a number", 0)
+    _end(scan)
+    builder.edge(
+        source,
+        target,
+        str(relation) if relation is not None else None,
+        _properties(values, _EDGE_KEYS),
+        to_float(weight),
+    )
+
+
+def _node(scan: _Scanner, var: str, builder: GraphBuilder, variables: dict[str, str]) -> None:
+    """`CREATE (n:Label {...})`, read after `(n`."""
+    labels: list[str] = []
+    while scan.take(":"):
+        labels.append(scan.ident())
+    values = scan.mapping()
+    scan.expect(")")
+    other_labels = [label for label in labels if label not in (NODE_LABEL, "Node")]
+    node_id = values.get("id", values.get("name", var))
+    name = values.get("name")
+    node_type = values.get("type", other_labels[0] if other_labels else None)
+    _end(scan)
+    builder.node(
+        str(node_id),
+        str(name) if name is not None else None,
+        str(node_type) if node_type is not None else None,
+        _properties(values, _NODE_KEYS),
+    )
+    variables[var] = str(node_id)
 
 
 def _end(scan: _Scanner) -> None:

@@ -416,15 +416,33 @@ def _why(q: Question, g: AnswerGraph) -> Answer:
             incoming.setdefault(e.target, []).append(e)
     effects = [n for n in g.of("C_Node") if n.uuid in incoming]
     if not effects:
-        causal = g.of("C_Node")
-        if causal:
-            top = max(causal, key=lambda n: (overlap(q.wanted, n.text), n.score))
-            return Answer(
-                f"No recorded cause leads to this; the closest causal record is: {top.text}.",
-                sources=[top.uuid],
-                evidence=Evidence(match=overlap(q.wanted, top.text), found=False),
-            )
+        return _why_without_chain(q, g)
+    ranked = _ranked_effects(q, g, effects)
+    target = ranked[0]
+    memories = _best_memories(q, g)
+    if memories and overlap(q.wanted, memories[0].text) > overlap(q.wanted, target.text) + 0.25:
+        # No recorded chain ends in what is asked; a stored text speaks to it better.
+        answer = _memories_answer(q, memories)
+        answer.evidence.chain = 0.0
+        return answer
+    return _chain_answer(q, g, ranked, incoming)
+
+
+def _why_without_chain(q: Question, g: AnswerGraph) -> Answer:
+    """No causal link ends in a node here: the closest causal record, else the memories."""
+    causal = g.of("C_Node")
+    if not causal:
         return _why_from_memories(q, g)
+    top = max(causal, key=lambda n: (overlap(q.wanted, n.text), n.score))
+    return Answer(
+        f"No recorded cause leads to this; the closest causal record is: {top.text}.",
+        sources=[top.uuid],
+        evidence=Evidence(match=overlap(q.wanted, top.text), found=False),
+    )
+
+
+def _ranked_effects(q: Question, g: AnswerGraph, effects: list[ContextNode]) -> list[ContextNode]:
+    """The effects best first: by the asked words, the named entities and the score."""
     best_score = max(n.score for n in effects) or 1.0
 
     def fit(n: ContextNode) -> float:
@@ -435,14 +453,17 @@ def _why(q: Question, g: AnswerGraph) -> Answer:
         )
         return overlap(q.wanted, n.text) + 0.3 * named + 0.2 * n.score / best_score
 
-    ranked = sorted(effects, key=fit, reverse=True)
+    return sorted(effects, key=fit, reverse=True)
+
+
+def _chain_answer(
+    q: Question,
+    g: AnswerGraph,
+    ranked: list[ContextNode],
+    incoming: dict[str, list[ContextEdge]],
+) -> Answer:
+    """The chain of causes that ends in the best effect, written out with its confidence."""
     target = ranked[0]
-    memories = _best_memories(q, g)
-    if memories and overlap(q.wanted, memories[0].text) > overlap(q.wanted, target.text) + 0.25:
-        # No recorded chain ends in what is asked; a stored text speaks to it better.
-        answer = _memories_answer(q, memories)
-        answer.evidence.chain = 0.0
-        return answer
     chain, confs = _chain_to(target, incoming, g)
     confidence = 1.0
     for c in confs:
