@@ -15,9 +15,11 @@ from polyg_core.errors import EmbeddingMismatch, InvalidInput
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.catalogue import author_of, without_names
+from polyg_core.recall.lexical import joined_pairs
 from polyg_core.recall.memories import FusionWeights, check_retrievers, only_asks
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
+from polyg_core.text.normalize import STOP_WORDS_EN
 
 pytestmark = pytest.mark.anyio
 
@@ -70,6 +72,24 @@ async def test_lexical_finds_the_rare_word(memory: Memory) -> None:
         found = await _first(memory, "Which cone did the kiln reach?", "lexical")
     assert found[0] == target
     assert len(found) == 1  # BM25 returns only texts sharing a word with the question
+
+
+async def test_lexical_finds_a_compound_asked_as_two_words(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        target = await _add(memory, "Noor: Our roadtrip to the coast was wild, the van broke.")
+        await _add(memory, "Noor: The lake was calm this morning.")
+        await _add(memory, "Ravi: Lunch was soup and bread at the bakery.")
+        found = await _first(memory, "What happened on Noor's road trip?", "lexical")
+    # Neither "road" nor "trip" is in the memory; "roadtrip" is.
+    assert found[0] == target
+
+
+def test_only_pairs_the_index_holds_are_joined_and_never_stop_words() -> None:
+    held = {"roadtrip", "bookshelf", "ofthe"}
+    joined = joined_pairs(
+        "Did the road trip pass the book shelf of the inn?", held.__contains__, STOP_WORDS_EN
+    )
+    assert joined == ["roadtrip", "bookshelf"]
 
 
 async def test_dense_finds_a_paraphrase_without_shared_words(memory: Memory) -> None:

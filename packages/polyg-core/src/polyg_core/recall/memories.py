@@ -59,6 +59,7 @@ from polyg_core.recall.currency import (
 )
 from polyg_core.recall.filters import MemoryFilter
 from polyg_core.recall.graph_memories import graph_signal
+from polyg_core.recall.lexical import joined_pairs
 from polyg_core.recall.memory_fit import (
     asked_words,
     asks_what_was_done,
@@ -69,6 +70,7 @@ from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
+from polyg_core.text.normalize import STOP_WORDS_EN
 
 LEXICAL_K = 100
 DENSE_K = 50
@@ -474,7 +476,16 @@ def _lexical_signal(q: _Question) -> dict[str, float]:
     semantic = q.intent.semantic_query
     query = semantic if semantic.strip() else q.text
     text = f"{q.text} {query}" if query != q.text else q.text
-    hits = q.catalogue.bm25(without_form_words(text), LEXICAL_K)
+    text = without_form_words(text)
+    lexical = q.catalogue.lexical
+    joined = joined_pairs(
+        q.text,
+        lambda word: any(lexical.idf(t) > 0 for t in lexical.tokens(word)),
+        STOP_WORDS_EN,
+    )
+    if joined:
+        text = f"{text} {' '.join(joined)}"
+    hits = q.catalogue.bm25(text, LEXICAL_K)
     return _scaled({e.uuid: s for e, s in hits}, ranged=len(hits) >= RANGE_FROM)
 
 
