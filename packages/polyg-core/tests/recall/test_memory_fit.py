@@ -16,6 +16,7 @@ from polyg_core.recall.memory_fit import (
     matched_sentence,
     sentences_of,
     tells_a_plan,
+    tells_it_was_missed,
 )
 from polyg_core.storage.store import FalkorStore
 
@@ -77,6 +78,35 @@ def test_a_plan_is_told_from_a_deed() -> None:
     # Told as a memory of what happened, a "will" does not make it a plan.
     assert not tells_a_plan("I'll always remember the regatta we sailed last year.")
     assert not tells_a_plan("The kiln is hot.")
+
+
+def test_a_deed_that_did_not_happen_is_told() -> None:
+    assert tells_it_was_missed("The fair was on Saturday. I missed it, sadly.")
+    assert tells_it_was_missed("Ilse: We couldn't make it to the regatta this year.")
+    assert tells_it_was_missed("I had to skip the choir camp.")
+    assert not tells_it_was_missed("I went to the fair on Saturday and missed nobody.")
+    assert not tells_it_was_missed("I miss the old choir.")
+
+
+async def test_asked_what_was_done_a_memory_saying_it_was_missed_gives_way(
+    memory: Memory,
+) -> None:
+    with anyio.fail_after(60):
+        missed = await _add(
+            memory,
+            "Bruno: The harbour regatta was last Sunday, the harbour regatta is huge! "
+            "I missed it though.",
+            days_ago=12,
+        )
+        went = await _add(memory, "Bruno: I sailed in the regatta two weeks ago.", days_ago=30)
+        await _add(memory, "Ilse: The library opens late on Thursdays.", days_ago=25)
+        question = "When did Bruno go to the harbour regatta?"
+        memory.pipeline.fusion_weights = FusionWeights(plan=1.0)
+        plain = await memory.recall(question, reference_time=NOW, retrievers=["lexical", "dense"])
+        memory.pipeline.fusion_weights = FusionWeights()
+        ranked = await memory.recall(question, reference_time=NOW, retrievers=["lexical", "dense"])
+    assert plain.memories[0].uuid == missed
+    assert [m.uuid for m in ranked.memories[:2]] == [went, missed]
 
 
 async def test_asked_what_was_done_the_deed_ranks_above_the_plan(memory: Memory) -> None:

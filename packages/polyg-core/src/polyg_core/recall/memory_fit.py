@@ -8,9 +8,9 @@ words tells more:
 * a plan is not a deed: asked what someone did ("When did Ilse go to the choir camp?",
   "Where has Bruno sailed?"), a memory whose matched sentence tells what they will do or
   think of doing ("We're thinking about going to choir camp next month") has not told
-  that it happened; the memory that says it did ("I went to choir camp last week")
-  answers. A question that asks about the plan itself ("What did Ilse plan to do?") is
-  left alone.
+  that it happened, nor has one that says it was missed ("The camp was on Saturday, I
+  missed it"); the memory that says it did ("I went to choir camp last week") answers.
+  A question that asks about the plan itself ("What did Ilse plan to do?") is left alone.
 
 Word weights count the namespace as at least `IDF_COLLECTION_FLOOR` memories (the caller's
 `weight`), so that in a namespace of three memories a rare word still weighs as a rare
@@ -30,6 +30,7 @@ __all__ = [
     "matched_sentence",
     "sentences_of",
     "tells_a_plan",
+    "tells_it_was_missed",
 ]
 
 QUESTION_SHARE = 0.5
@@ -70,6 +71,14 @@ _PLAN = re.compile(
 _DONE = re.compile(
     r"\b(?:went|did|was|were|had|took|got|made|saw|met|ran|gave|bought|tried|visited|"
     r"joined|finished|started|signed|attended|ago|yesterday|last\s+\w+)\b",
+    re.IGNORECASE,
+)
+
+# Telling that the deed did not happen: "I missed it", "we couldn't make it".
+_MISSED = re.compile(
+    r"\b(?:(?:I|we)\s+missed\s+(?:it|out|the\s+\w+)|(?:couldn't|could\s+not|didn't|did\s+not|"
+    r"wasn't\s+able\s+to|weren't\s+able\s+to|never\s+got\s+to)\s+"
+    r"(?:go|make\s+it|come|attend|join)|had\s+to\s+(?:skip|miss|cancel))\b",
     re.IGNORECASE,
 )
 
@@ -131,6 +140,12 @@ def asks_what_was_done(question: str) -> bool:
     """Whether the question asks about something that happened ("When did Ilse go ...",
     "Where has Bruno sailed?"), not about a plan ("What did Ilse plan to do?")."""
     return _ASKS_DONE.search(question) is not None and _ASKS_PLAN.search(question) is None
+
+
+def tells_it_was_missed(text: str) -> bool:
+    """Whether a memory tells that the deed it speaks of did not happen for its author
+    ("The fair was on Saturday. I missed it, sadly.", "We couldn't make it to the regatta")."""
+    return _MISSED.search(text) is not None
 
 
 def tells_a_plan(sentence: str) -> bool:
