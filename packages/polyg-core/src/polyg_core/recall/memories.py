@@ -2,7 +2,9 @@
 
 Retrievers (each gives scores in [0, 1]; any can be switched off):
 
-* lexical: BM25 over memory texts (see `catalogue`), min-max scaled over its top list;
+* lexical: BM25 over memory texts (see `catalogue`), min-max scaled over its top list; two
+  neighbouring question words the index holds as one word are searched joined too ("road
+  trip" finds "roadtrip", `lexical.joined_pairs`);
 * dense: k-NN through the memories' HNSW vector index, min-max scaled likewise;
 * entity: memories mentioning the question's names, each name weighted by how specific
   it is (a name in nearly every memory says almost nothing), and those its named
@@ -77,7 +79,7 @@ LEXICAL_K = 100
 DENSE_K = 50
 SEEDS_FOR_EXPANSION = 10
 DATED_CONSIDERED = 20
-FIT_CONSIDERED = 20
+PLANS_CONSIDERED = 20
 NEIGHBOUR_WINDOW_MS = 6 * 3600 * 1000
 COMMON_NAME_SHARE = 0.3
 DAY_MS = 86_400_000
@@ -615,12 +617,12 @@ def _plans_below(fused: dict[str, float], q: _Question) -> None:
         lambda term: catalogue.lexical.idf(term, at_least=IDF_COLLECTION_FLOOR),
         leave_out={t for n in names for t in tokens(n)},
     )
-    best = sorted(fused.items(), key=lambda kv: -kv[1])[:FIT_CONSIDERED]
+    best = sorted(fused.items(), key=lambda kv: -kv[1])[:PLANS_CONSIDERED]
     for uuid, _ in best:
         entry = catalogue.get(uuid)
         if entry is None:
             continue
-        sentence, _share = matched_sentence(entry.content, asked, tokens)
+        sentence, _ = matched_sentence(entry.content, asked, tokens)
         if tells_a_plan(sentence) or tells_it_was_missed(entry.content):
             fused[uuid] *= q.weights.plan
 
