@@ -362,6 +362,27 @@ def test_a_memory_that_only_asks_is_told_from_one_that_says_something() -> None:
     assert not only_asks("Mina: Great news, Ravi! I fired the new kiln twice this week. Any tips?")
 
 
+async def test_the_asked_speakers_question_to_someone_else_is_not_about_them(
+    memory: Memory,
+) -> None:
+    # Noor asks Oren about his pets; what Noor has is in her reply to Oren's question.
+    with anyio.fail_after(60):
+        asks = await _add(memory, "Noor: Cute! What pets do you have at home?", days_ago=9)
+        await _add(memory, "Oren: Two cats. And you, any pets at home?", days_ago=8.99)
+        own = await _add(
+            memory, "Noor: Just one pet, a tortoise called Pebble, he is very old.", days_ago=8.98
+        )
+        await _add(memory, "Noor: The allotment needs new fencing.", days_ago=20)
+        question = "What pets does Noor have at home?"
+        retrievers = ["lexical", "dense", "entity", "neighbours"]
+        memory.pipeline.fusion_weights = FusionWeights(other_author=1.0)
+        plain = await _first(memory, question, *retrievers)
+        memory.pipeline.fusion_weights = FusionWeights()
+        ranked = await _first(memory, question, *retrievers)
+    assert plain.index(asks) < plain.index(own)
+    assert ranked.index(own) < ranked.index(asks)
+
+
 async def test_a_speaker_named_by_a_short_name_is_still_the_one_asked_about(
     memory: Memory,
 ) -> None:
