@@ -280,6 +280,33 @@ async def test_before_question_prefers_the_replaced_memory_even_when_the_update_
     assert [m.uuid for m in result.memories[:2]] == [old, new]
 
 
+async def test_before_a_named_change_the_answer_gives_the_old_value_and_the_new_one_as_later(
+    memory: Memory,
+) -> None:
+    await _add(memory, "Wren Halloran reports to Ysolde Mark.", 300)
+    await _add(memory, "After the merger Wren Halloran reports to Cato Wels instead.", 10)
+    await _add(memory, "Ysolde Mark runs the harbour survey.", 40)
+    result = await memory.recall(
+        "Who did Wren Halloran report to before the merger?", reference_time=NOW
+    )
+    # What held before the merger answers; the new value only after it, as what came later.
+    assert result.answer.startswith("Wren Halloran reports to Ysolde Mark.")
+    later = (NOW - timedelta(days=10)).date().isoformat()
+    assert f"Since {later}:" in result.answer
+    assert (
+        result.answer.index("Ysolde") < result.answer.index("Since") < result.answer.index("Cato")
+    )
+
+
+async def test_a_previous_value_with_no_later_change_is_answered_alone(memory: Memory) -> None:
+    # Nothing later says the value changed: no "Since" is made up.
+    await _add(memory, "Wren Halloran used to sail a red dinghy on the estuary.", 300)
+    await _add(memory, "Wren Halloran sailed the estuary race in a gale.", 10)
+    result = await memory.recall("What did Wren Halloran use to sail?", reference_time=NOW)
+    assert "dinghy" in result.answer
+    assert "Since" not in result.answer
+
+
 async def test_a_gathering_question_keeps_every_value_in_place(memory: Memory) -> None:
     first = await _add(memory, "Wren Halloran joined the harbour choir.", 200)
     await _add(memory, "Wren Halloran joined the rowing club now that spring is here.", 5)

@@ -15,9 +15,11 @@ from polyg_core.errors import EmbeddingMismatch, InvalidInput
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.catalogue import author_of, without_names
+from polyg_core.recall.lexical import joined_pairs
 from polyg_core.recall.memories import FusionWeights, check_retrievers, only_asks
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
+from polyg_core.text.normalize import STOP_WORDS_EN
 
 pytestmark = pytest.mark.anyio
 
@@ -70,6 +72,24 @@ async def test_lexical_finds_the_rare_word(memory: Memory) -> None:
         found = await _first(memory, "Which cone did the kiln reach?", "lexical")
     assert found[0] == target
     assert len(found) == 1  # BM25 returns only texts sharing a word with the question
+
+
+async def test_lexical_finds_a_compound_asked_as_two_words(memory: Memory) -> None:
+    with anyio.fail_after(60):
+        target = await _add(memory, "Noor: Our roadtrip to the coast was wild, the van broke.")
+        await _add(memory, "Noor: The lake was calm this morning.")
+        await _add(memory, "Ravi: Lunch was soup and bread at the bakery.")
+        found = await _first(memory, "What happened on Noor's road trip?", "lexical")
+    # Neither "road" nor "trip" is in the memory; "roadtrip" is.
+    assert found[0] == target
+
+
+def test_only_pairs_the_index_holds_are_joined_and_never_stop_words() -> None:
+    held = {"roadtrip", "bookshelf", "ofthe"}
+    joined = joined_pairs(
+        "Did the road trip pass the book shelf of the inn?", held.__contains__, STOP_WORDS_EN
+    )
+    assert joined == ["roadtrip", "bookshelf"]
 
 
 async def test_dense_finds_a_paraphrase_without_shared_words(memory: Memory) -> None:
@@ -340,6 +360,27 @@ def test_a_memory_that_only_asks_is_told_from_one_that_says_something() -> None:
     assert not only_asks("Ravi: I hiked the north trail with the scouts. Which did you hike?")
     assert not only_asks("Ravi: Wow! Great.")  # no question: not asking
     assert not only_asks("Mina: Great news, Ravi! I fired the new kiln twice this week. Any tips?")
+
+
+async def test_the_asked_speakers_question_to_someone_else_is_not_about_them(
+    memory: Memory,
+) -> None:
+    # Noor asks Oren about his pets; what Noor has is in her reply to Oren's question.
+    with anyio.fail_after(60):
+        asks = await _add(memory, "Noor: Cute! What pets do you have at home?", days_ago=9)
+        await _add(memory, "Oren: Two cats. And you, any pets at home?", days_ago=8.99)
+        own = await _add(
+            memory, "Noor: Just one pet, a tortoise called Pebble, he is very old.", days_ago=8.98
+        )
+        await _add(memory, "Noor: The allotment needs new fencing.", days_ago=20)
+        question = "What pets does Noor have at home?"
+        retrievers = ["lexical", "dense", "entity", "neighbours"]
+        memory.pipeline.fusion_weights = FusionWeights(other_author=1.0)
+        plain = await _first(memory, question, *retrievers)
+        memory.pipeline.fusion_weights = FusionWeights()
+        ranked = await _first(memory, question, *retrievers)
+    assert plain.index(asks) < plain.index(own)
+    assert ranked.index(own) < ranked.index(asks)
 
 
 async def test_a_speaker_named_by_a_short_name_is_still_the_one_asked_about(

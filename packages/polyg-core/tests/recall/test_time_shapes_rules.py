@@ -72,6 +72,11 @@ def test_durations_are_spoken_in_two_units(ms: int, spoken: str) -> None:
         ("Which was Ines's previous team?", True),
         ("What did Ines work on before June 2025?", False),
         ("How does Ines take her tea?", False),
+        # "before" a named change, not a time: the value before the change.
+        ("Who did Ines report to before the reorg?", True),
+        ("Before the merger, who led the choir?", True),
+        ("Where did Ines live prior to her move to Tarn?", True),
+        ("What did Ines do before the race to warm up her legs and arms properly?", False),
     ],
 )
 def test_the_previous_value_is_asked_without_a_time(question: str, previous: bool) -> None:

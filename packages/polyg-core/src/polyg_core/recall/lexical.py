@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,6 +100,24 @@ def bm25_top(
         hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
     order = hits[np.argsort(-scores[hits], kind="stable")]
     return [(int(d), float(scores[d])) for d in order]
+
+
+_WORD_PAIR = re.compile(r"(?u)\b([^\W\d_]{2,})\s+(?=([^\W\d_]{2,})\b)")
+
+
+def joined_pairs(text: str, indexed: Callable[[str], bool], stop: frozenset[str]) -> list[str]:
+    """Two neighbouring words of `text` written as one that the index holds ("road trip" ->
+    "roadtrip", "book shelf" -> "bookshelf"): people write compounds both ways, and BM25
+    matches only the way it was written. Stop words are never joined ("of the")."""
+    out: list[str] = []
+    for m in _WORD_PAIR.finditer(text.lower()):
+        first, second = m.group(1), m.group(2)
+        if first in stop or second in stop:
+            continue
+        joined = first + second
+        if joined not in out and indexed(joined):
+            out.append(joined)
+    return out
 
 
 def term_counts(terms: Sequence[str]) -> dict[str, int]:

@@ -2,7 +2,9 @@
 
 Retrievers (each gives scores in [0, 1]; any can be switched off):
 
-* lexical: BM25 over memory texts (see `catalogue`), min-max scaled over its top list;
+* lexical: BM25 over memory texts (see `catalogue`), min-max scaled over its top list; two
+  neighbouring question words the index holds as one word are searched joined too ("road
+  trip" finds "roadtrip", `lexical.joined_pairs`);
 * dense: k-NN through the memories' HNSW vector index, min-max scaled likewise;
 * entity: memories mentioning the question's names, each name weighted by how specific
   it is (a name in nearly every memory says almost nothing), and those its named
@@ -25,7 +27,9 @@ graph-side signals add candidates and re-rank, and a neighbour scores below the 
 hangs on (a reply to a question just above it). A question that asks what would or might
 be (`Intent.inferential`) leaves its hedging words out of the lexical query and leans on
 dense (`FusionWeights.inferential_lexical`). A question that asks when or how long lifts the
-best candidates that state a time or a duration (`FusionWeights.dated`). Age only breaks ties (a 1% weight), and not at all for a question
+best candidates that state a time or a duration (`FusionWeights.dated`); one that asks what
+was done puts a memory that only tells a plan below the ones that tell the deed
+(`FusionWeights.plan`). Age only breaks ties (a 1% weight), and not at all for a question
 about a stated past window, so a memory that matches is never vetoed by its age.
 """
 
@@ -57,15 +61,25 @@ from polyg_core.recall.currency import (
 )
 from polyg_core.recall.filters import MemoryFilter
 from polyg_core.recall.graph_memories import graph_signal
+from polyg_core.recall.lexical import joined_pairs
+from polyg_core.recall.memory_fit import (
+    asked_words,
+    asks_what_was_done,
+    matched_sentence,
+    tells_a_plan,
+    tells_it_was_missed,
+)
 from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
+from polyg_core.text.normalize import STOP_WORDS_EN
 
 LEXICAL_K = 100
 DENSE_K = 50
 SEEDS_FOR_EXPANSION = 10
 DATED_CONSIDERED = 20
+PLANS_CONSIDERED = 20
 NEIGHBOUR_WINDOW_MS = 6 * 3600 * 1000
 COMMON_NAME_SHARE = 0.3
 DAY_MS = 86_400_000
@@ -106,10 +120,20 @@ class FusionWeights:
             speakers ("What did Talia bake?"): what Oren said about her cake is second-hand,
             her own words answer (on the dev conversation 178 of 186 evidence turns of a
             question naming one speaker are that speaker's). R@1 0.420 -> 0.433 at 0.7.
+            It also falls on a memory by the asked speaker that only asks someone else
+            ("Talia: What did you bake?"): the asked words are about whom she asks, on top
+            of `asking`. R@1 0.489 -> 0.492, no question's evidence ranks lower.
         dated: added to a best candidate that says when (or, for "how long", for how long)
             when the question asks when: "I paddled the race last Saturday" answers "When
             did Bruno race?", "That race sounds great!" does not. Dev conversation R@1
             0.423 -> 0.457 (temporal 0.649 -> 0.757) at 0.2, R@10 unchanged; 0.3 costs R@10.
+        plan: the factor on a best candidate whose matched sentence tells a plan when the
+            question asks what was done ("When did Ilse go to choir camp?": "We're thinking
+            about going to choir camp next month" has not said she went;
+            `recall.memory_fit`), or that tells it was missed ("... I missed it though").
+            Dev conversation R@1 0.473 -> 0.482 (temporal 0.757 -> 0.784) at 0.7, the same
+            at 0.6 and 0.8, R@10 unchanged; the missed deed moves two evidence turns up one
+            rank, R@1 unchanged.
     """
 
     lexical: float = 0.5
@@ -124,6 +148,7 @@ class FusionWeights:
     asking: float = 0.7
     other_author: float = 0.7
     dated: float = 0.2
+    plan: float = 0.7
 
 
 def check_retrievers(names: Iterable[str] | None) -> frozenset[str]:
@@ -374,6 +399,8 @@ def _expand_and_lift(
         _add_neighbours(signals, fused, q, seeds)
     if q.weights.dated and asks_time(q.text):
         _dated_up(fused, q)
+    if q.weights.plan < 1.0:
+        _plans_below(fused, q)
     if q.speakers and q.weights.other_author < 1.0:
         _second_hand_below(fused, q)
 
@@ -457,7 +484,16 @@ def _lexical_signal(q: _Question) -> dict[str, float]:
     semantic = q.intent.semantic_query
     query = semantic if semantic.strip() else q.text
     text = f"{q.text} {query}" if query != q.text else q.text
-    hits = q.catalogue.bm25(without_form_words(text), LEXICAL_K)
+    text = without_form_words(text)
+    lexical = q.catalogue.lexical
+    joined = joined_pairs(
+        q.text,
+        lambda word: any(lexical.idf(t) > 0 for t in lexical.tokens(word)),
+        STOP_WORDS_EN,
+    )
+    if joined:
+        text = f"{text} {' '.join(joined)}"
+    hits = q.catalogue.bm25(text, LEXICAL_K)
     return _scaled({e.uuid: s for e, s in hits}, ranged=len(hits) >= RANGE_FROM)
 
 
@@ -539,15 +575,18 @@ def _add_neighbours(
     nb: dict[str, float] = {}
     asked = set(catalogue.lexical.tokens(q.text))
     asked_authors = {_author_key(n) for n in q.speakers}
-    asking: list[str] = []
+    asking: dict[str, float] = {}
     for uuid, score in seeds:
         hit = catalogue.entries[catalogue.position[uuid]]
         # A hit that only asks holds no answer whatever part of it matched ("Great news,
         # Noor! How is the new kiln?" matched on the name): dev R@1 0.457 -> 0.460, R@10
         # 0.850 -> 0.853.
-        asks = only_asks(hit.content) or _asks_what_was_asked(catalogue, hit.content, asked)
+        bare = only_asks(hit.content)
+        asks = bare or _asks_what_was_asked(catalogue, hit.content, asked)
         if asks:
-            asking.append(uuid)
+            asking[uuid] = q.weights.asking
+            if bare and _asks_the_other(hit, asked_authors):
+                asking[uuid] *= q.weights.other_author
         for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
             # A memory whose closing question matched is answered by the next one: the
             # reply holds what the question was about, so it ranks just above the hit.
@@ -565,8 +604,47 @@ def _add_neighbours(
     signals["neighbours"] = {u: s / top for u, s in nb.items()} if top > 0 else {}
     for uuid, s in nb.items():
         fused[uuid] = max(fused.get(uuid, 0.0), s)
-    for uuid in asking:
-        fused[uuid] *= q.weights.asking
+    for uuid, factor in asking.items():
+        fused[uuid] *= factor
+
+
+_ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself|yourselves|ya)\b", re.IGNORECASE)
+
+
+def _asks_the_other(hit: CatalogueEntry, asked_authors: Collection[str]) -> bool:
+    """Whether a memory that only asks is the asked speaker's question to someone else
+    ("Noor: What pet do you have?" for "What pet does Noor have?"): the asked words are
+    about whom Noor asks, as second-hand as another speaker's words about Noor."""
+    return (
+        bool(asked_authors)
+        and _author_key(hit.author) in asked_authors
+        and _ADDRESSED.search(hit.content) is not None
+    )
+
+
+def _plans_below(fused: dict[str, float], q: _Question) -> None:
+    """Asked what someone did, a memory whose matched sentence tells a plan ("we're thinking
+    about going camping next month") has not said it happened: among the best candidates
+    it gives way to the ones that tell the deed (`recall.memory_fit`)."""
+    if not asks_what_was_done(q.text):
+        return
+    catalogue = q.catalogue
+    tokens = catalogue.lexical.tokens
+    names = [*catalogue.reader.author_keys(), *q.speakers]
+    asked = asked_words(
+        without_form_words(q.text),
+        tokens,
+        lambda term: catalogue.lexical.idf(term, at_least=IDF_COLLECTION_FLOOR),
+        leave_out={t for n in names for t in tokens(n)},
+    )
+    best = sorted(fused.items(), key=lambda kv: -kv[1])[:PLANS_CONSIDERED]
+    for uuid, _ in best:
+        entry = catalogue.get(uuid)
+        if entry is None:
+            continue
+        sentence, _ = matched_sentence(entry.content, asked, tokens)
+        if tells_a_plan(sentence) or tells_it_was_missed(entry.content):
+            fused[uuid] *= q.weights.plan
 
 
 def _dated_up(fused: dict[str, float], q: _Question) -> None:

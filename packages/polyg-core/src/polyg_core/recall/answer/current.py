@@ -5,6 +5,12 @@ changed (`superseded_by`, see `polyg_core.recall.currency`). When the best memor
 subgraph is such an update, the answer quotes it and names what it replaced only as
 history: "The Beacon team took over the notification service. Until 2026-05-30: the
 notification service was owned by Atlas."
+
+The other way round for a question about the value before a change ("Who did Ilse report
+to before the reorg?", "What did Bruno use to drive?"): the answer quotes what held then,
+and a later memory that says the value changed and speaks to the same asked words is named
+after it as what came later: "Ilse reports to Bram. Since 2026-05-22: after the reorg Ilse
+reports to Noor instead."
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ from polyg_shared.retrieval import ContextNode
 from polyg_shared.timeutil import from_epoch_ms
 
 from polyg_core.recall.answer.evidence import AnswerGraph, Question
-from polyg_core.recall.answer.words import as_sentence, best_sentence
+from polyg_core.recall.answer.words import as_sentence, best_sentence, overlap
+from polyg_core.recall.currency import says_change
 
-__all__ = ["Update", "current_update", "history_note"]
+__all__ = ["Update", "current_update", "history_note", "later_change", "later_note"]
 
 # "When does the backup start?" asks for a current value; "When did Jonas move?" for the
 # time of an event, which the WHEN answer gives.
@@ -77,3 +84,34 @@ def history_note(q: Question, update: Update) -> str:
     until = from_epoch_ms(when).date().isoformat() if when else "earlier"
     said = as_sentence(best_sentence(q.wanted, old.text))
     return f"Until {until}: {said}"
+
+
+SPEAKS_SHARE = 0.5
+"""A later memory speaks to what was asked when its best sentence holds at least this
+share of what the answered memory's best sentence holds of the asked words."""
+
+
+def later_change(q: Question, g: AnswerGraph, answered: ContextNode) -> ContextNode | None:
+    """For a question about the value before a change: the newest memory written after the
+    answered one that says the value changed (`currency.says_change`) and speaks to the
+    asked words about as well; None when there is none."""
+    fit = overlap(q.wanted, best_sentence(q.wanted, answered.text))
+    if fit <= 0:
+        return None
+    later = [
+        n
+        for n in g.of("S_Memory")
+        if n.uuid != answered.uuid
+        and _created(n) > _created(answered)
+        and says_change(n.text)
+        and overlap(q.wanted, best_sentence(q.wanted, n.text)) >= SPEAKS_SHARE * fit
+    ]
+    return max(later, key=_created) if later else None
+
+
+def later_note(q: Question, later: ContextNode) -> str:
+    """ "Since <date of the later memory>: <what it said>." """
+    when = _created(later)
+    since = from_epoch_ms(when).date().isoformat() if when else "later"
+    said = as_sentence(best_sentence(q.wanted, later.text))
+    return f"Since {since}: {said}"

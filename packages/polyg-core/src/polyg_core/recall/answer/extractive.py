@@ -25,7 +25,13 @@ from polyg_shared.retrieval import CausalStep, ContextEdge, ContextNode, MergedS
 from polyg_shared.timeutil import to_epoch_ms
 
 from polyg_core.recall.answer.confidence import Evidence, concise
-from polyg_core.recall.answer.current import Update, current_update, history_note
+from polyg_core.recall.answer.current import (
+    Update,
+    current_update,
+    history_note,
+    later_change,
+    later_note,
+)
 from polyg_core.recall.answer.evidence import (
     MAX_LISTED,
     Answer,
@@ -679,6 +685,8 @@ def extractive_answer(
     else:
         answer = _explore(q, g)
     answer.evidence.route = route
+    if route != "update":
+        _with_what_came_later(q, g, answer)
     if _COMPOUND.search(question) and answer.evidence.match < 1.0:
         # Two questions in one ("when did X and who did Y"): one piece of evidence that
         # does not hold all the asked words answers one of them at most.
@@ -688,6 +696,20 @@ def extractive_answer(
         answer.evidence.direct = False
     answer.evidence.spoken = _rests_on_words_said(g, answer)
     return answer
+
+
+def _with_what_came_later(q: Question, g: AnswerGraph, answer: Answer) -> None:
+    """Asked for the value before a change, an answer quoting a memory names a later one
+    that changed it after it, as what came later (`recall.answer.current`)."""
+    if q.intent.timeframe is not None or not asks_previous(q.text) or not answer.evidence.quoted:
+        return
+    answered = g.by_id.get(answer.sources[0]) if answer.sources else None
+    if answered is None or answered.label != "S_Memory":
+        return
+    later = later_change(q, g, answered)
+    if later is not None:
+        answer.text = f"{answer.text} {later_note(q, later)}"
+        answer.sources = [*answer.sources, later.uuid]
 
 
 def _rests_on_words_said(g: AnswerGraph, answer: Answer) -> bool:

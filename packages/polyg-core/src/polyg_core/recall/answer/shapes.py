@@ -37,9 +37,13 @@ Relation = Literal["before", "after", "since", "during"]
 _BEFORE = re.compile(r"^\W*(?:before|until|till|prior\s+to|up\s+to)\b", re.IGNORECASE)
 _AFTER = re.compile(r"^\W*(?:after|later\s+than|from)\b", re.IGNORECASE)
 _SINCE = re.compile(r"^\W*since\b", re.IGNORECASE)
-# "before?" / "previously" / "used to" with no time after it: the value before the current.
+# "before?" / "previously" / "used to" with no time after it, or "before" a named change
+# ("before the reorg", "prior to her promotion"): the value before the current. A time
+# after "before" ("before May 2025") is the classifier's timeframe, which callers test first.
 _PREVIOUS = re.compile(
     r"\b(?:before|previously|formerly|originally|earlier|at\s+first)\W*$"
+    r"|\b(?:before|prior\s+to)\s+(?:the|a|an|his|her|their|its|our|my|your|that|this)\s+"
+    r"[\w'’-]+(?:\s+[\w'’-]+){0,5}\s*(?:[,;?!]|\.?$)"
     # "What did Ines used to drive", not the passive "the tool (that is) used to deploy".
     r"|(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)(?<!\bbeen\s)\bused\s+to\b"
     r"|\b(?:previous|former)\s+\w+",
