@@ -63,41 +63,70 @@ class HashEmbedder:
 EXTRA_KINDS = ("fact", "causal_link", "concept", "memory", "solution")
 
 
-def write_data(
-    path: Path, n: int, seed: int = 7, extra: int = 0, relations: int = 1, events: int = 1
-) -> dict[str, int]:
-    rng = random.Random(seed)
-    kinds = {"entity": 0, "relation": 0, "event": 0}
-    with path.open("w", encoding="utf-8") as f:
-        for i in range(n):
-            rec = {"kind": "entity", "name": f"svc-{i}", "type": "Service", "properties": {"i": i}}
-            f.write(json.dumps(rec) + "\n")
-            kinds["entity"] += 1
-        for k in range(n * relations):
-            i = k % n
-            j = (i + 1) % n if k % 2 == 0 and k < n else rng.randrange(n)
+def write_chunk(
+    f: Any,
+    rng: random.Random,
+    lo: int,
+    hi: int,
+    known: int,
+    relations: int,
+    events: int,
+    kinds: dict[str, int],
+) -> None:
+    """Entities lo..hi, then their relations (a ring plus random chords among the first
+    `known` entities) and their events (each involving two of them)."""
+    for i in range(lo, hi):
+        rec = {"kind": "entity", "name": f"svc-{i}", "type": "Service", "properties": {"i": i}}
+        f.write(json.dumps(rec) + "\n")
+        kinds["entity"] += 1
+    for r in range(relations):
+        for i in range(lo, hi):
+            j = (i + 1) % known if r == 0 and i % 2 == 0 else rng.randrange(known)
             if j == i:
-                j = (i + 1) % n
+                j = (i + 1) % known
             rec = {
                 "kind": "relation",
                 "source": f"svc-{i}",
                 "target": f"svc-{j}",
-                "type": ("calls", "depends_on", "owns")[k // n % 3],
+                "type": ("calls", "depends_on", "owns")[r % 3],
                 "source_type": "Service",
                 "target_type": "Service",
             }
             f.write(json.dumps(rec) + "\n")
             kinds["relation"] += 1
-        for i in range(n * events):
-            a, b = rng.randrange(n), rng.randrange(n)
-            rec = {
-                "kind": "event",
-                "description": f"deploy {i} of svc-{a} paged the owner of svc-{b}",
-                "occurred_at": 1_760_000_000_000 + i * 60_000,
-                "entities": [f"svc-{a}", f"svc-{b}"],
-            }
-            f.write(json.dumps(rec) + "\n")
-            kinds["event"] += 1
+    for _ in range(events * (hi - lo)):
+        i = kinds["event"]
+        a, b = rng.randrange(known), rng.randrange(known)
+        rec = {
+            "kind": "event",
+            "description": f"deploy {i} of svc-{a} paged the owner of svc-{b}",
+            "occurred_at": 1_760_000_000_000 + i * 60_000,
+            "entities": [f"svc-{a}", f"svc-{b}"],
+        }
+        f.write(json.dumps(rec) + "\n")
+        kinds["event"] += 1
+
+
+def write_data(
+    path: Path,
+    n: int,
+    seed: int = 7,
+    extra: int = 0,
+    relations: int = 1,
+    events: int = 1,
+    chunk: int | None = None,
+) -> dict[str, int]:
+    """N entities, `relations` x N relations and `events` x N events (then `extra` of
+    each other kind). With `chunk`, the kinds come mixed: each chunk of entities is
+    followed by its share of relations and events among the entities written so far,
+    so a run stopped early holds every kind in proportion."""
+    rng = random.Random(seed)
+    kinds = {"entity": 0, "relation": 0, "event": 0}
+    step = chunk or n
+    with path.open("w", encoding="utf-8") as f:
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
+            write_chunk(f, rng, lo, hi, n if chunk is None else hi, relations, events, kinds)
         records: dict[str, Callable[[int], dict[str, Any]]] = {
             "fact": lambda i: {
                 "kind": "fact",
@@ -188,13 +217,20 @@ async def server_figures(probe: aredis.Redis) -> dict[str, float]:
     }
 
 
+def _decoded(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, dict):
+        return {_decoded(k): _decoded(v) for k, v in cast(dict[Any, Any], value).items()}
+    if isinstance(value, list):
+        seq = cast(list[Any], value)
+        return {_decoded(k): _decoded(v) for k, v in zip(seq[::2], seq[1::2], strict=False)}
+    return value
+
+
 async def graph_memory(probe: aredis.Redis, ns: str) -> dict[str, Any]:
-    raw = await probe.execute_command("GRAPH.MEMORY", "USAGE", ns)
-    seq = list(raw)
-    return {
-        (k.decode() if isinstance(k, bytes) else str(k)): v
-        for k, v in zip(seq[::2], seq[1::2], strict=False)
-    }
+    """GRAPH.MEMORY USAGE: the graph's matrices, attributes per label and type, indexes."""
+    return _decoded(await probe.execute_command("GRAPH.MEMORY", "USAGE", ns))
 
 
 async def counts(store: FalkorStore, ns: str) -> tuple[dict[str, int], dict[str, int]]:
@@ -271,9 +307,14 @@ async def bench(args: argparse.Namespace) -> None:
     load0 = os.getloadavg()
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         path = Path(tmp) / "data.jsonl"
-        kinds = write_data(path, n, extra=extra, relations=args.relations, events=args.events)
-        parts = split_file(path, kinds, Path(tmp))
-        path.unlink()
+        kinds = write_data(
+            path, n, extra=extra, relations=args.relations, events=args.events, chunk=args.mixed
+        )
+        if args.mixed:
+            parts = [("mixed", path)]
+        else:
+            parts = split_file(path, kinds, Path(tmp))
+            path.unlink()
         writer = RecordWriter.build(store, embedder, batch_size=batch)
         phases: list[dict[str, Any]] = []
         records = failed = 0
@@ -402,6 +443,12 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1, help="events per entity")
     parser.add_argument(
         "--budget-s", type=float, default=None, help="stop writing after this many seconds"
+    )
+    parser.add_argument(
+        "--mixed",
+        type=int,
+        default=None,
+        help="mix the kinds: this many entities, then their relations and events, and so on",
     )
     parser.add_argument("--keep", action="store_true", help="keep the namespace afterwards")
     parser.add_argument("--tmp", default=None, help="folder for the generated data file")
