@@ -8,6 +8,7 @@ orphan entry that takes a k-NN slot (docs/reliability.md): an imported export an
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
@@ -101,3 +102,38 @@ async def test_an_imported_export_answers_vector_search_in_full(
     assert report.failed == 0, report.errors
     assert await knn_rows(store, target, 32) == 32
     assert await knn_rows(store, target, 41) == 41
+
+
+async def test_an_import_of_events_indexes_each_new_event_once(
+    store: FalkorStore, tmp_path: Path
+) -> None:
+    path = tmp_path / "events.jsonl"
+    lines = [
+        json.dumps(
+            {
+                "kind": "event",
+                "description": f"ferry {i} left the north pier late",
+                "occurred_at": f"2026-04-{1 + i % 28:02d}T0{i % 10}:00:00Z",
+                "entities": [f"ferry-{i % 5}", "north pier"],
+            }
+        )
+        for i in range(30)
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    target = fresh("one-write-events")
+    report = await RecordWriter.build(store, HashEmbedder()).run(
+        target, lambda: iter_records(path, "jsonl")
+    )
+    assert report.failed == 0, report.errors
+    assert report.kinds["event"].created == 30
+    assert await index_writes(store, target, "T_Event") == 30
+    # Importing the file again matches every event and writes none of them again.
+    again = await RecordWriter.build(store, HashEmbedder()).run(
+        target, lambda: iter_records(path, "jsonl")
+    )
+    assert again.kinds["event"].merged == 30
+    assert await index_writes(store, target, "T_Event") == 30
+    linked = await store.query(
+        target, "MATCH (:T_Event)-[r:X_INVOLVES]->(:E_Entity) RETURN count(r)", read_only=True
+    )
+    assert linked.scalar() == 60
