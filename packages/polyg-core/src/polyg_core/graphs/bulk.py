@@ -55,6 +55,20 @@ ON CREATE SET ev.uuid = row.uuid, ev.occurred_at_iso = row.t_iso, ev.duration_ms
 RETURN row.desc, row.t, ev.uuid
 """
 
+# Events not stored yet, each created whole in one CREATE: a MERGE with ON CREATE SET
+# writes a new node twice, so FalkorDB indexes it (range and full-text) twice. Rows
+# whose event exists already are left out and written by `WRITE_EVENTS`.
+CREATE_EVENTS = f"""
+UNWIND $rows AS row
+OPTIONAL MATCH (old:{EVENT} {{description: row.desc, occurred_at: row.t}})
+WITH row, old WHERE old IS NULL
+CREATE (ev:{EVENT} {{description: row.desc, occurred_at: row.t, uuid: row.uuid,
+    occurred_at_iso: row.t_iso, duration_ms: row.dur, recorded_at: $now,
+    recorded_at_iso: $now_iso}})
+{each_linked("ev", "row", "eids", "eid", "x", ENTITY, f"CREATE (ev)-[:{X_INVOLVES}]->(x)")}
+RETURN row.desc, row.t, ev.uuid
+"""
+
 
 def event_row(
     description: str, t: int, duration_ms: int | None, eids: Sequence[str]
@@ -74,17 +88,19 @@ def event_row(
 async def write_event_rows(
     store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
 ) -> dict[tuple[str, int], str]:
-    """Write event rows (one query), then repair the `T_BEFORE` chain of each entity
-    they involve from its earliest new event on (one query); the stored uuid of each
-    (description, instant)."""
+    """Write event rows (new ones created whole, stored ones merged: one query each),
+    then repair the `T_BEFORE` chain of each entity they involve from its earliest new
+    event on (one query); the stored uuid of each (description, instant)."""
     if not rows:
         return {}
     now = datetime.now(UTC)
-    res = await store.query(
-        namespace,
-        WRITE_EVENTS,
-        {"rows": list(rows), "now": epoch_ms(now), "now_iso": iso(now)},
-    )
+    params = {"now": epoch_ms(now), "now_iso": iso(now)}
+    res = await store.query(namespace, CREATE_EVENTS, {"rows": list(rows), **params})
+    stored = {(str(d), int(t)): str(u) for d, t, u in res.rows}
+    rest = [r for r in rows if (r["desc"], r["t"]) not in stored]
+    if rest:
+        res = await store.query(namespace, WRITE_EVENTS, {"rows": rest, **params})
+        stored.update({(str(d), int(t)): str(u) for d, t, u in res.rows})
     earliest: dict[str, int] = {}
     for row in rows:
         for eid in row["eids"]:
@@ -93,7 +109,7 @@ async def write_event_rows(
         await store.query(
             namespace, REPAIR_CHAINS, {"rows": [{"x": x, "t": t} for x, t in earliest.items()]}
         )
-    return {(str(d), int(t)): str(u) for d, t, u in res.rows}
+    return stored
 
 
 @dataclass

@@ -197,14 +197,57 @@ MERGE (n:{ENTITY} {{name_key: row.key, entity_type: row.type}})
 ON CREATE SET n.uuid = row.uuid, n.name = row.name, n.properties = row.props,
     n.created_at = $now, n.updated_at = $now, n.created_at_iso = $iso,
     n.updated_at_iso = $iso, n.origin = row.origin,
-    n.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
-WITH n, row, n.uuid = row.uuid AS created
+    n.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END,
+    n += coalesce(row.s, {{}})
+WITH n, row, n.uuid = row.uuid AND NOT coalesce(row.exists, false) AS created
 FOREACH (_ IN CASE WHEN row.touch AND NOT created THEN [1] ELSE [] END |
     SET n.properties = row.props, n.updated_at = $now, n.updated_at_iso = $iso)
 FOREACH (_ IN CASE WHEN row.unmark AND NOT created THEN [1] ELSE [] END |
     SET n.origin = NULL)
 RETURN row.i, created, {props("n")}
 """
+
+# The entities the caller read as missing, each created whole in one CREATE. A MERGE
+# with ON CREATE SET writes a node twice (created with its keys, then set), so FalkorDB
+# indexes it twice; a CREATE with every property indexes it once. `s`: the exact stored
+# properties of an export's node (an import), its standard ones in the CREATE and any
+# other (`x`, none for polyg's own exports) set after. A row whose entity another
+# writer created since the caller's read is left out, and written by `MERGE_ENTITIES`.
+CREATE_ENTITIES = f"""
+UNWIND $rows AS row
+OPTIONAL MATCH (e:{ENTITY} {{name_key: row.key, entity_type: row.type}})
+WITH row, e WHERE e IS NULL
+CREATE (n:{ENTITY} {{
+    name_key: CASE WHEN row.s IS NULL THEN row.key ELSE row.s.name_key END,
+    entity_type: CASE WHEN row.s IS NULL THEN row.type ELSE row.s.entity_type END,
+    uuid: row.uuid,
+    name: CASE WHEN row.s IS NULL THEN row.name ELSE row.s.name END,
+    properties: CASE WHEN row.s IS NULL THEN row.props ELSE row.s.properties END,
+    created_at: CASE WHEN row.s IS NULL THEN $now ELSE row.s.created_at END,
+    updated_at: CASE WHEN row.s IS NULL THEN $now ELSE row.s.updated_at END,
+    created_at_iso: CASE WHEN row.s IS NULL THEN $iso ELSE row.s.created_at_iso END,
+    updated_at_iso: CASE WHEN row.s IS NULL THEN $iso ELSE row.s.updated_at_iso END,
+    origin: CASE WHEN row.s IS NULL THEN row.origin ELSE row.s.origin END,
+    embedding: CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+}})
+FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET n += row.x)
+RETURN row.i, true, {props("n")}
+"""
+_CREATED_KEYS = frozenset(
+    {
+        "uuid",
+        "name_key",
+        "entity_type",
+        "name",
+        "properties",
+        "created_at",
+        "updated_at",
+        "created_at_iso",
+        "updated_at_iso",
+        "origin",
+    }
+)
+"""The properties `CREATE_ENTITIES` writes by name (the embedding aside)."""
 
 
 def entity_row(
@@ -219,17 +262,27 @@ def entity_row(
     old_origin: Any = None,
     origin: str | None = None,
     vec: list[float] | None = None,
+    stored: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One row of `MERGE_ENTITIES` for a checked name and type key, from what was read of
-    the entity of that (name_key, type) (`exists`, its properties JSON and origin)."""
+    the entity of that (name_key, type) (`exists`, its properties JSON and origin).
+
+    `stored`: the properties a created node is written with instead of the ones the
+    graph would give it (an import restoring an export's node; a None value removes
+    the property), its `uuid` included."""
     merged = _merged(old_props, given, mode) if exists else given
     props_json = dump_properties(merged)
+    uid = stored.get("uuid") if stored else None
     return {
         "i": i,
         "key": name_key(name),
         "type": etype,
         "name": name,
-        "uuid": new_uuid(),
+        "uuid": uid if isinstance(uid, str) and uid else new_uuid(),
+        "s": {**dict.fromkeys(_CREATED_KEYS), **stored} if stored else None,
+        "x": {k: v for k, v in stored.items() if k not in _CREATED_KEYS} if stored else {},
+        # A stored uuid is the same on a second import: only the read tells created apart.
+        "exists": exists,
         "props": props_json,
         # Existing nodes are written only when something changes: every write to a
         # vector-indexed node re-indexes it, and FalkorDB leaves the old vector behind
@@ -247,14 +300,27 @@ def entity_row(
 async def merge_entity_rows(
     store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
 ) -> dict[int, tuple[Entity, bool]]:
-    """Write entity rows (`MERGE_ENTITIES`) in one query; row index to (entity, created)."""
+    """Write entity rows in at most two queries; row index to (entity, created).
+
+    Rows the caller read as missing (`exists` false) are created whole
+    (`CREATE_ENTITIES`, one index write per node); the others, and any a concurrent
+    writer created since the read, are merged (`MERGE_ENTITIES`)."""
     if not rows:
         return {}
     now = now_ms()
-    res = await store.query(
-        namespace, MERGE_ENTITIES, {"rows": list(rows), "now": now, "iso": iso_ms(now)}
-    )
-    return {int(i): (to_entity(clean(node)), bool(created)) for i, created, node in res.rows}
+    params: dict[str, Any] = {"now": now, "iso": iso_ms(now)}
+    new = [r for r in rows if not r.get("exists", False)]
+    out: dict[int, tuple[Entity, bool]] = {}
+    if new:
+        res = await store.query(namespace, CREATE_ENTITIES, {"rows": new, **params})
+        out = {int(i): (to_entity(clean(node)), True) for i, _, node in res.rows}
+    rest = [r for r in rows if int(r["i"]) not in out]
+    if rest:
+        res = await store.query(namespace, MERGE_ENTITIES, {"rows": rest, **params})
+        out.update(
+            {int(i): (to_entity(clean(node)), bool(created)) for i, created, node in res.rows}
+        )
+    return out
 
 
 async def write_relations(
@@ -318,11 +384,18 @@ class EntityGraph:
         mode: Mode = "merge",
         *,
         origin: str | None = None,
+        stored: Sequence[Mapping[str, Any] | None] | None = None,
+        unmark: bool = True,
     ) -> list[tuple[Entity, bool]]:
         """Create or update many entities in one query (names of new ones embedded in one batch).
 
         Items with the same normalised name and type are one entity; only its first
         occurrence reports `created=True`, later properties merge over earlier ones.
+        `stored`, one per item, gives the exact properties a node this call creates is
+        written with (an import restoring an export's node, in the same write); an
+        entity that exists already is left as the merge rules say. `unmark=False`
+        leaves an implied entity (`origin`) implied: the ends of a relation are not
+        entities named on their own.
 
         Returns:
             One (entity, created) pair per item, in input order.
@@ -338,7 +411,8 @@ class EntityGraph:
         # nodes created by earlier rows of the same query.
         rows: dict[tuple[str, str], dict[str, Any]] = {}
         slots: list[tuple[tuple[str, str], bool]] = []
-        for raw_name, raw_type, raw_props in items:
+        exact: dict[tuple[str, str], Mapping[str, Any]] = {}
+        for n, (raw_name, raw_type, raw_props) in enumerate(items):
             name = check_text(raw_name, "entity name")
             etype = type_key(raw_type or "entity")
             given = check_properties(raw_props) if raw_props is not None else None
@@ -351,6 +425,9 @@ class EntityGraph:
                 continue
             rows[key] = {"key": key[0], "type": etype, "name": name, "given": given}
             slots.append((key, True))
+            given_stored = stored[n] if stored is not None else None
+            if given_stored:
+                exact[key] = given_stored
         meta_present, existing = await self._existing(namespace, list(rows))
         await prepare(self.store, namespace, self.embedder, meta_present=meta_present)
         missing = [k for k in rows if k not in existing]
@@ -368,9 +445,10 @@ class EntityGraph:
                     mode,
                     exists=key in existing,
                     old_props=old_props,
-                    old_origin=old_origin,
+                    old_origin=old_origin if unmark else None,
                     origin=origin,
                     vec=vec_of.get(key),
+                    stored=exact.get(key),
                 )
             )
         by_index = await merge_entity_rows(self.store, namespace, params_rows)

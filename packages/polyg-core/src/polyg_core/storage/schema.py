@@ -77,14 +77,15 @@ RANGE_INDEXES: Final[dict[str, tuple[str, ...]]] = {
     META: ("key",),
 }
 
+# Full-text indexes only where a query reads them: events and facts carry no vector and
+# are seeded by the words they share with a question (`storage/fulltext.word_search`).
+# Names, causal descriptions, concepts and memories are found by their vectors, their
+# normalised keys and recall's own lexical index (the catalogue file), so a full-text
+# index on them was written on every insert and read by nothing (~120 bytes per entity,
+# ~220 per memory). Namespaces written before keep those indexes; nothing reads them.
 FULLTEXT_INDEXES: Final[dict[str, tuple[str, ...]]] = {
-    ENTITY: ("name",),
     EVENT: ("description",),
     FACT: ("subject", "predicate", "object"),
-    CAUSAL: ("description",),
-    CONCEPT: ("name", "description"),
-    MEMORY: ("content",),
-    SCRATCH: ("name",),
 }
 
 

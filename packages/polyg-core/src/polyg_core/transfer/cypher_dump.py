@@ -150,8 +150,9 @@ def index_statements() -> list[str]:
     out: list[str] = []
     for label in MEMORY_LABELS:
         out += [f"CREATE INDEX FOR (n:{label}) ON (n.{p});" for p in RANGE_INDEXES[label]]
-        quoted = ", ".join(f"'{p}'" for p in FULLTEXT_INDEXES[label])
-        out.append(f"CALL db.idx.fulltext.createNodeIndex('{label}', {quoted});")
+        if label in FULLTEXT_INDEXES:
+            quoted = ", ".join(f"'{p}'" for p in FULLTEXT_INDEXES[label])
+            out.append(f"CALL db.idx.fulltext.createNodeIndex('{label}', {quoted});")
     return out
 
 

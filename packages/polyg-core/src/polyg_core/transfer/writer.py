@@ -19,7 +19,7 @@ import time
 import uuid as uuidlib
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import anyio
 from polyg_shared.nodes import Entity
@@ -244,6 +244,51 @@ def _stored_uuid(rec: Record) -> str | None:
     return uid if isinstance(uid, str) and uid else None
 
 
+CREATED_PROPS: Final[dict[str, tuple[str, ...]]] = {
+    ENTITY: (
+        "name",
+        "properties",
+        "created_at",
+        "updated_at",
+        "created_at_iso",
+        "updated_at_iso",
+        "origin",
+    ),
+}
+"""Per label, the properties its graph writes on a node it creates (the uuid, the keys it
+is matched on and the embedding aside): those a stored node lacks are removed."""
+
+
+async def created_with(
+    store: FalkorStore, namespace: str, label: str, records: Sequence[Record]
+) -> list[dict[str, Any] | None]:
+    """Per record, the exact properties a node it creates is written with: those its
+    export stored (`raw_props`), None for the ones the graph would add that the stored
+    node did not have, and no uuid where another node of `label` holds it already (that
+    uuid stays with that node). None for a record without stored properties."""
+    out: list[dict[str, Any] | None] = []
+    for rec in records:
+        if not rec.stored:
+            out.append(None)
+            continue
+        props: dict[str, Any] = {k: None for k in CREATED_PROPS[label]}
+        props.update(raw_props(rec))
+        out.append(props)
+    wanted = [p["uuid"] for p in out if p is not None and p.get("uuid")]
+    if wanted:
+        res = await store.query(
+            namespace,
+            f"MATCH (n:{label}) WHERE n.uuid IN $w RETURN n.uuid",
+            {"w": wanted},
+            read_only=True,
+        )
+        taken = {str(r[0]) for r in res.rows}
+        for p in out:
+            if p is not None and p.get("uuid") in taken:
+                del p["uuid"]
+    return out
+
+
 @dataclass
 class RecordWriter:
     """Writes records into one namespace through the graph classes.
@@ -465,8 +510,7 @@ class RecordWriter:
         self, namespace: str, by_kind: dict[str, list[tuple[int, Any]]], report: ImportReport
     ) -> None:
         restore = _Restore()
-        await self._entities(namespace, by_kind["entity"], report, restore)
-        await restore.nodes(self.store, namespace, ENTITY)
+        await self._entities(namespace, by_kind["entity"], report)
         await self._relations(namespace, by_kind["relation"], report, restore)
         await restore.edges(self.store, namespace, ENTITY, R_RELATES, ENTITY)
         await self._events(namespace, by_kind["event"], report, restore)
@@ -496,11 +540,7 @@ class RecordWriter:
     # -- entities and relations ----------------------------------------------------------------
 
     async def _entities(
-        self,
-        namespace: str,
-        items: list[tuple[int, EntityRecord]],
-        report: ImportReport,
-        restore: _Restore,
+        self, namespace: str, items: list[tuple[int, EntityRecord]], report: ImportReport
     ) -> None:
         if not items:
             return
@@ -511,34 +551,37 @@ class RecordWriter:
         except _RECORD_ERRORS:
             # One bad record fails the whole query; write them one by one to find it.
             for line, rec in items:
-                await self._one(report, "entity", line, self._entity(namespace, rec, restore))
+                await self._one(report, "entity", line, self._entity(namespace, rec))
             return
-        for (line, rec), (entity, created) in zip(items, written, strict=True):
-            if report.count("entity", line, created):
-                restore.node(entity.uuid, rec)
+        for (line, _), (_, created) in zip(items, written, strict=True):
+            report.count("entity", line, created)
 
     async def _add_entities(
         self, namespace: str, records: Sequence[EntityRecord]
     ) -> list[tuple[Entity, bool]]:
         """Write entity records, each with the `origin` it was stored with: a record of an
         entity only implied by another write (`origin` "ensure") must not make the stored
-        one explicit, or a second import of the same file would change the namespace."""
+        one explicit, or a second import of the same file would change the namespace.
+
+        A record of an export carries its node's stored properties: a node it creates
+        is written with them in the same query (`created_with`), so each node is written
+        once and its vector indexed once."""
         out: list[tuple[Entity, bool] | None] = [None] * len(records)
+        exact = await created_with(self.store, namespace, ENTITY, records)
         by_origin: dict[str | None, list[int]] = {}
         for i, rec in enumerate(records):
             by_origin.setdefault(_stored_origin(rec), []).append(i)
         for origin, idx in by_origin.items():
             rows = [(records[i].name, records[i].type, records[i].properties or None) for i in idx]
-            for i, got in zip(
-                idx, await self.entities.add_many(namespace, rows, origin=origin), strict=True
-            ):
+            written = await self.entities.add_many(
+                namespace, rows, origin=origin, stored=[exact[i] for i in idx]
+            )
+            for i, got in zip(idx, written, strict=True):
                 out[i] = got
         return [got for got in out if got is not None]
 
-    async def _entity(self, namespace: str, rec: EntityRecord, restore: _Restore) -> bool:
-        ((entity, created),) = await self._add_entities(namespace, [rec])
-        if created:
-            restore.node(entity.uuid, rec)
+    async def _entity(self, namespace: str, rec: EntityRecord) -> bool:
+        ((_, created),) = await self._add_entities(namespace, [rec])
         return created
 
     async def _relations(
@@ -558,7 +601,10 @@ class RecordWriter:
                 typed[(r.target, r.target_type)] = None
         if typed:
             try:
-                await self.entities.add_many(namespace, [(n, t, None) for n, t in typed])
+                # An end an entity record implied (`origin`) stays implied.
+                await self.entities.add_many(
+                    namespace, [(n, t, None) for n, t in typed], unmark=False
+                )
             except StorageUnavailable:
                 raise
             except _RECORD_ERRORS as exc:
