@@ -15,12 +15,12 @@ reached that the answer routes do not report themselves.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta
 
 from polyg_shared.intents import Intent
 from polyg_shared.retrieval import ContextNode, MergedSubgraph
 
+from polyg_core.recall.answer.event_time import full_weekdays, weekday_in
 from polyg_core.recall.answer.evidence import Answer, Question, unspoken
 from polyg_core.recall.answer.words import best_sentence
 from polyg_core.text.normalize import normalize_name
@@ -28,32 +28,15 @@ from polyg_core.text.timeparse import TimeMatch, match_times
 
 __all__ = ["day_from_weekday", "memory_lead", "weekday_day_answer", "weekday_in"]
 
-_WEEKDAY = re.compile(
-    r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?\b\.?",
-    re.IGNORECASE,
-)
-_SHORT_WEEKDAY = re.compile(
-    r"\b(last|this|next|on|past)\s+(mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\b\.?", re.IGNORECASE
-)
-_FULL = {
-    "mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
-    "thu": "Thursday", "thur": "Thursday", "thurs": "Thursday", "fri": "Friday",
-    "sat": "Saturday", "sun": "Sunday",
-}  # fmt: skip
 _ONE_DAY = timedelta(days=1)
 _NOW_WINDOW = timedelta(minutes=1)
-
-
-def weekday_in(text: str) -> bool:
-    """Whether `text` names a day of the week ("Friday", "last Tues")."""
-    return bool(_WEEKDAY.search(text))
 
 
 def _first_dating(sentence: str, stated: datetime) -> TimeMatch | None:
     """The time expression a WHEN answer dates its event by: the sentence's first one that
     names more than a clock time and does not end when the text was said (the rule
     `event_time.resolve` follows)."""
-    full = _SHORT_WEEKDAY.sub(lambda m: f"{m[1]} {_FULL[m[2].lower()]}", sentence)
+    full = full_weekdays(sentence)
     for match in match_times(full, stated):
         if match.clock is not None and match.day is None:
             continue

@@ -59,9 +59,15 @@ def _day_phrase(d: date) -> str:
     return f"{d:%Y-%m-%d} ({_spoken(d)})"
 
 
-_WEEKDAY_NAME = re.compile(
-    r"\b(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\b", re.IGNORECASE
+_WEEKDAY = re.compile(
+    r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|rsday|urday|sday)?\b\.?",
+    re.IGNORECASE,
 )
+
+
+def weekday_in(text: str) -> bool:
+    """Whether `text` names a day of the week ("Friday", "last Tues")."""
+    return bool(_WEEKDAY.search(text))
 
 
 def _weekday_phrase(text: str, day: date, stated: date) -> str | None:
@@ -69,7 +75,7 @@ def _weekday_phrase(text: str, day: date, stated: date) -> str | None:
     put it, anchored to when it was said, with the day it was read as: "the Friday before
     15 July 2023 (2023-07-14)". Which Friday "last Friday" means is the speaker's, not the
     reader's, to say."""
-    if _WEEKDAY_NAME.search(text) is None or any(c.isdigit() for c in text):
+    if not weekday_in(text) or any(c.isdigit() for c in text):
         return None
     if day < stated and stated - day <= _NEAR_WEEK:
         side = "before"
@@ -132,7 +138,7 @@ _WEEKDAY_OF = {
 }  # fmt: skip
 
 
-def _full_weekdays(text: str) -> str:
+def full_weekdays(text: str) -> str:
     """ "last Tues" as "last Tuesday", so the time parser reads it."""
     return _SHORT_WEEKDAY.sub(lambda m: f"{m[1]} {_WEEKDAY_OF[m[2].lower()]}", text)
 
@@ -148,7 +154,7 @@ def resolve(sentence: str, stated_ms: int) -> Dated | None:
         The first time expression of the sentence, resolved; else None.
     """
     stated = datetime.fromtimestamp(stated_ms / 1000, tz=UTC)
-    matches = match_times(_full_weekdays(sentence), stated)
+    matches = match_times(full_weekdays(sentence), stated)
     numbered = any(c.isdigit() for m in matches for c in m.text)
     for match in matches:
         if match.clock is not None and match.day is None:
