@@ -66,6 +66,9 @@ class MemoryItem:
     concepts: Sequence[str] = ()
     created_at: datetime | str | int | None = None
     source_id: str | None = None
+    stored: Mapping[str, Any] | None = None
+    """The exact properties a memory this write creates is written with (an import
+    restoring an export's node); a memory that exists already is left as the rules say."""
 
 
 def _linked(names: Sequence[str], ents: Mapping[str, str | ItemError]) -> list[str] | ItemError:
@@ -326,6 +329,8 @@ class SemanticBatch:
                     items[i].source_id,
                     vec_of.get(i),
                     now,
+                    exists=had is not None,
+                    stored=items[i].stored,
                 )
             )
         return rows

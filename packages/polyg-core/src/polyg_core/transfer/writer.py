@@ -254,6 +254,16 @@ CREATED_PROPS: Final[dict[str, tuple[str, ...]]] = {
         "updated_at_iso",
         "origin",
     ),
+    MEMORY: (
+        "content",
+        "category",
+        "tags",
+        "created_at",
+        "created_at_iso",
+        "last_accessed",
+        "recorded_at",
+        "source_id",
+    ),
 }
 """Per label, the properties its graph writes on a node it creates (the uuid, the keys it
 is matched on and the embedding aside): those a stored node lacks are removed."""
@@ -525,8 +535,7 @@ class RecordWriter:
         await restore.edges(self.store, namespace, CAUSAL, R_SOLVED_BY, CAUSAL)
         await self._concepts(namespace, by_kind["concept"], report, restore)
         await restore.nodes(self.store, namespace, CONCEPT)
-        await self._memories(namespace, by_kind["memory"], report, restore)
-        await restore.nodes(self.store, namespace, MEMORY)
+        await self._memories(namespace, by_kind["memory"], report)
 
     async def _one(self, report: ImportReport, kind: str, line: int, write: Any) -> None:
         try:
@@ -665,11 +674,12 @@ class RecordWriter:
         kind: str,
         items: Sequence[tuple[int, Record]],
         results: Sequence[Any],
-        restore: _Restore,
+        restore: _Restore | None,
         created_of: Callable[[Any], tuple[str, bool]],
     ) -> None:
         """Count per-record results of a batched write (an error, or what `created_of`
-        reads as (uuid, created)) and restore the stored form of what was created."""
+        reads as (uuid, created)) and restore the stored form of what was created
+        (`restore` None: the write created it in its stored form already)."""
         for (line, rec), got in zip(items, results, strict=True):
             if isinstance(got, StorageUnavailable):
                 raise got
@@ -677,7 +687,7 @@ class RecordWriter:
                 report.count(kind, line, got)
                 continue
             uuid, created = created_of(got)
-            if report.count(kind, line, created):
+            if report.count(kind, line, created) and restore is not None:
                 restore.node(uuid, rec)
 
     async def _facts(
@@ -715,7 +725,7 @@ class RecordWriter:
         write: Callable[[list[Any]], Any],
         created_of: Callable[[Any], tuple[str, bool]],
         report: ImportReport,
-        restore: _Restore,
+        restore: _Restore | None,
     ) -> list[Any]:
         """Write one kind of node records as batch items, count what each did and
         restore the stored form of what was created; the per-record results."""
@@ -873,18 +883,32 @@ class RecordWriter:
         namespace: str,
         items: list[tuple[int, MemoryRecord]],
         report: ImportReport,
-        restore: _Restore,
     ) -> None:
+        # A memory is created with its export's stored properties in the same write
+        # (`created_with`): one write per node, its vector indexed once.
+        exact = dict(
+            zip(
+                (id(r) for _, r in items),
+                await created_with(self.store, namespace, MEMORY, [r for _, r in items]),
+                strict=True,
+            )
+        )
         await self._nodes_of_kind(
             "memory",
             items,
             lambda r: MemoryItem(
-                r.content, r.category, r.tags, r.concepts, r.created_at, r.source_id
+                r.content,
+                r.category,
+                r.tags,
+                r.concepts,
+                r.created_at,
+                r.source_id,
+                stored=exact[id(r)],
             ),
             lambda batch: SemanticBatch(self.semantic).add_memories(namespace, batch),
             lambda w: (w[0].uuid, w[1]),
             report,
-            restore,
+            None,
         )
 
 
