@@ -54,6 +54,9 @@ class ConceptItem:
     entities: Sequence[str] = ()
     origin: str | None = None
     similar: Mapping[str, float] | None = None
+    stored: Mapping[str, Any] | None = None
+    """The exact properties a concept this write creates is written with (an import
+    restoring an export's node); a concept that exists already is left as the rules say."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ def _concept_row(
     if before is None or (desc is not None and desc != before.get("description")):
         shown = str(before["name"]) if before else name
         text = f"{shown}: {desc}" if desc else shown
-    return concept_row(i, name, desc, item.origin, before, None, [], ents), text
+    return concept_row(i, name, desc, item.origin, before, None, [], ents, item.stored), text
 
 
 def _check_memory(item: MemoryItem) -> tuple[str, MemoryCategory, list[str]]:

@@ -264,6 +264,15 @@ CREATED_PROPS: Final[dict[str, tuple[str, ...]]] = {
         "recorded_at",
         "source_id",
     ),
+    CONCEPT: (
+        "name",
+        "description",
+        "created_at",
+        "created_at_iso",
+        "updated_at",
+        "updated_at_iso",
+        "origin",
+    ),
 }
 """Per label, the properties its graph writes on a node it creates (the uuid, the keys it
 is matched on and the embedding aside): those a stored node lacks are removed."""
@@ -859,6 +868,15 @@ class RecordWriter:
     ) -> None:
         # Stored similarity links are added once every concept is there (a concept's
         # record can come before the one it points to).
+        # A concept is created with its export's stored properties in the same write
+        # (`created_with`); only the stored properties of its links are restored after.
+        exact = dict(
+            zip(
+                (id(r) for _, r in items),
+                await created_with(self.store, namespace, CONCEPT, [r for _, r in items]),
+                strict=True,
+            )
+        )
         written = await self._nodes_of_kind(
             "concept",
             items,
@@ -868,11 +886,12 @@ class RecordWriter:
                 list(r.entities),
                 origin=_stored_origin(r),
                 similar={} if r.similar is not None else None,
+                stored=exact[id(r)],
             ),
             lambda batch: SemanticBatch(self.semantic).add_concepts(namespace, batch),
             lambda w: (w[0].uuid, w[1]),
             report,
-            restore,
+            restore.links_only(),
         )
         for (_, rec), got in zip(items, written, strict=True):
             if rec.similar and not isinstance(got, Exception):
@@ -924,11 +943,23 @@ class _Restore:
 
     _nodes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     _edges: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    node_props: bool = True
+    """False: the nodes were created with their stored properties (only the links the
+    import wrote with them are restored)."""
+
+    def links_only(self) -> _Restore:
+        """This restore, for nodes a write created in their stored form already."""
+        self.node_props = False
+        return self
 
     def node(self, uuid: str, rec: Record) -> None:
         if rec.stored:
             self._nodes.append(
-                {"u": uuid, "p": raw_props(rec), "x": getattr(rec, "links_stored", None) or {}}
+                {
+                    "u": uuid,
+                    "p": raw_props(rec) if self.node_props else {"uuid": uuid},
+                    "x": getattr(rec, "links_stored", None) or {},
+                }
             )
 
     def edge(self, a: str, b: str, rec: Record, rel_key: str | None = None) -> None:
@@ -937,6 +968,7 @@ class _Restore:
 
     async def nodes(self, store: FalkorStore, namespace: str, label: str) -> None:
         rows, self._nodes = self._nodes, []
+        whole, self.node_props = self.node_props, True
         if not rows:
             return
         # A stored uuid already taken by another node stays with that node.
@@ -959,12 +991,13 @@ class _Restore:
             for rel, by_uuid in r.pop("x").items()
             for uid, p in by_uuid.items()
         ]
-        await store.query(
-            namespace,
-            f"UNWIND $rows AS row MATCH (n:{label} {{uuid: row.u}}) "
-            "WITH n, row, n.embedding AS v SET n = row.p SET n.embedding = v",
-            {"rows": rows},
-        )
+        if whole:
+            await store.query(
+                namespace,
+                f"UNWIND $rows AS row MATCH (n:{label} {{uuid: row.u}}) "
+                "WITH n, row, n.embedding AS v SET n = row.p SET n.embedding = v",
+                {"rows": rows},
+            )
         if links:
             # The links the import wrote with the node, found from it (few per node).
             await store.query(
