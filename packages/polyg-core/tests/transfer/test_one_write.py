@@ -139,7 +139,7 @@ async def test_an_import_of_events_indexes_each_new_event_once(
     assert linked.scalar() == 60
 
 
-VECTOR_KINDS = ("S_Memory", "S_Concept")
+VECTOR_KINDS = ("S_Memory", "S_Concept", "C_Node")
 
 
 async def exported_vector_nodes(store: FalkorStore, tmp_path: Path, n: int) -> tuple[str, Path]:

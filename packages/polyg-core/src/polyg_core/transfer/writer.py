@@ -273,6 +273,7 @@ CREATED_PROPS: Final[dict[str, tuple[str, ...]]] = {
         "updated_at_iso",
         "origin",
     ),
+    CAUSAL: ("description", "node_type", "created_at", "created_at_iso"),
 }
 """Per label, the properties its graph writes on a node it creates (the uuid, the keys it
 is matched on and the embedding aside): those a stored node lacks are removed."""
@@ -849,14 +850,29 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
+        # A node is created with its export's stored properties in the same write
+        # (`created_with`); only the stored properties of its links are restored after.
+        exact = dict(
+            zip(
+                (id(r) for _, r in items),
+                await created_with(self.store, namespace, CAUSAL, [r for _, r in items]),
+                strict=True,
+            )
+        )
         await self._nodes_of_kind(
             "causal_node",
             items,
-            lambda r: CausalNodeItem(r.description, r.node_type, list(r.entities), list(r.events)),
+            lambda r: CausalNodeItem(
+                r.description,
+                r.node_type,
+                list(r.entities),
+                list(r.events),
+                stored=exact[id(r)],
+            ),
             lambda batch: add_causal_nodes(self.causal, namespace, batch),
             lambda w: (w[0].uuid, w[1]),
             report,
-            restore,
+            restore.links_only(),
         )
 
     async def _concepts(
