@@ -300,7 +300,7 @@ UNWIND $rows AS row
 OPTIONAL MATCH (old:{CAUSAL} {{key: row.key}})
 WITH row, old WHERE old IS NULL
 CREATE (c:{CAUSAL} {{
-    key: row.p.key, uuid: row.p.uuid, description: row.p.description,
+    key: row.p.key, uuid: row.uuid, description: row.p.description,
     node_type: row.p.node_type, created_at: coalesce(row.p.created_at, $now),
     created_at_iso: coalesce(row.p.created_at_iso, $now_iso),
     embedding: CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
@@ -374,7 +374,7 @@ async def write_node_rows(
     now = datetime.now(UTC)
     params: dict[str, Any] = {"now": epoch_ms(now), "now_iso": iso(now)}
     out: dict[int, tuple[CausalNode, bool]] = {}
-    new = [r for r in rows if not r.get("exists", False)]
+    new = [r for r in rows if "p" in r and not r.get("exists", False)]
     if new:
         res = await store.query(namespace, CREATE_NODES, {"rows": new, **params})
         out = {int(i): (node_from_row(clean(node)), True) for i, node, _ in res.rows}

@@ -222,7 +222,7 @@ UNWIND $rows AS row
 OPTIONAL MATCH (e:{MEMORY} {{content_hash: row.h}})
 WITH row, e WHERE e IS NULL
 CREATE (m:{MEMORY} {{
-    content_hash: row.p.content_hash, uuid: row.p.uuid, content: row.p.content,
+    content_hash: row.p.content_hash, uuid: row.uuid, content: row.p.content,
     category: row.p.category, tags: row.p.tags, created_at: row.p.created_at,
     created_at_iso: row.p.created_at_iso, last_accessed: row.p.last_accessed,
     recorded_at: row.p.recorded_at, source_id: row.p.source_id,
@@ -244,7 +244,7 @@ async def write_memories(
     if not rows:
         return {}
     out: dict[int, tuple[Memory, bool]] = {}
-    new = [r for r in rows if not r.get("exists", False)]
+    new = [r for r in rows if "p" in r and not r.get("exists", False)]
     if new:
         res = await store.query(namespace, CREATE_MEMORIES, {"rows": new})
         out = {int(i): (to_memory(clean(node)), True) for i, node, _ in res.rows}
@@ -305,7 +305,7 @@ UNWIND $rows AS row
 OPTIONAL MATCH (old:{CONCEPT} {{name_key: row.k}})
 WITH row, old WHERE old IS NULL
 CREATE (c:{CONCEPT} {{
-    name_key: row.p.name_key, uuid: row.p.uuid, name: row.p.name,
+    name_key: row.p.name_key, uuid: row.uuid, name: row.p.name,
     description: row.p.description, created_at: coalesce(row.p.created_at, $now),
     created_at_iso: coalesce(row.p.created_at_iso, $iso),
     updated_at: coalesce(row.p.updated_at, $now),
@@ -400,7 +400,7 @@ async def write_concepts(
     now = now_ms()
     params: dict[str, Any] = {"now": now, "iso": iso_ms(now)}
     out: dict[int, tuple[Concept, bool]] = {}
-    new = [r for r in rows if not r.get("exists", False)]
+    new = [r for r in rows if "p" in r and not r.get("exists", False)]
     if new:
         res = await store.query(namespace, CREATE_CONCEPTS, {"rows": new, **params})
         out = {int(i): (to_concept(clean(node)), True) for i, node, _ in res.rows}
