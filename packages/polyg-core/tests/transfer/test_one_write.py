@@ -137,3 +137,75 @@ async def test_an_import_of_events_indexes_each_new_event_once(
         target, "MATCH (:T_Event)-[r:X_INVOLVES]->(:E_Entity) RETURN count(r)", read_only=True
     )
     assert linked.scalar() == 60
+
+
+VECTOR_KINDS = ("S_Memory", "S_Concept", "C_Node")
+
+
+async def exported_vector_nodes(store: FalkorStore, tmp_path: Path, n: int) -> tuple[str, Path]:
+    """A namespace of `n` invented memories, concepts and causal nodes (each with a
+    vector), written by an import of hand-written records, and its export."""
+    lines: list[dict[str, object]] = []
+    for i in range(n):
+        lines.append({"kind": "concept", "name": f"tide table {i}", "description": f"row {i}"})
+        lines.append({"kind": "causal_node", "description": f"pump {i} lost pressure at dawn"})
+        lines.append(
+            {
+                "kind": "memory",
+                "content": f"Ines checked the sluice gate number {i} before the storm",
+                "tags": [f"gate-{i % 3}"],
+                "concepts": [f"tide table {i}"],
+            }
+        )
+    hand = tmp_path / "hand.jsonl"
+    hand.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    src = fresh("one-write-vsrc")
+    report = await RecordWriter.build(store, HashEmbedder()).run(
+        src, lambda: iter_records(hand, "jsonl")
+    )
+    assert report.failed == 0, report.errors
+    path = tmp_path / "vexport.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        await write_jsonl(iter_export(store, src, page=100), out)
+    return src, path
+
+
+async def own_vector_found(store: FalkorStore, ns: str, label: str, k: int) -> tuple[int, int]:
+    """How many nodes of `label` a k-NN for their own vector finds, of how many."""
+    res = await store.query(ns, f"MATCH (n:{label}) RETURN n.uuid, n.embedding", read_only=True)
+    found = 0
+    for uid, vec in res.rows:
+        hits = await store.query(
+            ns,
+            f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) "
+            "YIELD node RETURN collect(node.uuid)",
+            {"k": k, "v": [float(x) for x in vec]},
+            read_only=True,
+        )
+        found += uid in hits.scalar(0)
+    return found, len(res.rows)
+
+
+async def test_an_imported_export_writes_each_vector_node_once(
+    store: FalkorStore, tmp_path: Path
+) -> None:
+    src, path = await exported_vector_nodes(store, tmp_path, 12)
+    target = fresh("one-write-vdst")
+    report = await RecordWriter.build(store, HashEmbedder()).run(
+        target, lambda: iter_records(path, "jsonl")
+    )
+    assert report.failed == 0, report.errors
+    for label in VECTOR_KINDS:
+        count = await store.query(target, f"MATCH (n:{label}) RETURN count(n)", read_only=True)
+        assert count.scalar() == 12, label
+        # One index document per node: each written once, its vector indexed once.
+        assert await index_writes(store, target, label) == 12, label
+        assert await own_vector_found(store, target, label, 3) == (12, 12), label
+    assert_same(await read_state(store, src), await read_state(store, target), "import")
+    again = await RecordWriter.build(store, HashEmbedder()).run(
+        target, lambda: iter_records(path, "jsonl")
+    )
+    assert again.created == 0
+    for label in VECTOR_KINDS:
+        assert await index_writes(store, target, label) == 12, label
+    assert_same(await read_state(store, src), await read_state(store, target), "re-import")

@@ -31,7 +31,7 @@ import logging
 import math
 import re
 import uuid as uuidlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -289,6 +289,29 @@ WITH c, row, c.uuid = row.uuid AS created
 RETURN row.i, {props("c")}, created
 """
 
+# The causal nodes the caller read as missing, each created whole in one CREATE: a
+# MERGE with ON CREATE SET writes a node twice, and each write of a vector-indexed
+# node leaves FalkorDB an index entry (a stale one for all but the last). `p`: the
+# properties it is created with (an export's stored ones on an import), `x` any
+# others. A row whose node another writer created since the read is left to
+# `WRITE_NODES`.
+CREATE_NODES = f"""
+UNWIND $rows AS row
+OPTIONAL MATCH (old:{CAUSAL} {{key: row.key}})
+WITH row, old WHERE old IS NULL
+CREATE (c:{CAUSAL} {{
+    key: row.p.key, uuid: row.uuid, description: row.p.description,
+    node_type: row.p.node_type, created_at: coalesce(row.p.created_at, $now),
+    created_at_iso: coalesce(row.p.created_at_iso, $now_iso),
+    embedding: CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+}})
+FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET c += row.x)
+WITH c, row, true AS created
+{each_linked("c, created", "row", "eids", "eid", "x", ENTITY, f"MERGE (c)-[:{X_AFFECTS}]->(x)")}
+{each_linked("c, created, n_x", "row", "tids", "tid", "t", EVENT, f"MERGE (c)-[:{X_REFERS_TO}]->(t)")}
+RETURN row.i, {props("c")}, created
+"""
+
 
 def node_row(
     i: int,
@@ -298,13 +321,40 @@ def node_row(
     vector: list[float] | None,
     eids: Sequence[str],
     tids: Sequence[str],
+    *,
+    exists: bool = False,
+    stored: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A `WRITE_NODES` row: item `i`, the key it MERGEs on, what a new node gets (a
-    fresh uuid, `text`, `node_type`, `vector`), the entities and events it links."""
+    fresh uuid, `text`, `node_type`, `vector`), the entities and events it links.
+
+    A row read as missing (`exists` False) is created by `CREATE_NODES`, with
+    `stored` (an import restoring an export's node: the properties it is written with
+    instead of the ones the graph would give it, a None value left out, a None time
+    now) in that one write."""
+    uid = new_uuid()
+    created: dict[str, Any] = {
+        "key": key,
+        "uuid": uid,
+        "description": text,
+        "node_type": node_type.value,
+        "created_at": None,
+        "created_at_iso": None,
+    }
+    extra: dict[str, Any] = {}
+    for k, v in (stored or {}).items():
+        if k in created:
+            created[k] = v
+        elif v is not None:
+            extra[k] = v
+    created["uuid"] = created["uuid"] or uid
     return {
         "i": i,
         "key": key,
-        "uuid": new_uuid(),
+        "uuid": created["uuid"],
+        "exists": exists,
+        "p": created,
+        "x": extra,
         "desc": text,
         "type": node_type.value,
         "vec": vector,
@@ -316,15 +366,23 @@ def node_row(
 async def write_node_rows(
     store: FalkorStore, namespace: str, rows: Sequence[dict[str, Any]]
 ) -> dict[int, tuple[CausalNode, bool]]:
-    """Write `node_row` rows (their keys distinct) in one query: per row index, the
+    """Write `node_row` rows (their keys distinct) in at most two queries (those read
+    as missing created whole by `CREATE_NODES`, the others merged): per row index, the
     stored node and True when this write created it."""
     if not rows:
         return {}
     now = datetime.now(UTC)
-    res = await store.query(
-        namespace, WRITE_NODES, {"rows": list(rows), "now": epoch_ms(now), "now_iso": iso(now)}
-    )
-    return {int(i): (node_from_row(clean(node)), bool(created)) for i, node, created in res.rows}
+    params: dict[str, Any] = {"now": epoch_ms(now), "now_iso": iso(now)}
+    out: dict[int, tuple[CausalNode, bool]] = {}
+    new = [r for r in rows if "p" in r and not r.get("exists", False)]
+    if new:
+        res = await store.query(namespace, CREATE_NODES, {"rows": new, **params})
+        out = {int(i): (node_from_row(clean(node)), True) for i, node, _ in res.rows}
+    rest = [r for r in rows if int(r["i"]) not in out]
+    if rest:
+        res = await store.query(namespace, WRITE_NODES, {"rows": rest, **params})
+        out.update({int(i): (node_from_row(clean(node)), bool(c)) for i, node, c in res.rows})
+    return out
 
 
 def check_node_type(value: CausalNodeType | str) -> CausalNodeType:

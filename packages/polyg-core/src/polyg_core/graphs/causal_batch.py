@@ -46,6 +46,9 @@ class CausalNodeItem:
     node_type: CausalNodeType | str = CausalNodeType.EVENT
     entities: Sequence[str] = ()
     events: Sequence[str] = ()
+    stored: Mapping[str, Any] | None = None
+    """The exact properties a node this write creates is written with (an import
+    restoring an export's node); a node that exists already is left as the rules say."""
 
 
 async def event_uuids(
@@ -185,7 +188,18 @@ async def add_causal_nodes(
             if not isinstance(linked, tuple):
                 out[i] = linked
                 continue
-            rows.append(node_row(i, stored.get(text, str(keys[i])), text, ntype, None, *linked))
+            rows.append(
+                node_row(
+                    i,
+                    stored.get(text, str(keys[i])),
+                    text,
+                    ntype,
+                    None,
+                    *linked,
+                    exists=text in stored,
+                    stored=items[i].stored,
+                )
+            )
         fresh = [r for r in rows if r["desc"] not in stored]
         vectors = await embed_texts(graph.embedder, [r["desc"] for r in fresh])
         for r, vec in zip(fresh, vectors, strict=True):

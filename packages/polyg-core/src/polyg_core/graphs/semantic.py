@@ -143,12 +143,44 @@ def memory_row(
     source_id: str | None,
     vec: list[float] | None,
     now: int,
+    *,
+    exists: bool = False,
+    stored: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One row of `WRITE_MEMORIES`."""
+    """One row of `WRITE_MEMORIES` (and of `CREATE_MEMORIES` for a memory the caller
+    read as missing, `exists` False).
+
+    `stored`: the properties a created memory is written with instead of the ones the
+    graph would give it (an import restoring an export's node; a None value leaves the
+    property out), its `uuid` included."""
+    h = content_hash(text)
+    uid = new_uuid()
+    created = {
+        "content_hash": h,
+        "uuid": uid,
+        "content": text,
+        "category": category.value,
+        "tags": list(tags),
+        "created_at": created_at,
+        "created_at_iso": iso_ms(created_at),
+        "last_accessed": created_at,
+        "recorded_at": now,
+        "source_id": source_id,
+    }
+    extra: dict[str, Any] = {}
+    for k, v in (stored or {}).items():
+        if k in created:
+            created[k] = v
+        elif v is not None:
+            extra[k] = v
+    created["uuid"] = created["uuid"] or uid
     return {
         "i": i,
-        "h": content_hash(text),
-        "uuid": new_uuid(),
+        "h": h,
+        "uuid": created["uuid"],
+        "exists": exists,
+        "p": created,
+        "x": extra,
         "content": text,
         "cat": category.value,
         "tags": list(tags),
@@ -179,16 +211,50 @@ FOREACH (_ IN CASE WHEN NOT created AND size(row.added) > 0 THEN [1] ELSE [] END
 RETURN row.i, {props("m")}, created
 """
 
+# The memories the caller read as missing, each created whole in one CREATE: a MERGE
+# with ON CREATE SET writes a node twice (created with its key, then set), and each
+# write of a vector-indexed node leaves FalkorDB an index entry (a stale one for all
+# but the last). `p`: the properties it is created with (an export's stored ones on
+# an import), `x` any others, set after (none for polyg's own exports). A row whose
+# memory another writer created since the caller's read is left to `WRITE_MEMORIES`.
+CREATE_MEMORIES = f"""
+UNWIND $rows AS row
+OPTIONAL MATCH (e:{MEMORY} {{content_hash: row.h}})
+WITH row, e WHERE e IS NULL
+CREATE (m:{MEMORY} {{
+    content_hash: row.p.content_hash, uuid: row.uuid, content: row.p.content,
+    category: row.p.category, tags: row.p.tags, created_at: row.p.created_at,
+    created_at_iso: row.p.created_at_iso, last_accessed: row.p.last_accessed,
+    recorded_at: row.p.recorded_at, source_id: row.p.source_id,
+    embedding: CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+}})
+FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET m += row.x)
+WITH m, row, true AS created
+{each_linked("m, created", "row", "concepts", "cu", "c", CONCEPT, f"MERGE (m)-[:{R_ABOUT}]->(c)")}
+RETURN row.i, {props("m")}, created
+"""
+
 
 async def write_memories(
     store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
 ) -> dict[int, tuple[Memory, bool]]:
-    """Write `memory_row`s (distinct content hashes) in one query; row index to (memory,
-    created)."""
+    """Write `memory_row`s (distinct content hashes) in at most two queries; row index
+    to (memory, created). Rows read as missing are created whole (`CREATE_MEMORIES`),
+    the others, and any another writer created since the read, merged."""
     if not rows:
         return {}
-    res = await store.query(namespace, WRITE_MEMORIES, {"rows": list(rows)})
-    return {int(i): (to_memory(clean(node)), bool(created)) for i, node, created in res.rows}
+    out: dict[int, tuple[Memory, bool]] = {}
+    new = [r for r in rows if "p" in r and not r.get("exists", False)]
+    if new:
+        res = await store.query(namespace, CREATE_MEMORIES, {"rows": new})
+        out = {int(i): (to_memory(clean(node)), True) for i, node, _ in res.rows}
+    rest = [r for r in rows if int(r["i"]) not in out]
+    if rest:
+        res = await store.query(namespace, WRITE_MEMORIES, {"rows": rest})
+        out.update(
+            {int(i): (to_memory(clean(node)), bool(created)) for i, node, created in res.rows}
+        )
+    return out
 
 
 # Many concepts in one query, each as `add_concept` writes one: MERGE on the
@@ -230,6 +296,45 @@ FOREACH (_ IN CASE WHEN NOT created AND row.unmark THEN [1] ELSE [] END |
 RETURN row.i, {props("c")}, created
 """
 
+# The concepts the caller read as missing, each created whole in one CREATE (see
+# `CREATE_MEMORIES`): `p` the properties it is created with (an export's stored ones
+# on an import; a None time is now), `x` any others. A row whose concept another
+# writer created since the caller's read is left to `WRITE_CONCEPTS`.
+CREATE_CONCEPTS = f"""
+UNWIND $rows AS row
+OPTIONAL MATCH (old:{CONCEPT} {{name_key: row.k}})
+WITH row, old WHERE old IS NULL
+CREATE (c:{CONCEPT} {{
+    name_key: row.p.name_key, uuid: row.uuid, name: row.p.name,
+    description: row.p.description, created_at: coalesce(row.p.created_at, $now),
+    created_at_iso: coalesce(row.p.created_at_iso, $iso),
+    updated_at: coalesce(row.p.updated_at, $now),
+    updated_at_iso: coalesce(row.p.updated_at_iso, $iso), origin: row.p.origin,
+    embedding: CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+}})
+FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET c += row.x)
+WITH c, row, true AS created
+{
+    each_linked(
+        "c, created",
+        "row",
+        "similar",
+        "s",
+        "o",
+        CONCEPT,
+        f"MERGE (c)-[r:{R_SIMILAR}]->(o) SET r.score = s.score",
+        where=f"o <> c AND NOT (o)-[:{R_SIMILAR}]->(c)",
+        uuid="s.uuid",
+    )
+}
+{
+    each_linked(
+        "c, created, n_o", "row", "ents", "eu", "e", ENTITY, f"MERGE (c)-[:{X_REPRESENTS}]->(e)"
+    )
+}
+RETURN row.i, {props("c")}, created
+"""
+
 
 def concept_row(
     i: int,
@@ -240,15 +345,41 @@ def concept_row(
     vector: list[float] | None,
     similar: Sequence[Mapping[str, Any]],
     entities: Sequence[str],
+    stored: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A `WRITE_CONCEPTS` row for item `i`: the concept `name` (checked) as stored
-    `before` (None: new), its `vector` (set for a new concept or a changed
-    description), the `{uuid, score}` concepts it is similar to, the entity uuids it
-    represents. A concept named explicitly (`origin` None) is no longer implicit."""
+    `before` (None: new, created by `CREATE_CONCEPTS`), its `vector` (set for a new
+    concept or a changed description), the `{uuid, score}` concepts it is similar to,
+    the entity uuids it represents. A concept named explicitly (`origin` None) is no
+    longer implicit. `stored`: the properties a created concept is written with
+    instead of the ones the graph would give it (an import restoring an export's node;
+    a None value leaves the property out), its `uuid` included; a None time is now."""
+    uid = new_uuid()
+    created: dict[str, Any] = {
+        "name_key": name_key(name),
+        "uuid": uid,
+        "name": name,
+        "description": description,
+        "created_at": None,
+        "created_at_iso": None,
+        "updated_at": None,
+        "updated_at_iso": None,
+        "origin": origin,
+    }
+    extra: dict[str, Any] = {}
+    for key, v in (stored or {}).items():
+        if key in created:
+            created[key] = v
+        elif v is not None:
+            extra[key] = v
+    created["uuid"] = created["uuid"] or uid
     return {
         "i": i,
         "k": name_key(name),
-        "uuid": new_uuid(),
+        "uuid": created["uuid"],
+        "exists": before is not None,
+        "p": created,
+        "x": extra,
         "name": name,
         "desc": description,
         "origin": origin,
@@ -262,15 +393,24 @@ def concept_row(
 async def write_concepts(
     store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
 ) -> dict[int, tuple[Concept, bool]]:
-    """Write `WRITE_CONCEPTS` rows (i, k, uuid, name, desc, origin, unmark, vec,
-    similar, ents) in one query; row index to (concept, created)."""
+    """Write `concept_row`s in at most two queries (the new ones created whole by
+    `CREATE_CONCEPTS`, the others merged); row index to (concept, created)."""
     if not rows:
         return {}
     now = now_ms()
-    res = await store.query(
-        namespace, WRITE_CONCEPTS, {"rows": list(rows), "now": now, "iso": iso_ms(now)}
-    )
-    return {int(i): (to_concept(clean(node)), bool(created)) for i, node, created in res.rows}
+    params: dict[str, Any] = {"now": now, "iso": iso_ms(now)}
+    out: dict[int, tuple[Concept, bool]] = {}
+    new = [r for r in rows if "p" in r and not r.get("exists", False)]
+    if new:
+        res = await store.query(namespace, CREATE_CONCEPTS, {"rows": new, **params})
+        out = {int(i): (to_concept(clean(node)), True) for i, node, _ in res.rows}
+    rest = [r for r in rows if int(r["i"]) not in out]
+    if rest:
+        res = await store.query(namespace, WRITE_CONCEPTS, {"rows": rest, **params})
+        out.update(
+            {int(i): (to_concept(clean(node)), bool(created)) for i, node, created in res.rows}
+        )
+    return out
 
 
 async def link_similar_uuids(

@@ -54,6 +54,9 @@ class ConceptItem:
     entities: Sequence[str] = ()
     origin: str | None = None
     similar: Mapping[str, float] | None = None
+    stored: Mapping[str, Any] | None = None
+    """The exact properties a concept this write creates is written with (an import
+    restoring an export's node); a concept that exists already is left as the rules say."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,9 @@ class MemoryItem:
     concepts: Sequence[str] = ()
     created_at: datetime | str | int | None = None
     source_id: str | None = None
+    stored: Mapping[str, Any] | None = None
+    """The exact properties a memory this write creates is written with (an import
+    restoring an export's node); a memory that exists already is left as the rules say."""
 
 
 def _linked(names: Sequence[str], ents: Mapping[str, str | ItemError]) -> list[str] | ItemError:
@@ -92,7 +98,7 @@ def _concept_row(
     if before is None or (desc is not None and desc != before.get("description")):
         shown = str(before["name"]) if before else name
         text = f"{shown}: {desc}" if desc else shown
-    return concept_row(i, name, desc, item.origin, before, None, [], ents), text
+    return concept_row(i, name, desc, item.origin, before, None, [], ents, item.stored), text
 
 
 def _check_memory(item: MemoryItem) -> tuple[str, MemoryCategory, list[str]]:
@@ -326,6 +332,8 @@ class SemanticBatch:
                     items[i].source_id,
                     vec_of.get(i),
                     now,
+                    exists=had is not None,
+                    stored=items[i].stored,
                 )
             )
         return rows

@@ -254,6 +254,26 @@ CREATED_PROPS: Final[dict[str, tuple[str, ...]]] = {
         "updated_at_iso",
         "origin",
     ),
+    MEMORY: (
+        "content",
+        "category",
+        "tags",
+        "created_at",
+        "created_at_iso",
+        "last_accessed",
+        "recorded_at",
+        "source_id",
+    ),
+    CONCEPT: (
+        "name",
+        "description",
+        "created_at",
+        "created_at_iso",
+        "updated_at",
+        "updated_at_iso",
+        "origin",
+    ),
+    CAUSAL: ("description", "node_type", "created_at", "created_at_iso"),
 }
 """Per label, the properties its graph writes on a node it creates (the uuid, the keys it
 is matched on and the embedding aside): those a stored node lacks are removed."""
@@ -525,8 +545,7 @@ class RecordWriter:
         await restore.edges(self.store, namespace, CAUSAL, R_SOLVED_BY, CAUSAL)
         await self._concepts(namespace, by_kind["concept"], report, restore)
         await restore.nodes(self.store, namespace, CONCEPT)
-        await self._memories(namespace, by_kind["memory"], report, restore)
-        await restore.nodes(self.store, namespace, MEMORY)
+        await self._memories(namespace, by_kind["memory"], report)
 
     async def _one(self, report: ImportReport, kind: str, line: int, write: Any) -> None:
         try:
@@ -665,11 +684,12 @@ class RecordWriter:
         kind: str,
         items: Sequence[tuple[int, Record]],
         results: Sequence[Any],
-        restore: _Restore,
+        restore: _Restore | None,
         created_of: Callable[[Any], tuple[str, bool]],
     ) -> None:
         """Count per-record results of a batched write (an error, or what `created_of`
-        reads as (uuid, created)) and restore the stored form of what was created."""
+        reads as (uuid, created)) and restore the stored form of what was created
+        (`restore` None: the write created it in its stored form already)."""
         for (line, rec), got in zip(items, results, strict=True):
             if isinstance(got, StorageUnavailable):
                 raise got
@@ -677,7 +697,7 @@ class RecordWriter:
                 report.count(kind, line, got)
                 continue
             uuid, created = created_of(got)
-            if report.count(kind, line, created):
+            if report.count(kind, line, created) and restore is not None:
                 restore.node(uuid, rec)
 
     async def _facts(
@@ -715,7 +735,7 @@ class RecordWriter:
         write: Callable[[list[Any]], Any],
         created_of: Callable[[Any], tuple[str, bool]],
         report: ImportReport,
-        restore: _Restore,
+        restore: _Restore | None,
     ) -> list[Any]:
         """Write one kind of node records as batch items, count what each did and
         restore the stored form of what was created; the per-record results."""
@@ -830,14 +850,29 @@ class RecordWriter:
         report: ImportReport,
         restore: _Restore,
     ) -> None:
+        # A node is created with its export's stored properties in the same write
+        # (`created_with`); only the stored properties of its links are restored after.
+        exact = dict(
+            zip(
+                (id(r) for _, r in items),
+                await created_with(self.store, namespace, CAUSAL, [r for _, r in items]),
+                strict=True,
+            )
+        )
         await self._nodes_of_kind(
             "causal_node",
             items,
-            lambda r: CausalNodeItem(r.description, r.node_type, list(r.entities), list(r.events)),
+            lambda r: CausalNodeItem(
+                r.description,
+                r.node_type,
+                list(r.entities),
+                list(r.events),
+                stored=exact[id(r)],
+            ),
             lambda batch: add_causal_nodes(self.causal, namespace, batch),
             lambda w: (w[0].uuid, w[1]),
             report,
-            restore,
+            restore.links_only(),
         )
 
     async def _concepts(
@@ -849,6 +884,15 @@ class RecordWriter:
     ) -> None:
         # Stored similarity links are added once every concept is there (a concept's
         # record can come before the one it points to).
+        # A concept is created with its export's stored properties in the same write
+        # (`created_with`); only the stored properties of its links are restored after.
+        exact = dict(
+            zip(
+                (id(r) for _, r in items),
+                await created_with(self.store, namespace, CONCEPT, [r for _, r in items]),
+                strict=True,
+            )
+        )
         written = await self._nodes_of_kind(
             "concept",
             items,
@@ -858,11 +902,12 @@ class RecordWriter:
                 list(r.entities),
                 origin=_stored_origin(r),
                 similar={} if r.similar is not None else None,
+                stored=exact[id(r)],
             ),
             lambda batch: SemanticBatch(self.semantic).add_concepts(namespace, batch),
             lambda w: (w[0].uuid, w[1]),
             report,
-            restore,
+            restore.links_only(),
         )
         for (_, rec), got in zip(items, written, strict=True):
             if rec.similar and not isinstance(got, Exception):
@@ -873,18 +918,32 @@ class RecordWriter:
         namespace: str,
         items: list[tuple[int, MemoryRecord]],
         report: ImportReport,
-        restore: _Restore,
     ) -> None:
+        # A memory is created with its export's stored properties in the same write
+        # (`created_with`): one write per node, its vector indexed once.
+        exact = dict(
+            zip(
+                (id(r) for _, r in items),
+                await created_with(self.store, namespace, MEMORY, [r for _, r in items]),
+                strict=True,
+            )
+        )
         await self._nodes_of_kind(
             "memory",
             items,
             lambda r: MemoryItem(
-                r.content, r.category, r.tags, r.concepts, r.created_at, r.source_id
+                r.content,
+                r.category,
+                r.tags,
+                r.concepts,
+                r.created_at,
+                r.source_id,
+                stored=exact[id(r)],
             ),
             lambda batch: SemanticBatch(self.semantic).add_memories(namespace, batch),
             lambda w: (w[0].uuid, w[1]),
             report,
-            restore,
+            None,
         )
 
 
@@ -900,11 +959,23 @@ class _Restore:
 
     _nodes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     _edges: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    node_props: bool = True
+    """False: the nodes were created with their stored properties (only the links the
+    import wrote with them are restored)."""
+
+    def links_only(self) -> _Restore:
+        """This restore, for nodes a write created in their stored form already."""
+        self.node_props = False
+        return self
 
     def node(self, uuid: str, rec: Record) -> None:
         if rec.stored:
             self._nodes.append(
-                {"u": uuid, "p": raw_props(rec), "x": getattr(rec, "links_stored", None) or {}}
+                {
+                    "u": uuid,
+                    "p": raw_props(rec) if self.node_props else {"uuid": uuid},
+                    "x": getattr(rec, "links_stored", None) or {},
+                }
             )
 
     def edge(self, a: str, b: str, rec: Record, rel_key: str | None = None) -> None:
@@ -913,6 +984,7 @@ class _Restore:
 
     async def nodes(self, store: FalkorStore, namespace: str, label: str) -> None:
         rows, self._nodes = self._nodes, []
+        whole, self.node_props = self.node_props, True
         if not rows:
             return
         # A stored uuid already taken by another node stays with that node.
@@ -935,12 +1007,13 @@ class _Restore:
             for rel, by_uuid in r.pop("x").items()
             for uid, p in by_uuid.items()
         ]
-        await store.query(
-            namespace,
-            f"UNWIND $rows AS row MATCH (n:{label} {{uuid: row.u}}) "
-            "WITH n, row, n.embedding AS v SET n = row.p SET n.embedding = v",
-            {"rows": rows},
-        )
+        if whole:
+            await store.query(
+                namespace,
+                f"UNWIND $rows AS row MATCH (n:{label} {{uuid: row.u}}) "
+                "WITH n, row, n.embedding AS v SET n = row.p SET n.embedding = v",
+                {"rows": rows},
+            )
         if links:
             # The links the import wrote with the node, found from it (few per node).
             await store.query(
