@@ -10,12 +10,10 @@ from typing import Any
 
 import anyio
 import pytest
-from polyg_core.config import Settings
 from polyg_core.memory import Memory
-from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.litellm import LiteLLMProvider
 from polyg_core.storage.store import FalkorStore
-from polyg_core.testing.llm_server import ScriptedLLMServer
+
+from ..conftest import ScriptedMemory
 
 pytestmark = pytest.mark.anyio
 
@@ -119,15 +117,9 @@ def _dated_extraction(messages: list[dict[str, Any]]) -> str:
 
 
 async def test_relations_an_llm_extracts_carry_the_notes_dates(
-    store: FalkorStore, embedder: Embedder, namespace: str
+    store: FalkorStore, namespace: str, scripted_memory: ScriptedMemory
 ) -> None:
-    async with ScriptedLLMServer(responder=_dated_extraction) as server:
-        llm = LiteLLMProvider(
-            "openai/test-model", api_base=server.api_base, api_key="test", timeout_s=5
-        )
-        mem = Memory(
-            store=store, embedder=embedder, llm=llm, settings=Settings(), namespace=namespace
-        )
+    async with scripted_memory(_dated_extraction) as mem:
         with anyio.fail_after(60):
             await mem.remember(
                 "Ines Varga joined the Osprey team on 3 February 2025.",

@@ -12,13 +12,13 @@ import anyio
 import numpy as np
 import numpy.typing as npt
 import pytest
-from polyg_core.config import Settings, StorageSettings
+from polyg_core.config import StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.litellm import LiteLLMProvider
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.counting import CountingStore
-from polyg_core.testing.llm_server import ScriptedLLMServer
+
+from ..conftest import ScriptedMemory
 
 pytestmark = pytest.mark.anyio
 
@@ -106,15 +106,9 @@ def _extraction(_: list[dict[str, Any]]) -> str:
 
 
 async def test_entities_a_relation_or_event_creates_report_their_near_duplicates(
-    store: FalkorStore, embedder: Embedder, namespace: str
+    store: FalkorStore, namespace: str, scripted_memory: ScriptedMemory
 ) -> None:
-    async with ScriptedLLMServer(responder=_extraction) as server:
-        llm = LiteLLMProvider(
-            "openai/test-model", api_base=server.api_base, api_key="test", timeout_s=5
-        )
-        mem = Memory(
-            store=store, embedder=embedder, llm=llm, settings=Settings(), namespace=namespace
-        )
+    async with scripted_memory(_extraction) as mem:
         with anyio.fail_after(60):
             auth, _ = await mem.entities.add(namespace, "auth service", "Service")
             ledger, _ = await mem.entities.add(namespace, "ledger service", "Service")
@@ -162,15 +156,9 @@ def _shared_name_extraction(_: list[dict[str, Any]]) -> str:
 
 
 async def test_a_name_two_entities_share_is_the_one_of_the_extracted_type_and_facts_skip_it(
-    store: FalkorStore, embedder: Embedder, namespace: str
+    store: FalkorStore, namespace: str, scripted_memory: ScriptedMemory
 ) -> None:
-    async with ScriptedLLMServer(responder=_shared_name_extraction) as server:
-        llm = LiteLLMProvider(
-            "openai/test-model", api_base=server.api_base, api_key="test", timeout_s=5
-        )
-        mem = Memory(
-            store=store, embedder=embedder, llm=llm, settings=Settings(), namespace=namespace
-        )
+    async with scripted_memory(_shared_name_extraction) as mem:
         with anyio.fail_after(60):
             service, _ = await mem.entities.add(namespace, "atlas", "Service")
             await mem.entities.add(namespace, "atlas", "Project")
