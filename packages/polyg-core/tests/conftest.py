@@ -28,3 +28,33 @@ def scripted_memory(store: FalkorStore, embedder: Embedder, namespace: str) -> S
             )
 
     return open_memory
+
+
+LEDGER_NOTES = [
+    ("Wiremu Tane moved the invoicing queue to the Rotorua cluster.", "2026-02-02"),
+    (
+        "The Rotorua cluster ran out of disk, which caused the invoicing queue to stall.",
+        "2026-02-09",
+    ),
+    ("Ines Albarran took over the ledger service from Wiremu Tane.", "2026-03-01"),
+    ("Ines Albarran fixed the stalled invoicing queue by adding disk.", "2026-03-04"),
+    ("Kofi Mensah met Ines Albarran at the Hamilton office.", "2026-03-04"),
+    ("Kofi Mensah likes sea kayaking and sourdough baking.", "2026-03-10"),
+    ("The ledger service now runs on the Hamilton cluster.", "2026-04-01"),
+]
+"""Invented notes about a team's services, remembered on their days by `ledger_memory`."""
+
+
+@pytest.fixture
+async def ledger_memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
+    """A Memory holding LEDGER_NOTES and the ledger service's two dated `runs_on` facts."""
+    memory = Memory(store=store, embedder=embedder, namespace=namespace)
+    for text, day in LEDGER_NOTES:
+        await memory.remember(text, reference_time=day)
+    await memory.temporal.add_fact(
+        namespace, "ledger service", "runs_on", "Rotorua cluster", valid_from="2026-01-01"
+    )
+    await memory.temporal.add_fact(
+        namespace, "ledger service", "runs_on", "Hamilton cluster", valid_from="2026-04-01"
+    )
+    return memory
