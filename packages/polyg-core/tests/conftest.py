@@ -1,7 +1,11 @@
+"""Fixtures every polyg-core test may use: the embedded FalkorDB ones, a plain `memory`, a
+Memory with a scripted loopback LLM, and the shared invented service notes."""
+
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -13,6 +17,19 @@ from polyg_core.testing.fixtures import *  # noqa: F403  # pyright: ignore[repor
 from polyg_core.testing.llm_server import ScriptedLLMServer
 
 Responder = Callable[[list[dict[str, Any]]], str]
+
+
+@pytest.fixture
+async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
+    return Memory(store=store, embedder=embedder, namespace=namespace)
+
+
+async def add_said(memory: Memory, text: str, created_at: datetime, **kw: Any) -> str:
+    """Store one memory said at `created_at` (keywords go to `add_memory`); its uuid."""
+    mem, _ = await memory.semantic.add_memory(memory.namespace, text, created_at=created_at, **kw)
+    return mem.uuid
+
+
 ScriptedMemory = Callable[[Responder], AbstractAsyncContextManager[Memory]]
 """Opens a Memory on the test's store whose LLM is a loopback model answering by a responder."""
 
