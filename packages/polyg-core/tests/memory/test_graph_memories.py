@@ -19,6 +19,7 @@ from polyg_core.recall.graph_memories import (
     speaks_to_listener,
 )
 from polyg_core.storage.store import FalkorStore
+from polyg_shared.retrieval import ContextNode
 
 pytestmark = pytest.mark.anyio
 
@@ -70,13 +71,25 @@ async def embedded(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
     return np.asarray((await embedder.embed([text]))[0], dtype=np.float32)
 
 
+async def people_nodes(
+    store: FalkorStore,
+    embedder: Embedder,
+    namespace: str,
+    turns: list[tuple[str, str]],
+    people: list[str],
+    query: str,
+) -> list[ContextNode]:
+    """Remember the turns, then the people's memories most like the query."""
+    with anyio.fail_after(300):
+        catalogue = await remembered_catalogue(store, embedder, namespace, turns)
+        vector = await embedded(embedder, query)
+        return await people_memories(store, namespace, catalogue, people, vector)
+
+
 async def test_a_gathering_question_reaches_the_persons_own_memories(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    with anyio.fail_after(300):
-        catalogue = await remembered_catalogue(store, embedder, namespace, TURNS)
-        vector = await embedded(embedder, "activities family")
-        nodes = await people_memories(store, namespace, catalogue, ["Ines"], vector)
+    nodes = await people_nodes(store, embedder, namespace, TURNS, ["Ines"], "activities family")
     texts = [n.text for n in nodes]
     # Only what Ines said, each marked as a named person's memory, best first in [0, 1].
     assert texts and all(t.startswith("Ines:") for t in texts)
@@ -91,10 +104,7 @@ async def test_a_gathering_question_reaches_the_persons_own_memories(
 async def test_a_name_nobody_has_reaches_no_memories(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    with anyio.fail_after(300):
-        catalogue = await remembered_catalogue(store, embedder, namespace, TURNS)
-        vector = await embedded(embedder, "family")
-        nobody = await people_memories(store, namespace, catalogue, ["Ximena"], vector)
+    nobody = await people_nodes(store, embedder, namespace, TURNS, ["Ximena"], "family")
     assert nobody == []
 
 
@@ -115,10 +125,14 @@ BOTH_TURNS = [
 async def test_a_question_naming_two_people_reaches_what_joins_them(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    with anyio.fail_after(300):
-        catalogue = await remembered_catalogue(store, embedder, namespace, BOTH_TURNS)
-        vector = await embedded(embedder, "What do they both enjoy making at home?")
-        nodes = await people_memories(store, namespace, catalogue, ["Ines", "Tomas"], vector)
+    nodes = await people_nodes(
+        store,
+        embedder,
+        namespace,
+        BOTH_TURNS,
+        ["Ines", "Tomas"],
+        "What do they both enjoy making at home?",
+    )
     # Each speaker has half the memories: each one's own still count, both people's.
     texts = [n.text for n in nodes]
     assert any(t.startswith("Ines:") for t in texts) and any(t.startswith("Tomas:") for t in texts)
@@ -210,10 +224,7 @@ ADDRESSED_TURNS = [
 async def test_a_persons_words_about_their_listener_rank_below_what_they_did(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    with anyio.fail_after(300):
-        catalogue = await remembered_catalogue(store, embedder, namespace, ADDRESSED_TURNS)
-        vector = await embedded(embedder, QUESTION)
-        nodes = await people_memories(store, namespace, catalogue, ["Ines"], vector)
+    nodes = await people_nodes(store, embedder, namespace, ADDRESSED_TURNS, ["Ines"], QUESTION)
     texts = [n.text.split(": ", 1)[1] for n in nodes]
     own = [texts.index(t) for _, t in ADDRESSED_TURNS[2:4]]
     to_tomas = [texts.index(t) for _, t in ADDRESSED_TURNS[:2]]
