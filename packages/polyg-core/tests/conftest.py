@@ -3,6 +3,7 @@ Memory with a scripted loopback LLM, and the shared invented service notes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
@@ -28,6 +29,20 @@ async def add_said(memory: Memory, text: str, created_at: datetime, **kw: Any) -
     """Store one memory said at `created_at` (keywords go to `add_memory`); its uuid."""
     mem, _ = await memory.semantic.add_memory(memory.namespace, text, created_at=created_at, **kw)
     return mem.uuid
+
+
+def extraction_reply(**parts: Any) -> str:
+    """An extractor's JSON reply: the given parts, every other part empty, category episodic."""
+    empty: dict[str, Any] = {
+        "entities": [],
+        "relations": [],
+        "events": [],
+        "facts": [],
+        "causal_links": [],
+        "concepts": [],
+        "category": "episodic",
+    }
+    return json.dumps(empty | parts)
 
 
 ScriptedMemory = Callable[[Responder], AbstractAsyncContextManager[Memory]]

@@ -4,7 +4,6 @@ extracts carry the dates the note gives them."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 from polyg_core.memory import Memory
 from polyg_core.storage.store import FalkorStore
 
-from ..conftest import ScriptedMemory
+from ..conftest import ScriptedMemory, extraction_reply
 
 pytestmark = pytest.mark.anyio
 
@@ -89,30 +88,23 @@ _GONE = re.compile(r"\b(?:left|quit|moved out|stopped|until|no longer)\b|→", r
 def _dated_extraction(messages: list[dict[str, Any]]) -> str:
     user = str(messages[-1]["content"])
     left = "left" in user
-    return json.dumps(
-        {
-            "entities": [
-                {"name": "Ines Varga", "entity_type": "person"},
-                {"name": "Osprey team", "entity_type": "team"},
-            ],
-            "relations": [
-                {
-                    "source": "Ines Varga",
-                    "target": "Osprey team",
-                    "relationship_type": "member_of",
-                    **(
-                        {"valid_to": "2025-09-01T00:00:00Z"}
-                        if left
-                        else {"valid_from": "2025-02-03T00:00:00Z"}
-                    ),
-                }
-            ],
-            "events": [],
-            "facts": [],
-            "causal_links": [],
-            "concepts": [],
-            "category": "episodic",
-        }
+    return extraction_reply(
+        entities=[
+            {"name": "Ines Varga", "entity_type": "person"},
+            {"name": "Osprey team", "entity_type": "team"},
+        ],
+        relations=[
+            {
+                "source": "Ines Varga",
+                "target": "Osprey team",
+                "relationship_type": "member_of",
+                **(
+                    {"valid_to": "2025-09-01T00:00:00Z"}
+                    if left
+                    else {"valid_from": "2025-02-03T00:00:00Z"}
+                ),
+            }
+        ],
     )
 
 

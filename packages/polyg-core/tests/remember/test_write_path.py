@@ -3,7 +3,6 @@ and entities it creates implicitly reported like explicit ones."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +17,7 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.counting import CountingStore
 
-from ..conftest import ScriptedMemory
+from ..conftest import ScriptedMemory, extraction_reply
 
 pytestmark = pytest.mark.anyio
 
@@ -84,24 +83,18 @@ async def test_a_typical_note_is_written_in_at_most_15_queries_and_one_embedding
 
 
 def _extraction(_: list[dict[str, Any]]) -> str:
-    return json.dumps(
-        {
-            "entities": [{"name": "billing-api", "entity_type": "Service"}],
-            "relations": [
-                {"source": "billing-api", "target": "auth servce", "relationship_type": "calls"}
-            ],
-            "events": [
-                {
-                    "description": "billing-api timed out calling the ledger",
-                    "occurred_at": "2026-01-10T11:00:00Z",
-                    "entities": ["billing-api", "ledger servce"],
-                }
-            ],
-            "facts": [],
-            "causal_links": [],
-            "concepts": [],
-            "category": "episodic",
-        }
+    return extraction_reply(
+        entities=[{"name": "billing-api", "entity_type": "Service"}],
+        relations=[
+            {"source": "billing-api", "target": "auth servce", "relationship_type": "calls"}
+        ],
+        events=[
+            {
+                "description": "billing-api timed out calling the ledger",
+                "occurred_at": "2026-01-10T11:00:00Z",
+                "entities": ["billing-api", "ledger servce"],
+            }
+        ],
     )
 
 
@@ -129,29 +122,24 @@ async def test_entities_a_relation_or_event_creates_report_their_near_duplicates
 
 
 def _shared_name_extraction(_: list[dict[str, Any]]) -> str:
-    return json.dumps(
-        {
-            "entities": [{"name": "atlas", "entity_type": "Service"}],
-            "relations": [{"source": "atlas", "target": "billing", "relationship_type": "calls"}],
-            "events": [
-                {
-                    "description": "atlas restarted",
-                    "occurred_at": "2026-01-10T11:00:00Z",
-                    "entities": ["atlas"],
-                }
-            ],
-            "facts": [
-                {
-                    "subject": "atlas",
-                    "predicate": "runs_on",
-                    "object": "k8s",
-                    "valid_from": "2026-01-01T00:00:00Z",
-                }
-            ],
-            "causal_links": [],
-            "concepts": [],
-            "category": "episodic",
-        }
+    return extraction_reply(
+        entities=[{"name": "atlas", "entity_type": "Service"}],
+        relations=[{"source": "atlas", "target": "billing", "relationship_type": "calls"}],
+        events=[
+            {
+                "description": "atlas restarted",
+                "occurred_at": "2026-01-10T11:00:00Z",
+                "entities": ["atlas"],
+            }
+        ],
+        facts=[
+            {
+                "subject": "atlas",
+                "predicate": "runs_on",
+                "object": "k8s",
+                "valid_from": "2026-01-01T00:00:00Z",
+            }
+        ],
     )
 
 
