@@ -59,6 +59,14 @@ def _memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
     )
 
 
+async def conversation(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
+    """A memory that has remembered TURNS."""
+    memory = _memory(store, embedder, namespace)
+    with anyio.fail_after(300):
+        await remember_turns(memory)
+    return memory
+
+
 async def remembered_catalogue(
     store: FalkorStore, embedder: Embedder, namespace: str, turns: list[tuple[str, str]]
 ) -> NamespaceCatalogue:
@@ -143,9 +151,8 @@ async def test_a_question_naming_two_people_reaches_what_joins_them(
 async def test_the_persons_memories_lead_the_graph_retriever_in_recall(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    memory = _memory(store, embedder, namespace)
+    memory = await conversation(store, embedder, namespace)
     with anyio.fail_after(300):
-        await remember_turns(memory)
         result = await memory.recall(QUESTION, reference_time=REF)
         catalogue = await MemoryCatalogue(store).get(namespace)
     assert result.intent["multi_hop"] is True  # PPR and the graph side run by themselves
@@ -235,9 +242,8 @@ async def test_a_persons_words_about_their_listener_rank_below_what_they_did(
 async def test_the_graph_side_lifts_what_text_retrieval_alone_ranks_low(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    memory = _memory(store, embedder, namespace)
+    memory = await conversation(store, embedder, namespace)
     with anyio.fail_after(300):
-        await remember_turns(memory)
         full = await memory.recall(QUESTION, reference_time=REF)
         text_only = await memory.recall(
             QUESTION, reference_time=REF, retrievers=["lexical", "dense"]
