@@ -33,6 +33,23 @@ def query(client: redis.Redis, cypher: str) -> Any:
     return client.execute_command("GRAPH.QUERY", GRAPH, cypher)
 
 
+def seed(data_dir: Path, *writes: tuple[str, str], backup_to: Path | None = None) -> None:
+    """Start a FalkorDB on `data_dir`, run each (graph, cypher) write, back the data dir up
+    to `backup_to` when given, and stop the server."""
+    server = RestartableFalkorDB(data_dir)
+    try:
+        client = redis.Redis(unix_socket_path=server.start().socket_path)
+        try:
+            for graph, cypher in writes:
+                client.execute_command("GRAPH.QUERY", graph, cypher)
+        finally:
+            client.close()
+        if backup_to is not None:
+            cli(data_dir, "backup", str(backup_to))
+    finally:
+        server.stop()
+
+
 class Writer(threading.Thread):
     """Writes entries 0, 1, 2, ... one at a time; `acked` counts the acknowledged ones."""
 
@@ -97,13 +114,8 @@ def test_a_backup_taken_during_writes_restores_a_consistent_prefix(tmp_path: Pat
 
 
 def test_restore_refuses_a_data_dir_that_holds_data(tmp_path: Path) -> None:
-    live = RestartableFalkorDB(tmp_path / "live")
-    client = redis.Redis(unix_socket_path=live.start().socket_path)
-    query(client, "CREATE (:Entry {seq: 0})")
-    client.close()
-    cli(tmp_path / "live", "backup", str(tmp_path / "bk"))
+    seed(tmp_path / "live", (GRAPH, "CREATE (:Entry {seq: 0})"), backup_to=tmp_path / "bk")
     env = {"POLYG_DATA_DIR": str(tmp_path / "live"), "LLM_MODEL": "", "NO_COLOR": "1"}
-    live.stop()
     result = CliRunner().invoke(app, ["restore", str(tmp_path / "bk")], env=env)
     assert result.exit_code == 1
     assert "already holds data" in result.output
@@ -176,19 +188,14 @@ def test_one_graph_is_restored_into_a_running_data_dir_and_the_others_stay(
 
 
 def test_one_graph_is_restored_into_a_stopped_data_dir_that_lacks_it(tmp_path: Path) -> None:
-    first = RestartableFalkorDB(tmp_path / "first")
-    client = redis.Redis(unix_socket_path=first.start().socket_path)
-    query(client, "CREATE (:Entry {seq: 1}), (:Entry {seq: 2})")
-    client.execute_command("GRAPH.QUERY", "drafts", "CREATE (:Draft)")
-    client.close()
-    cli(tmp_path / "first", "backup", str(tmp_path / "bk"))
-    first.stop()
-
+    seed(
+        tmp_path / "first",
+        (GRAPH, "CREATE (:Entry {seq: 1}), (:Entry {seq: 2})"),
+        ("drafts", "CREATE (:Draft)"),
+        backup_to=tmp_path / "bk",
+    )
+    seed(tmp_path / "other", ("notes", "CREATE (:Note)"))
     other = RestartableFalkorDB(tmp_path / "other")
-    client = redis.Redis(unix_socket_path=other.start().socket_path)
-    client.execute_command("GRAPH.QUERY", "notes", "CREATE (:Note)")
-    client.close()
-    other.stop()
 
     done = restore_graph(tmp_path / "other", str(tmp_path / "bk"), "--graph", GRAPH)
     assert done.exit_code == 0, done.output
@@ -205,12 +212,7 @@ def test_one_graph_is_restored_into_a_stopped_data_dir_that_lacks_it(tmp_path: P
 
 
 def test_restoring_one_graph_names_what_was_wrong(tmp_path: Path) -> None:
-    live = RestartableFalkorDB(tmp_path / "live")
-    client = redis.Redis(unix_socket_path=live.start().socket_path)
-    query(client, "CREATE (:Entry {seq: 0})")
-    client.close()
-    cli(tmp_path / "live", "backup", str(tmp_path / "bk"))
-    live.stop()
+    seed(tmp_path / "live", (GRAPH, "CREATE (:Entry {seq: 0})"), backup_to=tmp_path / "bk")
 
     missing = restore_graph(tmp_path / "live", str(tmp_path / "bk"), "--graph", "payroll")
     assert missing.exit_code == 1

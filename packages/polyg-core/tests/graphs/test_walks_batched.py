@@ -10,24 +10,11 @@ from collections.abc import Sequence
 import pytest
 from polyg_core.graphs.walks import GraphWalks
 from polyg_core.memory import Memory
-from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage import FalkorStore
 from polyg_core.storage.schema import CAUSAL, ENTITY, EVENT, FACT
 from polyg_shared.timeutil import parse_timestamp, to_epoch_ms
 
 pytestmark = pytest.mark.anyio
-
-NOTES = [
-    ("Wiremu Tane moved the invoicing queue to the Rotorua cluster.", "2026-02-02"),
-    (
-        "The Rotorua cluster ran out of disk, which caused the invoicing queue to stall.",
-        "2026-02-09",
-    ),
-    ("Ines Albarran took over the ledger service from Wiremu Tane.", "2026-03-01"),
-    ("Ines Albarran fixed the stalled invoicing queue by adding disk.", "2026-03-04"),
-    ("Kofi Mensah met Ines Albarran at the Hamilton office.", "2026-03-04"),
-    ("The ledger service now runs on the Hamilton cluster.", "2026-04-01"),
-]
 
 # (start, end) windows: none, open on either side, closed, and one that holds nothing.
 WINDOWS: list[tuple[str | None, str | None]] = [
@@ -52,10 +39,8 @@ async def _uuids(store: FalkorStore, namespace: str, label: str) -> list[str]:
 
 
 @pytest.fixture
-async def filled(store: FalkorStore, embedder: Embedder, namespace: str) -> str:
-    memory = Memory(store=store, embedder=embedder, namespace=namespace)
-    for text, day in NOTES:
-        await memory.remember(text, reference_time=day)
+async def filled(ledger_memory: Memory) -> str:
+    memory, namespace = ledger_memory, ledger_memory.namespace
     await memory.entities.ensure(namespace, ["Wiremu Tane", "Ines Albarran", "Kofi Mensah"])
     await memory.entities.link(
         namespace, "Wiremu Tane", "Ines Albarran", "handed_over_to", valid_from="2026-03-01"
@@ -67,12 +52,6 @@ async def filled(store: FalkorStore, embedder: Embedder, namespace: str) -> str:
         "worked_with",
         valid_from="2025-01-01",
         valid_to="2026-02-15",
-    )
-    await memory.temporal.add_fact(
-        namespace, "ledger service", "runs_on", "Rotorua cluster", valid_from="2026-01-01"
-    )
-    await memory.temporal.add_fact(
-        namespace, "ledger service", "runs_on", "Hamilton cluster", valid_from="2026-04-01"
     )
     return namespace
 

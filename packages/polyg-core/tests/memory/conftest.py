@@ -1,4 +1,4 @@
-"""A Memory on the test session's FalkorDB, and the deployment-failure scenario."""
+"""The deployment-failure scenario, and Memories on the rule path and the scripted LLM path."""
 
 from __future__ import annotations
 
@@ -43,11 +43,6 @@ async def load_deployment(memory: Memory, ns: str) -> None:
     await memory.semantic.add_concept(
         ns, "caching", "Redis caching layer in front of the auth-service", entities=["auth-service"]
     )
-
-
-@pytest.fixture
-async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
-    return Memory(store=store, embedder=embedder, namespace=namespace)
 
 
 def _chain_from_context(user: str) -> list[dict[str, Any]]:

@@ -4,18 +4,15 @@ extracts carry the dates the note gives them."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 import anyio
 import pytest
-from polyg_core.config import Settings
 from polyg_core.memory import Memory
-from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.litellm import LiteLLMProvider
 from polyg_core.storage.store import FalkorStore
-from polyg_core.testing.llm_server import ScriptedLLMServer
+
+from ..conftest import ScriptedMemory, extraction_reply
 
 pytestmark = pytest.mark.anyio
 
@@ -91,43 +88,30 @@ _GONE = re.compile(r"\b(?:left|quit|moved out|stopped|until|no longer)\b|→", r
 def _dated_extraction(messages: list[dict[str, Any]]) -> str:
     user = str(messages[-1]["content"])
     left = "left" in user
-    return json.dumps(
-        {
-            "entities": [
-                {"name": "Ines Varga", "entity_type": "person"},
-                {"name": "Osprey team", "entity_type": "team"},
-            ],
-            "relations": [
-                {
-                    "source": "Ines Varga",
-                    "target": "Osprey team",
-                    "relationship_type": "member_of",
-                    **(
-                        {"valid_to": "2025-09-01T00:00:00Z"}
-                        if left
-                        else {"valid_from": "2025-02-03T00:00:00Z"}
-                    ),
-                }
-            ],
-            "events": [],
-            "facts": [],
-            "causal_links": [],
-            "concepts": [],
-            "category": "episodic",
-        }
+    return extraction_reply(
+        entities=[
+            {"name": "Ines Varga", "entity_type": "person"},
+            {"name": "Osprey team", "entity_type": "team"},
+        ],
+        relations=[
+            {
+                "source": "Ines Varga",
+                "target": "Osprey team",
+                "relationship_type": "member_of",
+                **(
+                    {"valid_to": "2025-09-01T00:00:00Z"}
+                    if left
+                    else {"valid_from": "2025-02-03T00:00:00Z"}
+                ),
+            }
+        ],
     )
 
 
 async def test_relations_an_llm_extracts_carry_the_notes_dates(
-    store: FalkorStore, embedder: Embedder, namespace: str
+    store: FalkorStore, namespace: str, scripted_memory: ScriptedMemory
 ) -> None:
-    async with ScriptedLLMServer(responder=_dated_extraction) as server:
-        llm = LiteLLMProvider(
-            "openai/test-model", api_base=server.api_base, api_key="test", timeout_s=5
-        )
-        mem = Memory(
-            store=store, embedder=embedder, llm=llm, settings=Settings(), namespace=namespace
-        )
+    async with scripted_memory(_dated_extraction) as mem:
         with anyio.fail_after(60):
             await mem.remember(
                 "Ines Varga joined the Osprey team on 3 February 2025.",

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import anyio
 import numpy as np
+import numpy.typing as npt
 import pytest
 from polyg_core.config import Settings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.recall.catalogue import MemoryCatalogue
+from polyg_core.recall.catalogue import MemoryCatalogue, NamespaceCatalogue
 from polyg_core.recall.graph_memories import (
     PERSON_ATTRIBUTE,
     graph_signal,
@@ -18,6 +19,7 @@ from polyg_core.recall.graph_memories import (
     speaks_to_listener,
 )
 from polyg_core.storage.store import FalkorStore
+from polyg_shared.retrieval import ContextNode
 
 pytestmark = pytest.mark.anyio
 
@@ -42,8 +44,8 @@ FAMILY = {TURNS[0][1], TURNS[2][1], TURNS[4][1]}
 QUESTION = "What activities has Ines done with her family?"
 
 
-async def remember_turns(memory: Memory) -> None:
-    for who, text in TURNS:
+async def remember_turns(memory: Memory, turns: list[tuple[str, str]] = TURNS) -> None:
+    for who, text in turns:
         await memory.remember(f"{who}: {text}", who=who, reference_time=REF)
 
 
@@ -57,15 +59,45 @@ def _memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
     )
 
 
-async def test_a_gathering_question_reaches_the_persons_own_memories(
-    store: FalkorStore, embedder: Embedder, namespace: str
-) -> None:
+async def conversation(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
+    """A memory that has remembered TURNS."""
     memory = _memory(store, embedder, namespace)
     with anyio.fail_after(300):
         await remember_turns(memory)
-        catalogue = await MemoryCatalogue(store).get(namespace)
-        vector = np.asarray((await embedder.embed(["activities family"]))[0], dtype=np.float32)
-        nodes = await people_memories(store, namespace, catalogue, ["Ines"], vector)
+    return memory
+
+
+async def remembered_catalogue(
+    store: FalkorStore, embedder: Embedder, namespace: str, turns: list[tuple[str, str]]
+) -> NamespaceCatalogue:
+    """Remember the turns in a fresh memory and read back the namespace's catalogue."""
+    await remember_turns(_memory(store, embedder, namespace), turns)
+    return await MemoryCatalogue(store).get(namespace)
+
+
+async def embedded(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
+    return np.asarray((await embedder.embed([text]))[0], dtype=np.float32)
+
+
+async def people_nodes(
+    store: FalkorStore,
+    embedder: Embedder,
+    namespace: str,
+    turns: list[tuple[str, str]],
+    people: list[str],
+    query: str,
+) -> list[ContextNode]:
+    """Remember the turns, then the people's memories most like the query."""
+    with anyio.fail_after(300):
+        catalogue = await remembered_catalogue(store, embedder, namespace, turns)
+        vector = await embedded(embedder, query)
+        return await people_memories(store, namespace, catalogue, people, vector)
+
+
+async def test_a_gathering_question_reaches_the_persons_own_memories(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    nodes = await people_nodes(store, embedder, namespace, TURNS, ["Ines"], "activities family")
     texts = [n.text for n in nodes]
     # Only what Ines said, each marked as a named person's memory, best first in [0, 1].
     assert texts and all(t.startswith("Ines:") for t in texts)
@@ -80,12 +112,7 @@ async def test_a_gathering_question_reaches_the_persons_own_memories(
 async def test_a_name_nobody_has_reaches_no_memories(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    memory = _memory(store, embedder, namespace)
-    with anyio.fail_after(300):
-        await remember_turns(memory)
-        catalogue = await MemoryCatalogue(store).get(namespace)
-        vector = np.asarray((await embedder.embed(["family"]))[0], dtype=np.float32)
-        nobody = await people_memories(store, namespace, catalogue, ["Ximena"], vector)
+    nobody = await people_nodes(store, embedder, namespace, TURNS, ["Ximena"], "family")
     assert nobody == []
 
 
@@ -106,15 +133,14 @@ BOTH_TURNS = [
 async def test_a_question_naming_two_people_reaches_what_joins_them(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    memory = _memory(store, embedder, namespace)
-    with anyio.fail_after(300):
-        for who, text in BOTH_TURNS:
-            await memory.remember(f"{who}: {text}", who=who, reference_time=REF)
-        catalogue = await MemoryCatalogue(store).get(namespace)
-        vector = np.asarray(
-            (await embedder.embed(["What do they both enjoy making at home?"]))[0], dtype=np.float32
-        )
-        nodes = await people_memories(store, namespace, catalogue, ["Ines", "Tomas"], vector)
+    nodes = await people_nodes(
+        store,
+        embedder,
+        namespace,
+        BOTH_TURNS,
+        ["Ines", "Tomas"],
+        "What do they both enjoy making at home?",
+    )
     # Each speaker has half the memories: each one's own still count, both people's.
     texts = [n.text for n in nodes]
     assert any(t.startswith("Ines:") for t in texts) and any(t.startswith("Tomas:") for t in texts)
@@ -125,9 +151,8 @@ async def test_a_question_naming_two_people_reaches_what_joins_them(
 async def test_the_persons_memories_lead_the_graph_retriever_in_recall(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    memory = _memory(store, embedder, namespace)
+    memory = await conversation(store, embedder, namespace)
     with anyio.fail_after(300):
-        await remember_turns(memory)
         result = await memory.recall(QUESTION, reference_time=REF)
         catalogue = await MemoryCatalogue(store).get(namespace)
     assert result.intent["multi_hop"] is True  # PPR and the graph side run by themselves
@@ -164,13 +189,10 @@ NAMED_TURNS = [
 async def test_a_question_for_named_things_reaches_the_memory_that_names_one(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    memory = _memory(store, embedder, namespace)
     with anyio.fail_after(300):
-        for who, text in NAMED_TURNS:
-            await memory.remember(f"{who}: {text}", who=who, reference_time=REF)
-        catalogue = await MemoryCatalogue(store).get(namespace)
+        catalogue = await remembered_catalogue(store, embedder, namespace, NAMED_TURNS)
         question = "Which bands has Ines seen?"
-        vector = np.asarray((await embedder.embed(["Which bands has seen?"]))[0], np.float32)
+        vector = await embedded(embedder, "Which bands has seen?")
         asked = await people_memories(store, namespace, catalogue, ["Ines"], vector, question)
         plain = await people_memories(store, namespace, catalogue, ["Ines"], vector)
     named = f"Ines: {NAMED_TURNS[3][1]}"
@@ -209,16 +231,7 @@ ADDRESSED_TURNS = [
 async def test_a_persons_words_about_their_listener_rank_below_what_they_did(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    memory = _memory(store, embedder, namespace)
-    with anyio.fail_after(300):
-        for who, text in ADDRESSED_TURNS:
-            await memory.remember(f"{who}: {text}", who=who, reference_time=REF)
-        catalogue = await MemoryCatalogue(store).get(namespace)
-        vector = np.asarray(
-            (await embedder.embed(["What activities has Ines done with her family?"]))[0],
-            dtype=np.float32,
-        )
-        nodes = await people_memories(store, namespace, catalogue, ["Ines"], vector)
+    nodes = await people_nodes(store, embedder, namespace, ADDRESSED_TURNS, ["Ines"], QUESTION)
     texts = [n.text.split(": ", 1)[1] for n in nodes]
     own = [texts.index(t) for _, t in ADDRESSED_TURNS[2:4]]
     to_tomas = [texts.index(t) for _, t in ADDRESSED_TURNS[:2]]
@@ -229,9 +242,8 @@ async def test_a_persons_words_about_their_listener_rank_below_what_they_did(
 async def test_the_graph_side_lifts_what_text_retrieval_alone_ranks_low(
     store: FalkorStore, embedder: Embedder, namespace: str
 ) -> None:
-    memory = _memory(store, embedder, namespace)
+    memory = await conversation(store, embedder, namespace)
     with anyio.fail_after(300):
-        await remember_turns(memory)
         full = await memory.recall(QUESTION, reference_time=REF)
         text_only = await memory.recall(
             QUESTION, reference_time=REF, retrievers=["lexical", "dense"]

@@ -7,6 +7,7 @@ import anyio
 import pytest
 from polyg_core.memory import Memory
 from polyg_core.recall.classifier import asks_history
+from polyg_shared.retrieval import RecallResult
 
 pytestmark = pytest.mark.anyio
 
@@ -33,19 +34,37 @@ def test_other_questions_are_not_history_questions(question: str) -> None:
     assert not asks_history(question)
 
 
-async def test_recall_tells_a_history_in_order_with_intervals(memory: Memory) -> None:
+async def recall_history(
+    memory: Memory,
+    subject: str,
+    predicate: str,
+    values: list[tuple[str, str]],
+    other: tuple[str, str, str],
+    question: str,
+) -> RecallResult:
+    """Write the subject's dated values of one predicate and one fact of another
+    (predicate, value, since), then recall the question."""
     ns = memory.namespace
     with anyio.fail_after(120):
-        for who, since in (
+        for value, since in values:
+            await memory.temporal.add_fact(ns, subject, predicate, value, valid_from=since)
+        await memory.temporal.add_fact(ns, subject, *other)
+        return await memory.recall(question, reference_time=REF)
+
+
+async def test_recall_tells_a_history_in_order_with_intervals(memory: Memory) -> None:
+    result = await recall_history(
+        memory,
+        "on-call rotation",
+        "lead",
+        [
             ("Corin Hale", "2024-01-08"),
             ("Dessa Morrow", "2025-03-03"),
             ("Elio Varga", "2025-09-01"),
-        ):
-            await memory.temporal.add_fact(ns, "on-call rotation", "lead", who, valid_from=since)
-        await memory.temporal.add_fact(ns, "on-call rotation", "tool", "PagerBell", "2024-01-01")
-        result = await memory.recall(
-            "How has the on-call rotation lead changed?", reference_time=REF
-        )
+        ],
+        ("tool", "PagerBell", "2024-01-01"),
+        "How has the on-call rotation lead changed?",
+    )
     assert result.answer == (
         "on-call rotation lead: Corin Hale, 2024-01 to 2025-03; "
         "Dessa Morrow, 2025-03 to 2025-09; Elio Varga, since 2025-09."
@@ -54,18 +73,14 @@ async def test_recall_tells_a_history_in_order_with_intervals(memory: Memory) ->
 
 
 async def test_recall_tells_the_history_of_a_multi_valued_predicate(memory: Memory) -> None:
-    ns = memory.namespace
-    with anyio.fail_after(120):
-        for skill, since in (
-            ("Python", "2023-02-01"),
-            ("Go", "2024-01-01"),
-            ("Rust", "2025-03-01"),
-        ):
-            await memory.temporal.add_fact(ns, "Yara Belden", "skills", skill, valid_from=since)
-        await memory.temporal.add_fact(ns, "Yara Belden", "team", "Atlas", "2024-01-01")
-        result = await memory.recall(
-            "What was Yara Belden's skills history over time?", reference_time=REF
-        )
+    result = await recall_history(
+        memory,
+        "Yara Belden",
+        "skills",
+        [("Python", "2023-02-01"), ("Go", "2024-01-01"), ("Rust", "2025-03-01")],
+        ("team", "Atlas", "2024-01-01"),
+        "What was Yara Belden's skills history over time?",
+    )
     assert result.answer == (
         "Yara Belden skills: Python, since 2023-02; Go, since 2024-01; Rust, since 2025-03."
     )

@@ -6,16 +6,10 @@ import anyio
 import pytest
 from polyg_core.errors import NodeNotFound
 from polyg_core.memory import Memory
-from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.probability import causal_probability
 from polyg_core.storage.store import FalkorStore
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
-    return Memory(store=store, embedder=embedder, namespace=namespace)
 
 
 async def test_one_chain_is_the_product_and_parallel_chains_combine(memory: Memory) -> None:

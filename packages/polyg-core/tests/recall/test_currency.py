@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from polyg_core.memory import Memory
-from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.currency import (
     EndedValue,
     Supersession,
@@ -20,8 +19,9 @@ from polyg_core.recall.currency import (
     supersede,
 )
 from polyg_core.recall.lexical import LexicalIndex
-from polyg_core.storage.store import FalkorStore
 from polyg_shared.intents import Intent, Timeframe
+
+from ..conftest import add_said
 
 pytestmark = pytest.mark.anyio
 
@@ -29,16 +29,8 @@ NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 NOW_MS = int(NOW.timestamp() * 1000)
 
 
-@pytest.fixture
-async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
-    return Memory(store=store, embedder=embedder, namespace=namespace)
-
-
 async def _add(memory: Memory, text: str, days_ago: float) -> str:
-    mem, _ = await memory.semantic.add_memory(
-        memory.namespace, text, created_at=NOW - timedelta(days=days_ago)
-    )
-    return mem.uuid
+    return await add_said(memory, text, NOW - timedelta(days=days_ago))
 
 
 # -- pure rules -------------------------------------------------------------------------------

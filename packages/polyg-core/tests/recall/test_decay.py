@@ -9,9 +9,7 @@ import anyio
 import pytest
 from polyg_core.errors import InvalidInput
 from polyg_core.memory import Memory
-from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.decay import DAY_MS, DecayPolicy, memory_meta, refresh_access
-from polyg_core.storage.store import FalkorStore
 from polyg_shared.timeutil import parse_timestamp, to_epoch_ms
 
 pytestmark = pytest.mark.anyio
@@ -43,11 +41,6 @@ def test_half_life_is_configurable() -> None:
 def test_retention_tier_by_age(hours: int, tier: str) -> None:
     now = to_epoch_ms(NOW)
     assert DecayPolicy().tier(now - hours * 3_600_000, now) == tier
-
-
-@pytest.fixture
-async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
-    return Memory(store=store, embedder=embedder, namespace=namespace)
 
 
 async def test_recall_refreshes_last_access_without_moving_it_back(memory: Memory) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,30 +22,32 @@ from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from polyg_core.text.normalize import STOP_WORDS_EN
 
+from ..conftest import add_said
+
 pytestmark = pytest.mark.anyio
 
 NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
 SYNTHETIC = Path(__file__).resolve().parents[4] / "scripts" / "retrieval_dataset.json"
 
 
-@pytest.fixture
-async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
-    return Memory(store=store, embedder=embedder, namespace=namespace)
-
-
 async def _add(memory: Memory, text: str, *, days_ago: float = 1.0, **kw: object) -> str:
-    mem, _ = await memory.semantic.add_memory(
-        memory.namespace,
-        text,
-        created_at=NOW - timedelta(days=days_ago),
-        **kw,  # pyright: ignore[reportArgumentType]
-    )
-    return mem.uuid
+    return await add_said(memory, text, NOW - timedelta(days=days_ago), **kw)
 
 
 async def _first(memory: Memory, question: str, *retrievers: str) -> list[str]:
     result = await memory.recall(question, reference_time=NOW, retrievers=list(retrievers))
     return [m.uuid for m in result.memories]
+
+
+async def _target_and_found(
+    memory: Memory, target: str, others: Sequence[str], question: str, *retrievers: str
+) -> tuple[str, list[str]]:
+    """Add the target memory, then the others, and ask: the target's id, and what was found."""
+    with anyio.fail_after(60):
+        target_id = await _add(memory, target)
+        for text in others:
+            await _add(memory, text)
+        return target_id, await _first(memory, question, *retrievers)
 
 
 def test_unknown_or_empty_retriever_lists_are_refused() -> None:
@@ -65,21 +68,25 @@ def test_author_and_name_removal() -> None:
 
 
 async def test_lexical_finds_the_rare_word(memory: Memory) -> None:
-    with anyio.fail_after(60):
-        target = await _add(memory, "The glazing kiln in shed four reached cone six.")
-        await _add(memory, "We talked about the weather and the garden.")
-        await _add(memory, "Lunch was soup and bread at the bakery.")
-        found = await _first(memory, "Which cone did the kiln reach?", "lexical")
+    target, found = await _target_and_found(
+        memory,
+        "The glazing kiln in shed four reached cone six.",
+        ["We talked about the weather and the garden.", "Lunch was soup and bread at the bakery."],
+        "Which cone did the kiln reach?",
+        "lexical",
+    )
     assert found[0] == target
     assert len(found) == 1  # BM25 returns only texts sharing a word with the question
 
 
 async def test_lexical_finds_a_compound_asked_as_two_words(memory: Memory) -> None:
-    with anyio.fail_after(60):
-        target = await _add(memory, "Noor: Our roadtrip to the coast was wild, the van broke.")
-        await _add(memory, "Noor: The lake was calm this morning.")
-        await _add(memory, "Ravi: Lunch was soup and bread at the bakery.")
-        found = await _first(memory, "What happened on Noor's road trip?", "lexical")
+    target, found = await _target_and_found(
+        memory,
+        "Noor: Our roadtrip to the coast was wild, the van broke.",
+        ["Noor: The lake was calm this morning.", "Ravi: Lunch was soup and bread at the bakery."],
+        "What happened on Noor's road trip?",
+        "lexical",
+    )
     # Neither "road" nor "trip" is in the memory; "roadtrip" is.
     assert found[0] == target
 
@@ -93,11 +100,13 @@ def test_only_pairs_the_index_holds_are_joined_and_never_stop_words() -> None:
 
 
 async def test_dense_finds_a_paraphrase_without_shared_words(memory: Memory) -> None:
-    with anyio.fail_after(60):
-        target = await _add(memory, "My car broke down on the motorway last night.")
-        await _add(memory, "The quarterly report is due on Friday.")
-        await _add(memory, "She planted tulips along the fence.")
-        found = await _first(memory, "vehicle failure while driving", "dense")
+    target, found = await _target_and_found(
+        memory,
+        "My car broke down on the motorway last night.",
+        ["The quarterly report is due on Friday.", "She planted tulips along the fence."],
+        "vehicle failure while driving",
+        "dense",
+    )
     assert found[0] == target
 
 

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import pytest
 from polyg_core.memory import Memory
-from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.lexical import Tokenizer
 from polyg_core.recall.memories import FusionWeights
 from polyg_core.recall.memory_fit import (
@@ -18,23 +17,16 @@ from polyg_core.recall.memory_fit import (
     tells_a_plan,
     tells_it_was_missed,
 )
-from polyg_core.storage.store import FalkorStore
+
+from ..conftest import add_said
 
 pytestmark = pytest.mark.anyio
 
 NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-async def memory(store: FalkorStore, embedder: Embedder, namespace: str) -> Memory:
-    return Memory(store=store, embedder=embedder, namespace=namespace)
-
-
 async def _add(memory: Memory, text: str, *, days_ago: float) -> str:
-    mem, _ = await memory.semantic.add_memory(
-        memory.namespace, text, created_at=NOW - timedelta(days=days_ago)
-    )
-    return mem.uuid
+    return await add_said(memory, text, NOW - timedelta(days=days_ago))
 
 
 def test_sentences_leave_the_speaker_out_and_keep_a_caption_apart() -> None:

@@ -3,7 +3,6 @@ and entities it creates implicitly reported like explicit ones."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,13 +11,13 @@ import anyio
 import numpy as np
 import numpy.typing as npt
 import pytest
-from polyg_core.config import Settings, StorageSettings
+from polyg_core.config import StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.providers.llm.litellm import LiteLLMProvider
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.counting import CountingStore
-from polyg_core.testing.llm_server import ScriptedLLMServer
+
+from ..conftest import ScriptedMemory, extraction_reply
 
 pytestmark = pytest.mark.anyio
 
@@ -84,37 +83,25 @@ async def test_a_typical_note_is_written_in_at_most_15_queries_and_one_embedding
 
 
 def _extraction(_: list[dict[str, Any]]) -> str:
-    return json.dumps(
-        {
-            "entities": [{"name": "billing-api", "entity_type": "Service"}],
-            "relations": [
-                {"source": "billing-api", "target": "auth servce", "relationship_type": "calls"}
-            ],
-            "events": [
-                {
-                    "description": "billing-api timed out calling the ledger",
-                    "occurred_at": "2026-01-10T11:00:00Z",
-                    "entities": ["billing-api", "ledger servce"],
-                }
-            ],
-            "facts": [],
-            "causal_links": [],
-            "concepts": [],
-            "category": "episodic",
-        }
+    return extraction_reply(
+        entities=[{"name": "billing-api", "entity_type": "Service"}],
+        relations=[
+            {"source": "billing-api", "target": "auth servce", "relationship_type": "calls"}
+        ],
+        events=[
+            {
+                "description": "billing-api timed out calling the ledger",
+                "occurred_at": "2026-01-10T11:00:00Z",
+                "entities": ["billing-api", "ledger servce"],
+            }
+        ],
     )
 
 
 async def test_entities_a_relation_or_event_creates_report_their_near_duplicates(
-    store: FalkorStore, embedder: Embedder, namespace: str
+    store: FalkorStore, namespace: str, scripted_memory: ScriptedMemory
 ) -> None:
-    async with ScriptedLLMServer(responder=_extraction) as server:
-        llm = LiteLLMProvider(
-            "openai/test-model", api_base=server.api_base, api_key="test", timeout_s=5
-        )
-        mem = Memory(
-            store=store, embedder=embedder, llm=llm, settings=Settings(), namespace=namespace
-        )
+    async with scripted_memory(_extraction) as mem:
         with anyio.fail_after(60):
             auth, _ = await mem.entities.add(namespace, "auth service", "Service")
             ledger, _ = await mem.entities.add(namespace, "ledger service", "Service")
@@ -135,42 +122,31 @@ async def test_entities_a_relation_or_event_creates_report_their_near_duplicates
 
 
 def _shared_name_extraction(_: list[dict[str, Any]]) -> str:
-    return json.dumps(
-        {
-            "entities": [{"name": "atlas", "entity_type": "Service"}],
-            "relations": [{"source": "atlas", "target": "billing", "relationship_type": "calls"}],
-            "events": [
-                {
-                    "description": "atlas restarted",
-                    "occurred_at": "2026-01-10T11:00:00Z",
-                    "entities": ["atlas"],
-                }
-            ],
-            "facts": [
-                {
-                    "subject": "atlas",
-                    "predicate": "runs_on",
-                    "object": "k8s",
-                    "valid_from": "2026-01-01T00:00:00Z",
-                }
-            ],
-            "causal_links": [],
-            "concepts": [],
-            "category": "episodic",
-        }
+    return extraction_reply(
+        entities=[{"name": "atlas", "entity_type": "Service"}],
+        relations=[{"source": "atlas", "target": "billing", "relationship_type": "calls"}],
+        events=[
+            {
+                "description": "atlas restarted",
+                "occurred_at": "2026-01-10T11:00:00Z",
+                "entities": ["atlas"],
+            }
+        ],
+        facts=[
+            {
+                "subject": "atlas",
+                "predicate": "runs_on",
+                "object": "k8s",
+                "valid_from": "2026-01-01T00:00:00Z",
+            }
+        ],
     )
 
 
 async def test_a_name_two_entities_share_is_the_one_of_the_extracted_type_and_facts_skip_it(
-    store: FalkorStore, embedder: Embedder, namespace: str
+    store: FalkorStore, namespace: str, scripted_memory: ScriptedMemory
 ) -> None:
-    async with ScriptedLLMServer(responder=_shared_name_extraction) as server:
-        llm = LiteLLMProvider(
-            "openai/test-model", api_base=server.api_base, api_key="test", timeout_s=5
-        )
-        mem = Memory(
-            store=store, embedder=embedder, llm=llm, settings=Settings(), namespace=namespace
-        )
+    async with scripted_memory(_shared_name_extraction) as mem:
         with anyio.fail_after(60):
             service, _ = await mem.entities.add(namespace, "atlas", "Service")
             await mem.entities.add(namespace, "atlas", "Project")

@@ -12,19 +12,9 @@ from polyg_core.storage.fulltext import word_search, word_search_labels
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, EVENT, FACT, MEMORY
 from polyg_core.storage.vector import knn, knn_labels
 
-pytestmark = pytest.mark.anyio
+from ..conftest import LEDGER_NOTES
 
-NOTES = [
-    ("Wiremu Tane moved the invoicing queue to the Rotorua cluster.", "2026-02-02"),
-    (
-        "The Rotorua cluster ran out of disk, which caused the invoicing queue to stall.",
-        "2026-02-09",
-    ),
-    ("Ines Albarran took over the ledger service from Wiremu Tane.", "2026-03-01"),
-    ("Ines Albarran fixed the stalled invoicing queue by adding disk.", "2026-03-04"),
-    ("Kofi Mensah likes sea kayaking and sourdough baking.", "2026-03-10"),
-    ("The ledger service now runs on the Hamilton cluster.", "2026-04-01"),
-]
+pytestmark = pytest.mark.anyio
 
 QUESTIONS = [
     "Why did the invoicing queue stall?",
@@ -37,17 +27,8 @@ LABELS = (CONCEPT, MEMORY, ENTITY, CAUSAL)
 
 
 @pytest.fixture
-async def filled(store: FalkorStore, embedder: Embedder, namespace: str) -> str:
-    memory = Memory(store=store, embedder=embedder, namespace=namespace)
-    for text, day in NOTES:
-        await memory.remember(text, reference_time=day)
-    await memory.temporal.add_fact(
-        namespace, "ledger service", "runs_on", "Rotorua cluster", valid_from="2026-01-01"
-    )
-    await memory.temporal.add_fact(
-        namespace, "ledger service", "runs_on", "Hamilton cluster", valid_from="2026-04-01"
-    )
-    return namespace
+def filled(ledger_memory: Memory) -> str:
+    return ledger_memory.namespace
 
 
 @pytest.mark.parametrize(("k", "min_similarity"), [(10, 0.3), (3, 0.0), (40, 0.0), (1, 0.6)])
@@ -76,7 +57,7 @@ async def test_labels_with_fewer_nodes_than_asked_answer_all_they_have(
     values = [float(x) for x in vector]
     together = await knn_labels(store, filled, LABELS, values, 500)
     counts = await store.query(filled, f"MATCH (m:{MEMORY}) RETURN count(m)", read_only=True)
-    assert len(together[MEMORY]) == counts.scalar() == len(NOTES)
+    assert len(together[MEMORY]) == counts.scalar() == len(LEDGER_NOTES)
     assert together == {label: await knn(store, filled, label, values, 500) for label in LABELS}
 
 
