@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 import uuid as uuidlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_ms
 
@@ -206,3 +206,49 @@ def rounds_by_key(keys: Sequence[str | None]) -> list[list[int]]:
         rounds[n].append(i)
         seen[n].add(key)
     return rounds
+
+
+T = TypeVar("T")
+
+
+def with_stored(
+    created: dict[str, Any], stored: Mapping[str, Any] | None, uid: str
+) -> dict[str, Any]:
+    """Fold an export's stored properties into the ones a graph creates a node with (an
+    import restoring the node in its one write): a property the graph writes takes the
+    stored value, its uuid falling back to `uid`; the others, None left out, are
+    returned to be set beside them."""
+    extra: dict[str, Any] = {}
+    for k, v in (stored or {}).items():
+        if k in created:
+            created[k] = v
+        elif v is not None:
+            extra[k] = v
+    created["uuid"] = created.get("uuid") or uid
+    return extra
+
+
+async def create_then_merge(
+    store: FalkorStore,
+    namespace: str,
+    rows: Sequence[Mapping[str, Any]],
+    new: Sequence[Mapping[str, Any]],
+    queries: tuple[str, str],
+    params: Mapping[str, Any],
+    read: Callable[[Sequence[Any]], tuple[int, T, bool]],
+) -> dict[int, tuple[T, bool]]:
+    """Write a batch of rows in at most two queries: `new` (the rows the caller read as
+    missing) created whole by `queries[0]` (one index write per node: FalkorDB indexes a
+    node made by MERGE ... ON CREATE SET twice), then the others, and any a concurrent
+    writer created since the read, merged by `queries[1]`. Each reply row is `read` as
+    (row index, value, created)."""
+    create, merge = queries
+    out: dict[int, tuple[T, bool]] = {}
+    if new:
+        res = await store.query(namespace, create, {"rows": list(new), **params})
+        out = {i: (value, made) for i, value, made in map(read, res.rows)}
+    rest = [r for r in rows if int(r["i"]) not in out]
+    if rest:
+        res = await store.query(namespace, merge, {"rows": rest, **params})
+        out.update({i: (value, made) for i, value, made in map(read, res.rows)})
+    return out

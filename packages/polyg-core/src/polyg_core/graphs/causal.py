@@ -49,7 +49,14 @@ from polyg_shared.nodes import CausalNode, CausalNodeType
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import InvalidInput, NodeNotFound
-from polyg_core.graphs.base import MAX_TEXT, check_text, new_uuid, prepare
+from polyg_core.graphs.base import (
+    MAX_TEXT,
+    check_text,
+    create_then_merge,
+    new_uuid,
+    prepare,
+    with_stored,
+)
 from polyg_core.graphs.entity_refs import (
     created_entities,
     ensure_entity_uuids,
@@ -341,13 +348,7 @@ def node_row(
         "created_at": None,
         "created_at_iso": None,
     }
-    extra: dict[str, Any] = {}
-    for k, v in (stored or {}).items():
-        if k in created:
-            created[k] = v
-        elif v is not None:
-            extra[k] = v
-    created["uuid"] = created["uuid"] or uid
+    extra = with_stored(created, stored, uid)
     return {
         "i": i,
         "key": key,
@@ -372,17 +373,16 @@ async def write_node_rows(
     if not rows:
         return {}
     now = datetime.now(UTC)
-    params: dict[str, Any] = {"now": epoch_ms(now), "now_iso": iso(now)}
-    out: dict[int, tuple[CausalNode, bool]] = {}
     new = [r for r in rows if "p" in r and not r.get("exists", False)]
-    if new:
-        res = await store.query(namespace, CREATE_NODES, {"rows": new, **params})
-        out = {int(i): (node_from_row(clean(node)), True) for i, node, _ in res.rows}
-    rest = [r for r in rows if int(r["i"]) not in out]
-    if rest:
-        res = await store.query(namespace, WRITE_NODES, {"rows": rest, **params})
-        out.update({int(i): (node_from_row(clean(node)), bool(c)) for i, node, c in res.rows})
-    return out
+    return await create_then_merge(
+        store,
+        namespace,
+        rows,
+        new,
+        (CREATE_NODES, WRITE_NODES),
+        {"now": epoch_ms(now), "now_iso": iso(now)},
+        lambda r: (int(r[0]), node_from_row(clean(r[1])), bool(r[2])),
+    )
 
 
 def check_node_type(value: CausalNodeType | str) -> CausalNodeType:

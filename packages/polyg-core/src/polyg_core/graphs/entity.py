@@ -20,6 +20,7 @@ from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
     check_properties,
     check_text,
+    create_then_merge,
     dt,
     embed_texts,
     iso_ms,
@@ -308,19 +309,16 @@ async def merge_entity_rows(
     if not rows:
         return {}
     now = now_ms()
-    params: dict[str, Any] = {"now": now, "iso": iso_ms(now)}
     new = [r for r in rows if not r.get("exists", False)]
-    out: dict[int, tuple[Entity, bool]] = {}
-    if new:
-        res = await store.query(namespace, CREATE_ENTITIES, {"rows": new, **params})
-        out = {int(i): (to_entity(clean(node)), True) for i, _, node in res.rows}
-    rest = [r for r in rows if int(r["i"]) not in out]
-    if rest:
-        res = await store.query(namespace, MERGE_ENTITIES, {"rows": rest, **params})
-        out.update(
-            {int(i): (to_entity(clean(node)), bool(created)) for i, created, node in res.rows}
-        )
-    return out
+    return await create_then_merge(
+        store,
+        namespace,
+        rows,
+        new,
+        (CREATE_ENTITIES, MERGE_ENTITIES),
+        {"now": now, "iso": iso_ms(now)},
+        lambda r: (int(r[0]), to_entity(clean(r[2])), bool(r[1])),
+    )
 
 
 async def write_relations(

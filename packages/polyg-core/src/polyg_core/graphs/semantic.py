@@ -25,6 +25,7 @@ from polyg_core.graphs.base import (
     MAX_TEXT,
     check_readable,
     check_text,
+    create_then_merge,
     dt,
     embed_texts,
     iso_ms,
@@ -34,6 +35,7 @@ from polyg_core.graphs.base import (
     now_ms,
     prepare,
     to_ms,
+    with_stored,
 )
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.providers.embeddings.base import Embedder, dimension_of
@@ -167,13 +169,7 @@ def memory_row(
         "recorded_at": now,
         "source_id": source_id,
     }
-    extra: dict[str, Any] = {}
-    for k, v in (stored or {}).items():
-        if k in created:
-            created[k] = v
-        elif v is not None:
-            extra[k] = v
-    created["uuid"] = created["uuid"] or uid
+    extra = with_stored(created, stored, uid)
     return {
         "i": i,
         "h": h,
@@ -243,18 +239,16 @@ async def write_memories(
     the others, and any another writer created since the read, merged."""
     if not rows:
         return {}
-    out: dict[int, tuple[Memory, bool]] = {}
     new = [r for r in rows if "p" in r and not r.get("exists", False)]
-    if new:
-        res = await store.query(namespace, CREATE_MEMORIES, {"rows": new})
-        out = {int(i): (to_memory(clean(node)), True) for i, node, _ in res.rows}
-    rest = [r for r in rows if int(r["i"]) not in out]
-    if rest:
-        res = await store.query(namespace, WRITE_MEMORIES, {"rows": rest})
-        out.update(
-            {int(i): (to_memory(clean(node)), bool(created)) for i, node, created in res.rows}
-        )
-    return out
+    return await create_then_merge(
+        store,
+        namespace,
+        rows,
+        new,
+        (CREATE_MEMORIES, WRITE_MEMORIES),
+        {},
+        lambda r: (int(r[0]), to_memory(clean(r[1])), bool(r[2])),
+    )
 
 
 # Many concepts in one query, each as `add_concept` writes one: MERGE on the
@@ -366,13 +360,7 @@ def concept_row(
         "updated_at_iso": None,
         "origin": origin,
     }
-    extra: dict[str, Any] = {}
-    for key, v in (stored or {}).items():
-        if key in created:
-            created[key] = v
-        elif v is not None:
-            extra[key] = v
-    created["uuid"] = created["uuid"] or uid
+    extra = with_stored(created, stored, uid)
     return {
         "i": i,
         "k": name_key(name),
@@ -398,19 +386,16 @@ async def write_concepts(
     if not rows:
         return {}
     now = now_ms()
-    params: dict[str, Any] = {"now": now, "iso": iso_ms(now)}
-    out: dict[int, tuple[Concept, bool]] = {}
     new = [r for r in rows if "p" in r and not r.get("exists", False)]
-    if new:
-        res = await store.query(namespace, CREATE_CONCEPTS, {"rows": new, **params})
-        out = {int(i): (to_concept(clean(node)), True) for i, node, _ in res.rows}
-    rest = [r for r in rows if int(r["i"]) not in out]
-    if rest:
-        res = await store.query(namespace, WRITE_CONCEPTS, {"rows": rest, **params})
-        out.update(
-            {int(i): (to_concept(clean(node)), bool(created)) for i, node, created in res.rows}
-        )
-    return out
+    return await create_then_merge(
+        store,
+        namespace,
+        rows,
+        new,
+        (CREATE_CONCEPTS, WRITE_CONCEPTS),
+        {"now": now, "iso": iso_ms(now)},
+        lambda r: (int(r[0]), to_concept(clean(r[1])), bool(r[2])),
+    )
 
 
 async def link_similar_uuids(
