@@ -190,6 +190,13 @@ def memory_row(
     }
 
 
+# What a written memory links to, the same after a create and a merge: its concepts.
+_MEMORY_LINKS = f"""{
+    each_linked("m, created", "row", "concepts", "cu", "c", CONCEPT, f"MERGE (m)-[:{R_ABOUT}]->(c)")
+}
+RETURN row.i, {props("m")}, created
+"""
+
 # The same text (up to whitespace) is one memory: MERGE on the content hash. An
 # existing memory is written again only when tags are added (see add_concept on
 # stale index entries).
@@ -203,9 +210,7 @@ ON CREATE SET m.uuid = row.uuid, m.content = row.content, m.category = row.cat,
 WITH m, row, m.uuid = row.uuid AS created
 FOREACH (_ IN CASE WHEN NOT created AND size(row.added) > 0 THEN [1] ELSE [] END |
     SET m.tags = m.tags + [t IN row.added WHERE NOT t IN m.tags])
-{each_linked("m, created", "row", "concepts", "cu", "c", CONCEPT, f"MERGE (m)-[:{R_ABOUT}]->(c)")}
-RETURN row.i, {props("m")}, created
-"""
+{_MEMORY_LINKS}"""
 
 # The memories the caller read as missing, each created whole in one CREATE: a MERGE
 # with ON CREATE SET writes a node twice (created with its key, then set), and each
@@ -226,9 +231,7 @@ CREATE (m:{MEMORY} {{
 }})
 FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET m += row.x)
 WITH m, row, true AS created
-{each_linked("m, created", "row", "concepts", "cu", "c", CONCEPT, f"MERGE (m)-[:{R_ABOUT}]->(c)")}
-RETURN row.i, {props("m")}, created
-"""
+{_MEMORY_LINKS}"""
 
 
 async def write_memories(
@@ -251,25 +254,9 @@ async def write_memories(
     )
 
 
-# Many concepts in one query, each as `add_concept` writes one: MERGE on the
-# normalised name; a row's `vec` is set for a new concept or a changed description
-# (an existing concept is written only when something changes: each write to a
-# vector-indexed node leaves a stale index entry behind); `similar` are the
-# `S_SIMILAR_TO {score}` targets by uuid, `ents` the entities it represents.
-WRITE_CONCEPTS = f"""
-UNWIND $rows AS row
-MERGE (c:{CONCEPT} {{name_key: row.k}})
-ON CREATE SET c.uuid = row.uuid, c.name = row.name, c.description = row.desc,
-    c.created_at = $now, c.created_at_iso = $iso, c.updated_at = $now,
-    c.updated_at_iso = $iso, c.origin = row.origin,
-    c.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
-WITH c, row, c.uuid = row.uuid AS created
-FOREACH (_ IN CASE WHEN NOT created AND row.vec IS NOT NULL THEN [1] ELSE [] END |
-    SET c.description = row.desc, c.embedding = vecf32(row.vec), c.updated_at = $now,
-        c.updated_at_iso = $iso)
-FOREACH (_ IN CASE WHEN NOT created AND row.unmark THEN [1] ELSE [] END |
-    SET c.origin = NULL)
-{
+# What a written concept links to, the same after a create and a merge: its similar
+# concepts and the entities it represents.
+_CONCEPT_LINKS = f"""{
     each_linked(
         "c, created",
         "row",
@@ -290,6 +277,26 @@ FOREACH (_ IN CASE WHEN NOT created AND row.unmark THEN [1] ELSE [] END |
 RETURN row.i, {props("c")}, created
 """
 
+# Many concepts in one query, each as `add_concept` writes one: MERGE on the
+# normalised name; a row's `vec` is set for a new concept or a changed description
+# (an existing concept is written only when something changes: each write to a
+# vector-indexed node leaves a stale index entry behind); `similar` are the
+# `S_SIMILAR_TO {score}` targets by uuid, `ents` the entities it represents.
+WRITE_CONCEPTS = f"""
+UNWIND $rows AS row
+MERGE (c:{CONCEPT} {{name_key: row.k}})
+ON CREATE SET c.uuid = row.uuid, c.name = row.name, c.description = row.desc,
+    c.created_at = $now, c.created_at_iso = $iso, c.updated_at = $now,
+    c.updated_at_iso = $iso, c.origin = row.origin,
+    c.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+WITH c, row, c.uuid = row.uuid AS created
+FOREACH (_ IN CASE WHEN NOT created AND row.vec IS NOT NULL THEN [1] ELSE [] END |
+    SET c.description = row.desc, c.embedding = vecf32(row.vec), c.updated_at = $now,
+        c.updated_at_iso = $iso)
+FOREACH (_ IN CASE WHEN NOT created AND row.unmark THEN [1] ELSE [] END |
+    SET c.origin = NULL)
+{_CONCEPT_LINKS}"""
+
 # The concepts the caller read as missing, each created whole in one CREATE (see
 # `CREATE_MEMORIES`): `p` the properties it is created with (an export's stored ones
 # on an import; a None time is now), `x` any others. A row whose concept another
@@ -308,26 +315,7 @@ CREATE (c:{CONCEPT} {{
 }})
 FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET c += row.x)
 WITH c, row, true AS created
-{
-    each_linked(
-        "c, created",
-        "row",
-        "similar",
-        "s",
-        "o",
-        CONCEPT,
-        f"MERGE (c)-[r:{R_SIMILAR}]->(o) SET r.score = s.score",
-        where=f"o <> c AND NOT (o)-[:{R_SIMILAR}]->(c)",
-        uuid="s.uuid",
-    )
-}
-{
-    each_linked(
-        "c, created, n_o", "row", "ents", "eu", "e", ENTITY, f"MERGE (c)-[:{X_REPRESENTS}]->(e)"
-    )
-}
-RETURN row.i, {props("c")}, created
-"""
+{_CONCEPT_LINKS}"""
 
 
 def concept_row(

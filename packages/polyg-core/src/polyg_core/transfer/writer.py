@@ -556,6 +556,15 @@ class RecordWriter:
             outcome = exc
         report.count(kind, line, outcome)
 
+    async def _created_with(
+        self, namespace: str, label: str, items: Sequence[tuple[int, Record]]
+    ) -> dict[int, dict[str, Any] | None]:
+        """Per record (by `id`), the properties a node it creates is written with
+        (`created_with`)."""
+        records = [r for _, r in items]
+        exact = await created_with(self.store, namespace, label, records)
+        return dict(zip((id(r) for r in records), exact, strict=True))
+
     # -- entities and relations ----------------------------------------------------------------
 
     async def _entities(
@@ -852,13 +861,7 @@ class RecordWriter:
     ) -> None:
         # A node is created with its export's stored properties in the same write
         # (`created_with`); only the stored properties of its links are restored after.
-        exact = dict(
-            zip(
-                (id(r) for _, r in items),
-                await created_with(self.store, namespace, CAUSAL, [r for _, r in items]),
-                strict=True,
-            )
-        )
+        exact = await self._created_with(namespace, CAUSAL, items)
         await self._nodes_of_kind(
             "causal_node",
             items,
@@ -886,13 +889,7 @@ class RecordWriter:
         # record can come before the one it points to).
         # A concept is created with its export's stored properties in the same write
         # (`created_with`); only the stored properties of its links are restored after.
-        exact = dict(
-            zip(
-                (id(r) for _, r in items),
-                await created_with(self.store, namespace, CONCEPT, [r for _, r in items]),
-                strict=True,
-            )
-        )
+        exact = await self._created_with(namespace, CONCEPT, items)
         written = await self._nodes_of_kind(
             "concept",
             items,
@@ -921,13 +918,7 @@ class RecordWriter:
     ) -> None:
         # A memory is created with its export's stored properties in the same write
         # (`created_with`): one write per node, its vector indexed once.
-        exact = dict(
-            zip(
-                (id(r) for _, r in items),
-                await created_with(self.store, namespace, MEMORY, [r for _, r in items]),
-                strict=True,
-            )
-        )
+        exact = await self._created_with(namespace, MEMORY, items)
         await self._nodes_of_kind(
             "memory",
             items,
