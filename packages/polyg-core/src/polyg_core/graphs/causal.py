@@ -67,7 +67,7 @@ from polyg_core.graphs.entity_refs import (
 from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import CAUSAL_NAMES, NameResolver
-from polyg_core.storage.cypher import clean, each_linked, props
+from polyg_core.storage.cypher import clean, create_missing, each_linked, props
 from polyg_core.storage.schema import (
     CAUSAL,
     ENTITY,
@@ -302,22 +302,21 @@ RETURN row.i, {props("c")}, created
 # properties it is created with (an export's stored ones on an import), `x` any
 # others. A row whose node another writer created since the read is left to
 # `WRITE_NODES`.
-CREATE_NODES = f"""
-UNWIND $rows AS row
-OPTIONAL MATCH (old:{CAUSAL} {{key: row.key}})
-WITH row, old WHERE old IS NULL
-CREATE (c:{CAUSAL} {{
-    key: row.p.key, uuid: row.uuid, description: row.p.description,
+CREATE_NODES = (
+    create_missing(
+        CAUSAL,
+        "c",
+        "key: row.key",
+        """key: row.p.key, uuid: row.uuid, description: row.p.description,
     node_type: row.p.node_type, created_at: coalesce(row.p.created_at, $now),
-    created_at_iso: coalesce(row.p.created_at_iso, $now_iso),
-    embedding: CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
-}})
-FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET c += row.x)
-WITH c, row, true AS created
+    created_at_iso: coalesce(row.p.created_at_iso, $now_iso)""",
+    )
+    + f"""
 {each_linked("c, created", "row", "eids", "eid", "x", ENTITY, f"MERGE (c)-[:{X_AFFECTS}]->(x)")}
 {each_linked("c, created, n_x", "row", "tids", "tid", "t", EVENT, f"MERGE (c)-[:{X_REFERS_TO}]->(t)")}
 RETURN row.i, {props("c")}, created
 """
+)
 
 
 def node_row(

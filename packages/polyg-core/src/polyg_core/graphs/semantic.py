@@ -40,7 +40,13 @@ from polyg_core.graphs.base import (
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.providers.embeddings.base import Embedder, dimension_of
 from polyg_core.resolve import CONCEPT_NAMES, NameResolver
-from polyg_core.storage.cypher import clean, each_linked, load_properties, props
+from polyg_core.storage.cypher import (
+    clean,
+    create_missing,
+    each_linked,
+    load_properties,
+    props,
+)
 from polyg_core.storage.schema import (
     CAUSAL,
     CONCEPT,
@@ -218,20 +224,19 @@ FOREACH (_ IN CASE WHEN NOT created AND size(row.added) > 0 THEN [1] ELSE [] END
 # but the last). `p`: the properties it is created with (an export's stored ones on
 # an import), `x` any others, set after (none for polyg's own exports). A row whose
 # memory another writer created since the caller's read is left to `WRITE_MEMORIES`.
-CREATE_MEMORIES = f"""
-UNWIND $rows AS row
-OPTIONAL MATCH (e:{MEMORY} {{content_hash: row.h}})
-WITH row, e WHERE e IS NULL
-CREATE (m:{MEMORY} {{
-    content_hash: row.p.content_hash, uuid: row.uuid, content: row.p.content,
+CREATE_MEMORIES = (
+    create_missing(
+        MEMORY,
+        "m",
+        "content_hash: row.h",
+        """content_hash: row.p.content_hash, uuid: row.uuid, content: row.p.content,
     category: row.p.category, tags: row.p.tags, created_at: row.p.created_at,
     created_at_iso: row.p.created_at_iso, last_accessed: row.p.last_accessed,
-    recorded_at: row.p.recorded_at, source_id: row.p.source_id,
-    embedding: CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
-}})
-FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET m += row.x)
-WITH m, row, true AS created
+    recorded_at: row.p.recorded_at, source_id: row.p.source_id""",
+    )
+    + f"""
 {_MEMORY_LINKS}"""
+)
 
 
 async def write_memories(
@@ -301,21 +306,20 @@ FOREACH (_ IN CASE WHEN NOT created AND row.unmark THEN [1] ELSE [] END |
 # `CREATE_MEMORIES`): `p` the properties it is created with (an export's stored ones
 # on an import; a None time is now), `x` any others. A row whose concept another
 # writer created since the caller's read is left to `WRITE_CONCEPTS`.
-CREATE_CONCEPTS = f"""
-UNWIND $rows AS row
-OPTIONAL MATCH (old:{CONCEPT} {{name_key: row.k}})
-WITH row, old WHERE old IS NULL
-CREATE (c:{CONCEPT} {{
-    name_key: row.p.name_key, uuid: row.uuid, name: row.p.name,
+CREATE_CONCEPTS = (
+    create_missing(
+        CONCEPT,
+        "c",
+        "name_key: row.k",
+        """name_key: row.p.name_key, uuid: row.uuid, name: row.p.name,
     description: row.p.description, created_at: coalesce(row.p.created_at, $now),
     created_at_iso: coalesce(row.p.created_at_iso, $iso),
     updated_at: coalesce(row.p.updated_at, $now),
-    updated_at_iso: coalesce(row.p.updated_at_iso, $iso), origin: row.p.origin,
-    embedding: CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
-}})
-FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET c += row.x)
-WITH c, row, true AS created
+    updated_at_iso: coalesce(row.p.updated_at_iso, $iso), origin: row.p.origin""",
+    )
+    + f"""
 {_CONCEPT_LINKS}"""
+)
 
 
 def concept_row(

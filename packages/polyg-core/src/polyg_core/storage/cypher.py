@@ -66,3 +66,24 @@ def each_linked(
         f"FOREACH (_ IN CASE WHEN {node} IS NULL THEN [] ELSE [1] END | {write}) "
         f"WITH {keep}, {row}, count({node}) AS n_{node}"
     )
+
+
+def create_missing(label: str, var: str, key: str, fields: str) -> str:
+    """The head of a batch write that creates whole, in one CREATE, each row's node the
+    caller read as missing (a MERGE with ON CREATE SET writes a node twice, and FalkorDB
+    keeps an index entry per write of a vector-indexed node): a row whose node another
+    writer created since the read (matched by `key`, e.g. ``"name_key: row.k"``) is
+    skipped; `fields` are the node's properties, its embedding from ``row.vec`` added;
+    ``row.x`` holds any others, set after. Continues with `var`, ``row`` and ``created``
+    (true)."""
+    return f"""
+UNWIND $rows AS row
+OPTIONAL MATCH (old:{label} {{{key}}})
+WITH row, old WHERE old IS NULL
+CREATE ({var}:{label} {{
+    {fields.strip()},
+    embedding: CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+}})
+FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET {var} += row.x)
+WITH {var}, row, true AS created
+"""

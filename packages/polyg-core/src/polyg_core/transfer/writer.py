@@ -294,19 +294,29 @@ async def created_with(
         props: dict[str, Any] = {k: None for k in CREATED_PROPS[label]}
         props.update(raw_props(rec))
         out.append(props)
-    wanted = [p["uuid"] for p in out if p is not None and p.get("uuid")]
-    if wanted:
-        res = await store.query(
-            namespace,
-            f"MATCH (n:{label}) WHERE n.uuid IN $w RETURN n.uuid",
-            {"w": wanted},
-            read_only=True,
-        )
-        taken = {str(r[0]) for r in res.rows}
-        for p in out:
-            if p is not None and p.get("uuid") in taken:
-                del p["uuid"]
+    taken = await taken_uuids(
+        store, namespace, label, [p["uuid"] for p in out if p is not None and p.get("uuid")]
+    )
+    for p in out:
+        if p is not None and p.get("uuid") in taken:
+            del p["uuid"]
     return out
+
+
+async def taken_uuids(
+    store: FalkorStore, namespace: str, label: str, uuids: Sequence[str]
+) -> set[str]:
+    """Which of these uuids a node of `label` already holds (a stored uuid taken by
+    another node stays with that node)."""
+    if not uuids:
+        return set()
+    res = await store.query(
+        namespace,
+        f"MATCH (n:{label}) WHERE n.uuid IN $w RETURN n.uuid",
+        {"w": list(uuids)},
+        read_only=True,
+    )
+    return {str(r[0]) for r in res.rows}
 
 
 @dataclass
@@ -980,15 +990,7 @@ class _Restore:
             return
         # A stored uuid already taken by another node stays with that node.
         wanted = [r["p"]["uuid"] for r in rows if r["p"].get("uuid") not in (None, r["u"])]
-        taken: set[str] = set()
-        if wanted:
-            res = await store.query(
-                namespace,
-                f"MATCH (n:{label}) WHERE n.uuid IN $w RETURN n.uuid",
-                {"w": wanted},
-                read_only=True,
-            )
-            taken = {str(r[0]) for r in res.rows}
+        taken = await taken_uuids(store, namespace, label, wanted)
         for r in rows:
             if r["p"].get("uuid") in taken:
                 r["p"]["uuid"] = r["u"]
