@@ -245,15 +245,6 @@ def _stored_uuid(rec: Record) -> str | None:
 
 
 CREATED_PROPS: Final[dict[str, tuple[str, ...]]] = {
-    ENTITY: (
-        "name",
-        "properties",
-        "created_at",
-        "updated_at",
-        "created_at_iso",
-        "updated_at_iso",
-        "origin",
-    ),
     MEMORY: (
         "content",
         "category",
@@ -276,7 +267,8 @@ CREATED_PROPS: Final[dict[str, tuple[str, ...]]] = {
     CAUSAL: ("description", "node_type", "created_at", "created_at_iso"),
 }
 """Per label, the properties its graph writes on a node it creates (the uuid, the keys it
-is matched on and the embedding aside): those a stored node lacks are removed."""
+is matched on and the embedding aside): those a stored node lacks are removed. An
+entity's are filled by `graphs/entity.entity_row` itself."""
 
 
 async def created_with(
@@ -291,7 +283,7 @@ async def created_with(
         if not rec.stored:
             out.append(None)
             continue
-        props: dict[str, Any] = {k: None for k in CREATED_PROPS[label]}
+        props: dict[str, Any] = dict.fromkeys(CREATED_PROPS.get(label, ()))
         props.update(raw_props(rec))
         out.append(props)
     taken = await taken_uuids(
