@@ -1,10 +1,10 @@
 """Refit the confidence calibration (`polyg_core.recall.answer.calibration_table`).
 
-Recall's raw confidence orders answers by their evidence; the calibration maps it, per
-group of answers (route; what it rests on: the graphs, a quoted note, or words said in a
-conversation; the asked value itself, a whole text, or not of the asked shape:
-`calibration.keys_of`), to how often such answers were right.
-This script fits that mapping on the team's own data:
+Recall's raw confidence orders answers by their evidence; the calibration maps it to how
+often such answers were right: a small logistic model, one slope on the raw confidence
+plus a log-odds term per group the answer belongs to (route, what it rests on, its form,
+read as a hierarchy: `calibration.group_keys`). This script fits that model on the team's
+own data:
 
 * the shipped scenarios' questions and probes (`polyg bench answers`),
 * the update set (`polyg bench updates`),
@@ -14,21 +14,26 @@ Right means: token F1 >= 0.5 against the gold answer (dev conversation), every e
 text and no unwanted one (scenarios), the current value with the stale one only as
 history (update set).
 
+The fit is penalised logistic regression (Newton's method): each group's term has a
+Gaussian prior at zero (``--penalty``, the prior's precision: 0.5 is a standard deviation
+of about 1.4 in log-odds), so a group of a few answers stays near its parents (the
+source, the source with its route or form) and a group never seen adds nothing. The slope
+is shared by all groups and never negative (fitted below zero, it is fixed at zero): the
+mapping is monotone in the raw confidence and bounded by the raw confidence's own bounds.
+
 It never reports a figure on questions it was fitted on as held out. The dev
 conversation is split in two halves (even- and odd-numbered questions): each half is
-predicted by a table fitted on the other half plus the scenarios and the update set, so
-all 150 questions get a held-out confidence, and that is the ECE printed as held out.
-One split's ECE on 150 answers moves by about 0.01 with the split, so the script also
-prints the mean over 40 seeded random partitions into two folds and into five (each
-fold predicted by a table fitted on the others): compare fits on those means. It also
-prints the noise floor: the ECE the written table's confidences would show on the dev
-answers if each were exactly right (outcomes drawn from them; about 0.04 on 150 answers).
-The table written is then fitted on all of it (more answers per group for the
-conversations it will meet); `polyg bench retrieval` on the dev conversation afterwards
-measures that table on questions it was fitted on, which the docs say.
+predicted by a model fitted on the other half plus the scenarios and the update set. One
+split's ECE on 150 answers moves by about 0.02 with the split, so the script also prints
+the mean and spread over 40 seeded random partitions into two folds and into five (each
+fold predicted by a model fitted on the others): compare fits on those. It also prints
+the noise floor: the ECE the written model's confidences would show on the dev answers if
+each were exactly right (outcomes drawn from them; about 0.04 on 150 answers). The model
+written is then fitted on all of it; `polyg bench retrieval` on the dev conversation
+afterwards measures it on questions it was fitted on, which the docs say.
 
-One command refits (from the repository root; about five minutes on a quiet machine,
-the benches run in temporary namespaces)::
+One command refits (from the repository root; about six minutes on a quiet machine, the
+benches run in temporary namespaces)::
 
     uv run python scripts/fit_calibration.py --run
 
@@ -37,25 +42,13 @@ or, with benchmark output already written by a version that records the factors:
     uv run python scripts/fit_calibration.py --scenarios S.json --updates U.json --dev D.json
 
 ``--dry-run`` only prints. The benches record each answer's raw confidence and factors,
-so they can run with any table in place.
-
-The fit, per group: the share right (``--dev-weight`` can weigh a dev answer as several
-scenario or update answers; by default all weigh the same, since the groups already tell
-a conversation's turns from notes), shrunk towards its parent's share (route/source/form ->
-route/source -> source -> all)
-by ``--prior`` answers' worth, so a group of a few answers does not claim 0 % or 100 %.
-A group whose answers weigh at least twice ``--min-block`` is also split by raw
-confidence into isotonic blocks (pool-adjacent-violators) of at least that weight, each
-shrunk the same way (so a split rests on the conversation answers, not on many
-containment-graded ones); a smaller group has one share (``--min-block inf``: every group one share).
-Every table written is checked monotone and bounded.
+so they can run with any model in place.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import subprocess
 import sys
@@ -65,8 +58,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from polyg_bench.answers import Graded, calibration_table, expected_calibration_error, grade
-from polyg_core.recall.answer.calibration import calibrated_from_factors, keys_of
+from polyg_core.recall.answer.calibration import Calibration, calibrated_from_factors, keys_of
 from polyg_core.recall.answer.confidence import CEILING, FLOOR
 
 TABLE = Path("packages/polyg-core/src/polyg_core/recall/answer/calibration_table.py")
@@ -128,56 +122,71 @@ def weighed(samples: Sequence[Sample], dev_weight: float) -> list[Sample]:
     ]
 
 
-@dataclass
-class _Block:
-    raw_sum: float  # weighted
-    right: float  # weighted
-    n: float  # total weight
-    count: int  # answers
-
-    @property
-    def share(self) -> float:
-        return self.right / self.n
-
-    def merge(self, other: _Block) -> _Block:
-        return _Block(
-            self.raw_sum + other.raw_sum,
-            self.right + other.right,
-            self.n + other.n,
-            self.count + other.count,
-        )
+CENTER = 0.4  # the raw confidence the groups' terms are read at
+SLOPE_PENALTY = 0.01  # the slope and the pooled term are all but free
+_NEWTON_STEPS = 100
 
 
-def _pav(blocks: list[_Block]) -> list[_Block]:
-    """Pool adjacent violators: merge neighbours until the shares never fall."""
-    out: list[_Block] = []
-    for b in blocks:
-        out.append(b)
-        while len(out) > 1 and out[-2].share >= out[-1].share:
-            last = out.pop()
-            out[-1] = out[-1].merge(last)
-    return out
+def _design(
+    samples: Sequence[Sample], keys: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One row per answer: a 1 for each group it belongs to, then raw - CENTER; its
+    outcome and weight."""
+    column = {k: i for i, k in enumerate(keys)}
+    x = np.zeros((len(samples), len(keys) + 1))
+    for row, s in enumerate(samples):
+        for key in s.keys:
+            x[row, column[key]] = 1.0
+        x[row, -1] = s.raw - CENTER
+    y = np.array([1.0 if s.right else 0.0 for s in samples])
+    w = np.array([s.weight for s in samples])
+    return x, y, w
 
 
-def _merge_small(blocks: list[_Block], min_block: float) -> list[_Block]:
-    blocks = list(blocks)
-    while len(blocks) > 1 and (small := min(blocks, key=lambda b: b.n)).n < min_block:
-        i = blocks.index(small)
-        j = i - 1 if i == len(blocks) - 1 else i + 1
-        if 0 < i < len(blocks) - 1:
-            # The neighbour whose share is closer.
-            left, right = blocks[i - 1], blocks[i + 1]
-            j = i - 1 if abs(left.share - small.share) <= abs(right.share - small.share) else i + 1
-        lo, hi = min(i, j), max(i, j)
-        blocks[lo : hi + 1] = [blocks[lo].merge(blocks[hi])]
-    return blocks
+def _newton(x: np.ndarray, y: np.ndarray, w: np.ndarray, penalty: np.ndarray) -> np.ndarray:
+    """The penalised maximum-likelihood coefficients of a logistic model."""
+    beta = np.zeros(x.shape[1])
+    for _ in range(_NEWTON_STEPS):
+        p = 1.0 / (1.0 + np.exp(-(x @ beta)))
+        gradient = x.T @ (w * (p - y)) + penalty * beta
+        hessian = (x.T * (w * p * (1.0 - p))) @ x + np.diag(penalty)
+        step = np.linalg.solve(hessian, gradient)
+        beta = beta - step
+        if float(np.abs(step).max()) < 1e-9:
+            break
+    return beta
 
 
-def _shrunk(share: float, count: int, prior_share: float, prior_weight: float) -> float:
-    # The weights mix the sources inside a group; how far a group's share is trusted
-    # against its parent's depends on how many answers it has.
-    shrunk = (count * share + prior_weight * prior_share) / (count + prior_weight)
-    return round(min(BOUNDS[1], max(BOUNDS[0], shrunk)), 4)
+def fit(samples: Sequence[Sample], penalty: float) -> Calibration:
+    """The calibration model fitted on `samples`: a log-odds term per group any of them
+    belongs to, each with a Gaussian prior at zero of precision `penalty` (the pooled
+    `all` term nearly free), and one slope on the raw confidence, never negative."""
+    if not samples:
+        raise SystemExit("nothing to fit: no graded answers")
+    if penalty <= 0:
+        raise SystemExit(f"--penalty must be > 0 (a prior's precision), got {penalty}")
+    keys = sorted({k for s in samples for k in s.keys})
+    x, y, w = _design(samples, keys)
+    prior = np.array([SLOPE_PENALTY if k == "all" else penalty for k in keys] + [SLOPE_PENALTY])
+    beta = _newton(x, y, w, prior)
+    if beta[-1] < 0:
+        # More evidence never calibrates lower: fitted falling, the slope is fixed at zero.
+        beta = np.append(_newton(x[:, :-1], y, w, prior[:-1]), 0.0)
+    effects = {k: round(float(b), 4) for k, b in zip(keys, beta[:-1], strict=True)}
+    model = Calibration(effects, round(float(beta[-1]), 4), CENTER)
+    check(model)
+    return model
+
+
+def check(model: Calibration) -> None:
+    """The model is monotone in the raw confidence and bounded for every group it knows;
+    else the fit is wrong and nothing is written."""
+    for key in model.effects:
+        values = [model.share(r / 20, [key]) for r in range(21)]
+        if values != sorted(values):
+            raise SystemExit(f"group {key!r}: the share falls as raw confidence rises")
+        if not all(BOUNDS[0] <= v <= BOUNDS[1] for v in values):
+            raise SystemExit(f"group {key!r}: a share outside {BOUNDS}")
 
 
 def share_of(samples: Sequence[Sample]) -> float:
@@ -185,95 +194,11 @@ def share_of(samples: Sequence[Sample]) -> float:
     return sum(s.weight * s.right for s in samples) / sum(s.weight for s in samples)
 
 
-def fit_group(
-    samples: Sequence[Sample], prior_share: float, prior_weight: float, min_block: float
-) -> tuple[tuple[float, float], ...]:
-    """Knots (raw, share right) for one group: one share (the group's, shrunk towards
-    `prior_share`), or isotonic blocks of at least `min_block` weight each (a dev answer
-    weighs 1: a split by raw confidence needs that many conversation answers in each
-    block, or many more of the others).
-
-    The knots span the raw confidences the group was fitted on; below them the share falls
-    linearly to `BOUNDS[0]` at raw 0, so an answer with weaker evidence than any fitted one
-    is not given the group's share (above them it keeps the last share)."""
-    ordered = sorted(samples, key=lambda s: s.raw)
-    lo, hi = round(ordered[0].raw, 4), round(ordered[-1].raw, 4)
-    if math.isinf(min_block) or sum(s.weight for s in samples) < 2 * min_block:
-        share = _shrunk(share_of(samples), len(samples), prior_share, prior_weight)
-        return _anchored([(lo, share), (hi, share)])
-    blocks = _pav(
-        [_Block(s.weight * s.raw, s.weight * float(s.right), s.weight, 1) for s in ordered]
-    )
-    blocks = _pav(_merge_small(blocks, min_block))
-    knots: list[tuple[float, float]] = []
-    for b in blocks:
-        share = _shrunk(b.share, b.count, prior_share, prior_weight)
-        if knots and share < knots[-1][1]:
-            share = knots[-1][1]  # shrinking may not undo the order
-        knots.append((round(b.raw_sum / b.n, 4), share))
-    return _anchored([(lo, knots[0][1]), *knots, (hi, knots[-1][1])])
-
-
-def _anchored(knots: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
-    """The knots with raw 0 anchored at the lowest share, one knot per raw value."""
-    if knots[0][0] > 0.0:
-        knots = [(0.0, BOUNDS[0]), *knots]
-    out: list[tuple[float, float]] = []
-    for x, y in knots:
-        if out and x <= out[-1][0]:
-            out[-1] = (out[-1][0], max(out[-1][1], y))
-        else:
-            out.append((x, y))
-    return tuple(out)
-
-
-def fit(
-    samples: Sequence[Sample], min_group: int, prior_weight: float, min_block: float
-) -> dict[str, tuple[tuple[float, float], ...]]:
-    """A table per group of at least `min_group` answers (and always `all`), each shrunk
-    towards its parent's share: the next key in the answers' chain (`group_keys`:
-    route/source/form -> route/source -> source -> all)."""
-    groups: dict[str, list[Sample]] = {}
-    parent: dict[str, str] = {}
-    depth: dict[str, int] = {}
-    for s in samples:
-        keys = s.keys
-        for i, key in enumerate(keys):
-            groups.setdefault(key, []).append(s)
-            depth[key] = len(keys) - 1 - i
-            if i + 1 < len(keys):
-                parent[key] = keys[i + 1]
-    shares: dict[str, float] = {}
-    table: dict[str, tuple[tuple[float, float], ...]] = {}
-    for key in sorted(groups, key=lambda k: (depth[k], k)):  # parents first
-        mine = groups[key]
-        prior = shares[parent[key]] if key in parent else share_of(mine)
-        shares[key] = _shrunk(share_of(mine), len(mine), prior, prior_weight)
-        if len(mine) >= min_group or key not in parent:
-            table[key] = fit_group(mine, prior, prior_weight, min_block)
-    check(table)
-    return table
-
-
-def check(table: Mapping[str, Sequence[tuple[float, float]]]) -> None:
-    """Every group's knots ascend in raw confidence, never fall in share, and stay within
-    `BOUNDS`; else the fit is wrong and nothing is written."""
-    for key, knots in table.items():
-        xs = [x for x, _ in knots]
-        ys = [y for _, y in knots]
-        if not knots or xs != sorted(xs) or ys != sorted(ys):
-            raise SystemExit(f"group {key!r}: knots not monotone: {knots}")
-        if not all(BOUNDS[0] <= y <= BOUNDS[1] for y in ys):
-            raise SystemExit(f"group {key!r}: a share outside {BOUNDS}: {knots}")
-
-
-def graded(
-    samples: Sequence[Sample], table: Mapping[str, Sequence[tuple[float, float]]] | None
-) -> list[Graded]:
-    """The samples with their confidence under `table` (None: the raw confidence)."""
+def graded(samples: Sequence[Sample], model: Calibration | None) -> list[Graded]:
+    """The samples with their confidence under `model` (None: the raw confidence)."""
     out: list[Graded] = []
     for s in samples:
-        conf = s.raw if table is None else calibrated_from_factors(s.factors, table)
+        conf = s.raw if model is None else calibrated_from_factors(s.factors, model)
         out.append(Graded(s.source, conf if conf is not None else s.raw, None, s.right))
     return out
 
@@ -281,25 +206,25 @@ def graded(
 def cross_fitted(
     dev: Sequence[Sample], others: Sequence[Sample], args: argparse.Namespace
 ) -> tuple[list[Graded], list[Graded]]:
-    """Each half of the dev conversation graded by a table fitted on the other half and
+    """Each half of the dev conversation graded by a model fitted on the other half and
     the other sources: (even-numbered questions, odd-numbered questions)."""
     even, odd = list(dev[0::2]), list(dev[1::2])
-    on_odd = fit([*others, *odd], args.min_group, args.prior, args.min_block)
-    on_even = fit([*others, *even], args.min_group, args.prior, args.min_block)
+    on_odd = fit([*others, *odd], args.penalty)
+    on_even = fit([*others, *even], args.penalty)
     return graded(even, on_odd), graded(odd, on_even)
 
 
 def partitioned(
     dev: Sequence[Sample], others: Sequence[Sample], args: argparse.Namespace, folds: list[int]
 ) -> list[Graded]:
-    """Each dev answer graded by a table fitted on the other folds' dev answers and the
+    """Each dev answer graded by a model fitted on the other folds' dev answers and the
     other sources; `folds[i]` is answer i's fold. In question order."""
     out: list[Graded | None] = [None] * len(dev)
     for fold in sorted(set(folds)):
         held = [i for i, f in enumerate(folds) if f == fold]
         rest = [s for s, f in zip(dev, folds, strict=True) if f != fold]
-        table = fit([*others, *rest], args.min_group, args.prior, args.min_block)
-        for i, g in zip(held, graded([dev[i] for i in held], table), strict=True):
+        model = fit([*others, *rest], args.penalty)
+        for i, g in zip(held, graded([dev[i] for i in held], model), strict=True):
             out[i] = g
     return [g for g in out if g is not None]
 
@@ -342,7 +267,11 @@ def noise_floor(rows: Sequence[Graded], repeats: int = 500) -> float:
 def _report(title: str, rows: list[Graded]) -> dict[str, Any]:
     table = calibration_table(rows)
     ece = expected_calibration_error(rows)
-    print(f"\n{title}: {len(rows)} answers, {sum(g.right for g in rows)} right, ECE {ece}")
+    brier = sum((g.confidence - g.right) ** 2 for g in rows) / len(rows)
+    print(
+        f"\n{title}: {len(rows)} answers, {sum(g.right for g in rows)} right, ECE {ece}, "
+        f"Brier {brier:.4f}"
+    )
     print("| confidence | n | right | accuracy | mean_confidence |")
     print("|---|---|---|---|---|")
     for r in table:
@@ -361,26 +290,40 @@ def _report(title: str, rows: list[Graded]) -> dict[str, Any]:
     return {"ece": ece, "table": table}
 
 
-def write_table(
-    table: Mapping[str, Sequence[tuple[float, float]]], counts: Mapping[str, int], path: Path
-) -> None:
+def write_table(model: Calibration, counts: Mapping[str, int], path: Path) -> None:
     lines = [
         '"""Generated by scripts/fit_calibration.py; do not edit by hand (refit instead).',
         "",
-        "Per answer group (`calibration.keys_of`), (raw confidence, share right) knots, raw",
-        "ascending. Fitted on " + ", ".join(f"{k} {v}" for k, v in counts.items()) + " answers.",
+        "The calibration model (`calibration.Calibration`): log-odds = SLOPE x (raw - CENTER)",
+        "+ the EFFECTS of the answer's groups (`calibration.group_keys`). Fitted on",
+        ", ".join(f"{k} {v}" for k, v in counts.items()) + " answers.",
         '"""',
         "",
-        "KNOTS: dict[str, tuple[tuple[float, float], ...]] = {",
+        f"CENTER = {model.center}",
+        f"SLOPE = {model.slope}",
+        "EFFECTS: dict[str, float] = {",
     ]
-    # Written as the formatter writes it (one knot a line), so the file passes
-    # `ruff format --check` as generated.
-    for key, knots in table.items():
-        lines.append(f'    "{key}": (')
-        lines.extend(f"        ({x}, {y})," for x, y in knots)
-        lines.append("    ),")
+    # Written as the formatter writes it, so the file passes `ruff format --check`.
+    lines.extend(f'    "{key}": {value},' for key, value in sorted(model.effects.items()))
     lines.append("}")
     path.write_text("\n".join(lines) + "\n")
+
+
+def groups_report(samples: Sequence[Sample], model: Calibration) -> None:
+    """Per most specific group: answers, right, mean raw and mean calibrated confidence."""
+    by: dict[str, list[Sample]] = {}
+    for s in samples:
+        by.setdefault(s.keys[0], []).append(s)
+    print("\n| group | n | right | mean raw | mean calibrated |")
+    print("|---|---|---|---|---|")
+    for key in sorted(by):
+        rows = by[key]
+        conf = [g.confidence for g in graded(rows, model)]
+        print(
+            f"| {key} | {len(rows)} | {sum(s.right for s in rows)} "
+            f"| {sum(s.raw for s in rows) / len(rows):.3f} | {sum(conf) / len(conf):.3f} |"
+        )
+    print(f"slope {model.slope} per unit of raw confidence, read at {model.center}")
 
 
 def run_benches(folder: Path, dev: Path) -> tuple[Path, Path, Path]:
@@ -406,19 +349,10 @@ def main() -> None:
     parser.add_argument("--updates", type=Path)
     parser.add_argument("--dev", type=Path)
     parser.add_argument(
-        "--min-group", type=int, default=3, help="Least answers of a group with a table."
-    )
-    parser.add_argument(
-        "--prior",
+        "--penalty",
         type=float,
-        default=2.0,
-        help="How many answers' worth the parent's share counts in a group's.",
-    )
-    parser.add_argument(
-        "--min-block",
-        type=float,
-        default=6,
-        help="Split a group by raw confidence into blocks of at least this weight.",
+        default=0.5,
+        help="The precision of each group's prior at zero log-odds (more: nearer the parents).",
     )
     parser.add_argument(
         "--dev-weight",
@@ -453,29 +387,28 @@ def main() -> None:
 
     even, odd = cross_fitted(dev, others, args)
     _report("dev, raw confidence", graded(dev, None))
-    _report("dev, held out (each half by a table fitted on the other)", [*even, *odd])
+    _report("dev, held out (each half by a model fitted on the other)", [*even, *odd])
     _report("dev, even questions, held out", even)
     _report("dev, odd questions, held out", odd)
     print()
     for folds in (2, 5):
         eces = repeated_cross_fit(dev, others, args, folds, args.repeats)
+        mean = sum(eces) / len(eces)
+        spread = (sum((e - mean) ** 2 for e in eces) / len(eces)) ** 0.5
         print(
             f"dev, held out by {folds}-fold cross-fitting over {len(eces)} random partitions: "
-            f"mean ECE {sum(eces) / len(eces):.4f} (min {min(eces):.4f}, max {max(eces):.4f})"
+            f"mean ECE {mean:.4f} (sd {spread:.4f}, min {min(eces):.4f}, max {max(eces):.4f})"
         )
-    table = fit([*others, *dev], args.min_group, args.prior, args.min_block)
-    _report("dev, fitted on (the table written)", graded(dev, table))
+    model = fit([*others, *dev], args.penalty)
+    _report("dev, fitted on (the model written)", graded(dev, model))
     print(
         "noise floor: the ECE these confidences would show on the dev answers if they were "
-        f"exactly right (outcomes drawn from them): {noise_floor(graded(dev, table))}"
+        f"exactly right (outcomes drawn from them): {noise_floor(graded(dev, model))}"
     )
-    _report("scenarios and update set, fitted on", graded(others, table))
-    print(
-        "\ngroups:",
-        {k: v[0][1] if len(v) == 2 and v[0][1] == v[1][1] else v for k, v in table.items()},
-    )
+    _report("scenarios and update set, fitted on", graded(others, model))
+    groups_report([*others, *dev], model)
     if not args.dry_run:
-        write_table(table, counts, args.out)
+        write_table(model, counts, args.out)
         print(f"\nwrote {args.out}")
 
 

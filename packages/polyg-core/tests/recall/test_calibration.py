@@ -1,15 +1,18 @@
-"""The calibrated confidence: a table per answer group, read monotonically, with caps that
-no table lifts (evidence about another entity, time or project; a value that no longer
-holds; nothing found)."""
+"""The calibrated confidence: a logistic model over the raw confidence and the answer's
+groups, monotone and bounded, with caps that no model lifts (evidence about another
+entity, time or project; a value that no longer holds; nothing found)."""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from polyg_core.recall.answer.calibration import (
     NOT_FOUND_KEY,
+    SHIPPED,
+    Calibration,
     calibrated,
     calibrated_confidence,
     calibrated_from_factors,
@@ -19,9 +22,10 @@ from polyg_core.recall.answer.calibration import (
     source_of,
 )
 from polyg_core.recall.answer.calibration_features import day_from_weekday, weekday_in
-from polyg_core.recall.answer.calibration_table import KNOTS
 from polyg_core.recall.answer.confidence import (
+    CEILING,
     CONTRADICTED_CAP,
+    FLOOR,
     NOT_FOUND_CAP,
     ROUTES,
     Evidence,
@@ -32,18 +36,15 @@ from polyg_core.recall.synthesizer import synthesize_extractive
 from polyg_shared.intents import Intent, IntentType, Timeframe
 from polyg_shared.retrieval import ContextNode, MergedSubgraph
 
-TABLE = {
-    "when/p/s": ((0.2, 0.1), (0.6, 0.5), (0.9, 0.9)),
-    "who_what/p": ((0.0, 0.02), (1.0, 0.3)),
-    "q": ((0.0, 0.1), (1.0, 0.8)),
-    "all": ((0.0, 0.05), (1.0, 0.6)),
-}
-SURE = {"all": ((0.0, 0.99), (1.0, 0.99))}  # a table that trusts everything
-TABLE_BY_FORM = {
-    "when/p/s": ((0.0, 0.02), (1.0, 0.9)),
-    "when/p/t": ((0.0, 0.02), (1.0, 0.4)),
-    "all": ((0.0, 0.02), (1.0, 0.6)),
-}
+TABLE = Calibration(
+    {"all": -1.0, "p": -0.5, "p/s": 0.5, "when/p": 1.0, "when/p/s": 0.5, "q": 1.5}, 4.0, 0.5
+)
+SURE = Calibration({"all": 20.0}, 0.0)  # a model that trusts everything
+TABLE_BY_FORM = Calibration({"all": 0.0, "p/s": 1.0, "p/t": -1.0}, 4.0, 0.5)
+
+
+def logistic(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z))
 
 
 def ms(iso: str) -> int:
@@ -70,40 +71,50 @@ def answer(
     nodes: list[ContextNode],
     entities: list[str] | None = None,
     timeframe: Timeframe | None = None,
-    table: dict[str, Any] = SURE,
+    table: Calibration = SURE,
 ) -> tuple[str, float, dict[str, float]]:
     """The extractive answer's text, its confidence under `table`, and its factors."""
     intent = Intent(type=kind, entities=entities or [], timeframe=timeframe)
     synthesis, factors = synthesize_extractive(question, intent, MergedSubgraph(nodes=nodes), NOW)
     value = calibrated_from_factors(factors, table)
     assert value is not None
-    # The synthesis reports the shipped table's value under the same rule.
+    # The synthesis reports the shipped model's value under the same rule.
     assert synthesis.confidence == calibrated_from_factors(factors)
     return synthesis.answer, value, factors
 
 
-# -- reading a table -------------------------------------------------------------------------
+# -- reading the model -----------------------------------------------------------------------
 
 
-def test_the_most_specific_group_with_a_table_answers() -> None:
-    assert calibrated(0.6, group_keys("when", "p", "s"), TABLE) == 0.5
-    # No table for WHO/WHAT answers that hand over a whole turn: route and source's.
-    assert calibrated(0.5, group_keys("who_what", "p", "t"), TABLE) == 0.16
-    # No table for WHY answers quoting a note: the notes' table.
-    assert calibrated(0.5, group_keys("why", "q", "s"), TABLE) == 0.45
-    # Nothing for the graphs' answers: the pooled one.
-    assert calibrated(1.0, group_keys("why", "g", "s"), TABLE) == 0.6
+def test_each_group_an_answer_belongs_to_adds_its_log_odds() -> None:
+    # A WHEN answer that quotes a turn and gives the asked value: all, p, p/s, when/p and
+    # when/p/s add up, read at the raw confidence's centre.
+    assert calibrated(0.5, group_keys("when", "p", "s"), TABLE) == round(logistic(0.5), 3)
+    # A WHO/WHAT answer handing over a whole turn: no group of its own, only all and p.
+    assert calibrated(0.5, group_keys("who_what", "p", "t"), TABLE) == round(logistic(-1.5), 3)
+    # A group the model never saw adds nothing: the route's parents decide.
+    assert calibrated(0.5, group_keys("why", "q", "s"), TABLE) == round(logistic(0.5), 3)
 
 
-def test_between_knots_is_interpolated_and_outside_is_the_nearest() -> None:
+def test_more_raw_confidence_is_surer_along_one_slope() -> None:
     keys = group_keys("when", "p", "s")
-    assert calibrated(0.4, keys, TABLE) == 0.3
-    assert calibrated(0.05, keys, TABLE) == 0.1
-    assert calibrated(0.99, keys, TABLE) == 0.9
+    low, high = calibrated(0.3, keys, TABLE), calibrated(0.7, keys, TABLE)
+    assert low == round(logistic(0.5 - 0.8), 3)
+    assert high == round(logistic(0.5 + 0.8), 3)
 
 
-def test_an_empty_table_leaves_the_raw_confidence() -> None:
-    assert calibrated(0.42, ["when", "all"], {}) == 0.42
+def test_the_share_stays_within_the_raw_confidences_bounds() -> None:
+    assert calibrated(1.0, ["all"], SURE) == CEILING
+    assert calibrated(0.0, ["all"], Calibration({"all": -20.0}, 1.0)) == FLOOR
+
+
+def test_a_falling_slope_is_refused() -> None:
+    with pytest.raises(ValueError, match="slope"):
+        Calibration({"all": 0.0}, -1.0)
+
+
+def test_an_empty_model_leaves_the_raw_confidence() -> None:
+    assert calibrated(0.42, ["when", "all"], Calibration()) == 0.42
 
 
 def test_the_form_names_a_value_a_whole_text_or_another_shape() -> None:
@@ -111,25 +122,22 @@ def test_the_form_names_a_value_a_whole_text_or_another_shape() -> None:
     assert form_of(shaped=True, direct=False) == "t"
     assert form_of(shaped=False, direct=True) == "u"
     factors = factors_of(Evidence(route="who_what", quoted=True, direct=False))
-    assert keys_of(factors) == ["who_what/q/t", "who_what/q", "q", "all"]
+    assert keys_of(factors) == ["who_what/q/t", "q/t", "who_what/q", "q", "all"]
     said = factors_of(Evidence(route="when", quoted=True, spoken=True, shaped=False))
-    assert keys_of(said) == ["when/p/u", "when/p", "p", "all"]
+    assert keys_of(said) == ["when/p/u", "p/u", "when/p", "p", "all"]
     # Factors written before the form existed read as a graph answer of the asked shape.
-    assert keys_of({"raw": 0.5, "route_when": 1.0}) == ["when/g/s", "when/g", "g", "all"]
+    assert keys_of({"raw": 0.5, "route_when": 1.0}) == ["when/g/s", "g/s", "when/g", "g", "all"]
 
 
-# -- the shipped table ----------------------------------------------------------------------
+# -- the shipped model -----------------------------------------------------------------------
 
 
-def test_the_shipped_table_is_monotone_and_bounded() -> None:
-    assert "all" in KNOTS
-    for key, knots in KNOTS.items():
-        assert key.split("/")[0] in (*ROUTES, "g", "q", "p", "all", NOT_FOUND_KEY), key
-        xs = [x for x, _ in knots]
-        ys = [y for _, y in knots]
-        assert xs == sorted(xs), key
-        assert ys == sorted(ys), key
-        assert all(0.0 < y < 1.0 for y in ys), key  # no group claims never or always
+def test_the_shipped_model_knows_the_groups_it_was_fitted_on() -> None:
+    assert "all" in SHIPPED.effects
+    assert SHIPPED.slope >= 0.0
+    for key in SHIPPED.effects:
+        head = key.split("/")[0]
+        assert head in (*ROUTES, "g", "q", "p", "all", NOT_FOUND_KEY), key
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -139,10 +147,16 @@ def test_more_raw_confidence_never_calibrates_lower(route: str, form: str, sourc
     keys = group_keys(route, source, form)
     values = [calibrated(r / 20, keys) for r in range(21)]
     assert values == sorted(values)
-    assert all(0.0 <= v <= 1.0 for v in values)
+    assert all(FLOOR <= v <= CEILING for v in values)  # no group claims never or always
 
 
-# -- caps no table lifts ---------------------------------------------------------------------
+def test_i_do_not_know_is_low_in_the_shipped_model() -> None:
+    unknown = factors_of(Evidence(found=False, route="who_what", quoted=True))
+    assert (calibrated_from_factors(unknown) or 1.0) <= NOT_FOUND_CAP
+    assert calibrated(unknown["raw"], keys_of(unknown)) < 0.2
+
+
+# -- caps no model lifts ---------------------------------------------------------------------
 
 
 def test_evidence_about_another_time_stays_capped() -> None:
@@ -159,14 +173,10 @@ def test_nothing_found_stays_at_most_the_not_found_cap() -> None:
 def test_i_do_not_know_is_calibrated_on_its_own() -> None:
     # "Nothing in memory about ..." gives no value whatever route it took: it is graded by
     # how often such answers were right, not by its route's share.
-    table = {
-        NOT_FOUND_KEY: ((0.0, 0.03), (0.1, 0.03)),
-        "who_what/q/s": ((0.0, 0.9), (1.0, 0.9)),
-        "all": ((0.0, 0.6), (1.0, 0.6)),
-    }
+    table = Calibration({NOT_FOUND_KEY: -4.0, "who_what/q/s": 3.0, "all": 0.5}, 0.0)
     unknown = factors_of(Evidence(found=False, route="who_what", quoted=True))
     assert keys_of(unknown) == [NOT_FOUND_KEY, "all"]
-    assert calibrated_from_factors(unknown, table) == 0.03
+    assert calibrated_from_factors(unknown, table) == round(logistic(-3.5), 3)
     other = ContextNode(
         uuid="e1",
         label="E_Entity",
@@ -180,7 +190,7 @@ def test_i_do_not_know_is_calibrated_on_its_own() -> None:
     )
     assert factors["found"] == 0.0, text
     assert value <= 0.03
-    # With the shipped table, "I don't know" stays low too.
+    # With the shipped model, "I don't know" stays low too.
     assert (calibrated_from_factors(factors) or 0.0) <= NOT_FOUND_CAP
 
 
@@ -301,11 +311,13 @@ def test_a_time_that_is_only_when_a_text_was_said_is_not_a_direct_answer() -> No
         ("Ilse Varga: I ran the river 10k on 3 February.", False),
     ],
 )
-def test_a_day_computed_from_a_weekday_name_is_not_the_stated_value(
+def test_a_day_named_by_its_weekday_is_answered_as_said_and_counts_as_stated(
     said: str, weekday: bool
 ) -> None:
     # Said on Tuesday 10 February: "last Saturday" is the 7th (or the 31st of January, as
-    # some would read it); "yesterday" and "last weekend" name one period only.
+    # some would read it); "yesterday" and "last weekend" name one period only. The answer
+    # keeps the speaker's words, so the ambiguity stays with the reader and the answer is
+    # the stated value: reported as `weekday`, of the stated form, not counted down.
     nodes = [
         memory("m1", said, "2026-02-10T18:00:00"),
         memory("m2", "Oskar Lind: The bakery on Elm Street closed.", "2026-02-11T09:00:00", 0.4),
@@ -314,16 +326,13 @@ def test_a_day_computed_from_a_weekday_name_is_not_the_stated_value(
         "When did Ilse Varga run the river 10k?", IntentType.WHEN, nodes, ["Ilse Varga"]
     )
     assert factors.get("weekday") == (1.0 if weekday else None), text
-    form = keys_of(factors)[0].split("/")[2]
-    assert form == ("t" if weekday else "s"), text
+    assert keys_of(factors)[0] == "when/p/s", text
     if weekday:
-        # Said as the speaker put it, with the day it was read as.
         assert text.startswith("the Saturday before 10 February 2026 (2026-02-07)")
-        # The same day counted back from "yesterday" is surer, before and after calibration.
         sure = Evidence(match=1.0, route="when", quoted=True, spoken=True)
-        guessed = Evidence(match=1.0, route="when", quoted=True, spoken=True, weekday=True)
-        assert confidence_of(guessed) < confidence_of(sure)
-        assert calibrated_confidence(guessed, TABLE_BY_FORM) < calibrated_confidence(
+        named = Evidence(match=1.0, route="when", quoted=True, spoken=True, weekday=True)
+        assert confidence_of(named) == confidence_of(sure)
+        assert calibrated_confidence(named, TABLE_BY_FORM) == calibrated_confidence(
             sure, TABLE_BY_FORM
         )
 
@@ -398,7 +407,7 @@ def test_an_answer_from_the_graphs_read_from_a_conversation_rests_on_words_said(
 def test_a_causal_chain_holding_none_of_the_asked_words_stays_capped() -> None:
     # Asked why the payment gateway failed, the only chain in memory is the auth outage's:
     # whatever share right its group has, the chain explains something else.
-    table = {"all": ((0.0, 0.9), (1.0, 0.9))}
+    table = Calibration({"all": 20.0}, 0.0)
     off = {"raw": 0.15, "route_why": 1.0, "match": 0.0, "found": 1.0, "chain": 0.75}
     on = {**off, "match": 0.6}
     assert calibrated_from_factors(off, table) == CONTRADICTED_CAP

@@ -1,15 +1,16 @@
 """What an answer's confidence reads beyond its own evidence: facts about how its value was
 reached that the answer routes do not report themselves.
 
-* `day_from_weekday`: a WHEN answer whose day was computed from a weekday name ("I went
+* `day_from_weekday`: a WHEN answer whose day was read from a weekday name ("I went
   last Friday", said on a Sunday). Which Friday a speaker means is ambiguous (this week's
-  or the one before; "last Friday" said on a Friday), and the day is an inference the
-  speaker did not state: such a day is less sure than one stated, or counted back from
-  "yesterday", "last week" or "last month", which name one period only. The answer is
-  calibrated with the answers that are not the stated value (`calibration.form_of`).
+  or the one before), so the answer says the day as the speaker did ("the Friday before
+  15 July 2023 (2023-07-14)"): the stated value with its ambiguity kept. Reported with the
+  factors (`weekday`) so refits can tell these answers apart; they count as direct (on
+  the dev conversation, once written that way, 6 of 7 were right, as often as days
+  stated outright).
 * `memory_lead`: how far recall's first memory leads its second (fused scores, 0-1), the
   ranking's own margin. Reported with the factors so refits can weigh it; the shipped
-  table does not use it (on the team's data it did not separate right from wrong answers
+  model does not use it (on the team's data it did not separate right from wrong answers
   beyond what the answers' own margin does).
 """
 

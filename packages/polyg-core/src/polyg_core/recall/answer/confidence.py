@@ -20,9 +20,10 @@ right, from what the answer found.
   asks two things: each is seldom right, so it counts ×0.6;
 * whether the answer states the asked value itself (`direct`: a span, a date the evidence
   states, a duration, a fact's value) or hands over a whole stored text, or a time that
-  is only when a text was recorded, or a day computed from a weekday name ("last
-  Friday": which one is ambiguous, `weekday`): token for token, such an answer seldom is
-  the asked value, so it counts ×0.8 and is calibrated apart;
+  is only when a text was recorded: token for token, such an answer seldom is the asked
+  value, so it counts ×0.8 and is calibrated apart. A day named by its weekday ("last
+  Friday", `weekday`) is answered as the speaker put it ("the Friday before ..."), the
+  stated value with its ambiguity kept: reported, not counted down;
 * evidence about another entity or another time than the one asked contradicts the
   question, and so does a memory that a later one changed (`stale`), quoted for a
   question about now, and a causal chain that holds none of the question's words: at
@@ -30,8 +31,8 @@ right, from what the answer found.
 
 An answer that says nothing was found scores at most 0.1. The weights are fixed by
 reasoning, not fitted to a dataset: they give the raw confidence, an order. What is
-reported is that order calibrated on the team's own data (`calibration`): per answer
-route, how often answers with that raw confidence were right. `polyg bench retrieval` and
+reported is that order calibrated on the team's own data (`calibration`): by the
+answer's route, source and form, how often answers with that raw confidence were right. `polyg bench retrieval` and
 `polyg bench answers` measure how often each confidence bucket is right.
 """
 
@@ -74,9 +75,10 @@ class Evidence:
             best memory beside it is. A turn answers a question less directly than a note
             written to be recalled, and what the graphs read from turns is less sure than
             what was written to them: calibrated apart.
-        weekday: True when the answer's day was computed from a weekday name ("last
-            Friday"): which Friday is meant is ambiguous, so the day is not the stated
-            value; it counts like an indirect answer and is calibrated with them.
+        weekday: True when the answer's day was read from a weekday name ("last
+            Friday"). The answer says it as the speaker did ("the Friday before ...",
+            the day read in brackets), so it is the stated value: reported for refits,
+            not counted down.
     """
 
     match: float = 0.0
@@ -129,7 +131,7 @@ def confidence_of(evidence: Evidence) -> float:
         # An answer of another form than the one asked (a date for "how long", a whole
         # sentence for "what") is seldom right whatever its evidence.
         score *= UNSHAPED_FACTOR
-    if not evidence.direct or evidence.weekday:
+    if not evidence.direct:
         score *= INDIRECT_FACTOR
     if contradicts(evidence):
         # The evidence is about another entity or another time than the one asked, or
