@@ -26,7 +26,9 @@ conversation is split in two halves (even- and odd-numbered questions): each hal
 predicted by a model fitted on the other half plus the scenarios and the update set. One
 split's ECE on 150 answers moves by about 0.02 with the split, so the script also prints
 the mean and spread over 40 seeded random partitions into two folds and into five (each
-fold predicted by a model fitted on the others): compare fits on those. It also prints
+fold predicted by a model fitted on the others): compare fits on those. It does the same
+with whole sessions of the conversation dealt to the folds (questions grouped by the
+session of their first evidence turn), nearer to meeting a conversation not seen. It also prints
 the noise floor: the ECE the written model's confidences would show on the dev answers if
 each were exactly right (outcomes drawn from them; about 0.04 on 150 answers). The model
 written is then fitted on all of it; `polyg bench retrieval` on the dev conversation
@@ -112,6 +114,19 @@ def load_dev(path: Path) -> list[Sample]:
     graded = [q for q in data["questions"] if q.get("gold")]
     rows = [(q["factors"], grade(q["category"], q["answer"], q["gold"], 0.0).right) for q in graded]
     return _samples("dev", rows)
+
+
+def dev_sessions(path: Path) -> list[str]:
+    """Per graded dev question (in question order), the session its first evidence turn
+    belongs to (turn ids "conversation:session:turn"); a question without evidence is a
+    unit of its own. Questions about one session share people, topic and days: held out
+    together, they say how the model does on talk it has not seen."""
+    data = json.loads(path.read_text())
+    graded = [q for q in data["questions"] if q.get("gold")]
+    return [
+        str(q["evidence"][0]).rsplit(":", 1)[0] if q.get("evidence") else f"question {i}"
+        for i, q in enumerate(graded)
+    ]
 
 
 def weighed(samples: Sequence[Sample], dev_weight: float) -> list[Sample]:
@@ -235,17 +250,21 @@ def repeated_cross_fit(
     args: argparse.Namespace,
     folds: int,
     repeats: int,
+    units: Sequence[str] | None = None,
 ) -> list[float]:
     """The held-out ECE of `repeats` random partitions of the dev answers into `folds`
     folds (seeded: the same figures on the same bench output). One partition's ECE on
-    150 answers moves by about 0.01 with the partition; their mean says more."""
+    150 answers moves by about 0.02 with the partition; their mean says more. With
+    `units` (one per answer, e.g. its session), whole units are dealt to the folds, so
+    answers of one unit are always held out together."""
+    names = sorted(set(units)) if units is not None else [str(i) for i in range(len(dev))]
+    unit_of = list(units) if units is not None else names
     out: list[float] = []
     for seed in range(repeats):
-        order = list(range(len(dev)))
+        order = list(names)
         random.Random(seed).shuffle(order)
-        fold_of = [0] * len(dev)
-        for rank, i in enumerate(order):
-            fold_of[i] = rank % folds
+        fold_of_unit = {name: rank % folds for rank, name in enumerate(order)}
+        fold_of = [fold_of_unit[u] for u in unit_of]
         ece = expected_calibration_error(partitioned(dev, others, args, fold_of))
         out.append(ece if ece is not None else 0.0)
     return out
@@ -391,14 +410,17 @@ def main() -> None:
     _report("dev, even questions, held out", even)
     _report("dev, odd questions, held out", odd)
     print()
-    for folds in (2, 5):
-        eces = repeated_cross_fit(dev, others, args, folds, args.repeats)
-        mean = sum(eces) / len(eces)
-        spread = (sum((e - mean) ** 2 for e in eces) / len(eces)) ** 0.5
-        print(
-            f"dev, held out by {folds}-fold cross-fitting over {len(eces)} random partitions: "
-            f"mean ECE {mean:.4f} (sd {spread:.4f}, min {min(eces):.4f}, max {max(eces):.4f})"
-        )
+    sessions = dev_sessions(args.dev)
+    for units, what in ((None, "questions"), (sessions, "whole sessions")):
+        for folds in (2, 5):
+            eces = repeated_cross_fit(dev, others, args, folds, args.repeats, units)
+            mean = sum(eces) / len(eces)
+            spread = (sum((e - mean) ** 2 for e in eces) / len(eces)) ** 0.5
+            print(
+                f"dev, held out by {folds}-fold cross-fitting of {what} over {len(eces)} "
+                f"random partitions: mean ECE {mean:.4f} (sd {spread:.4f}, "
+                f"min {min(eces):.4f}, max {max(eces):.4f})"
+            )
     model = fit([*others, *dev], args.penalty)
     _report("dev, fitted on (the model written)", graded(dev, model))
     print(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import random
 import sys
 from pathlib import Path
@@ -194,3 +195,28 @@ def test_the_written_model_reads_back_as_fitted(tmp_path: Path) -> None:
     assert model.slope == written.SLOPE
     assert model.center == written.CENTER
     assert dict(model.effects) == written.EFFECTS
+
+
+def test_whole_units_are_held_out_together() -> None:
+    # One session's answers are all right, the others' all wrong: dealt to the folds as a
+    # whole, that session is always graded by a model that never saw it and is far off;
+    # dealt answer by answer, every fold's model has seen some of it.
+    units = [f"s{i % 4}" for i in range(40)]
+    dev = [
+        sample("dev", 0.6, unit == "s0", route="when", quoted=True, spoken=True) for unit in units
+    ]
+    together = fc.repeated_cross_fit(dev, [], ARGS, 2, 5, units)
+    apart = fc.repeated_cross_fit(dev, [], ARGS, 2, 5)
+    assert min(together) > max(apart) + 0.2
+
+
+def test_sessions_are_read_from_the_first_evidence_turn(tmp_path: Path) -> None:
+    path = tmp_path / "dev.json"
+    questions: list[dict[str, object]] = [
+        {"gold": "x", "evidence": ["talk-1:D3:4", "talk-1:D5:1"]},
+        {"gold": "y", "evidence": []},
+        {"gold": None, "evidence": ["talk-1:D9:2"]},  # not graded, not counted
+        {"gold": "z", "evidence": ["talk-1:D3:9"]},
+    ]
+    path.write_text(json.dumps({"questions": questions}))
+    assert fc.dev_sessions(path) == ["talk-1:D3", "question 1", "talk-1:D3"]
