@@ -59,7 +59,6 @@ from polyg_core.recall.currency import (
     asks_about_now,
     supersede,
 )
-from polyg_core.recall.feedback import add_feedback
 from polyg_core.recall.filters import MemoryFilter
 from polyg_core.recall.graph_memories import graph_signal
 from polyg_core.recall.lexical import joined_pairs
@@ -368,8 +367,6 @@ async def rank_memories(
     )
     window = await _collect_signals(out.signals, store, namespace, q, vector)
     fused = _fuse(out.signals, _base_weights(q))
-    if q.multi_hop and "graph" in q.retrievers:
-        await add_feedback(out.signals, fused, store, namespace, catalogue, q.text, q.names)
     _expand_and_lift(out.signals, fused, q, graph_nodes)
     in_window = window is not None and window[1] < now_ms
     ranked = _scored_entries(
