@@ -14,6 +14,7 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.recall.catalogue import MemoryCatalogue, NamespaceCatalogue
 from polyg_core.recall.graph_memories import (
     PERSON_ATTRIBUTE,
+    asks_back,
     graph_signal,
     people_memories,
     speaks_to_listener,
@@ -237,6 +238,42 @@ async def test_a_persons_words_about_their_listener_rank_below_what_they_did(
     to_tomas = [texts.index(t) for _, t in ADDRESSED_TURNS[:2]]
     # What she did with her family leads, though her words to Tomas share the question's.
     assert max(own) < min(to_tomas), texts
+
+
+def test_a_memory_that_closes_on_a_question_asks_back() -> None:
+    assert asks_back("Lovely colours! Which paints did the class use?")
+    assert asks_back("I repotted the fern. What are you growing? [shares a photo of a fern]")
+    assert not asks_back("Did it rain? We planted the beans anyway.")
+    assert not asks_back("We planted beans. [shares a photo: what is this?]")
+
+
+# Ines plants things on several days in her own words; between them she asks about
+# planting in the question's words, handing the turn to whoever she talks to.
+ASKING_TURNS = [
+    ("Ines", "Planting season is finally here and I love it! Which seeds did the others plant?"),
+    ("Ines", "Planting with the whole street is the best. Did anyone else plant near the pond?"),
+    ("Ines", "We put tomato seedlings into the raised beds yesterday."),
+    ("Ines", "I dug three rose bushes in by the gate this morning."),
+    ("Ines", "The quarterly budget review ran long at work today."),
+    ("Tomas", "We went fishing at the lake with my daughters."),
+    ("Tomas", "My train was delayed again."),
+    ("Tomas", "The new printer at the office jams every morning."),
+    ("Tomas", "I repaired the bike's brakes myself."),
+    ("Tomas", "Our team finally shipped the billing release."),
+]
+
+
+async def test_a_persons_questions_rank_below_what_they_did(
+    store: FalkorStore, embedder: Embedder, namespace: str
+) -> None:
+    nodes = await people_nodes(
+        store, embedder, namespace, ASKING_TURNS, ["Ines"], "What has Ines planted?"
+    )
+    texts = [n.text.split(": ", 1)[1] for n in nodes]
+    deeds = [texts.index(t) for _, t in ASKING_TURNS[2:4]]
+    asking = [texts.index(t) for _, t in ASKING_TURNS[:2]]
+    # What she planted leads, though her questions share the asked word.
+    assert max(deeds) < min(asking), texts
 
 
 async def test_the_graph_side_lifts_what_text_retrieval_alone_ranks_low(

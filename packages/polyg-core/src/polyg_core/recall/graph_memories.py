@@ -19,7 +19,9 @@ graph side found has to be said in memories to survive it:
   what joins them (a concept or a rare word their memories share) leads (`_joined`);
   for a question asking for named things, memories that name something do (`_Named`).
   What a person says about the one they talk to ("You'll be a great coach!") is about
-  the listener, not what the person did: it counts for less (`speaks_to_listener`).
+  the listener, not what the person did: it counts for less (`speaks_to_listener`), and
+  so does a memory that closes on a question ("Love the colours! Which paints did the
+  class use?"): it hands the turn to the listener (`asks_back`).
 
 Scores are scaled by the best, so this is one more signal in [0, 1] beside the others.
 """
@@ -80,7 +82,8 @@ MAX_PERSON_MEMORIES = 5000
 """The newest memories of the named people compared with the question, at most."""
 ADDRESSED_SHARE = 0.5
 """What a person's memory that speaks about its listener keeps of its score
-(`speaks_to_listener`). Dev conversation multi-hop R@10 0.562 -> 0.594 (0.2: the same)."""
+(`speaks_to_listener`, `asks_back`). Dev conversation multi-hop R@10 0.562 -> 0.594 (0.2:
+the same) for the first; 0.594 -> 0.602 for a memory that asks back."""
 
 _FIRST_PERSON = frozenset(
     [
@@ -122,6 +125,15 @@ def speaks_to_listener(text: str) -> bool:
     first = sum(1 for w in words if w in _FIRST_PERSON)
     second = sum(1 for w in words if w in _SECOND_PERSON)
     return second > first
+
+
+def asks_back(text: str) -> bool:
+    """Whether a memory closes on a question (a bracketed caption after it left out):
+    "Love the colours! Which paints did the class use?" hands the turn to the listener,
+    and what it holds of its author's own doings is mostly said elsewhere. Among the first
+    20 memories recalled for the dev conversation's multi-hop questions, 6 of the 50
+    evidence turns close on a question against 176 of the 590 others."""
+    return _BRACKETED.sub(" ", text).rstrip().endswith("?")
 
 
 def memories_reached(
@@ -304,8 +316,8 @@ def _person_top(
 ) -> dict[str, float]:
     """The best `PERSON_TOP` memories of one person, scored in (0, 1] by the fused ranks of
     their concepts and of their whole vectors among that person's memories; one about the
-    listener keeps `ADDRESSED_SHARE` (with `named`, those of the best `NAMED_POOL` that
-    name something gain `NAMED_BONUS`)."""
+    listener or that asks back keeps `ADDRESSED_SHARE` (with `named`, those of the best
+    `NAMED_POOL` that name something gain `NAMED_BONUS`)."""
     own = {e.uuid for e in group}
     fused: dict[str, float] = defaultdict(float)
     for scores, weight in ((concepts, 1.0), (sims, WHOLE_MEMORY_SHARE)):
@@ -313,7 +325,7 @@ def _person_top(
         for uuid, rank in ranks.items():
             fused[uuid] += weight / (RANK_OFFSET + rank)
     for entry in group:
-        if entry.uuid in fused and speaks_to_listener(entry.content):
+        if entry.uuid in fused and (speaks_to_listener(entry.content) or asks_back(entry.content)):
             fused[entry.uuid] *= ADDRESSED_SHARE
     if named is not None:
         pool = sorted(fused.items(), key=lambda us: (-us[1], us[0]))[:NAMED_POOL]
