@@ -30,7 +30,7 @@ from polyg_core.errors import (
 )
 from polyg_core.storage import cluster as clusterlib
 from polyg_core.storage import index_check
-from polyg_core.storage.client import FalkorClient, bounded_pool
+from polyg_core.storage.client import FalkorClient, bounded_pool, close_dropped
 from polyg_core.storage.embedded import EmbeddedFalkorDB, default_data_dir
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.replicas import (
@@ -287,11 +287,7 @@ class FalkorStore:
         if failed is not None and self._db is not failed:
             return
         db, self._db = self._db, None
-        if db is not None:
-            try:
-                await db.connection.aclose()
-            except Exception:  # the connection is already broken; closing is best effort
-                logger.debug("closing a broken connection failed", exc_info=True)
+        await close_dropped(db, "a broken connection")
 
     @property
     def where(self) -> str:
