@@ -390,6 +390,18 @@ async def write_concepts(
     )
 
 
+async def stored_entity_uuids(store: FalkorStore, namespace: str, uuids: Sequence[str]) -> set[str]:
+    """Which of `uuids` are stored entities (a write without an `EntityGraph` links only
+    to entities that exist)."""
+    res = await store.query(
+        namespace,
+        f"MATCH (e:{ENTITY}) WHERE e.uuid IN $u RETURN e.uuid",
+        {"u": list(uuids)},
+        read_only=True,
+    )
+    return {str(r[0]) for r in res.rows}
+
+
 async def link_similar_uuids(
     store: FalkorStore, namespace: str, pairs: Sequence[tuple[str, str, float]]
 ) -> None:
@@ -535,13 +547,7 @@ class SemanticGraph:
         if self.entities is not None:
             mapping = await self.entities.ensure(namespace, wanted, created=created)
             return list(dict.fromkeys(mapping.values()))
-        res = await self.store.query(
-            namespace,
-            f"MATCH (e:{ENTITY}) WHERE e.uuid IN $u RETURN e.uuid",
-            {"u": wanted},
-            read_only=True,
-        )
-        known = {str(r[0]) for r in res.rows}
+        known = await stored_entity_uuids(self.store, namespace, wanted)
         for item in wanted:
             if item not in known:
                 raise NodeNotFound("entity", item)

@@ -35,11 +35,12 @@ from polyg_core.graphs.semantic import (
     concept_row,
     content_hash,
     memory_row,
+    stored_entity_uuids,
     write_concepts,
     write_memories,
 )
 from polyg_core.storage.cypher import clean, props
-from polyg_core.storage.schema import CONCEPT, ENTITY, MEMORY
+from polyg_core.storage.schema import CONCEPT, MEMORY
 from polyg_core.storage.vector import knn_many
 
 ItemError = InvalidInput | NodeNotFound | AmbiguousName
@@ -256,13 +257,7 @@ class SemanticBatch:
             return {
                 raw: got.get(raw.strip(), InvalidInput("an entity name is empty")) for raw in wanted
             }
-        res = await g.store.query(
-            namespace,
-            f"MATCH (e:{ENTITY}) WHERE e.uuid IN $u RETURN e.uuid",
-            {"u": wanted},
-            read_only=True,
-        )
-        known = {str(r[0]) for r in res.rows}
+        known = await stored_entity_uuids(g.store, namespace, wanted)
         return {u: u if u in known else NodeNotFound("entity", u) for u in wanted}
 
     async def add_memories(
