@@ -51,6 +51,7 @@ from polyg_shared.timeutil import iso
 from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
     MAX_TEXT,
+    check_choice,
     check_text,
     create_then_merge,
     new_uuid,
@@ -389,11 +390,7 @@ async def write_node_rows(
 
 def check_node_type(value: CausalNodeType | str) -> CausalNodeType:
     """A causal node type, or a clear error naming the allowed ones."""
-    try:
-        return CausalNodeType(value)
-    except ValueError as exc:
-        allowed = ", ".join(t.value for t in CausalNodeType)
-        raise InvalidInput(f"unknown node_type {value!r}; use one of {allowed}") from exc
+    return check_choice(CausalNodeType, value, "node_type")
 
 
 WRITE_SOLUTIONS = f"""{BATCH_NODES}MERGE (c)-[r:{R_SOLVED_BY}]->(e)

@@ -23,6 +23,7 @@ from polyg_shared import Concept, GraphKind, Memory, MemoryCategory, SearchHit
 from polyg_core.errors import AmbiguousName, EmbeddingMismatch, InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
     MAX_TEXT,
+    check_choice,
     check_readable,
     check_text,
     create_then_merge,
@@ -624,13 +625,7 @@ class SemanticGraph:
             EmbeddingMismatch: the namespace uses another embedding model.
         """
         text = check_text(content, "content", MAX_CONTENT)
-        try:
-            cat = MemoryCategory(category)
-        except ValueError as exc:
-            allowed = ", ".join(c.value for c in MemoryCategory)
-            raise InvalidInput(
-                f"unknown memory category {category!r}; use one of {allowed}"
-            ) from exc
+        cat = check_choice(MemoryCategory, category, "memory category")
         tag_list = list(dict.fromkeys(check_text(t, "tag") for t in tags))
         await prepare(self.store, namespace, self.embedder)
         digest = content_hash(text)

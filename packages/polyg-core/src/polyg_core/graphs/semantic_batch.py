@@ -19,6 +19,7 @@ from polyg_shared import Concept, Memory, MemoryCategory
 from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
     MAX_TEXT,
+    check_choice,
     check_text,
     embed_texts,
     name_key,
@@ -109,13 +110,7 @@ def _check_memory(item: MemoryItem) -> tuple[str, MemoryCategory, list[str]]:
         InvalidInput: blank or too long content, tag or concept name; an unknown category.
     """
     text = check_text(item.content, "content", MAX_CONTENT)
-    try:
-        cat = MemoryCategory(item.category)
-    except ValueError as exc:
-        allowed = ", ".join(c.value for c in MemoryCategory)
-        raise InvalidInput(
-            f"unknown memory category {item.category!r}; use one of {allowed}"
-        ) from exc
+    cat = check_choice(MemoryCategory, item.category, "memory category")
     tags = list(dict.fromkeys(check_text(t, "tag") for t in item.tags))
     for c in item.concepts:
         check_text(c, "concept name")
