@@ -9,7 +9,7 @@ what the earlier one wrote, as it would one call after the other.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -230,15 +230,26 @@ class SemanticBatch:
 
     async def _uuids_of_names(self, namespace: str, names: set[str]) -> dict[str, str]:
         """Normalised name to uuid of the named concepts that exist."""
-        if not names:
+        named = await self._concepts_named(namespace, names)
+        return {k: hits[-1][1] for k, hits in named.items()}
+
+    async def _concepts_named(
+        self, namespace: str, names: Iterable[str]
+    ) -> dict[str, list[tuple[str, str]]]:
+        """Per normalised name, the (name, uuid) of each stored concept under it."""
+        keys = sorted({name_key(n) for n in names})
+        if not keys:
             return {}
-        found = await self.graph.store.query(
+        res = await self.graph.store.query(
             namespace,
-            f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, c.uuid",
-            {"keys": sorted({name_key(n) for n in names})},
+            f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, c.name, c.uuid",
+            {"keys": keys},
             read_only=True,
         )
-        return {str(k): str(u) for k, u in found.rows}
+        by_key: dict[str, list[tuple[str, str]]] = {}
+        for k, name, uid in res.rows:
+            by_key.setdefault(str(k), []).append((str(name), str(uid)))
+        return by_key
 
     async def _entity_ids(self, namespace: str, refs: Sequence[str]) -> dict[str, str | ItemError]:
         """Entity uuids of names (created when missing) or, without an EntityGraph, of
@@ -334,15 +345,7 @@ class SemanticBatch:
         wanted = list(dict.fromkeys(n.strip() for n in names))
         if not wanted:
             return {}
-        res = await self.graph.store.query(
-            namespace,
-            f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, c.name, c.uuid",
-            {"keys": sorted({name_key(n) for n in wanted})},
-            read_only=True,
-        )
-        by_key: dict[str, list[tuple[str, str]]] = {}
-        for k, name, uid in res.rows:
-            by_key.setdefault(str(k), []).append((str(name), str(uid)))
+        by_key = await self._concepts_named(namespace, wanted)
         out: dict[str, str] = {}
         missing: list[str] = []
         for name in wanted:
