@@ -13,7 +13,7 @@ from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_
 
 from polyg_core.errors import InvalidInput
 from polyg_core.providers.embeddings.base import Embedder, dimension_of
-from polyg_core.storage.store import FalkorStore, check_embedding
+from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import Neighbour, knn
 from polyg_core.text.normalize import normalize_name
 
@@ -62,31 +62,6 @@ async def ensure_vectors(store: FalkorStore, namespace: str, embedder: Embedder)
         ProviderError: the model's dimension had to be learned and the model failed.
     """
     await store.ensure_vectors(namespace, embedder.model_name, await dimension_of(embedder))
-
-
-async def check_readable(
-    store: FalkorStore, namespace: str, embedder: Embedder, *, dimension: int | None = None
-) -> bool:
-    """Check, without writing, that vectors from `embedder` can be searched in a namespace:
-    the check writes make (`check_embedding`), so a read under another model gets the
-    same clear error instead of FalkorDB's or silently nothing.
-
-    `dimension`: the length of a query vector already made (else the embedder's, learned
-    from one embedding if need be, once the model name matches).
-
-    Returns False when the namespace has no embeddings yet (nothing to search).
-
-    Raises:
-        EmbeddingMismatch: the namespace was built with another model or dimension.
-    """
-    record = await store.embedding_record(namespace)
-    if record is None:
-        return False
-    check_embedding(namespace, record, embedder.model_name, None)
-    if dimension is None:
-        dimension = await dimension_of(embedder)
-    check_embedding(namespace, record, embedder.model_name, dimension)
-    return True
 
 
 async def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:

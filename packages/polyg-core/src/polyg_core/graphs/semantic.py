@@ -24,7 +24,6 @@ from polyg_core.errors import AmbiguousName, EmbeddingMismatch, InvalidInput, No
 from polyg_core.graphs.base import (
     MAX_TEXT,
     check_choice,
-    check_readable,
     check_text,
     create_then_merge,
     dt,
@@ -59,7 +58,7 @@ from polyg_core.storage.schema import (
     R_SIMILAR,
     X_REPRESENTS,
 )
-from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.store import FalkorStore, check_readable
 from polyg_core.storage.vector import Neighbour
 
 logger = logging.getLogger(__name__)
@@ -692,7 +691,7 @@ class SemanticGraph:
                     f"uses {self.embedder.model_name!r} vectors of dimension {dimension}; "
                     "embed the query with the same model or pass the text instead"
                 )
-        if not await check_readable(self.store, namespace, self.embedder, dimension=len(vector)):
+        if not await check_readable(self.store, namespace, self.embedder.model_name, len(vector)):
             return []
         found: list[Neighbour] = []
 

@@ -843,6 +843,25 @@ def check_embedding(
     )
 
 
+async def check_readable(store: FalkorStore, namespace: str, model: str, dimension: int) -> bool:
+    """Check, without writing, that vectors of `model` and `dimension` (a query vector's
+    length) can be searched in a namespace: the check writes make (`check_embedding`), so
+    a read under another model gets the same clear error instead of FalkorDB's or
+    silently nothing.
+
+    Returns False when the namespace has no embeddings yet (nothing to search).
+
+    Raises:
+        EmbeddingMismatch: the namespace was built with another model or dimension.
+    """
+    record = await store.embedding_record(namespace)
+    if record is None:
+        return False
+    check_embedding(namespace, record, model, None)
+    check_embedding(namespace, record, model, dimension)
+    return True
+
+
 async def open_store(settings: StorageSettings | None = None) -> FalkorStore:
     """Create a store from settings and connect it."""
     return await FalkorStore(settings or StorageSettings()).connect()
