@@ -583,26 +583,38 @@ def find_names(text: str, matcher: EntityMatcher | None = None) -> list[NameMent
     for start, end, name, weak in cands:
         name = _POSSESSIVE.sub("", name).strip()
         key = normalize_name(name)
-        # One letter is a name only as a capital other than "I"/"A" ("service X").
-        short = len(name) < 2 and not (name.isupper() and name not in ("I", "A"))
-        if not key or short or any(s < end and start < e for s, e in taken):
-            continue
-        if weak and key not in strong:
+        if not _free_name(name, key, (start, end), taken) or (weak and key not in strong):
             continue
         taken.append((start, end))
         first = by_key.get(key)
         if first is not None:
             out.append(NameMention(first.name, (start, end), first.known, first.entity_type))
             continue
-        if matcher and key in matcher.by_key:
-            mention = NameMention(matcher.by_key[key], (start, end), True, "entity", 1.0)
-        else:
-            etype = guess_entity_type(name, text[end:][:40], text[:start][-20:])
-            mention = NameMention(name, (start, end), False, etype, 1.0)
+        mention = _first_mention(text, name, key, (start, end), matcher)
         by_key[key] = mention
         out.append(mention)
     out.sort(key=lambda m: m.span[0])
     return out
+
+
+def _free_name(name: str, key: str, span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
+    """A candidate that can be a name here: not blank, not one letter (but a capital
+    other than "I"/"A": "service X"), and not overlapping a name already found."""
+    short = len(name) < 2 and not (name.isupper() and name not in ("I", "A"))
+    start, end = span
+    return bool(key) and not short and not any(s < end and start < e for s, e in taken)
+
+
+def _first_mention(
+    text: str, name: str, key: str, span: tuple[int, int], matcher: EntityMatcher | None
+) -> NameMention:
+    """The first mention of a name: a known entity by its stored name, else a new name
+    with the type its words and surroundings suggest."""
+    if matcher and key in matcher.by_key:
+        return NameMention(matcher.by_key[key], span, True, "entity", 1.0)
+    start, end = span
+    etype = guess_entity_type(name, text[end:][:40], text[:start][-20:])
+    return NameMention(name, span, False, etype, 1.0)
 
 
 def ngram_keys(text: str, max_words: int = 4) -> list[str]:
