@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from polyg_core.errors import StorageError
-from polyg_core.storage.cypher import clean, props
+from polyg_core.storage.cypher import NodeHit, clean, props
 from polyg_core.storage.schema import EMBEDDED_LABELS
 
 K = TypeVar("K", bound=Hashable)
@@ -26,16 +26,10 @@ _BUILD_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
-class Neighbour:
+class Neighbour(NodeHit):
     """A node found by vector search; `similarity` is 1 - cosine distance, clipped to [0, 1]."""
 
-    label: str
-    properties: dict[str, Any]
     similarity: float
-
-    @property
-    def uuid(self) -> str:
-        return str(self.properties.get("uuid", ""))
 
 
 async def knn(
