@@ -11,13 +11,15 @@ from typing import Any, TypeVar
 
 from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_ms
 
-from polyg_core.errors import InvalidInput
+from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
 from polyg_core.providers.embeddings.base import Embedder, dimension_of
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import Neighbour, knn
 from polyg_core.text.normalize import normalize_name
 
 MAX_NAME = 256
+ItemError = InvalidInput | NodeNotFound | AmbiguousName
+"""What a batch writer answers, in an item's place, for an item it did not write."""
 MAX_TEXT = 4_096
 MAX_PROPERTIES = 64
 MAX_FETCH = 1000

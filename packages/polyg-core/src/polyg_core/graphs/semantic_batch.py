@@ -16,9 +16,10 @@ from typing import Any, cast
 
 from polyg_shared import Concept, Memory, MemoryCategory
 
-from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
+from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
     MAX_TEXT,
+    ItemError,
     check_choice,
     check_text,
     embed_texts,
@@ -43,8 +44,6 @@ from polyg_core.graphs.semantic import (
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CONCEPT, MEMORY
 from polyg_core.storage.vector import knn_many
-
-ItemError = InvalidInput | NodeNotFound | AmbiguousName
 
 
 @dataclass(frozen=True)
