@@ -66,6 +66,22 @@ async def ensure_vectors(store: FalkorStore, namespace: str, embedder: Embedder)
     await store.ensure_vectors(namespace, embedder.model_name, await dimension_of(embedder))
 
 
+async def stored_uuids(
+    store: FalkorStore, namespace: str, label: str, uuids: Sequence[str]
+) -> set[str]:
+    """Which of these uuids a node of `label` holds (a write links only to nodes that
+    exist; an import leaves a stored uuid another node took with that node)."""
+    if not uuids:
+        return set()
+    res = await store.query(
+        namespace,
+        f"MATCH (n:{label}) WHERE n.uuid IN $w RETURN n.uuid",
+        {"w": list(uuids)},
+        read_only=True,
+    )
+    return {str(r[0]) for r in res.rows}
+
+
 async def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
     """Embed texts in one batch; plain float lists ready to pass as `vecf32($v)` parameters."""
     if not texts:

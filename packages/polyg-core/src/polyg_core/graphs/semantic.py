@@ -34,6 +34,7 @@ from polyg_core.graphs.base import (
     new_uuid,
     now_ms,
     prepare,
+    stored_uuids,
     to_ms,
     with_stored,
 )
@@ -390,18 +391,6 @@ async def write_concepts(
     )
 
 
-async def stored_entity_uuids(store: FalkorStore, namespace: str, uuids: Sequence[str]) -> set[str]:
-    """Which of `uuids` are stored entities (a write without an `EntityGraph` links only
-    to entities that exist)."""
-    res = await store.query(
-        namespace,
-        f"MATCH (e:{ENTITY}) WHERE e.uuid IN $u RETURN e.uuid",
-        {"u": list(uuids)},
-        read_only=True,
-    )
-    return {str(r[0]) for r in res.rows}
-
-
 async def link_similar_uuids(
     store: FalkorStore, namespace: str, pairs: Sequence[tuple[str, str, float]]
 ) -> None:
@@ -547,7 +536,7 @@ class SemanticGraph:
         if self.entities is not None:
             mapping = await self.entities.ensure(namespace, wanted, created=created)
             return list(dict.fromkeys(mapping.values()))
-        known = await stored_entity_uuids(self.store, namespace, wanted)
+        known = await stored_uuids(self.store, namespace, ENTITY, wanted)
         for item in wanted:
             if item not in known:
                 raise NodeNotFound("entity", item)

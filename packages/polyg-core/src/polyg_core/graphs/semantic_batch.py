@@ -27,6 +27,7 @@ from polyg_core.graphs.base import (
     now_ms,
     prepare,
     rounds_by_key,
+    stored_uuids,
     to_ms,
 )
 from polyg_core.graphs.entity_refs import resolve_entity_names
@@ -37,12 +38,11 @@ from polyg_core.graphs.semantic import (
     concept_row,
     content_hash,
     memory_row,
-    stored_entity_uuids,
     write_concepts,
     write_memories,
 )
 from polyg_core.storage.cypher import clean, props
-from polyg_core.storage.schema import CONCEPT, MEMORY
+from polyg_core.storage.schema import CONCEPT, ENTITY, MEMORY
 from polyg_core.storage.vector import knn_many
 
 
@@ -262,7 +262,7 @@ class SemanticBatch:
             return {
                 raw: got.get(raw.strip(), InvalidInput("an entity name is empty")) for raw in wanted
             }
-        known = await stored_entity_uuids(g.store, namespace, wanted)
+        known = await stored_uuids(g.store, namespace, ENTITY, wanted)
         return {u: u if u in known else NodeNotFound("entity", u) for u in wanted}
 
     async def add_memories(
