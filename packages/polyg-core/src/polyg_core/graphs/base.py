@@ -14,7 +14,6 @@ from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_
 from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
 from polyg_core.providers.embeddings.base import Embedder, dimension_of
 from polyg_core.storage.store import FalkorStore
-from polyg_core.storage.vector import Neighbour, knn
 from polyg_core.text.normalize import normalize_name
 
 MAX_NAME = 256
@@ -23,19 +22,6 @@ ItemError = InvalidInput | NodeNotFound | AmbiguousName
 MAX_TEXT = 4_096
 MAX_PROPERTIES = 64
 MAX_FETCH = 1000
-
-
-async def nearest(
-    store: FalkorStore,
-    namespace: str,
-    label: str,
-    vector: Sequence[float],
-    k: int,
-    *,
-    min_similarity: float = 0.0,
-) -> list[Neighbour]:
-    """`storage.vector.knn` (which over-fetches past the index's stale entries)."""
-    return await knn(store, namespace, label, vector, k, min_similarity=min_similarity)
 
 
 async def prepare(

@@ -30,7 +30,6 @@ from polyg_core.graphs.base import (
     embed_texts,
     iso_ms,
     name_key,
-    nearest,
     new_uuid,
     now_ms,
     prepare,
@@ -60,7 +59,7 @@ from polyg_core.storage.schema import (
     X_REPRESENTS,
 )
 from polyg_core.storage.store import FalkorStore, check_readable
-from polyg_core.storage.vector import Neighbour
+from polyg_core.storage.vector import Neighbour, knn
 
 logger = logging.getLogger(__name__)
 
@@ -480,7 +479,7 @@ class SemanticGraph:
             shown = str(old["name"]) if old else name
             vec = (await embed_texts(self.embedder, [f"{shown}: {desc}" if desc else shown]))[0]
             if similar is None:
-                hits = await nearest(
+                hits = await knn(
                     self.store,
                     namespace,
                     CONCEPT,
@@ -686,9 +685,7 @@ class SemanticGraph:
 
         async def one(label: str) -> None:
             found.extend(
-                await nearest(
-                    self.store, namespace, label, vector, k, min_similarity=min_similarity
-                )
+                await knn(self.store, namespace, label, vector, k, min_similarity=min_similarity)
             )
 
         async with anyio.create_task_group() as tg:
