@@ -354,6 +354,10 @@ _TYPE_RULES: tuple[Callable[[_Around], str | None], ...] = (
 """The type rules in the order they decide: the first that knows wins."""
 
 
+_Match = tuple[int, str, float]
+"""A match at a token: how many words it spans, the known name, its score."""
+
+
 @dataclass
 class EntityMatcher:
     """Finds mentions of known entity names in text, whatever their spelling.
@@ -404,29 +408,12 @@ class EntityMatcher:
         budget = _FUZZY_BUDGET
         i = 0
         while i < len(tokens):
-            best: tuple[int, str, float] | None = None
             grams = self._grams(text, tokens, i)
-            for n, gram_key in grams:
-                if gram_key in self.by_key:
-                    best = (n, self.by_key[gram_key], 1.0)
-                    break
+            best = self._exact(grams)
             if best is None and budget > 0 and tokens[i][2].lower() not in STOP_WORDS:
-                for n, gram_key in grams:
-                    if len(gram_key) < _MIN_FUZZY_KEY:
-                        continue
-                    budget -= 1
-                    hit = process.extractOne(
-                        gram_key, keys, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF
-                    )
-                    if hit is not None:
-                        best = (n, self.by_key[hit[0]], float(hit[1]) / 100.0)
-                        break
+                best, budget = self._fuzzy(grams, keys, budget)
             if best is None:
-                word = _POSSESSIVE.sub("", tokens[i][2]).lower()
-                following = tokens[i + 1][2].lower() if i + 1 < len(tokens) else ""
-                # "auth" stands for "auth-service", but "auth team" names another thing.
-                if word in self.heads and following not in _OTHER_KINDS:
-                    best = (1, self.heads[word], 0.8)
+                best = self._head(tokens, i)
             if best is None:
                 i += 1
                 continue
@@ -436,6 +423,36 @@ class EntityMatcher:
             out.append(NameMention(name, span, True, entity_type, score))
             i += n
         return out
+
+    def _exact(self, grams: list[tuple[int, str]]) -> _Match | None:
+        """The longest word n-gram here that is a known name's key."""
+        for n, gram_key in grams:
+            if gram_key in self.by_key:
+                return (n, self.by_key[gram_key], 1.0)
+        return None
+
+    def _fuzzy(
+        self, grams: list[tuple[int, str]], keys: list[str], budget: int
+    ) -> tuple[_Match | None, int]:
+        """The longest n-gram here close enough to a known key, and the fuzzy budget left
+        (each n-gram tried spends one)."""
+        for n, gram_key in grams:
+            if len(gram_key) < _MIN_FUZZY_KEY:
+                continue
+            budget -= 1
+            hit = process.extractOne(gram_key, keys, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
+            if hit is not None:
+                return (n, self.by_key[hit[0]], float(hit[1]) / 100.0), budget
+        return None, budget
+
+    def _head(self, tokens: list[tuple[int, int, str]], i: int) -> _Match | None:
+        """A known name by its first word alone ("auth" for "auth-service"), unless the
+        next word makes it another thing ("auth team")."""
+        word = _POSSESSIVE.sub("", tokens[i][2]).lower()
+        following = tokens[i + 1][2].lower() if i + 1 < len(tokens) else ""
+        if word in self.heads and following not in _OTHER_KINDS:
+            return (1, self.heads[word], 0.8)
+        return None
 
     @staticmethod
     def _grams(text: str, tokens: list[tuple[int, int, str]], i: int) -> list[tuple[int, str]]:
