@@ -8,25 +8,19 @@ import argparse
 import importlib.util
 import json
 import random
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 from polyg_core.recall.answer.calibration import calibrated, group_keys
 from polyg_core.recall.answer.confidence import Evidence, factors_of
+from polyg_core.testing.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def _script() -> ModuleType:
-    path = ROOT / "scripts" / "fit_calibration.py"
-    spec = importlib.util.spec_from_file_location("fit_calibration", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "fit_calibration.py")
 
 
 fc = _script()

@@ -3,27 +3,21 @@ distribution without a license, with relative README links, or carrying the mode
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from polyg_core.testing.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def _check_dist() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("check_dist", ROOT / "scripts" / "check_dist.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "check_dist.py")
 
 
 check_dist = _check_dist()

@@ -1,24 +1,20 @@
 from __future__ import annotations
 
-import importlib.util
+import functools
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from polyg_core.testing.scripts import load_script
 
 pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
+@functools.cache
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "gen_api_reference", ROOT / "scripts" / "gen_api_reference.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "gen_api_reference.py")
 
 
 async def test_committed_api_reference_matches_the_tool_schemas() -> None:

@@ -5,15 +5,12 @@ over Streamable HTTP, and remember + recall over stdio against the real process.
 from __future__ import annotations
 
 import socket
-import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
@@ -24,7 +21,7 @@ from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 from polyg_server.http import create_http_app
-from polyg_server.testing import serving, text_of
+from polyg_server.testing import serving, stdio_server, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -273,19 +270,7 @@ async def test_ten_concurrent_http_clients_issue_mixed_calls_without_errors(
 async def test_stdio_process_remembers_and_recalls(
     falkordb_server: EmbeddedFalkorDB, namespace: str
 ) -> None:
-    script = Path(sys.executable).parent / "polyg-mcp"
-    command, *args = (
-        [str(script)] if script.exists() else [sys.executable, "-m", "polyg_server.main"]
-    )
-    params = StdioServerParameters(
-        command=command,
-        args=args,
-        env={
-            "POLYG_DATA_DIR": str(falkordb_server.data_dir),
-            "FALKORDB_GRAPH": namespace,
-            "POLYG_LOG_LEVEL": "WARNING",
-        },
-    )
+    params = stdio_server(falkordb_server.data_dir, namespace)
     with anyio.fail_after(90):
         async with Client(params) as client:
             stored = await client.call_tool(

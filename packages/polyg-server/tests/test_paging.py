@@ -4,7 +4,6 @@ cursor that continues the same call, and a token budget the answer keeps."""
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp_types import TextContent
 from polyg_core.memory import Memory
+from polyg_core.testing.scripts import load_script
 from polyg_server.context import ServerContext
 from polyg_server.paging import estimate_tokens
 from polyg_server.testing import call
@@ -29,13 +29,7 @@ PEOPLE = ("Orla Finch", "Tamsin Reyes", "Idris Vale")
 
 @functools.cache
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "gen_api_reference", ROOT / "scripts" / "gen_api_reference.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "gen_api_reference.py")
 
 
 def real_tokens(answer: dict[str, Any]) -> int:

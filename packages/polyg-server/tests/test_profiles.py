@@ -3,7 +3,7 @@ descriptions say, read through a real MCP client as a model would get them."""
 
 from __future__ import annotations
 
-import importlib.util
+import functools
 import json
 import re
 from pathlib import Path
@@ -14,6 +14,7 @@ import pytest
 from mcp import Client
 from mcp_types import Tool
 from polyg_core.config import Settings
+from polyg_core.testing.scripts import load_script
 from polyg_server.app import create_server
 from polyg_server.context import ContextOpening
 from polyg_server.registry import ALL, PROFILES
@@ -38,14 +39,9 @@ MEMORY_JOB = {
 JARGON = re.compile(r"(?i)seed[ -]?0\d\d|\bseed \d|magma")
 
 
+@functools.cache
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "gen_api_reference", ROOT / "scripts" / "gen_api_reference.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "scripts" / "gen_api_reference.py")
 
 
 async def _listed(settings: Settings) -> list[Tool]:

@@ -19,7 +19,6 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.context import ClientRequestContext
-from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import (
     CreateMessageRequestParams,
@@ -35,7 +34,7 @@ from polyg_server.app import create_server
 from polyg_server.context import JobOptions, ServerContext
 from polyg_server.http import HttpOptions, create_http_app
 from polyg_server.sampling import InputRounds
-from polyg_server.testing import call, polyg_mcp_command, serving
+from polyg_server.testing import call, serving, stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -300,17 +299,7 @@ async def test_sampling_over_streamable_http(
 async def test_the_polyg_mcp_process_over_stdio_asks_the_clients_model(
     falkordb_server: EmbeddedFalkorDB, namespace: str, mode: Mode
 ) -> None:
-    command, *args = polyg_mcp_command()
-    params = StdioServerParameters(
-        command=command,
-        args=args,
-        env={
-            "POLYG_DATA_DIR": str(falkordb_server.data_dir),
-            "FALKORDB_GRAPH": namespace,
-            "POLYG_LOG_LEVEL": "WARNING",
-            "POLYG_JOB_WORKERS": "0",
-        },
-    )
+    params = stdio_server(falkordb_server.data_dir, namespace, POLYG_JOB_WORKERS="0")
     model = ScriptedModel()
     with anyio.fail_after(120):
         async with Client(params, sampling_callback=model, mode=mode) as client:

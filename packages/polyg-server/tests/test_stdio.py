@@ -3,10 +3,9 @@ from __future__ import annotations
 import anyio
 import pytest
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
-from polyg_server.testing import polyg_mcp_command
+from polyg_server.testing import stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -16,18 +15,8 @@ async def test_stdio_process_initializes_lists_tools_and_answers(
 ) -> None:
     await store.ensure_schema(namespace)
     await store.query(namespace, "CREATE (:E_Entity {uuid: 'e1', name: 'a'})")
-    command, *args = polyg_mcp_command()
-    params = StdioServerParameters(
-        command=command,
-        args=args,
-        env={
-            "POLYG_DATA_DIR": str(falkordb_server.data_dir),
-            "FALKORDB_GRAPH": namespace,
-            "POLYG_LOG_LEVEL": "WARNING",
-            # The memory profile and one admin tool by name.
-            "POLYG_TOOLS": "memory,get_statistics",
-        },
-    )
+    # The memory profile and one admin tool by name.
+    params = stdio_server(falkordb_server.data_dir, namespace, POLYG_TOOLS="memory,get_statistics")
     with anyio.fail_after(60):
         async with Client(params) as client:
             assert client.server_info is not None and client.server_info.name == "polyg"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import sys
 from pathlib import Path
 from typing import Any, cast
 
@@ -21,14 +20,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.testing.llm_server import Reply, ScriptedLLMServer
-from polyg_server.testing import INITIALIZE
+from polyg_server.testing import INITIALIZE, polyg_mcp_command
 
 pytestmark = pytest.mark.anyio
-
-
-def _polyg_mcp() -> list[str]:
-    script = Path(sys.executable).parent / "polyg-mcp"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "polyg_server.main"]
 
 
 def _answer(messages: list[dict[str, Any]]) -> Reply:
@@ -40,7 +34,7 @@ async def test_stdio_stdout_holds_only_json_rpc_at_debug_with_an_llm(
     falkordb_server: EmbeddedFalkorDB, namespace: str, tmp_path: Path
 ) -> None:
     wire = tmp_path / "stdout.jsonl"
-    command = " ".join(shlex.quote(part) for part in _polyg_mcp())
+    command = " ".join(shlex.quote(part) for part in polyg_mcp_command())
     async with ScriptedLLMServer(responder=_answer) as llm:
         params = StdioServerParameters(
             command="bash",
@@ -89,7 +83,7 @@ async def test_stdio_server_answers_and_exits_cleanly_when_stdin_closes(
     initialize = INITIALIZE
     with anyio.fail_after(120):
         done = await anyio.run_process(
-            _polyg_mcp(),
+            polyg_mcp_command(),
             input=(json.dumps(initialize) + "\n").encode(),
             env={
                 **os.environ,

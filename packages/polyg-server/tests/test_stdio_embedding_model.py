@@ -7,8 +7,6 @@ served by the loopback stand-in at a dimension the local model does not have.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,6 +15,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.testing.llm_server import ScriptedLLMServer
+from polyg_server.testing import stdio_server
 
 pytestmark = pytest.mark.anyio
 
@@ -24,19 +23,13 @@ MODEL = "openai/text-embedding-3-small"
 
 
 def _params(server: EmbeddedFalkorDB, namespace: str, api_base: str) -> StdioServerParameters:
-    script = Path(sys.executable).parent / "polyg-mcp"
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "polyg_server.main"]
-    return StdioServerParameters(
-        command=command[0],
-        args=command[1:],
-        env={
-            "POLYG_DATA_DIR": str(server.data_dir),
-            "FALKORDB_GRAPH": namespace,
-            "EMBEDDING_MODEL": MODEL,
-            "LLM_BASE_URL": api_base,
-            "OPENAI_API_KEY": "test-key",
-            "POLYG_TOOLS": "all",
-        },
+    return stdio_server(
+        server.data_dir,
+        namespace,
+        EMBEDDING_MODEL=MODEL,
+        LLM_BASE_URL=api_base,
+        OPENAI_API_KEY="test-key",
+        POLYG_TOOLS="all",
     )
 
 

@@ -284,43 +284,39 @@ class RetrievalReport:
 
     def table(self, ks: Sequence[int] = KS) -> list[dict[str, Any]]:
         """Rows of {system, category, n, recall@k...}; category `overall` last."""
-        rows: list[dict[str, Any]] = []
-        for system in SYSTEMS:
-            for cat in [*self.categories, "overall"]:
-                row: dict[str, Any] = {
-                    "system": system,
-                    "category": cat,
-                    "n": len(self._questions(cat)),
-                }
-                for k in ks:
-                    row[f"R@{k}"] = round(
-                        self.recall(lambda q, s=system: q.ranked.get(s, []), cat, k), 3
-                    )
-                rows.append(row)
+        rows = self._system_rows()
+        for row in rows:
+            system, cat = row["system"], row["category"]
+            for k in ks:
+                row[f"R@{k}"] = round(
+                    self.recall(lambda q, s=system: q.ranked.get(s, []), cat, k), 3
+                )
         return rows
+
+    def _system_rows(self) -> list[dict[str, Any]]:
+        """A row head {system, category, n} per system and category, `overall` last."""
+        return [
+            {"system": system, "category": cat, "n": len(self._questions(cat))}
+            for system in SYSTEMS
+            for cat in [*self.categories, "overall"]
+        ]
 
     def budget_table(self, budgets: Sequence[int] = BUDGETS) -> list[dict[str, Any]]:
         """Rows of {system, category, n, R@k=10, R<=N tokens...}: evidence recall when
         what each system ranks is packed into N tokens, best first (`within_budget`)."""
-        rows: list[dict[str, Any]] = []
-        for system in SYSTEMS:
-            for cat in [*self.categories, "overall"]:
-                row: dict[str, Any] = {
-                    "system": system,
-                    "category": cat,
-                    "n": len(self._questions(cat)),
-                    "R@10": round(self.recall(lambda q, s=system: q.ranked.get(s, []), cat, 10), 3),
-                }
-                for b in budgets:
-                    row[f"R<={b} tok"] = round(
-                        self.recall(
-                            lambda q, s=system, b=b: q.within.get(s, {}).get(b, []),
-                            cat,
-                            10**6,
-                        ),
-                        3,
-                    )
-                rows.append(row)
+        rows = self._system_rows()
+        for row in rows:
+            system, cat = row["system"], row["category"]
+            row["R@10"] = round(self.recall(lambda q, s=system: q.ranked.get(s, []), cat, 10), 3)
+            for b in budgets:
+                row[f"R<={b} tok"] = round(
+                    self.recall(
+                        lambda q, s=system, b=b: q.within.get(s, {}).get(b, []),
+                        cat,
+                        10**6,
+                    ),
+                    3,
+                )
         return rows
 
     def ablation_table(self, ks: Sequence[int] = KS) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from polyg_cli import render
-from polyg_cli.runtime import fail, print_json, run, state
+from polyg_cli.runtime import fail, print_json, run, show, state
 
 
 class GraphsAction(StrEnum):
@@ -48,11 +48,7 @@ def stats_command(
         finally:
             await store.close()
 
-    stats = run(st, go)
-    if as_json:
-        print_json(stats.model_dump(mode="json"))
-    else:
-        render.statistics(st.out, stats)
+    show(st, run(st, go), as_json, render.statistics)
 
 
 def graphs_command(

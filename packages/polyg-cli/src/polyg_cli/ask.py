@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from polyg_cli import render
-from polyg_cli.runtime import open_memory, print_json, run, state
+from polyg_cli.runtime import open_memory, print_json, run, show, state
 
 GraphOpt = Annotated[
     str | None, typer.Option("--graph", "-g", help="Memory graph (default FALKORDB_GRAPH).")
@@ -48,11 +48,7 @@ def recall_command(
                 question, reference_time=at, retrievers=chosen, memory_limit=limit
             )
 
-    result = run(st, go)
-    if as_json:
-        print_json(result.model_dump(mode="json"))
-    else:
-        render.recall_result(st.out, result)
+    show(st, run(st, go), as_json, render.recall_result)
 
 
 def remember_command(
@@ -80,11 +76,7 @@ def remember_command(
         async with open_memory(st, graph) as memory:
             return await memory.remember(text, reference_time=at)
 
-    result = run(st, go)
-    if as_json:
-        print_json(result.model_dump(mode="json"))
-    else:
-        render.remember_result(st.out, result)
+    show(st, run(st, go), as_json, render.remember_result)
 
 
 def _enqueue(st: Any, text: str, graph: str | None, at: str | None, as_json: bool) -> None:

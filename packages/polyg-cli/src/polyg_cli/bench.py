@@ -29,6 +29,9 @@ from polyg_cli.runtime import CliState, run, state
 
 if TYPE_CHECKING:
     from polyg_bench.retrieval import RetrievalReport
+    from polyg_core.config import Settings
+    from polyg_core.memory import Memory
+    from polyg_core.providers.llm import LLM
 
 bench_app = typer.Typer(
     name="bench",
@@ -64,6 +67,12 @@ class BenchEnv:
     child_env: dict[str, str]
     server_pid: int | None
     probe: Any
+
+    def memory(self, settings: Settings, llm: LLM | None = None) -> Memory:
+        """A `Memory` over this store and embedder, answering with `llm` when given."""
+        from polyg_core.memory import Memory
+
+        return Memory(store=self.store, embedder=self.embedder, llm=llm, settings=settings)
 
 
 @asynccontextmanager
@@ -163,14 +172,13 @@ def scale_command(
 ) -> None:
     """Generate namespaces of each size and time the reads, recall and remember (no LLM)."""
     from polyg_bench.scale import run_size
-    from polyg_core.memory import Memory
 
     st = state(ctx)
 
     async def go() -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         async with bench_env(st) as env:
-            memory = Memory(store=env.store, embedder=env.embedder, settings=st.settings)
+            memory = env.memory(st.settings)
             for size in sizes:
                 res = await run_size(
                     memory,
@@ -397,7 +405,6 @@ def retrieval_command(
     from contextlib import AsyncExitStack
 
     from polyg_bench.retrieval import run_retrieval
-    from polyg_core.memory import Memory
     from polyg_core.providers.llm import make_llm
 
     st = state(ctx)
@@ -416,12 +423,7 @@ def retrieval_command(
 
                 server, llm = await stack.enter_async_context(standin_server(llm_standin))
                 standin = server.request_responder
-            memory = Memory(
-                store=env.store,
-                embedder=env.embedder,
-                llm=llm,
-                settings=st.settings,
-            )
+            memory = env.memory(st.settings, llm)
             report = await run_retrieval(
                 memory,
                 data,
@@ -699,7 +701,6 @@ def profile_command(
     """cProfile of recall and remember (rule-based path) on a generated namespace."""
     from polyg_bench.generate import generate
     from polyg_bench.profile import profile_operations
-    from polyg_core.memory import Memory
 
     st = state(ctx)
 
@@ -707,7 +708,7 @@ def profile_command(
         async with bench_env(st) as env:
             ns = "bench_profile"
             gen = await generate(env.store, ns, entities, dimension=env.embedder.dimension)
-            memory = Memory(store=env.store, embedder=env.embedder, settings=st.settings)
+            memory = env.memory(st.settings)
             try:
                 return await profile_operations(memory, gen, calls=calls, top=top)
             finally:
@@ -740,19 +741,13 @@ def answers_command(
         run_scenario_answers,
         scenario_graded,
     )
-    from polyg_core.memory import Memory
     from polyg_core.providers.llm import make_llm
 
     st = state(ctx)
 
     async def go() -> Any:
         async with bench_env(st) as env:
-            memory = Memory(
-                store=env.store,
-                embedder=env.embedder,
-                llm=make_llm(st.settings),
-                settings=st.settings,
-            )
+            memory = env.memory(st.settings, make_llm(st.settings))
             return await run_scenario_answers(memory, probes=probes)
 
     answers = run(st, go)
@@ -856,7 +851,6 @@ def updates_command(
     and how often the answer holds the current value, in small and large namespaces."""
     from polyg_bench.updates import SIZES, load_cases, run_updates
     from polyg_core.errors import InvalidInput
-    from polyg_core.memory import Memory
     from polyg_core.providers.llm import make_llm
 
     st = state(ctx)
@@ -869,12 +863,7 @@ def updates_command(
 
     async def go() -> Any:
         async with bench_env(st) as env:
-            memory = Memory(
-                store=env.store,
-                embedder=env.embedder,
-                llm=make_llm(st.settings),
-                settings=st.settings,
-            )
+            memory = env.memory(st.settings, make_llm(st.settings))
             return await run_updates(
                 memory,
                 chosen,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -119,47 +119,39 @@ def jobs_command(
         st.out.print(_table(jobs, stats))
 
 
-@jobs_app.command("show")
-def show_command(
-    ctx: typer.Context, job_id: Annotated[str, typer.Argument(help="The job id.")]
-) -> None:
-    """Everything about one job, as JSON (result, error of each attempt, timings, tokens)."""
-    st = state(ctx)
+JobId = Annotated[str, typer.Argument(help="The job id.")]
+
+
+def _on_queue(st: CliState, call: Callable[[Any], Awaitable[Any]]) -> Any:
+    """Run one call on the job queue of the configured store."""
 
     async def go() -> Any:
         async with job_queue(st) as queue:
-            return await queue.get(job_id)
+            return await call(queue)
 
-    print_json(run(st, go).model_dump(mode="json"))
+    return run(st, go)
+
+
+@jobs_app.command("show")
+def show_command(ctx: typer.Context, job_id: JobId) -> None:
+    """Everything about one job, as JSON (result, error of each attempt, timings, tokens)."""
+    st = state(ctx)
+    print_json(_on_queue(st, lambda queue: queue.get(job_id)).model_dump(mode="json"))
 
 
 @jobs_app.command("cancel")
-def cancel_command(
-    ctx: typer.Context, job_id: Annotated[str, typer.Argument(help="The job id.")]
-) -> None:
+def cancel_command(ctx: typer.Context, job_id: JobId) -> None:
     """Cancel a queued or running job."""
     st = state(ctx)
-
-    async def go() -> Any:
-        async with job_queue(st) as queue:
-            return await queue.cancel(job_id)
-
-    info = run(st, go)
+    info = _on_queue(st, lambda queue: queue.cancel(job_id))
     st.out.print(f"job {info.job_id}: {info.status}")
 
 
 @jobs_app.command("retry")
-def retry_command(
-    ctx: typer.Context, job_id: Annotated[str, typer.Argument(help="The job id.")]
-) -> None:
+def retry_command(ctx: typer.Context, job_id: JobId) -> None:
     """Queue a failed or cancelled job again with fresh attempts."""
     st = state(ctx)
-
-    async def go() -> Any:
-        async with job_queue(st) as queue:
-            return await queue.retry(job_id)
-
-    info = run(st, go)
+    info = _on_queue(st, lambda queue: queue.retry(job_id))
     st.out.print(f"job {info.job_id}: {info.status}")
 
 

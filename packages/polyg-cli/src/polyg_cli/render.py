@@ -112,54 +112,68 @@ def recall_result(console: Console, result: Any, *, show_timings: bool = True) -
             title_align="left",
         )
     )
-    memories = getattr(result, "memories", [])
-    if memories:
-        table = Table(title="memories", title_justify="left", show_header=True)
-        table.add_column("#", justify="right")
-        table.add_column("score", justify="right")
-        table.add_column("when")
-        table.add_column("memory")
-        table.add_column("found by", style="dim")
-        for i, m in enumerate(memories, start=1):
-            text = m.content if len(m.content) <= 160 else m.content[:159] + "…"
-            when = (m.created_at or "")[:16].replace("T", " ")
-            found = ", ".join(sorted(m.retrievers, key=lambda r: -m.retrievers[r]))
-            table.add_row(str(i), f"{m.score:.3f}", when, text, found)
-        console.print(table)
-    chain = result.reasoning.causal_chain
-    if chain:
-        table = Table(title="causal chain", title_justify="left", show_header=True)
-        table.add_column("#", justify="right")
-        table.add_column("cause")
-        table.add_column("→ effect")
-        table.add_column("confidence")
-        total = 1.0
-        for i, step in enumerate(chain, start=1):
-            total *= step.confidence
-            table.add_row(str(i), step.cause, step.effect, confidence_bar(step.confidence))
-        console.print(table)
-        console.print(Text.assemble(("chain confidence (product) ", "dim"), confidence_bar(total)))
-    timeline = result.reasoning.temporal_context
-    if timeline:
-        console.print("[bold]timeline[/]")
-        for line in timeline[:12]:
-            console.print(f"  • {line}", highlight=False)
-    if result.reasoning.entities_involved:
-        console.print(
-            "[bold]entities[/] " + ", ".join(result.reasoning.entities_involved[:12]),
-            highlight=False,
-        )
-    sources = getattr(result, "source_nodes", [])
-    if sources:
-        console.print("[bold]sources[/]")
-        for src in sources[:8]:
-            when = f" [dim]({src.when[:16].replace('T', ' ')})[/]" if src.when else ""
-            console.print(f"  [dim]{src.uuid[:12]}[/] {src.text}{when}", highlight=False)
+    _memories(console, getattr(result, "memories", []))
+    _causal_chain(console, result.reasoning.causal_chain)
+    _context(console, result.reasoning, getattr(result, "source_nodes", []))
     if result.degraded:
         console.print(f"[yellow]degraded:[/] {'; '.join(result.degraded_reasons)}", highlight=False)
     if show_timings and result.timings_ms:
         parts = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items())
         console.print(f"[dim]timings: {parts}[/]", highlight=False)
+
+
+def _memories(console: Console, memories: list[Any]) -> None:
+    """The memories a recall ranked, with their scores and the retrievers that found them."""
+    if not memories:
+        return
+    table = Table(title="memories", title_justify="left", show_header=True)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("when")
+    table.add_column("memory")
+    table.add_column("found by", style="dim")
+    for i, m in enumerate(memories, start=1):
+        text = m.content if len(m.content) <= 160 else m.content[:159] + "…"
+        when = (m.created_at or "")[:16].replace("T", " ")
+        found = ", ".join(sorted(m.retrievers, key=lambda r: -m.retrievers[r]))
+        table.add_row(str(i), f"{m.score:.3f}", when, text, found)
+    console.print(table)
+
+
+def _causal_chain(console: Console, chain: list[Any]) -> None:
+    """Each causal step with its confidence bar, then the chain's product."""
+    if not chain:
+        return
+    table = Table(title="causal chain", title_justify="left", show_header=True)
+    table.add_column("#", justify="right")
+    table.add_column("cause")
+    table.add_column("→ effect")
+    table.add_column("confidence")
+    total = 1.0
+    for i, step in enumerate(chain, start=1):
+        total *= step.confidence
+        table.add_row(str(i), step.cause, step.effect, confidence_bar(step.confidence))
+    console.print(table)
+    console.print(Text.assemble(("chain confidence (product) ", "dim"), confidence_bar(total)))
+
+
+def _context(console: Console, reasoning: Any, sources: list[Any]) -> None:
+    """The timeline, the entities involved and the source nodes of a recall."""
+    timeline = reasoning.temporal_context
+    if timeline:
+        console.print("[bold]timeline[/]")
+        for line in timeline[:12]:
+            console.print(f"  • {line}", highlight=False)
+    if reasoning.entities_involved:
+        console.print(
+            "[bold]entities[/] " + ", ".join(reasoning.entities_involved[:12]),
+            highlight=False,
+        )
+    if sources:
+        console.print("[bold]sources[/]")
+        for src in sources[:8]:
+            when = f" [dim]({src.when[:16].replace('T', ' ')})[/]" if src.when else ""
+            console.print(f"  [dim]{src.uuid[:12]}[/] {src.text}{when}", highlight=False)
 
 
 def remember_result(console: Console, result: Any) -> None:

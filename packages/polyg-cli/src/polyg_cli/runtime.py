@@ -106,3 +106,12 @@ def print_json(data: Any) -> None:
     """Machine-readable output on stdout (for `--json`)."""
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
+
+
+def show(st: CliState, answer: Any, as_json: bool, draw: Callable[[Console, Any], None]) -> None:
+    """Print a command's answer (a pydantic model): as JSON with `--json`, else drawn by
+    `draw` for a reader."""
+    if as_json:
+        print_json(answer.model_dump(mode="json"))
+    else:
+        draw(st.out, answer)

@@ -321,11 +321,11 @@ class NameResolver:
         assert self.embedder is not None
         vector = (await self.embedder.embed([name]))[0]
         # A namespace of another model answers with the error writes give, not FalkorDB's.
-        # The graphs load the Redis client: imported on first use, so listing the tools
+        # The store loads the Redis client: imported on first use, so listing the tools
         # (which reads this module's label lists) loads no store.
-        from polyg_core.graphs.base import check_readable
+        from polyg_core.storage.store import check_readable
 
-        if not await check_readable(self.store, namespace, self.embedder, dimension=len(vector)):
+        if not await check_readable(self.store, namespace, self.embedder.model_name, len(vector)):
             return []
         hits = await knn(
             self.store, namespace, spec.label, vector.tolist(), self.max_candidates + 3

@@ -9,22 +9,10 @@ from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.crosslinks import CrossLinker
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph
-from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore
 from polyg_shared import CrossLink, CrossLinkType
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def entities(store: FalkorStore, embedder: Embedder) -> EntityGraph:
-    return EntityGraph(store, embedder, NameResolver(store, embedder))
-
-
-@pytest.fixture
-def semantic(store: FalkorStore, embedder: Embedder, entities: EntityGraph) -> SemanticGraph:
-    return SemanticGraph(store, embedder, NameResolver(store, embedder), entities)
 
 
 @pytest.fixture

@@ -13,8 +13,6 @@ from polyg_core.graphs.crosslinks import CrossLinker
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph
 from polyg_core.graphs.temporal import TemporalGraph
-from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore
 
 pytestmark = pytest.mark.anyio
@@ -81,13 +79,8 @@ async def test_deleting_an_entity_removes_its_event_chain_and_keeps_the_events(
 
 
 async def test_every_delete_removes_implicit_nodes_left_without_links(
-    store: FalkorStore,
-    embedder: Embedder,
-    resolver: NameResolver,
-    entities: EntityGraph,
-    namespace: str,
+    store: FalkorStore, entities: EntityGraph, semantic: SemanticGraph, namespace: str
 ) -> None:
-    semantic = SemanticGraph(store, embedder, resolver, entities=entities)
     links = CrossLinker(store)
     with anyio.fail_after(60):
         concept, _ = await semantic.add_concept(namespace, "caching", entities=["implicit-cache"])
@@ -98,13 +91,8 @@ async def test_every_delete_removes_implicit_nodes_left_without_links(
 
 
 async def test_clearing_a_graph_removes_implicit_nodes_left_without_links(
-    store: FalkorStore,
-    embedder: Embedder,
-    resolver: NameResolver,
-    entities: EntityGraph,
-    namespace: str,
+    store: FalkorStore, entities: EntityGraph, semantic: SemanticGraph, namespace: str
 ) -> None:
-    semantic = SemanticGraph(store, embedder, resolver, entities=entities)
     with anyio.fail_after(60):
         await semantic.add_concept(namespace, "caching", entities=["implicit-cache"])
         await CrossLinker(store).clear(namespace, "semantic")

@@ -95,13 +95,8 @@ async def test_normalised_spellings_still_reuse_the_entity_on_a_write(
 
 
 async def test_concept_entities_are_named_exactly(
-    store: FalkorStore,
-    embedder: Embedder,
-    resolver: NameResolver,
-    entities: EntityGraph,
-    namespace: str,
+    store: FalkorStore, entities: EntityGraph, semantic: SemanticGraph, namespace: str
 ) -> None:
-    semantic = SemanticGraph(store, embedder, resolver, entities=entities)
     with anyio.fail_after(60):
         await entities.add(namespace, "payments-db-primary")
         await semantic.add_concept(namespace, "replication", entities=["payments-db-secondary"])

@@ -32,16 +32,6 @@ class TinyEmbedder:
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-@pytest.fixture
-def entities(store: FalkorStore, embedder: Embedder) -> EntityGraph:
-    return EntityGraph(store, embedder, NameResolver(store, embedder))
-
-
-@pytest.fixture
-def semantic(store: FalkorStore, embedder: Embedder, entities: EntityGraph) -> SemanticGraph:
-    return SemanticGraph(store, embedder, NameResolver(store, embedder), entities)
-
-
 async def test_add_concept_is_deduplicated_on_its_name(
     semantic: SemanticGraph, namespace: str
 ) -> None:

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from polyg_core.config import Settings
+from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
@@ -166,3 +166,14 @@ async def any_memory(
 async def deployed(any_memory: Memory) -> Memory:
     await load_deployment(any_memory, any_memory.namespace)
     return any_memory
+
+
+@pytest.fixture(scope="module")
+async def module_store(
+    anyio_backend: str, falkordb_settings: StorageSettings
+) -> AsyncIterator[FalkorStore]:
+    """A store shared by a module's tests (for data loaded once per module)."""
+    store = FalkorStore(falkordb_settings)
+    await store.connect()
+    yield store
+    await store.close()

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 import pytest
-from polyg_core.config import Settings, StorageSettings
+from polyg_core.config import Settings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.scenarios import load_scenario
@@ -29,24 +29,14 @@ DEMO = ("deployment_failure", "incident_response")
 
 
 @pytest.fixture(scope="module")
-async def answer_store(
-    anyio_backend: str, falkordb_settings: StorageSettings
-) -> AsyncIterator[FalkorStore]:
-    store = FalkorStore(falkordb_settings)
-    await store.connect()
-    yield store
-    await store.close()
-
-
-@pytest.fixture(scope="module")
-async def graphs(answer_store: FalkorStore, embedder: Embedder) -> AsyncIterator[dict[str, str]]:
+async def graphs(module_store: FalkorStore, embedder: Embedder) -> AsyncIterator[dict[str, str]]:
     """The demo graph and the personal-knowledge graph, loaded once for the module."""
     made: dict[str, str] = {}
     try:
         for key, names in (("demo", DEMO), ("personal", ("personal_knowledge",))):
             ns = f"t_ans_{key}_{uuid.uuid4().hex[:8]}"
             made[key] = ns
-            memory = Memory(store=answer_store, embedder=embedder, namespace=ns)
+            memory = Memory(store=module_store, embedder=embedder, namespace=ns)
             for name in names:
                 with anyio.fail_after(LOAD_TIMEOUT_S):
                     report = await load_scenario(memory, name)
@@ -55,7 +45,7 @@ async def graphs(answer_store: FalkorStore, embedder: Embedder) -> AsyncIterator
     finally:
         for ns in made.values():
             with contextlib.suppress(Exception):
-                await answer_store.delete_graph(ns)
+                await module_store.delete_graph(ns)
 
 
 async def ask(
@@ -80,9 +70,9 @@ def dated_lines(answer: str) -> list[str]:
 
 
 async def test_when_answers_the_asked_event_first_with_a_short_window(
-    answer_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
+    module_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
 ) -> None:
-    r = await ask(answer_store, embedder, graphs["demo"], "When did the auth service crash?")
+    r = await ask(module_store, embedder, graphs["demo"], "When did the auth service crash?")
     # The time first, then the short record of the event, nothing more.
     assert r.answer == "2026-01-07 14:05 UTC (7 January 2026): Auth service crashed on startup."
     # The events around it stay in the reasoning: a short window, none of the other
@@ -96,10 +86,10 @@ async def test_when_answers_the_asked_event_first_with_a_short_window(
 
 
 async def test_what_happened_during_an_incident_lists_its_events_not_a_backwards_chain(
-    answer_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
+    module_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
 ) -> None:
     r = await ask(
-        answer_store,
+        module_store,
         embedder,
         graphs["demo"],
         "What happened to payments-api during incident INC-4521?",
@@ -115,9 +105,9 @@ async def test_what_happened_during_an_incident_lists_its_events_not_a_backwards
 
 
 async def test_why_reads_the_chain_from_cause_to_effect(
-    answer_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
+    module_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
 ) -> None:
-    r = await ask(answer_store, embedder, graphs["demo"], "Why did payments-api time out?")
+    r = await ask(module_store, embedder, graphs["demo"], "Why did payments-api time out?")
     assert "traces back" not in r.answer
     assert r.answer.startswith("config change CHG-882 led to pgbouncer pool size too small")
     assert r.answer.index("connection pool exhaustion") < r.answer.index("payments-api timeouts")
@@ -133,57 +123,57 @@ async def test_why_reads_the_chain_from_cause_to_effect(
 
 
 async def test_which_team_answers_about_the_asked_person_only(
-    answer_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
+    module_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
 ) -> None:
-    alice = await ask(answer_store, embedder, graphs["demo"], "Which team is Alice on?")
+    alice = await ask(module_store, embedder, graphs["demo"], "Which team is Alice on?")
     assert alice.answer.startswith("Alice"), alice.answer
     assert "Bob" not in alice.answer
     assert alice.source_nodes[0].text == "Alice"
-    bob = await ask(answer_store, embedder, graphs["demo"], "Which team is Bob on?")
+    bob = await ask(module_store, embedder, graphs["demo"], "Which team is Bob on?")
     assert bob.answer.startswith("Bob member of Platform (team)"), bob.answer
     # Alice's team is not recorded in the demo graph: the answer is less sure than Bob's.
     assert alice.confidence < bob.confidence
-    personal = await ask(answer_store, embedder, graphs["personal"], "Which team is Alice on?")
+    personal = await ask(module_store, embedder, graphs["personal"], "Which team is Alice on?")
     assert personal.answer.startswith("Alice member of Platform (team)"), personal.answer
 
 
 async def test_a_question_about_the_past_takes_the_fact_valid_then(
-    answer_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
+    module_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
 ) -> None:
     then = await ask(
-        answer_store, embedder, graphs["personal"], "What was Alice working on in March 2025?"
+        module_store, embedder, graphs["personal"], "What was Alice working on in March 2025?"
     )
     assert "Payment Service" in then.answer
     assert "Auth Service" not in then.answer
     assert then.intent["timeframe"]["phrase"] == "March 2025"
-    now = await ask(answer_store, embedder, graphs["personal"], "What is Alice working on?")
+    now = await ask(module_store, embedder, graphs["personal"], "What is Alice working on?")
     assert now.answer.startswith("Alice works on Auth Service")
     assert "Payment Service" not in now.answer
 
 
 async def test_sources_carry_their_text(
-    answer_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
+    module_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
 ) -> None:
     for question in (
         "Why did the auth service crash?",
         "Who owns the auth service?",
         "What happened to payments-api during incident INC-4521?",
     ):
-        r = await ask(answer_store, embedder, graphs["demo"], question)
+        r = await ask(module_store, embedder, graphs["demo"], question)
         assert r.sources, question
         assert [s.uuid for s in r.source_nodes] == r.sources
         assert all(s.text.strip() for s in r.source_nodes), question
-    dated = await ask(answer_store, embedder, graphs["demo"], "When did the auth service crash?")
+    dated = await ask(module_store, embedder, graphs["demo"], "When did the auth service crash?")
     assert dated.source_nodes[0].when is not None
     assert dated.source_nodes[0].when.startswith("2026-01-07T14:05")
 
 
 async def test_confidence_follows_the_evidence(
-    answer_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
+    module_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
 ) -> None:
-    found = await ask(answer_store, embedder, graphs["demo"], "Who owns the auth service?")
+    found = await ask(module_store, embedder, graphs["demo"], "Who owns the auth service?")
     assert found.answer.startswith("Alice owns auth-service")
-    missing = await ask(answer_store, embedder, graphs["demo"], "Who owns the billing ledger?")
+    missing = await ask(module_store, embedder, graphs["demo"], "Who owns the billing ledger?")
     assert missing.confidence < found.confidence
     assert found.confidence_factors["entity_found"] == 1.0
     for r in (found, missing):
@@ -191,10 +181,10 @@ async def test_confidence_follows_the_evidence(
 
 
 async def test_a_view_that_times_out_is_a_degraded_reason(
-    answer_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
+    module_store: FalkorStore, embedder: Embedder, graphs: dict[str, str]
 ) -> None:
     r = await ask(
-        answer_store,
+        module_store,
         embedder,
         graphs["demo"],
         "Why did the auth service crash?",

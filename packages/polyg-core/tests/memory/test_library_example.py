@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pytest
 from polyg_core.memory import Memory
+from polyg_core.testing.scripts import load_script
 
 pytestmark = pytest.mark.anyio
 
@@ -15,11 +15,7 @@ EXAMPLE = Path(__file__).resolve().parents[4] / "examples" / "library" / "rememb
 
 
 def _load() -> Any:
-    spec = importlib.util.spec_from_file_location("remember_recall_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(EXAMPLE)
 
 
 async def test_the_library_example_remembers_and_explains_the_failure(

@@ -20,7 +20,6 @@ from typing import Any
 import anyio
 import pytest
 import yaml
-from polyg_core.config import StorageSettings
 from polyg_core.errors import InvalidInput
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
@@ -146,26 +145,16 @@ class Loaded:
 
 
 @pytest.fixture(scope="module")
-async def scenario_store(
-    anyio_backend: str, falkordb_settings: StorageSettings
-) -> AsyncIterator[FalkorStore]:
-    store = FalkorStore(falkordb_settings)
-    await store.connect()
-    yield store
-    await store.close()
-
-
-@pytest.fixture(scope="module")
 async def scenarios(
-    scenario_store: FalkorStore, embedder: Embedder
+    module_store: FalkorStore, embedder: Embedder
 ) -> AsyncIterator[dict[str, Loaded]]:
     """Every shipped scenario, each loaded once into its own namespace for the module."""
     loaded: dict[str, Loaded] = {}
     try:
         for name in ALL:
             namespace = f"t_scn_{uuid.uuid4().hex[:10]}"
-            loaded[name] = Loaded(name, read_scenario(name), namespace, scenario_store, embedder)
-            memory = Memory(store=scenario_store, embedder=embedder, namespace=namespace)
+            loaded[name] = Loaded(name, read_scenario(name), namespace, module_store, embedder)
+            memory = Memory(store=module_store, embedder=embedder, namespace=namespace)
             with anyio.fail_after(LOAD_TIMEOUT_S):
                 report = await load_scenario(memory, name)
             assert report.failed == 0, report.errors
@@ -173,7 +162,7 @@ async def scenarios(
     finally:
         for item in loaded.values():
             with contextlib.suppress(Exception):
-                await scenario_store.delete_graph(item.namespace)
+                await module_store.delete_graph(item.namespace)
 
 
 @pytest.fixture(scope="module")

@@ -315,6 +315,32 @@ async def test_scenario_loads_and_reloads_without_duplicates(
     assert second.created == 0
 
 
+async def exported_twice(
+    store: FalkorStore,
+    embedder: Embedder,
+    namespace: str,
+    tmp_path: Path,
+    lines: list[dict[str, str]],
+    kind: str,
+) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """The `kind` records of `lines` as exported once imported into `namespace`, and as
+    exported again once that export is imported into another namespace."""
+    w = writer(store, embedder)
+    other = f"{namespace}_again"
+    try:
+        with anyio.fail_after(120):
+            source = write_file(tmp_path, [json.dumps(r) for r in lines], f"{kind}.jsonl")
+            report = await w.run(namespace, lambda: iter_records(source, "jsonl"))
+            assert report.failed == 0, report.errors
+            first = [r for r in await export_lines(store, namespace) if r["kind"] == kind]
+            dump = write_file(tmp_path, [json.dumps(r) for r in first], f"{kind}-export.jsonl")
+            await w.run(other, lambda: iter_records(dump, "jsonl"))
+            second = [r for r in await export_lines(store, other) if r["kind"] == kind]
+    finally:
+        await store.delete_graph(other)
+    return first, second
+
+
 async def test_a_facts_cardinality_survives_export_and_import(
     store: FalkorStore, embedder: Embedder, namespace: str, tmp_path: Path
 ) -> None:
@@ -323,18 +349,7 @@ async def test_a_facts_cardinality_survives_export_and_import(
          "valid_from": f"202{i}-01-01", "cardinality": "multi"}
         for i, o in enumerate(("Rafe Oken", "Sola Maier"), start=4)
     ]  # fmt: skip
-    w = writer(store, embedder)
-    other = f"{namespace}_c"
-    try:
-        with anyio.fail_after(120):
-            report = await w.run(namespace, lambda: iter_records(write_file(tmp_path, [json.dumps(r) for r in lines]), "jsonl"))  # fmt: skip
-            assert report.failed == 0, report.errors
-            first = [r for r in await export_lines(store, namespace) if r["kind"] == "fact"]
-            dump = write_file(tmp_path, [json.dumps(r) for r in first], "facts.jsonl")
-            await w.run(other, lambda: iter_records(dump, "jsonl"))
-            second = [r for r in await export_lines(store, other) if r["kind"] == "fact"]
-    finally:
-        await store.delete_graph(other)
+    first, second = await exported_twice(store, embedder, namespace, tmp_path, lines, "fact")
     for facts in (first, second):
         assert sorted((r["object"], r["cardinality"], "valid_to" in r) for r in facts) == [
             ("Rafe Oken", "multi", False),
@@ -349,18 +364,7 @@ async def test_a_relations_dates_survive_export_and_import(
         {"kind": "relation", "source": "Tove Arden", "target": "Kestrel team",
          "type": "member_of", "valid_from": "2024-02-01", "valid_to": "2025-04-30"},
     ]  # fmt: skip
-    w = writer(store, embedder)
-    other = f"{namespace}_d"
-    try:
-        with anyio.fail_after(120):
-            report = await w.run(namespace, lambda: iter_records(write_file(tmp_path, [json.dumps(r) for r in lines]), "jsonl"))  # fmt: skip
-            assert report.failed == 0, report.errors
-            first = [r for r in await export_lines(store, namespace) if r["kind"] == "relation"]
-            dump = write_file(tmp_path, [json.dumps(r) for r in first], "rels.jsonl")
-            await w.run(other, lambda: iter_records(dump, "jsonl"))
-            second = [r for r in await export_lines(store, other) if r["kind"] == "relation"]
-    finally:
-        await store.delete_graph(other)
+    first, second = await exported_twice(store, embedder, namespace, tmp_path, lines, "relation")
     for rels in (first, second):
         [rel] = rels
         assert str(rel["valid_from"]).startswith("2024-02-01T00:00:00")

@@ -17,7 +17,7 @@ from polyg_core.graphs.entity import EntityGraph
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.roundtrip import HashEmbedder, assert_same, read_state
-from polyg_core.transfer import RecordWriter, iter_export, iter_records, write_jsonl
+from polyg_core.transfer import ImportReport, RecordWriter, iter_export, iter_records, write_jsonl
 
 pytestmark = pytest.mark.anyio
 
@@ -36,6 +36,13 @@ async def index_writes(store: FalkorStore, ns: str, label: str) -> int:
 
 def fresh(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+async def import_file(store: FalkorStore, ns: str, path: Path) -> ImportReport:
+    """Import the JSON Lines file at `path` into `ns`."""
+    return await RecordWriter.build(store, HashEmbedder()).run(
+        ns, lambda: iter_records(path, "jsonl")
+    )
 
 
 async def exported_entities(store: FalkorStore, tmp_path: Path, n: int) -> tuple[str, Path]:
@@ -73,9 +80,7 @@ async def test_an_imported_export_writes_each_entity_once_with_its_stored_proper
 ) -> None:
     src, path = await exported_entities(store, tmp_path, 40)
     target = fresh("one-write-dst")
-    report = await RecordWriter.build(store, HashEmbedder()).run(
-        target, lambda: iter_records(path, "jsonl")
-    )
+    report = await import_file(store, target, path)
     assert report.failed == 0, report.errors
     assert report.kinds["entity"].created == 41
     assert_same(await read_state(store, src), await read_state(store, target), "import")
@@ -83,9 +88,7 @@ async def test_an_imported_export_writes_each_entity_once_with_its_stored_proper
     # stored properties were restored by a second query).
     assert await index_writes(store, target, "E_Entity") == 41
     # A second import of the same file writes nothing again.
-    again = await RecordWriter.build(store, HashEmbedder()).run(
-        target, lambda: iter_records(path, "jsonl")
-    )
+    again = await import_file(store, target, path)
     assert again.created == 0
     assert await index_writes(store, target, "E_Entity") == 41
     assert_same(await read_state(store, src), await read_state(store, target), "re-import")
@@ -96,9 +99,7 @@ async def test_an_imported_export_answers_vector_search_in_full(
 ) -> None:
     _, path = await exported_entities(store, tmp_path, 40)
     target = fresh("one-write-knn")
-    report = await RecordWriter.build(store, HashEmbedder()).run(
-        target, lambda: iter_records(path, "jsonl")
-    )
+    report = await import_file(store, target, path)
     assert report.failed == 0, report.errors
     assert await knn_rows(store, target, 32) == 32
     assert await knn_rows(store, target, 41) == 41
@@ -121,16 +122,12 @@ async def test_an_import_of_events_indexes_each_new_event_once(
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     target = fresh("one-write-events")
-    report = await RecordWriter.build(store, HashEmbedder()).run(
-        target, lambda: iter_records(path, "jsonl")
-    )
+    report = await import_file(store, target, path)
     assert report.failed == 0, report.errors
     assert report.kinds["event"].created == 30
     assert await index_writes(store, target, "T_Event") == 30
     # Importing the file again matches every event and writes none of them again.
-    again = await RecordWriter.build(store, HashEmbedder()).run(
-        target, lambda: iter_records(path, "jsonl")
-    )
+    again = await import_file(store, target, path)
     assert again.kinds["event"].merged == 30
     assert await index_writes(store, target, "T_Event") == 30
     linked = await store.query(
@@ -160,9 +157,7 @@ async def exported_vector_nodes(store: FalkorStore, tmp_path: Path, n: int) -> t
     hand = tmp_path / "hand.jsonl"
     hand.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
     src = fresh("one-write-vsrc")
-    report = await RecordWriter.build(store, HashEmbedder()).run(
-        src, lambda: iter_records(hand, "jsonl")
-    )
+    report = await import_file(store, src, hand)
     assert report.failed == 0, report.errors
     path = tmp_path / "vexport.jsonl"
     with path.open("w", encoding="utf-8") as out:
@@ -191,9 +186,7 @@ async def test_an_imported_export_writes_each_vector_node_once(
 ) -> None:
     src, path = await exported_vector_nodes(store, tmp_path, 12)
     target = fresh("one-write-vdst")
-    report = await RecordWriter.build(store, HashEmbedder()).run(
-        target, lambda: iter_records(path, "jsonl")
-    )
+    report = await import_file(store, target, path)
     assert report.failed == 0, report.errors
     for label in VECTOR_KINDS:
         count = await store.query(target, f"MATCH (n:{label}) RETURN count(n)", read_only=True)
@@ -202,9 +195,7 @@ async def test_an_imported_export_writes_each_vector_node_once(
         assert await index_writes(store, target, label) == 12, label
         assert await own_vector_found(store, target, label, 3) == (12, 12), label
     assert_same(await read_state(store, src), await read_state(store, target), "import")
-    again = await RecordWriter.build(store, HashEmbedder()).run(
-        target, lambda: iter_records(path, "jsonl")
-    )
+    again = await import_file(store, target, path)
     assert again.created == 0
     for label in VECTOR_KINDS:
         assert await index_writes(store, target, label) == 12, label

@@ -40,14 +40,9 @@ def _expected(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> str:
         return f"known arguments: {names}" if names else "this tool takes no arguments"
     schema: dict[str, Any] = model.model_json_schema()["properties"].get(loc[0], {})
     parts: list[str] = []
-    variants = cast(list[Any], schema.get("anyOf", []))
-    kind = schema.get("type") or "/".join(
-        str(cast(dict[str, Any], s)["type"])
-        for s in variants
-        if isinstance(s, dict) and "type" in s
-    )
+    kind = _kind(schema)
     if kind:
-        parts.append(str(kind))
+        parts.append(kind)
     if "enum" in schema:
         parts.append("one of " + ", ".join(repr(v) for v in schema["enum"]))
     for key, word in (
@@ -63,6 +58,19 @@ def _expected(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> str:
     if field.description:
         parts.append(field.description)
     return "; ".join(parts)
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    """A field's JSON type, or its variants' types joined ("string/null")."""
+    variants = cast(list[Any], schema.get("anyOf", []))
+    return str(
+        schema.get("type")
+        or "/".join(
+            str(cast(dict[str, Any], s)["type"])
+            for s in variants
+            if isinstance(s, dict) and "type" in s
+        )
+    )
 
 
 def validation_error_text(

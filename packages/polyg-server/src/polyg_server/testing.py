@@ -12,6 +12,7 @@ from typing import Any, Final
 import anyio
 import uvicorn
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 from starlette.types import ASGIApp
 
@@ -82,3 +83,20 @@ def polyg_mcp_command() -> list[str]:
     else the module)."""
     script = Path(sys.executable).parent / "polyg-mcp"
     return [str(script)] if script.exists() else [sys.executable, "-m", "polyg_server.main"]
+
+
+def stdio_server(data_dir: Path, namespace: str, **env: str) -> StdioServerParameters:
+    """How a client starts `polyg-mcp` over stdio as a user runs it: on the embedded
+    FalkorDB in `data_dir`, `namespace` its default graph, `env` on top (warnings only
+    unless `POLYG_LOG_LEVEL` is given)."""
+    command, *args = polyg_mcp_command()
+    return StdioServerParameters(
+        command=command,
+        args=args,
+        env={
+            "POLYG_DATA_DIR": str(data_dir),
+            "FALKORDB_GRAPH": namespace,
+            "POLYG_LOG_LEVEL": "WARNING",
+            **env,
+        },
+    )

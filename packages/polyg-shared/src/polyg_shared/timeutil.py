@@ -11,6 +11,22 @@ _MAX = datetime(9999, 12, 30, tzinfo=UTC)
 RANGE_TEXT = "from 0001-01-02T00:00:00Z to 9999-12-30T00:00:00Z"
 
 
+def _from_iso(value: str) -> datetime:
+    """An ISO 8601 text as a datetime (naive when it names no offset; `Z` is UTC)."""
+    text = value.strip()
+    if not text:
+        raise ValueError("empty timestamp; give an ISO 8601 value like 2024-03-15T14:30:00Z")
+    if text.endswith(("z", "Z")):
+        text = text[:-1] + "+00:00"
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ValueError(
+            f"{value!r} is not an ISO 8601 timestamp; use e.g. 2024-03-15T14:30:00Z, "
+            "2024-03-15T16:30:00+02:00 or 2024-03-15"
+        ) from exc
+
+
 def parse_timestamp(value: str | datetime | date | int | float) -> datetime:
     """Parse an ISO 8601 timestamp, date or epoch-milliseconds value into an aware UTC datetime.
 
@@ -33,18 +49,7 @@ def parse_timestamp(value: str | datetime | date | int | float) -> datetime:
         except (OverflowError, OSError, ValueError) as exc:
             raise ValueError(f"epoch milliseconds {value} are out of range") from exc
     else:
-        text = value.strip()
-        if not text:
-            raise ValueError("empty timestamp; give an ISO 8601 value like 2024-03-15T14:30:00Z")
-        if text.endswith(("z", "Z")):
-            text = text[:-1] + "+00:00"
-        try:
-            dt = datetime.fromisoformat(text)
-        except ValueError as exc:
-            raise ValueError(
-                f"{value!r} is not an ISO 8601 timestamp; use e.g. 2024-03-15T14:30:00Z, "
-                "2024-03-15T16:30:00+02:00 or 2024-03-15"
-            ) from exc
+        dt = _from_iso(value)
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     try:

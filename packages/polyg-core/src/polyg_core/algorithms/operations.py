@@ -35,6 +35,8 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import rustworkx as rx
@@ -314,18 +316,40 @@ def _bounded_cycles(
     succ = ig.successors
     label: list[int] = labels.tolist()
     sizes = Counter(label)
-    steps = 0
+    walk = _CycleWalk(succ, label, max_length, cap, budget, found)
     for s in range(ig.n):
         if s in succ[s]:
             found.append([s])
         if sizes[label[s]] < 2 or max_length < 2:
             continue
-        path, on_path, stack = [s], {s}, [iter(succ[s])]
+        reason = walk.from_start(s)
+        if reason is not None:
+            return reason
+    return f"more than {cap} cycles" if len(found) > cap else None
+
+
+@dataclass
+class _CycleWalk:
+    """A depth-first search for the simple cycles through each start node, within its
+    strongly connected component (`label`) and over nodes after the start only (so each
+    cycle is found once), bounded by `cap` cycles and the time budget."""
+
+    succ: Sequence[Sequence[int]]
+    label: list[int]
+    max_length: int
+    cap: int
+    budget: Budget
+    found: list[list[int]]
+    steps: int = 0
+
+    def from_start(self, s: int) -> str | None:
+        """Add the cycles through `s`; why the search stopped early, if it did."""
+        path, on_path, stack = [s], {s}, [iter(self.succ[s])]
         while stack:
-            if len(found) > cap:
-                return f"more than {cap} cycles"
-            steps += 1
-            if steps % _CHECK_EVERY == 0 and budget.expired():
+            if len(self.found) > self.cap:
+                return f"more than {self.cap} cycles"
+            self.steps += 1
+            if self.steps % _CHECK_EVERY == 0 and self.budget.expired():
                 return "time budget exhausted"
             nxt = next(stack[-1], None)
             if nxt is None:
@@ -333,14 +357,20 @@ def _bounded_cycles(
                 on_path.discard(path.pop())
             elif nxt == s:
                 if len(path) >= 2:
-                    found.append(path.copy())
-            elif (
-                nxt > s and label[nxt] == label[s] and nxt not in on_path and len(path) < max_length
-            ):
+                    self.found.append(path.copy())
+            elif self._extends(s, nxt, on_path, len(path)):
                 path.append(nxt)
                 on_path.add(nxt)
-                stack.append(iter(succ[nxt]))
-    return f"more than {cap} cycles" if len(found) > cap else None
+                stack.append(iter(self.succ[nxt]))
+        return None
+
+    def _extends(self, s: int, nxt: int, on_path: set[int], length: int) -> bool:
+        return (
+            nxt > s
+            and self.label[nxt] == self.label[s]
+            and nxt not in on_path
+            and length < self.max_length
+        )
 
 
 def transitive_reduction(g: GraphData) -> TransitiveReductionResult:

@@ -6,33 +6,22 @@ import time
 import uuid as uuidlib
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, TypeVar
 
 from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_ms
 
-from polyg_core.errors import InvalidInput
+from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
 from polyg_core.providers.embeddings.base import Embedder, dimension_of
-from polyg_core.storage.store import FalkorStore, check_embedding
-from polyg_core.storage.vector import Neighbour, knn
+from polyg_core.storage.store import FalkorStore
 from polyg_core.text.normalize import normalize_name
 
 MAX_NAME = 256
+ItemError = InvalidInput | NodeNotFound | AmbiguousName
+"""What a batch writer answers, in an item's place, for an item it did not write."""
 MAX_TEXT = 4_096
 MAX_PROPERTIES = 64
 MAX_FETCH = 1000
-
-
-async def nearest(
-    store: FalkorStore,
-    namespace: str,
-    label: str,
-    vector: Sequence[float],
-    k: int,
-    *,
-    min_similarity: float = 0.0,
-) -> list[Neighbour]:
-    """`storage.vector.knn` (which over-fetches past the index's stale entries)."""
-    return await knn(store, namespace, label, vector, k, min_similarity=min_similarity)
 
 
 async def prepare(
@@ -63,29 +52,20 @@ async def ensure_vectors(store: FalkorStore, namespace: str, embedder: Embedder)
     await store.ensure_vectors(namespace, embedder.model_name, await dimension_of(embedder))
 
 
-async def check_readable(
-    store: FalkorStore, namespace: str, embedder: Embedder, *, dimension: int | None = None
-) -> bool:
-    """Check, without writing, that vectors from `embedder` can be searched in a namespace:
-    the check writes make (`check_embedding`), so a read under another model gets the
-    same clear error instead of FalkorDB's or silently nothing.
-
-    `dimension`: the length of a query vector already made (else the embedder's, learned
-    from one embedding if need be, once the model name matches).
-
-    Returns False when the namespace has no embeddings yet (nothing to search).
-
-    Raises:
-        EmbeddingMismatch: the namespace was built with another model or dimension.
-    """
-    record = await store.embedding_record(namespace)
-    if record is None:
-        return False
-    check_embedding(namespace, record, embedder.model_name, None)
-    if dimension is None:
-        dimension = await dimension_of(embedder)
-    check_embedding(namespace, record, embedder.model_name, dimension)
-    return True
+async def stored_uuids(
+    store: FalkorStore, namespace: str, label: str, uuids: Sequence[str]
+) -> set[str]:
+    """Which of these uuids a node of `label` holds (a write links only to nodes that
+    exist; an import leaves a stored uuid another node took with that node)."""
+    if not uuids:
+        return set()
+    res = await store.query(
+        namespace,
+        f"MATCH (n:{label}) WHERE n.uuid IN $w RETURN n.uuid",
+        {"w": list(uuids)},
+        read_only=True,
+    )
+    return {str(r[0]) for r in res.rows}
 
 
 async def embed_texts(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
@@ -154,6 +134,22 @@ def check_text(value: str, what: str, max_len: int = MAX_NAME) -> str:
     if "\x00" in text:
         raise InvalidInput(f"{what} contains a NUL character; remove it")
     return text
+
+
+Choice = TypeVar("Choice", bound=StrEnum)
+
+
+def check_choice(kind: type[Choice], value: str, what: str) -> Choice:
+    """`value` as one of `kind`'s members (a memory category, a node type...).
+
+    Raises:
+        InvalidInput: any other value; the message names the allowed ones.
+    """
+    try:
+        return kind(value)
+    except ValueError as exc:
+        allowed = ", ".join(m.value for m in kind)
+        raise InvalidInput(f"unknown {what} {value!r}; use one of {allowed}") from exc
 
 
 def check_properties(properties: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -51,6 +51,7 @@ from polyg_shared.timeutil import iso
 from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
     MAX_TEXT,
+    check_choice,
     check_text,
     create_then_merge,
     new_uuid,
@@ -148,6 +149,15 @@ def paraphrase_match(
     return _Match(text, key, vector)
 
 
+def _merge_node(row: str) -> str:
+    """MERGE causal node `c` on row `row`'s normalised key; a new one gets the row's
+    uuid, description, type and vector (the one rule both node writes share)."""
+    return f"""MERGE (c:{CAUSAL} {{key: {row}.key}})
+ON CREATE SET c.uuid = {row}.uuid, c.description = {row}.desc, c.node_type = {row}.type,
+    c.created_at = $now, c.created_at_iso = $now_iso,
+    c.embedding = CASE WHEN {row}.vec IS NULL THEN NULL ELSE vecf32({row}.vec) END"""
+
+
 # Many causal links in one query: the nodes (`$nodes`, by normalised key: a stored
 # node under its own key, a new one created) then the links between them by index
 # into `$nodes`, with the entities each link's two nodes affect and the events they
@@ -156,10 +166,7 @@ def paraphrase_match(
 # import of the same file leaves the namespace as it was).
 BATCH_NODES = f"""
 UNWIND $nodes AS n
-MERGE (c:{CAUSAL} {{key: n.key}})
-ON CREATE SET c.uuid = n.uuid, c.description = n.desc, c.node_type = n.type,
-    c.created_at = $now, c.created_at_iso = $now_iso,
-    c.embedding = CASE WHEN n.vec IS NULL THEN NULL ELSE vecf32(n.vec) END
+{_merge_node("n")}
 WITH n.i AS i, collect(c)[0] AS c ORDER BY i
 WITH collect(c) AS cs
 UNWIND $links AS l
@@ -286,10 +293,7 @@ class LinkBatch:
 # per row (rows from `node_row`; rows of one key go in separate rounds).
 WRITE_NODES = f"""
 UNWIND $rows AS row
-MERGE (c:{CAUSAL} {{key: row.key}})
-ON CREATE SET c.uuid = row.uuid, c.description = row.desc, c.node_type = row.type,
-    c.created_at = $now, c.created_at_iso = $now_iso,
-    c.embedding = CASE WHEN row.vec IS NULL THEN NULL ELSE vecf32(row.vec) END
+{_merge_node("row")}
 WITH c, row, c.uuid = row.uuid AS created
 {each_linked("c, created", "row", "eids", "eid", "x", ENTITY, f"MERGE (c)-[:{X_AFFECTS}]->(x)")}
 {each_linked("c, created, n_x", "row", "tids", "tid", "t", EVENT, f"MERGE (c)-[:{X_REFERS_TO}]->(t)")}
@@ -386,11 +390,7 @@ async def write_node_rows(
 
 def check_node_type(value: CausalNodeType | str) -> CausalNodeType:
     """A causal node type, or a clear error naming the allowed ones."""
-    try:
-        return CausalNodeType(value)
-    except ValueError as exc:
-        allowed = ", ".join(t.value for t in CausalNodeType)
-        raise InvalidInput(f"unknown node_type {value!r}; use one of {allowed}") from exc
+    return check_choice(CausalNodeType, value, "node_type")
 
 
 WRITE_SOLUTIONS = f"""{BATCH_NODES}MERGE (c)-[r:{R_SOLVED_BY}]->(e)

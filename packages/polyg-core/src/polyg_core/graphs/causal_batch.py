@@ -15,7 +15,7 @@ from polyg_shared.causal import CausalMatch
 from polyg_shared.nodes import CausalNode, CausalNodeType
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
-from polyg_core.graphs.base import check_text, embed_texts, prepare, rounds_by_key
+from polyg_core.graphs.base import ItemError, check_text, embed_texts, prepare, rounds_by_key
 from polyg_core.graphs.causal import (
     UUID_PATTERN,
     CausalGraph,
@@ -34,8 +34,6 @@ from polyg_core.graphs.entity_refs import lexically_compatible, resolve_entity_n
 from polyg_core.storage.schema import CAUSAL, EVENT
 from polyg_core.storage.vector import Neighbour, knn_many
 from polyg_core.text.normalize import normalize_description
-
-ItemError = InvalidInput | NodeNotFound | AmbiguousName
 
 
 @dataclass(frozen=True)

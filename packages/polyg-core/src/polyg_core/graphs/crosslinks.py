@@ -22,7 +22,7 @@ from typing import Any, Final, Literal
 from polyg_shared import ClearResult, CrossLink, CrossLinkType, GraphKind, NodeRef
 
 from polyg_core.errors import InvalidInput, NodeNotFound
-from polyg_core.graphs.base import iso_ms, now_ms
+from polyg_core.graphs.base import check_choice, iso_ms, now_ms
 from polyg_core.graphs.entity import delete_entity
 from polyg_core.graphs.orphans import remove_orphans
 from polyg_core.graphs.semantic import hit_text
@@ -98,13 +98,7 @@ class CrossLinker:
             InvalidInput: an unknown link type, or nodes of labels this type does not join.
             NodeNotFound: an end does not exist.
         """
-        try:
-            kind = CrossLinkType(link_type)
-        except ValueError as exc:
-            allowed = ", ".join(t.value for t in CrossLinkType)
-            raise InvalidInput(
-                f"unknown cross-link type {link_type!r}; use one of {allowed}"
-            ) from exc
+        kind = check_choice(CrossLinkType, link_type, "cross-link type")
         sources, target = ALLOWED[kind]
         src_label = await self._label(namespace, source_uuid, "source node")
         dst_label = await self._label(namespace, target_uuid, "target node")

@@ -23,17 +23,17 @@ from polyg_shared import Concept, GraphKind, Memory, MemoryCategory, SearchHit
 from polyg_core.errors import AmbiguousName, EmbeddingMismatch, InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
     MAX_TEXT,
-    check_readable,
+    check_choice,
     check_text,
     create_then_merge,
     dt,
     embed_texts,
     iso_ms,
     name_key,
-    nearest,
     new_uuid,
     now_ms,
     prepare,
+    stored_uuids,
     to_ms,
     with_stored,
 )
@@ -58,8 +58,8 @@ from polyg_core.storage.schema import (
     R_SIMILAR,
     X_REPRESENTS,
 )
-from polyg_core.storage.store import FalkorStore
-from polyg_core.storage.vector import Neighbour
+from polyg_core.storage.store import FalkorStore, check_readable
+from polyg_core.storage.vector import Neighbour, knn
 
 logger = logging.getLogger(__name__)
 
@@ -479,7 +479,7 @@ class SemanticGraph:
             shown = str(old["name"]) if old else name
             vec = (await embed_texts(self.embedder, [f"{shown}: {desc}" if desc else shown]))[0]
             if similar is None:
-                hits = await nearest(
+                hits = await knn(
                     self.store,
                     namespace,
                     CONCEPT,
@@ -535,13 +535,7 @@ class SemanticGraph:
         if self.entities is not None:
             mapping = await self.entities.ensure(namespace, wanted, created=created)
             return list(dict.fromkeys(mapping.values()))
-        res = await self.store.query(
-            namespace,
-            f"MATCH (e:{ENTITY}) WHERE e.uuid IN $u RETURN e.uuid",
-            {"u": wanted},
-            read_only=True,
-        )
-        known = {str(r[0]) for r in res.rows}
+        known = await stored_uuids(self.store, namespace, ENTITY, wanted)
         for item in wanted:
             if item not in known:
                 raise NodeNotFound("entity", item)
@@ -618,13 +612,7 @@ class SemanticGraph:
             EmbeddingMismatch: the namespace uses another embedding model.
         """
         text = check_text(content, "content", MAX_CONTENT)
-        try:
-            cat = MemoryCategory(category)
-        except ValueError as exc:
-            allowed = ", ".join(c.value for c in MemoryCategory)
-            raise InvalidInput(
-                f"unknown memory category {category!r}; use one of {allowed}"
-            ) from exc
+        cat = check_choice(MemoryCategory, category, "memory category")
         tag_list = list(dict.fromkeys(check_text(t, "tag") for t in tags))
         await prepare(self.store, namespace, self.embedder)
         digest = content_hash(text)
@@ -691,15 +679,13 @@ class SemanticGraph:
                     f"uses {self.embedder.model_name!r} vectors of dimension {dimension}; "
                     "embed the query with the same model or pass the text instead"
                 )
-        if not await check_readable(self.store, namespace, self.embedder, dimension=len(vector)):
+        if not await check_readable(self.store, namespace, self.embedder.model_name, len(vector)):
             return []
         found: list[Neighbour] = []
 
         async def one(label: str) -> None:
             found.extend(
-                await nearest(
-                    self.store, namespace, label, vector, k, min_similarity=min_similarity
-                )
+                await knn(self.store, namespace, label, vector, k, min_similarity=min_similarity)
             )
 
         async with anyio.create_task_group() as tg:

@@ -9,22 +9,25 @@ what the earlier one wrote, as it would one call after the other.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
 from polyg_shared import Concept, Memory, MemoryCategory
 
-from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
+from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
     MAX_TEXT,
+    ItemError,
+    check_choice,
     check_text,
     embed_texts,
     name_key,
     now_ms,
     prepare,
     rounds_by_key,
+    stored_uuids,
     to_ms,
 )
 from polyg_core.graphs.entity_refs import resolve_entity_names
@@ -41,8 +44,6 @@ from polyg_core.graphs.semantic import (
 from polyg_core.storage.cypher import clean, props
 from polyg_core.storage.schema import CONCEPT, ENTITY, MEMORY
 from polyg_core.storage.vector import knn_many
-
-ItemError = InvalidInput | NodeNotFound | AmbiguousName
 
 
 @dataclass(frozen=True)
@@ -108,13 +109,7 @@ def _check_memory(item: MemoryItem) -> tuple[str, MemoryCategory, list[str]]:
         InvalidInput: blank or too long content, tag or concept name; an unknown category.
     """
     text = check_text(item.content, "content", MAX_CONTENT)
-    try:
-        cat = MemoryCategory(item.category)
-    except ValueError as exc:
-        allowed = ", ".join(c.value for c in MemoryCategory)
-        raise InvalidInput(
-            f"unknown memory category {item.category!r}; use one of {allowed}"
-        ) from exc
+    cat = check_choice(MemoryCategory, item.category, "memory category")
     tags = list(dict.fromkeys(check_text(t, "tag") for t in item.tags))
     for c in item.concepts:
         check_text(c, "concept name")
@@ -234,15 +229,26 @@ class SemanticBatch:
 
     async def _uuids_of_names(self, namespace: str, names: set[str]) -> dict[str, str]:
         """Normalised name to uuid of the named concepts that exist."""
-        if not names:
+        named = await self._concepts_named(namespace, names)
+        return {k: hits[-1][1] for k, hits in named.items()}
+
+    async def _concepts_named(
+        self, namespace: str, names: Iterable[str]
+    ) -> dict[str, list[tuple[str, str]]]:
+        """Per normalised name, the (name, uuid) of each stored concept under it."""
+        keys = sorted({name_key(n) for n in names})
+        if not keys:
             return {}
-        found = await self.graph.store.query(
+        res = await self.graph.store.query(
             namespace,
-            f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, c.uuid",
-            {"keys": sorted({name_key(n) for n in names})},
+            f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, c.name, c.uuid",
+            {"keys": keys},
             read_only=True,
         )
-        return {str(k): str(u) for k, u in found.rows}
+        by_key: dict[str, list[tuple[str, str]]] = {}
+        for k, name, uid in res.rows:
+            by_key.setdefault(str(k), []).append((str(name), str(uid)))
+        return by_key
 
     async def _entity_ids(self, namespace: str, refs: Sequence[str]) -> dict[str, str | ItemError]:
         """Entity uuids of names (created when missing) or, without an EntityGraph, of
@@ -256,13 +262,7 @@ class SemanticBatch:
             return {
                 raw: got.get(raw.strip(), InvalidInput("an entity name is empty")) for raw in wanted
             }
-        res = await g.store.query(
-            namespace,
-            f"MATCH (e:{ENTITY}) WHERE e.uuid IN $u RETURN e.uuid",
-            {"u": wanted},
-            read_only=True,
-        )
-        known = {str(r[0]) for r in res.rows}
+        known = await stored_uuids(g.store, namespace, ENTITY, wanted)
         return {u: u if u in known else NodeNotFound("entity", u) for u in wanted}
 
     async def add_memories(
@@ -344,15 +344,7 @@ class SemanticBatch:
         wanted = list(dict.fromkeys(n.strip() for n in names))
         if not wanted:
             return {}
-        res = await self.graph.store.query(
-            namespace,
-            f"UNWIND $keys AS k MATCH (c:{CONCEPT} {{name_key: k}}) RETURN k, c.name, c.uuid",
-            {"keys": sorted({name_key(n) for n in wanted})},
-            read_only=True,
-        )
-        by_key: dict[str, list[tuple[str, str]]] = {}
-        for k, name, uid in res.rows:
-            by_key.setdefault(str(k), []).append((str(name), str(uid)))
+        by_key = await self._concepts_named(namespace, wanted)
         out: dict[str, str] = {}
         missing: list[str] = []
         for name in wanted:

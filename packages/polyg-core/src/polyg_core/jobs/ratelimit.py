@@ -12,14 +12,14 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field, replace
-from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
 from pydantic import BaseModel
 from redis.asyncio import Redis
 
 from polyg_core.errors import PolygError, ProviderError
+from polyg_core.providers.litellm_common import retry_after
 from polyg_core.providers.llm.base import LLM, LLMResult
 
 logger = logging.getLogger(__name__)
@@ -50,41 +50,6 @@ def _status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
-def _headers(exc: BaseException) -> list[Any]:
-    found: list[Any] = []
-    direct = getattr(exc, "litellm_response_headers", None)
-    if direct is not None:
-        found.append(direct)
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is not None:
-        found.append(headers)
-    return found
-
-
-def retry_after_s(exc: BaseException) -> float | None:
-    """Seconds a server asked to wait (`retry-after-ms` or `retry-after`), if it said."""
-    for headers in _headers(exc):
-        try:
-            ms = headers.get("retry-after-ms")
-            if ms is not None:
-                return max(float(ms) / 1000, 0.0)
-            value = headers.get("retry-after")
-        except (AttributeError, TypeError, ValueError):
-            continue
-        if value is None:
-            continue
-        try:
-            return max(float(value), 0.0)
-        except ValueError:
-            pass
-        try:
-            return max(parsedate_to_datetime(str(value)).timestamp() - time.time(), 0.0)
-        except (TypeError, ValueError):
-            continue
-    return None
-
-
 def rate_limit_cause(exc: BaseException) -> tuple[bool, float | None]:
     """Whether `exc` (or what caused it) is a 429, and the Retry-After it carried."""
     seen: set[int] = set()
@@ -92,7 +57,7 @@ def rate_limit_cause(exc: BaseException) -> tuple[bool, float | None]:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if _status(current) == 429 or type(current).__name__ == "RateLimitError":
-            return True, retry_after_s(current)
+            return True, retry_after(current)
         current = current.__cause__ or current.__context__
     return False, None
 

@@ -149,21 +149,22 @@ def _is_retryable(litellm: ModuleType, exc: BaseException) -> bool:
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """The server's requested wait in seconds, from `retry-after-ms` or `retry-after`."""
+    """The server's requested wait in seconds (never negative), from `retry-after-ms` or
+    `retry-after` (seconds or an HTTP date), or None when it said nothing readable."""
     for source in (getattr(exc, "litellm_response_headers", None), _response_headers(exc)):
         if source is None:
             continue
         try:
             ms = source.get("retry-after-ms")
             if ms is not None:
-                return float(ms) / 1000
+                return max(float(ms) / 1000, 0.0)
             value = source.get("retry-after")
         except (AttributeError, ValueError, TypeError):
             continue
         if value is None:
             continue
         try:
-            return float(value)
+            return max(float(value), 0.0)
         except ValueError:
             pass
         try:

@@ -16,6 +16,7 @@ from typing import Any
 from polyg_shared.nodes import MemoryCategory
 
 from polyg_core.errors import InvalidInput
+from polyg_core.graphs.base import check_choice
 from polyg_core.recall.decay import MemoryMeta
 
 WHO = "who"
@@ -73,11 +74,7 @@ class MemoryFilter:
             InvalidInput: an unknown category or a blank value.
         """
         if category is not None:
-            allowed = [c.value for c in MemoryCategory]
-            if category not in allowed:
-                raise InvalidInput(
-                    f"unknown memory category {category!r}; use one of {', '.join(allowed)}"
-                )
+            check_choice(MemoryCategory, category, "memory category")
         return cls(
             category=category,
             tags=tuple(_clean(t, "tag") for t in tags or ()),

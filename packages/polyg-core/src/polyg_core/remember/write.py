@@ -43,6 +43,7 @@ from polyg_shared.retrieval import RememberResult, WrittenNode
 
 from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
 from polyg_core.graphs.base import (
+    check_choice,
     check_text,
     embed_texts,
     ensure_vectors,
@@ -92,11 +93,7 @@ def _category(category: str | None, ex: Extraction) -> MemoryCategory:
         InvalidInput: an unknown category.
     """
     value = category or (ex.category.value if ex.category else "episodic")
-    try:
-        return MemoryCategory(value)
-    except ValueError as exc:
-        allowed = ", ".join(c.value for c in MemoryCategory)
-        raise InvalidInput(f"unknown memory category {value!r}; use one of {allowed}") from exc
+    return check_choice(MemoryCategory, value, "memory category")
 
 
 def _explicit_entities(items: Items, found: Lookup, ents: Entities) -> list[WrittenNode | int]:

@@ -92,20 +92,8 @@ class GraphIO:
             embedded=self.scratch.embedder is not None and new_nodes <= self.embed_max,
         )
 
-    async def _write_nodes(self, ns: str, data: GraphData) -> tuple[int, int]:
-        by_key: dict[str, dict[str, Any]] = {}
-        for node in data.nodes:
-            key = _key(node.name)
-            if key in by_key:
-                continue
-            by_key[key] = {
-                "key": key,
-                "name": node.name,
-                "type": node.type,
-                "props": dump_properties(node.properties),
-                "vec": None,
-            }
-        keys = list(by_key)
+    async def _existing(self, ns: str, keys: list[str]) -> set[str]:
+        """Which of the name keys a scratch node already holds."""
         existing: set[str] = set()
         for start in range(0, len(keys), self.batch_size):
             res = await self.scratch.store.query(
@@ -115,7 +103,10 @@ class GraphIO:
                 read_only=True,
             )
             existing.update(str(r[0]) for r in res.rows)
-        fresh = [by_key[k] for k in keys if k not in existing]
+        return existing
+
+    async def _embed(self, ns: str, fresh: list[dict[str, Any]]) -> None:
+        """Give the new nodes' rows their vectors, unless there are more than `embed_max`."""
         embedder = self.scratch.embedder
         if embedder is not None and fresh and len(fresh) <= self.embed_max:
             vectors = await embedder.embed([embedding_text(r["name"]) for r in fresh])
@@ -128,6 +119,13 @@ class GraphIO:
                 ns,
                 self.embed_max,
             )
+
+    async def _write_nodes(self, ns: str, data: GraphData) -> tuple[int, int]:
+        by_key = _node_rows(data)
+        keys = list(by_key)
+        existing = await self._existing(ns, keys)
+        fresh = [by_key[k] for k in keys if k not in existing]
+        await self._embed(ns, fresh)
         created = 0
         for start in range(0, len(fresh), self.batch_size):
             res = await self.scratch.store.query(
@@ -185,3 +183,20 @@ class GraphIO:
         return ExportGraphOutput(
             format=fmt, content=content, node_count=len(data.nodes), edge_count=len(data.edges)
         )
+
+
+def _node_rows(data: GraphData) -> dict[str, dict[str, Any]]:
+    """One row per distinct name key (the first node of a name wins), without a vector yet."""
+    by_key: dict[str, dict[str, Any]] = {}
+    for node in data.nodes:
+        key = _key(node.name)
+        if key in by_key:
+            continue
+        by_key[key] = {
+            "key": key,
+            "name": node.name,
+            "type": node.type,
+            "props": dump_properties(node.properties),
+            "vec": None,
+        }
+    return by_key

@@ -250,28 +250,37 @@ def restore_graph(
     return info
 
 
+def _start_on_socket(
+    sock: str, directory: Path, extra: tuple[str, ...] = (), pass_fds: tuple[int, ...] = ()
+) -> subprocess.Popen[bytes]:
+    """A FalkorDB of its own on unix socket `sock` that loads `_RESTORE_RDB` from
+    `directory`, saves nothing and keeps no append-only file (`extra` arguments after)."""
+    binary, module = server_binaries()
+    return subprocess.Popen(
+        [
+            str(binary),
+            *("--port", "0", "--unixsocket", sock, "--unixsocketperm", "700"),
+            *("--dir", str(directory), "--dbfilename", _RESTORE_RDB, "--save", ""),
+            *("--appendonly", "no", *extra),
+            *("--logfile", str(directory / "falkordb.log"), "--loadmodule", str(module)),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        pass_fds=pass_fds,
+    )
+
+
 def _dump_from_snapshot(snapshot: Path, graph: str, timeout_s: float) -> bytes:
     """`graph` serialised by a scratch server that loads `snapshot` in a temporary dir."""
-    binary, module = server_binaries()
     with tempfile.TemporaryDirectory(prefix="polyg-restore-") as tmp:
         scratch = EmbeddedFalkorDB(Path(tmp))
         work = scratch.db_dir
         work.mkdir(parents=True)
         shutil.copyfile(snapshot, work / _RESTORE_RDB)
         sock = scratch.socket_path
-        proc = subprocess.Popen(
-            [
-                str(binary),
-                *("--port", "0", "--unixsocket", sock, "--unixsocketperm", "700"),
-                *("--dir", str(work), "--dbfilename", _RESTORE_RDB, "--save", ""),
-                *("--appendonly", "no"),
-                *("--logfile", str(work / "falkordb.log"), "--loadmodule", str(module)),
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        proc = _start_on_socket(sock, work)
         try:
             try:
                 _connect(proc, sock, timeout_s, work).close()
@@ -297,24 +306,10 @@ def _dump_from_snapshot(snapshot: Path, graph: str, timeout_s: float) -> bytes:
 
 
 def _load_into_aof(db_dir: Path, lock_fd: int, timeout_s: float) -> None:
-    binary, module = server_binaries()
     sock = EmbeddedFalkorDB(db_dir.parent).socket_path
     with contextlib.suppress(FileNotFoundError):
         os.unlink(sock)
-    proc = subprocess.Popen(
-        [
-            str(binary),
-            *("--port", "0", "--unixsocket", sock, "--unixsocketperm", "700"),
-            *("--dir", str(db_dir), "--dbfilename", _RESTORE_RDB, "--save", ""),
-            *("--appendonly", "no", "--aof-use-rdb-preamble", "yes"),
-            *("--logfile", str(db_dir / "falkordb.log"), "--loadmodule", str(module)),
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        pass_fds=(lock_fd,),
-    )
+    proc = _start_on_socket(sock, db_dir, ("--aof-use-rdb-preamble", "yes"), (lock_fd,))
     try:
         client = _connect(proc, sock, timeout_s, db_dir)
         try:

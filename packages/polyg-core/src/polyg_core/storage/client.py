@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from falkordb.asyncio import FalkorDB
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+
+logger = logging.getLogger(__name__)
 
 
 def bounded_pool(
@@ -49,3 +52,14 @@ class FalkorClient(FalkorDB):
         self.connection = conn
         self.flushdb = conn.flushdb
         self.execute_command = conn.execute_command
+
+
+async def close_dropped(db: FalkorDB | None, what: str) -> None:
+    """Close a client that was dropped after an error; the connection is already broken,
+    so closing is best effort (a failure is only logged, as "closing `what` failed")."""
+    if db is None:
+        return
+    try:
+        await db.connection.aclose()
+    except Exception:
+        logger.debug("closing %s failed", what, exc_info=True)

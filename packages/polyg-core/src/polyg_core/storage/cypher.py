@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Final, cast
 
 NODE_PROPS: Final = "{.*, embedding: null}"
@@ -87,3 +88,15 @@ CREATE ({var}:{label} {{
 FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET {var} += row.x)
 WITH {var}, row, true AS created
 """
+
+
+@dataclass(frozen=True)
+class NodeHit:
+    """A node a search found: its label and its stored properties (`clean`ed)."""
+
+    label: str
+    properties: dict[str, Any]
+
+    @property
+    def uuid(self) -> str:
+        return str(self.properties.get("uuid", ""))

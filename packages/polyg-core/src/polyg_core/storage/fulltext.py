@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from polyg_core.storage.cypher import clean, props
+from polyg_core.storage.cypher import NodeHit, clean, props
 from polyg_core.storage.schema import FULLTEXT_INDEXES
 from polyg_core.storage.store import FalkorStore
 from polyg_core.text.normalize import STOP_WORDS_EN
@@ -28,16 +28,10 @@ _STOP = STOP_WORDS_EN | frozenset(
 
 
 @dataclass(frozen=True)
-class WordHit:
+class WordHit(NodeHit):
     """A node found by word search; `overlap` is the share of the query's words it holds."""
 
-    label: str
-    properties: dict[str, Any]
     overlap: float
-
-    @property
-    def uuid(self) -> str:
-        return str(self.properties.get("uuid", ""))
 
 
 def query_terms(text: str) -> list[str]:

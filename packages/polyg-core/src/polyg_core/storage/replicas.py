@@ -35,7 +35,7 @@ import redis.exceptions as rexc
 from falkordb.asyncio import FalkorDB
 
 from polyg_core.config import StorageSettings
-from polyg_core.storage.client import FalkorClient, bounded_pool
+from polyg_core.storage.client import FalkorClient, bounded_pool, close_dropped
 from polyg_core.storage.cluster import parse_address
 
 __all__ = [
@@ -373,11 +373,7 @@ class ReplicaRouter:
     async def drop(self, ep: Endpoint) -> None:
         """Close a replica's client (after an error; reopened on next use)."""
         db, ep.db = ep.db, None
-        if db is not None:
-            try:
-                await db.connection.aclose()
-            except Exception:  # the connection is already broken; closing is best effort
-                logger.debug("closing a replica connection failed", exc_info=True)
+        await close_dropped(db, "a replica connection")
 
     async def close(self) -> None:
         """Close every replica client."""

@@ -30,7 +30,7 @@ from polyg_core.errors import (
 )
 from polyg_core.storage import cluster as clusterlib
 from polyg_core.storage import index_check
-from polyg_core.storage.client import FalkorClient, bounded_pool
+from polyg_core.storage.client import FalkorClient, bounded_pool, close_dropped
 from polyg_core.storage.embedded import EmbeddedFalkorDB, default_data_dir
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.replicas import (
@@ -287,11 +287,7 @@ class FalkorStore:
         if failed is not None and self._db is not failed:
             return
         db, self._db = self._db, None
-        if db is not None:
-            try:
-                await db.connection.aclose()
-            except Exception:  # the connection is already broken; closing is best effort
-                logger.debug("closing a broken connection failed", exc_info=True)
+        await close_dropped(db, "a broken connection")
 
     @property
     def where(self) -> str:
@@ -845,6 +841,25 @@ def check_embedding(
         f"Set EMBEDDING_MODEL={stored_model} to use this graph, use another graph name, "
         "or re-embed it (polyg export, then import into a new graph)."
     )
+
+
+async def check_readable(store: FalkorStore, namespace: str, model: str, dimension: int) -> bool:
+    """Check, without writing, that vectors of `model` and `dimension` (a query vector's
+    length) can be searched in a namespace: the check writes make (`check_embedding`), so
+    a read under another model gets the same clear error instead of FalkorDB's or
+    silently nothing.
+
+    Returns False when the namespace has no embeddings yet (nothing to search).
+
+    Raises:
+        EmbeddingMismatch: the namespace was built with another model or dimension.
+    """
+    record = await store.embedding_record(namespace)
+    if record is None:
+        return False
+    check_embedding(namespace, record, model, None)
+    check_embedding(namespace, record, model, dimension)
+    return True
 
 
 async def open_store(settings: StorageSettings | None = None) -> FalkorStore:

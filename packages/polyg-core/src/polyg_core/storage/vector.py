@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from polyg_core.errors import StorageError
-from polyg_core.storage.cypher import clean, props
+from polyg_core.storage.cypher import NodeHit, clean, props
 from polyg_core.storage.schema import EMBEDDED_LABELS
+
+K = TypeVar("K", bound=Hashable)
 
 if TYPE_CHECKING:
     from polyg_core.storage.store import FalkorStore, QueryResult
@@ -24,16 +26,10 @@ _BUILD_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
-class Neighbour:
+class Neighbour(NodeHit):
     """A node found by vector search; `similarity` is 1 - cosine distance, clipped to [0, 1]."""
 
-    label: str
-    properties: dict[str, Any]
     similarity: float
-
-    @property
-    def uuid(self) -> str:
-        return str(self.properties.get("uuid", ""))
 
 
 async def knn(
@@ -120,16 +116,7 @@ async def knn_of_nodes(
         if "index" in str(exc).lower():
             return {}
         raise
-    out: dict[str, list[Neighbour]] = {}
-    seen: set[tuple[str, str]] = set()
-    for u, node, distance in sorted(res.rows, key=lambda r: float(r[2])):
-        uid = str(node.get("uuid", ""))
-        if (str(u), uid) in seen:
-            continue
-        seen.add((str(u), uid))
-        similarity = max(0.0, min(1.0, 1.0 - float(distance)))
-        out.setdefault(str(u), []).append(Neighbour(label, clean(node), similarity))
-    return {u: hits[:k] for u, hits in out.items()}
+    return _nearest_per_query(res.rows, str, label, k)
 
 
 async def _ask(
@@ -291,14 +278,21 @@ async def knn_many(
         f"vecf32(q.v)) YIELD node, score RETURN q.i, {props('node')}, score",
         {"qs": [{"i": i, "v": [float(x) for x in v]} for i, v in queries], "k": 2 * k + 16},
     )
-    out: dict[int, list[Neighbour]] = {}
-    seen: set[tuple[int, str]] = set()
-    for i, node, distance in sorted(res.rows, key=lambda r: float(r[2])):
-        uid = str(node.get("uuid", ""))
-        if (int(i), uid) in seen:
-            continue
-        seen.add((int(i), uid))
-        similarity = max(0.0, min(1.0, 1.0 - float(distance)))
-        if similarity >= min_similarity:
-            out.setdefault(int(i), []).append(Neighbour(label, clean(node), similarity))
-    return {i: hits[:k] for i, hits in out.items()}
+    return _nearest_per_query(res.rows, int, label, k, min_similarity)
+
+
+def _nearest_per_query(
+    rows: Sequence[Sequence[Any]],
+    key: Callable[[Any], K],
+    label: str,
+    k: int,
+    min_similarity: float = 0.0,
+) -> dict[K, list[Neighbour]]:
+    """Rows of (query, node, distance) from many index queries in one: each query's
+    `_nearest`, queries that found none left out."""
+    found: dict[K, list[Sequence[Any]]] = {}
+    for q, node, distance in sorted(rows, key=lambda r: float(r[2])):
+        found.setdefault(key(q), []).append((node, distance))
+    return {
+        q: hits for q, near in found.items() if (hits := _nearest(label, near, k, min_similarity))
+    }

@@ -340,12 +340,9 @@ class ScriptedLLMServer:
         else:
             answered = self.responder(list(body.get("messages", [])))
             reply = answered if isinstance(answered, Reply) else Reply(content=answered)
-        if reply.delay_s > 0:
-            await self._delay(reply.delay_s)
-        if reply.status >= 400:
-            return _error_response(reply)
-        if reply.malformed:
-            return PlainTextResponse('{"id": "chatcmpl-broken", "choices": [', status_code=200)
+        failed = await self._fault(reply, '{"id": "chatcmpl-broken", "choices": [')
+        if failed is not None:
+            return failed
         return JSONResponse(
             {
                 "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
@@ -367,16 +364,22 @@ class ScriptedLLMServer:
             }
         )
 
+    async def _fault(self, reply: Reply, broken_body: str) -> Response | None:
+        """Wait out the reply's delay; then its error or malformed answer, if it is one."""
+        if reply.delay_s > 0:
+            await self._delay(reply.delay_s)
+        if reply.status >= 400:
+            return _error_response(reply)
+        if reply.malformed:
+            return PlainTextResponse(broken_body, status_code=200)
+        return None
+
     async def _embeddings(self, request: Request) -> Response:
         body = await self._record(request)
         if self._embedding_replies:
-            reply = self._embedding_replies.popleft()
-            if reply.delay_s > 0:
-                await self._delay(reply.delay_s)
-            if reply.status >= 400:
-                return _error_response(reply)
-            if reply.malformed:
-                return PlainTextResponse('{"data": [', status_code=200)
+            failed = await self._fault(self._embedding_replies.popleft(), '{"data": [')
+            if failed is not None:
+                return failed
         raw_input = body.get("input", [])
         texts: list[str] = [raw_input] if isinstance(raw_input, str) else list(raw_input)
         dimension = int(body.get("dimensions") or self.embedding_dimension)

@@ -354,6 +354,10 @@ _TYPE_RULES: tuple[Callable[[_Around], str | None], ...] = (
 """The type rules in the order they decide: the first that knows wins."""
 
 
+_Match = tuple[int, str, float]
+"""A match at a token: how many words it spans, the known name, its score."""
+
+
 @dataclass
 class EntityMatcher:
     """Finds mentions of known entity names in text, whatever their spelling.
@@ -404,29 +408,12 @@ class EntityMatcher:
         budget = _FUZZY_BUDGET
         i = 0
         while i < len(tokens):
-            best: tuple[int, str, float] | None = None
             grams = self._grams(text, tokens, i)
-            for n, gram_key in grams:
-                if gram_key in self.by_key:
-                    best = (n, self.by_key[gram_key], 1.0)
-                    break
+            best = self._exact(grams)
             if best is None and budget > 0 and tokens[i][2].lower() not in STOP_WORDS:
-                for n, gram_key in grams:
-                    if len(gram_key) < _MIN_FUZZY_KEY:
-                        continue
-                    budget -= 1
-                    hit = process.extractOne(
-                        gram_key, keys, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF
-                    )
-                    if hit is not None:
-                        best = (n, self.by_key[hit[0]], float(hit[1]) / 100.0)
-                        break
+                best, budget = self._fuzzy(grams, keys, budget)
             if best is None:
-                word = _POSSESSIVE.sub("", tokens[i][2]).lower()
-                following = tokens[i + 1][2].lower() if i + 1 < len(tokens) else ""
-                # "auth" stands for "auth-service", but "auth team" names another thing.
-                if word in self.heads and following not in _OTHER_KINDS:
-                    best = (1, self.heads[word], 0.8)
+                best = self._head(tokens, i)
             if best is None:
                 i += 1
                 continue
@@ -436,6 +423,36 @@ class EntityMatcher:
             out.append(NameMention(name, span, True, entity_type, score))
             i += n
         return out
+
+    def _exact(self, grams: list[tuple[int, str]]) -> _Match | None:
+        """The longest word n-gram here that is a known name's key."""
+        for n, gram_key in grams:
+            if gram_key in self.by_key:
+                return (n, self.by_key[gram_key], 1.0)
+        return None
+
+    def _fuzzy(
+        self, grams: list[tuple[int, str]], keys: list[str], budget: int
+    ) -> tuple[_Match | None, int]:
+        """The longest n-gram here close enough to a known key, and the fuzzy budget left
+        (each n-gram tried spends one)."""
+        for n, gram_key in grams:
+            if len(gram_key) < _MIN_FUZZY_KEY:
+                continue
+            budget -= 1
+            hit = process.extractOne(gram_key, keys, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
+            if hit is not None:
+                return (n, self.by_key[hit[0]], float(hit[1]) / 100.0), budget
+        return None, budget
+
+    def _head(self, tokens: list[tuple[int, int, str]], i: int) -> _Match | None:
+        """A known name by its first word alone ("auth" for "auth-service"), unless the
+        next word makes it another thing ("auth team")."""
+        word = _POSSESSIVE.sub("", tokens[i][2]).lower()
+        following = tokens[i + 1][2].lower() if i + 1 < len(tokens) else ""
+        if word in self.heads and following not in _OTHER_KINDS:
+            return (1, self.heads[word], 0.8)
+        return None
 
     @staticmethod
     def _grams(text: str, tokens: list[tuple[int, int, str]], i: int) -> list[tuple[int, str]]:
@@ -583,26 +600,38 @@ def find_names(text: str, matcher: EntityMatcher | None = None) -> list[NameMent
     for start, end, name, weak in cands:
         name = _POSSESSIVE.sub("", name).strip()
         key = normalize_name(name)
-        # One letter is a name only as a capital other than "I"/"A" ("service X").
-        short = len(name) < 2 and not (name.isupper() and name not in ("I", "A"))
-        if not key or short or any(s < end and start < e for s, e in taken):
-            continue
-        if weak and key not in strong:
+        if not _free_name(name, key, (start, end), taken) or (weak and key not in strong):
             continue
         taken.append((start, end))
         first = by_key.get(key)
         if first is not None:
             out.append(NameMention(first.name, (start, end), first.known, first.entity_type))
             continue
-        if matcher and key in matcher.by_key:
-            mention = NameMention(matcher.by_key[key], (start, end), True, "entity", 1.0)
-        else:
-            etype = guess_entity_type(name, text[end:][:40], text[:start][-20:])
-            mention = NameMention(name, (start, end), False, etype, 1.0)
+        mention = _first_mention(text, name, key, (start, end), matcher)
         by_key[key] = mention
         out.append(mention)
     out.sort(key=lambda m: m.span[0])
     return out
+
+
+def _free_name(name: str, key: str, span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
+    """A candidate that can be a name here: not blank, not one letter (but a capital
+    other than "I"/"A": "service X"), and not overlapping a name already found."""
+    short = len(name) < 2 and not (name.isupper() and name not in ("I", "A"))
+    start, end = span
+    return bool(key) and not short and not any(s < end and start < e for s, e in taken)
+
+
+def _first_mention(
+    text: str, name: str, key: str, span: tuple[int, int], matcher: EntityMatcher | None
+) -> NameMention:
+    """The first mention of a name: a known entity by its stored name, else a new name
+    with the type its words and surroundings suggest."""
+    if matcher and key in matcher.by_key:
+        return NameMention(matcher.by_key[key], span, True, "entity", 1.0)
+    start, end = span
+    etype = guess_entity_type(name, text[end:][:40], text[:start][-20:])
+    return NameMention(name, span, False, etype, 1.0)
 
 
 def ngram_keys(text: str, max_words: int = 4) -> list[str]:

@@ -280,7 +280,11 @@ def _day_word(m: re.Match[str], r: _Ref) -> _Result:
         word, part = "yesterday", "night"
     if word.startswith("this "):
         word, part = "today", word.split()[1]
-    d = r.today + timedelta(days=offsets[word])
+    return _day_or_part(r, r.today + timedelta(days=offsets[word]), part)
+
+
+def _day_or_part(r: _Ref, d: date, part: str) -> _Result:
+    """Day `d` whole, or the part of it named (`morning`, `night`...)."""
     if part:
         lo, hi = _PARTS_OF_DAY[part]
         return _period(r.at(d) + timedelta(hours=lo), r.at(d) + timedelta(hours=hi))
@@ -301,12 +305,7 @@ def _weekday(m: re.Match[str], r: _Ref) -> _Result:
         d = today - timedelta(days=today.weekday()) + timedelta(days=target)
     else:  # a bare weekday prefers the past, today included
         d = today - timedelta(days=back)
-    part = (m.group("part") or "").lower()
-    if part:
-        lo, hi = _PARTS_OF_DAY[part]
-        return _period(r.at(d) + timedelta(hours=lo), r.at(d) + timedelta(hours=hi))
-    start, end = _day(r, d)
-    return TimeMatch((0, 0), "", start, end, day=d)
+    return _day_or_part(r, d, (m.group("part") or "").lower())
 
 
 def _calendar(m: re.Match[str], r: _Ref) -> _Result:

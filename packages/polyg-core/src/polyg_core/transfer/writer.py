@@ -31,6 +31,7 @@ from polyg_core.errors import (
     StorageError,
     StorageUnavailable,
 )
+from polyg_core.graphs.base import stored_uuids
 from polyg_core.graphs.bulk import BulkResult, EventItem, RelationItem, add_events, add_relations
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.causal_batch import (
@@ -286,29 +287,13 @@ async def created_with(
         props: dict[str, Any] = dict.fromkeys(CREATED_PROPS.get(label, ()))
         props.update(raw_props(rec))
         out.append(props)
-    taken = await taken_uuids(
+    taken = await stored_uuids(
         store, namespace, label, [p["uuid"] for p in out if p is not None and p.get("uuid")]
     )
     for p in out:
         if p is not None and p.get("uuid") in taken:
             del p["uuid"]
     return out
-
-
-async def taken_uuids(
-    store: FalkorStore, namespace: str, label: str, uuids: Sequence[str]
-) -> set[str]:
-    """Which of these uuids a node of `label` already holds (a stored uuid taken by
-    another node stays with that node)."""
-    if not uuids:
-        return set()
-    res = await store.query(
-        namespace,
-        f"MATCH (n:{label}) WHERE n.uuid IN $w RETURN n.uuid",
-        {"w": list(uuids)},
-        read_only=True,
-    )
-    return {str(r[0]) for r in res.rows}
 
 
 @dataclass
@@ -982,7 +967,7 @@ class _Restore:
             return
         # A stored uuid already taken by another node stays with that node.
         wanted = [r["p"]["uuid"] for r in rows if r["p"].get("uuid") not in (None, r["u"])]
-        taken = await taken_uuids(store, namespace, label, wanted)
+        taken = await stored_uuids(store, namespace, label, wanted)
         for r in rows:
             if r["p"].get("uuid") in taken:
                 r["p"]["uuid"] = r["u"]

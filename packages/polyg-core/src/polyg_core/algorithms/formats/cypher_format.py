@@ -273,22 +273,20 @@ def literal(value: Any) -> str:
         return repr(value)
     if isinstance(value, list):
         return "[" + ", ".join(literal(v) for v in cast("list[Any]", value)) + "]"
-    text = str(value)
-    out: list[str] = []
-    for char in text:
-        if char in ("\\", "'"):
-            out.append("\\" + char)
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\r":
-            out.append("\\r")
-        elif char == "\t":
-            out.append("\\t")
-        elif not char.isprintable() or char in "\u2028\u2029\x85":
-            out.append("".join(f"\\u{unit:04x}" for unit in _utf16(char)))
-        else:
-            out.append(char)
-    return "'" + "".join(out) + "'"
+    return "'" + "".join(_escaped(char) for char in str(value)) + "'"
+
+
+_CHAR_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(char: str) -> str:
+    """One character of a string literal: escaped, as \\u units when it is unprintable or
+    would break the line (`str.splitlines` breaks at U+2028, U+2029 and U+0085)."""
+    if char in _CHAR_ESCAPES:
+        return _CHAR_ESCAPES[char]
+    if not char.isprintable() or char in "\u2028\u2029\x85":
+        return "".join(f"\\u{unit:04x}" for unit in _utf16(char))
+    return char
 
 
 def _utf16(char: str) -> list[int]:
