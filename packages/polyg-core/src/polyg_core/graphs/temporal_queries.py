@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import date, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from polyg_shared.nodes import Event, Fact
 from polyg_shared.timeutil import parse_timestamp
@@ -120,6 +120,11 @@ def fact_from_row(node: dict[str, Any]) -> Fact:
     )
 
 
+# A new fact is created whole in one CREATE (a MERGE with ON CREATE SET writes a node
+# twice, so FalkorDB indexes it twice). `$s`: the exact stored properties of an
+# export's fact (an import), written in that same CREATE instead of the ones computed
+# here (`FACT_KEYS`, None leaving a property out; `$x` any other, set after); None for
+# every other write.
 # A multi-valued predicate (`$multi`, see graphs/fact_cardinality.py) only meets
 # facts with the same object: other values stay current beside the new one.
 # One query decides and writes, so concurrent add_fact calls cannot interleave
@@ -148,12 +153,28 @@ WITH xs, f0, vend, vend_iso,
         WHEN f0.valid_to IS NULL THEN 'existing'
         WHEN vend IS NOT NULL AND f0.valid_to >= vend THEN 'existing'
         ELSE 'extended' END AS status
-MERGE (t:{FACT} {{uuid: CASE WHEN status IN ['created', 'superseded'] THEN $uuid ELSE f0.uuid END}})
-ON CREATE SET t.subject = $subject, t.subject_key = $sk, t.predicate = $predicate,
-    t.predicate_key = $pk, t.object = $object, t.object_key = $ok,
-    t.valid_from = $vf, t.valid_from_iso = $vf_iso, t.valid_to = vend, t.valid_to_iso = vend_iso,
-    t.recorded_at = $now, t.recorded_at_iso = $now_iso,
-    t.source = $source, t.cardinality = $card
+FOREACH (_ IN CASE WHEN status IN ['created', 'superseded'] THEN [1] ELSE [] END |
+    CREATE (:{FACT} {{uuid: $uuid,
+        subject: CASE WHEN $s IS NULL THEN $subject ELSE $s.subject END,
+        subject_key: CASE WHEN $s IS NULL THEN $sk ELSE $s.subject_key END,
+        predicate: CASE WHEN $s IS NULL THEN $predicate ELSE $s.predicate END,
+        predicate_key: CASE WHEN $s IS NULL THEN $pk ELSE $s.predicate_key END,
+        object: CASE WHEN $s IS NULL THEN $object ELSE $s.object END,
+        object_key: CASE WHEN $s IS NULL THEN $ok ELSE $s.object_key END,
+        valid_from: CASE WHEN $s IS NULL THEN $vf ELSE $s.valid_from END,
+        valid_from_iso: CASE WHEN $s IS NULL THEN $vf_iso ELSE $s.valid_from_iso END,
+        valid_to: CASE WHEN $s IS NULL THEN vend ELSE $s.valid_to END,
+        valid_to_iso: CASE WHEN $s IS NULL THEN vend_iso ELSE $s.valid_to_iso END,
+        recorded_at: CASE WHEN $s IS NULL THEN $now ELSE $s.recorded_at END,
+        recorded_at_iso: CASE WHEN $s IS NULL THEN $now_iso ELSE $s.recorded_at_iso END,
+        source: CASE WHEN $s IS NULL THEN $source ELSE $s.source END,
+        cardinality: CASE WHEN $s IS NULL THEN $card ELSE $s.cardinality END,
+        invalidated_by: CASE WHEN $s IS NULL THEN null ELSE $s.invalidated_by END,
+        invalidated_at: CASE WHEN $s IS NULL THEN null ELSE $s.invalidated_at END}}))
+WITH xs, f0, vend, vend_iso, status
+MATCH (t:{FACT} {{uuid: CASE WHEN status IN ['created', 'superseded'] THEN $uuid ELSE f0.uuid END}})
+FOREACH (_ IN CASE WHEN size(keys($x)) > 0 AND status IN ['created', 'superseded'] THEN [1]
+    ELSE [] END | SET t += $x)
 FOREACH (_ IN CASE WHEN status = 'superseded' THEN [1] ELSE [] END |
     SET f0.valid_to = $vf, f0.valid_to_iso = $vf_iso, f0.invalidated_by = $uuid,
         f0.invalidated_at = $now)
@@ -163,6 +184,29 @@ FOREACH (_ IN CASE WHEN status = 'extended' THEN [1] ELSE [] END |
 FOREACH (x IN xs | MERGE (t)-[:{X_INVOLVES}]->(x))
 RETURN {props("t")}, status, CASE WHEN status = 'superseded' THEN {props("f0")} ELSE null END
 """
+
+FACT_KEYS: Final = frozenset(
+    {
+        "uuid",
+        "subject",
+        "subject_key",
+        "predicate",
+        "predicate_key",
+        "object",
+        "object_key",
+        "valid_from",
+        "valid_from_iso",
+        "valid_to",
+        "valid_to_iso",
+        "recorded_at",
+        "recorded_at_iso",
+        "source",
+        "cardinality",
+        "invalidated_by",
+        "invalidated_at",
+    }
+)
+"""The properties `ADD_FACT` creates a fact with by name."""
 
 DELETE_EVENT = f"""
 MATCH (ev:{EVENT} {{uuid: $u}})

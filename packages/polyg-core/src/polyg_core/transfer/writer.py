@@ -437,8 +437,7 @@ class RecordWriter:
         )
         evs = await self.store.query(
             namespace,
-            f"MATCH (ev:{EVENT}) RETURN ev.uuid, ev.description, ev.occurred_at, "
-            "ev.occurred_at_iso",
+            f"MATCH (ev:{EVENT}) RETURN ev.uuid, ev.description, ev.occurred_at",
             read_only=True,
         )
         await self.store.ensure_schema(staging)
@@ -451,7 +450,7 @@ class RecordWriter:
         await self.store.query(
             staging,
             f"UNWIND $rows AS r CREATE (:{EVENT} {{uuid: r[0], description: r[1], "
-            "occurred_at: r[2], occurred_at_iso: r[3]})",
+            "occurred_at: r[2]})",
             {"rows": [list(r) for r in evs.rows]},
         )
 
@@ -676,15 +675,21 @@ class RecordWriter:
     ) -> None:
         if not items:
             return
+        # An event is created with its export's stored properties in the same write
+        # (`created_with`); only the stored properties of its links are restored after.
+        exact = await self._created_with(namespace, EVENT, items)
         written = await add_events(
             self.entities,
             namespace,
             [
-                EventItem(r.description, r.occurred_at, r.duration_ms, list(r.entities))
+                EventItem(
+                    r.description, r.occurred_at, r.duration_ms, list(r.entities), exact[id(r)]
+                )
                 for _, r in items
             ],
         )
         self._count(report, "event", [line for line, _ in items], written)
+        restore.links_only()
         for (_, rec), outcome, uuid in zip(items, written.outcomes, written.keys, strict=True):
             if outcome is True and uuid is not None:
                 restore.node(uuid, rec)
@@ -731,11 +736,14 @@ class RecordWriter:
                 link_subject=r.link_subject,
                 uuid=_stored_uuid(r),
                 cardinality=r.cardinality,
+                # Created with its export's stored properties in its one write (a fact
+                # whose stored uuid is taken is that stored fact, and is not created).
+                stored=raw_props(r) if r.stored else None,
             ),
             lambda batch: self.temporal.add_facts(namespace, batch),
             lambda w: (w.fact.uuid, w.status in ("created", "superseded")),
             report,
-            restore,
+            restore.links_only(),
         )
 
     async def _nodes_of_kind(
