@@ -30,7 +30,7 @@ from polyg_core.graphs.base import (
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import ensure_entity_uuids, epoch_ms
 from polyg_core.graphs.relation_time import RelationDates, relation_dates
-from polyg_core.graphs.temporal_queries import REPAIR_CHAINS, TimeInput, parse_time
+from polyg_core.graphs.temporal_queries import TimeInput, parse_time, repair_chains
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.cypher import each_linked
@@ -123,12 +123,14 @@ async def write_event_rows(
         res = await store.query(namespace, WRITE_EVENTS, {"rows": rest, **params})
         stored.update({(str(d), int(t)): str(u) for d, t, u in res.rows})
     earliest: dict[str, int] = {}
+    written: dict[str, int] = {}
     for row in rows:
         for eid in row["eids"]:
             earliest[eid] = min(earliest.get(eid, row["t"]), row["t"])
+            written[eid] = written.get(eid, 0) + 1
     if earliest:
-        await store.query(
-            namespace, REPAIR_CHAINS, {"rows": [{"x": x, "t": t} for x, t in earliest.items()]}
+        await repair_chains(
+            store, namespace, [{"x": x, "t": t} for x, t in earliest.items()], written=written
         )
     return stored
 

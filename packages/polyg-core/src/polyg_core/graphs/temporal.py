@@ -63,7 +63,6 @@ from polyg_core.graphs.temporal_queries import (
     INVALIDATE,
     MAX_DEPTH,
     MAX_LIMIT,
-    REPAIR_CHAINS,
     TimeInput,
     check_depth,
     check_limit,
@@ -71,6 +70,7 @@ from polyg_core.graphs.temporal_queries import (
     fact_from_row,
     parse_bound,
     parse_time,
+    repair_chains,
 )
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
@@ -317,8 +317,8 @@ class TemporalGraph:
         )
         if touched:
             since = min(t_old, final_t)
-            await self.store.query(
-                namespace, REPAIR_CHAINS, {"rows": [{"x": x, "t": since} for x in sorted(touched)]}
+            await repair_chains(
+                self.store, namespace, [{"x": x, "t": since} for x in sorted(touched)]
             )
         updated = (await self._events(namespace, [event.uuid]))[event.uuid]
         return EventWrite(
@@ -536,8 +536,12 @@ class TemporalGraph:
         events = await self._events(namespace, list(hops))
         edges_res = await self.store.query(
             namespace,
+            # Whose chain an edge is, is read from its ends (older edges carry it).
             f"MATCH (a:{EVENT})-[r:{R_BEFORE}]->(b:{EVENT}) "
-            "WHERE a.uuid IN $ids AND b.uuid IN $ids RETURN a.uuid, b.uuid, r.entity",
+            "WHERE a.uuid IN $ids AND b.uuid IN $ids "
+            f"OPTIONAL MATCH (a)-[:{X_INVOLVES}]->(x:{ENTITY})<-[:{X_INVOLVES}]-(b) "
+            "WITH a, b, r, min(x.uuid) AS shared "
+            "RETURN DISTINCT a.uuid, b.uuid, coalesce(r.entity, shared)",
             {"ids": list(hops)},
             read_only=True,
         )
