@@ -256,24 +256,25 @@ async def add_relations(
     entities: EntityGraph,
     namespace: str,
     items: Sequence[RelationItem],
+    *,
+    known: Mapping[Ref, str] | None = None,
 ) -> BulkResult:
     """Relate many entity pairs: ends resolved for the whole batch, links in one query.
 
     A relation whose end cannot be resolved, or whose ends are one entity, fails on
     its own; the others are written. `True` means the relation did not exist before.
+    `known`: ends the caller has just resolved or created (their uuids), not looked up
+    again.
     """
     store, resolver, embedder = entities.store, entities.resolver, entities.embedder
     result = BulkResult([False] * len(items), [None] * len(items))
     if not items:
         return result
-    uuids = await resolve_refs(
-        entities,
-        store,
-        resolver,
-        embedder,
-        namespace,
-        [r for it in items for r in (it.source, it.target)],
-    )
+    given = dict(known or {})
+    uuids: dict[Ref, str | Exception] = dict(given)
+    rest = [r for it in items for r in (it.source, it.target) if r not in given]
+    if rest:
+        uuids.update(await resolve_refs(entities, store, resolver, embedder, namespace, rest))
     rows: list[tuple[int, str, str, RelationItem]] = []
     for i, it in enumerate(items):
         a, b = uuids[it.source], uuids[it.target]

@@ -31,7 +31,14 @@ from polyg_core.errors import (
     StorageError,
     StorageUnavailable,
 )
-from polyg_core.graphs.bulk import BulkResult, EventItem, RelationItem, add_events, add_relations
+from polyg_core.graphs.bulk import (
+    BulkResult,
+    EventItem,
+    RelationItem,
+    add_events,
+    add_relations,
+    exact_entity_uuids,
+)
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.causal_batch import (
     CausalLinkItem,
@@ -628,16 +635,7 @@ class RecordWriter:
                 typed[(r.source, r.source_type)] = None
             if r.target_type:
                 typed[(r.target, r.target_type)] = None
-        if typed:
-            try:
-                # An end an entity record implied (`origin`) stays implied.
-                await self.entities.add_many(
-                    namespace, [(n, t, None) for n, t in typed], unmark=False
-                )
-            except StorageUnavailable:
-                raise
-            except _RECORD_ERRORS as exc:
-                logger.info("typed relation endpoints written one by one: %s", exc)
+        known = await self._typed_ends(namespace, list(typed))
         written = await add_relations(
             self.entities,
             namespace,
@@ -652,11 +650,38 @@ class RecordWriter:
                 )
                 for _, r in items
             ],
+            known=known,
         )
         self._count(report, "relation", [line for line, _ in items], written)
         for (_, rec), outcome, ends in zip(items, written.outcomes, written.keys, strict=True):
             if outcome is True and ends is not None:
                 restore.edge(ends[0], ends[1], rec, ends[2])
+
+    async def _typed_ends(
+        self, namespace: str, typed: list[tuple[str, str]]
+    ) -> dict[tuple[str, str | None], str]:
+        """The uuids of relations' typed ends: those stored found by one read of their
+        normalised names, the others created (an end an entity record implied, by its
+        `origin`, stays implied). An end that cannot be written is left to the
+        relation's own resolution, which fails that relation alone."""
+        if not typed:
+            return {}
+        known = await exact_entity_uuids(self.store, namespace, typed)
+        missing = [ref for ref in typed if ref not in known]
+        if not missing:
+            return known
+        try:
+            made = await self.entities.add_many(
+                namespace, [(n, t, None) for n, t in missing], unmark=False
+            )
+        except StorageUnavailable:
+            raise
+        except _RECORD_ERRORS as exc:
+            logger.info("typed relation endpoints written one by one: %s", exc)
+            return known
+        for ref, (entity, _) in zip(missing, made, strict=True):
+            known[ref] = entity.uuid
+        return known
 
     def _count(
         self, report: ImportReport, kind: str, lines: list[int], written: BulkResult
