@@ -108,16 +108,23 @@ def event_row(
 
 
 async def write_event_rows(
-    store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
+    store: FalkorStore,
+    namespace: str,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    created: set[tuple[str, int]] | None = None,
 ) -> dict[tuple[str, int], str]:
     """Write event rows (new ones created whole, stored ones merged: one query each),
     then repair the `T_BEFORE` chain of each entity they involve from its earliest new
-    event on (one query); the stored uuid of each (description, instant)."""
+    event on; the stored uuid of each (description, instant). `created` is given the
+    keys of the events this write created (the others were stored already)."""
     if not rows:
         return {}
     params = {"now": epoch_ms(datetime.now(UTC))}
     res = await store.query(namespace, CREATE_EVENTS, {"rows": list(rows), **params})
     stored = {(str(d), int(t)): str(u) for d, t, u in res.rows}
+    if created is not None:
+        created.update(stored)
     rest = [r for r in rows if (r["desc"], r["t"]) not in stored]
     if rest:
         res = await store.query(namespace, WRITE_EVENTS, {"rows": rest, **params})
@@ -390,18 +397,13 @@ async def add_events(
         slots.append((i, key))
     if not rows:
         return result
-    res = await store.query(
-        namespace,
-        f"UNWIND $keys AS k MATCH (ev:{EVENT} {{description: k[0], occurred_at: k[1]}}) "
-        "RETURN DISTINCT k",
-        {"keys": [list(k) for k in rows]},
-        read_only=True,
-    )
-    existing = {(str(k[0]), int(k[1])) for (k,) in res.rows}
-    stored = await write_event_rows(store, namespace, list(rows.values()))
+    # What the write creates is new; what it merged into was stored (or written by
+    # another writer since), so no read beforehand tells them apart.
+    made: set[tuple[str, int]] = set()
+    stored = await write_event_rows(store, namespace, list(rows.values()), created=made)
     seen: set[tuple[str, int]] = set()
     for i, key in slots:
-        result.outcomes[i] = key not in existing and key not in seen
+        result.outcomes[i] = key in made and key not in seen
         result.keys[i] = stored.get(key, rows[key]["uuid"])
         seen.add(key)
     return result
