@@ -445,10 +445,10 @@ class EntityGraph:
                 )
             )
         by_index = await merge_entity_rows(self.store, namespace, params_rows)
-        keys = list(rows)
+        index_of = {key: i for i, key in enumerate(rows)}
         out: list[tuple[Entity, bool]] = []
         for key, first in slots:
-            entity, created = by_index[keys.index(key)]
+            entity, created = by_index[index_of[key]]
             out.append((entity, created and first))
         return out
 
