@@ -212,7 +212,7 @@ FACT_KEYS: Final = frozenset(
 # A T_BEFORE edge joins two events that follow each other directly, in (occurred_at,
 # uuid) order, among the events of an entity both involve; one edge per pair, with no
 # properties: whose chain it is is read from its ends (the entities both involve).
-# Older versions wrote one edge per entity with the entity's uuid on it (~56 bytes an
+# Older versions wrote one edge per entity with the entity's uuid on it (~48 bytes an
 # edge); such edges still read as chain edges and are kept or removed by the same rule.
 
 
