@@ -17,6 +17,7 @@ from polyg_core.graphs.bulk import (
 )
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.graphs.temporal_queries import CHAIN_EDGE_ROWS, CHAIN_EDGES
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore
@@ -35,8 +36,7 @@ async def chains(store: FalkorStore, ns: str) -> dict[str, list[tuple[str, str]]
     """Every entity's T_BEFORE chain as (description, description) pairs."""
     res = await store.query(
         ns,
-        "MATCH (x:E_Entity) MATCH (a:T_Event)-[r:T_BEFORE {entity: x.uuid}]->(b:T_Event) "
-        "RETURN x.name, a.description, b.description",
+        f"{CHAIN_EDGE_ROWS}RETURN x.name, a.description, n.description",
     )
     out: dict[str, list[tuple[str, str]]] = {}
     for name, a, b in res.rows:
@@ -56,9 +56,11 @@ async def chain_times(store: FalkorStore, ns: str) -> dict[str, list[int]]:
     for xid, name, eid, t in res.rows:
         events.setdefault(str(xid), {})[str(eid)] = int(t)
         names[str(xid)] = str(name)
-    res = await store.query(
-        ns, "MATCH (a:T_Event)-[r:T_BEFORE]->(b:T_Event) RETURN r.entity, a.uuid, b.uuid"
-    )
+    res = await store.query(ns, CHAIN_EDGES)
+    edges = await store.query(ns, "MATCH ()-[r:T_BEFORE]->() RETURN count(r)")
+    pairs = await store.query(ns, "MATCH (a)-[:T_BEFORE]->(b) RETURN count(DISTINCT [a, b])")
+    assert edges.scalar() == pairs.scalar(), "two T_BEFORE edges join one pair of events"
+    assert edges.scalar() == len({(str(a), str(b)) for _, a, b in res.rows}), "a stale edge"
     nxt: dict[str, dict[str, str]] = {}
     for xid, a, b in res.rows:
         assert str(a) not in nxt.setdefault(str(xid), {}), "two T_BEFORE edges leave one event"

@@ -13,6 +13,7 @@ from polyg_core.graphs.crosslinks import CrossLinker
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.semantic import SemanticGraph
 from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.graphs.temporal_queries import CHAIN_EDGES
 from polyg_core.storage.store import FalkorStore
 
 pytestmark = pytest.mark.anyio
@@ -72,9 +73,11 @@ async def test_deleting_an_entity_removes_its_event_chain_and_keeps_the_events(
                 namespace, f"deploy {day}", f"2026-01-0{day}", entities=["api", "web"]
             )
         assert await entities.delete(namespace, "api")
-    edges = await store.query(namespace, "MATCH ()-[b:T_BEFORE]->() RETURN DISTINCT b.entity")
+    chains = await store.query(namespace, CHAIN_EDGES)
     web = await entities.get(namespace, "web")
-    assert [r[0] for r in edges.rows] == [web.uuid]
+    assert {r[0] for r in chains.rows} == {web.uuid}
+    edges = await store.query(namespace, "MATCH ()-[b:T_BEFORE]->() RETURN count(b)")
+    assert edges.scalar() == 2  # web's chain; what only api's chain needed is gone
     assert await count(store, namespace, "MATCH (e:T_Event) RETURN count(e)") == 3
 
 

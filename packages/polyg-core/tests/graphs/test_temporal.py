@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polyg_core.errors import InvalidInput, NodeNotFound
 from polyg_core.graphs.temporal import TemporalGraph
+from polyg_core.graphs.temporal_queries import CHAIN_EDGE_ROWS
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore
@@ -38,8 +39,7 @@ def utc(text: str) -> datetime:
 async def chain_of(store: FalkorStore, ns: str, entity: str) -> list[tuple[str, str]]:
     res = await store.query(
         ns,
-        "MATCH (x:E_Entity {name: $n}) MATCH (a:T_Event)-[r:T_BEFORE {entity: x.uuid}]->(b) "
-        "RETURN a.description, b.description",
+        f"{CHAIN_EDGE_ROWS}WITH x, a, n WHERE x.name = $n RETURN a.description, n.description",
         {"n": entity},
     )
     return sorted((str(a), str(b)) for a, b in res.rows)

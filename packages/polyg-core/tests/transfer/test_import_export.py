@@ -15,7 +15,7 @@ from polyg_core.storage.store import FalkorStore
 from polyg_core.transfer import RecordWriter, iter_export, iter_records, write_jsonl
 from polyg_core.transfer.cypher_dump import write_cypher
 from polyg_core.transfer.export import write_json
-from polyg_core.transfer.records import LineError
+from polyg_core.transfer.records import EntityRecord, LineError
 
 pytestmark = pytest.mark.anyio
 
@@ -369,3 +369,22 @@ async def test_a_relations_dates_survive_export_and_import(
         [rel] = rels
         assert str(rel["valid_from"]).startswith("2024-02-01T00:00:00")
         assert str(rel["valid_to"]).startswith("2025-05-01T00:00:00")
+
+
+def test_a_refused_character_is_found_however_the_line_writes_it(tmp_path: Path) -> None:
+    path = tmp_path / "chars.jsonl"
+    path.write_bytes(
+        b'{"kind": "entity", "name": "tide\\u0007gauge"}\n'
+        b'{"kind": "entity", "name": "tide \\ud800 gauge"}\n'
+        # The UTF-8 bytes of a lone surrogate: json decodes them ("surrogatepass").
+        b'{"kind": "entity", "name": "tide \xed\xa0\x80 gauge"}\n'
+        # Hangul shares the lead byte and is text like any other; plain lines parse.
+        + '{"kind": "entity", "name": "조수 gauge"}\n'.encode()
+        + b'{"kind": "entity", "name": "tide gauge", "properties": {"note": "tab\\there"}}\n'
+    )
+    got = list(iter_records(path, "jsonl"))
+    errors = [item for _, item in got if isinstance(item, LineError)]
+    assert [e.line for e in errors] == [1, 2, 3]
+    assert all(e.message.startswith("name: ") for e in errors)
+    names = [item.name for _, item in got if isinstance(item, EntityRecord)]
+    assert names == ["조수 gauge", "tide gauge"]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from polyg_core.graphs.entity import EntityGraph
+from polyg_core.graphs.temporal import TemporalGraph
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.roundtrip import HashEmbedder, assert_same, read_state
@@ -199,4 +200,57 @@ async def test_an_imported_export_writes_each_vector_node_once(
     assert again.created == 0
     for label in VECTOR_KINDS:
         assert await index_writes(store, target, label) == 12, label
+    assert_same(await read_state(store, src), await read_state(store, target), "re-import")
+
+
+async def exported_timeline(store: FalkorStore, tmp_path: Path, n: int) -> tuple[str, Path]:
+    """A namespace of `n` invented events and facts (one in three replaced by a later
+    value, so a fact is stored closed and pointing at its successor), and its export."""
+    embedder = HashEmbedder()
+    resolver = NameResolver(store, embedder)
+    temporal = TemporalGraph(store, embedder, resolver)
+    ns = fresh("one-write-tsrc")
+    for i in range(n):
+        await temporal.add_event(
+            ns,
+            f"tram {i} reached the depot",
+            f"2026-03-{1 + i % 28:02d}T0{i % 10}:15:00Z",
+            duration_ms=60_000 * i if i % 2 else None,
+            entities=[f"tram-{i % 4}", "depot"],
+        )
+        await temporal.add_fact(
+            ns, f"tram-{i % 4}", "painted", f"colour {i}", f"2026-01-{1 + i:02d}T00:00:00Z"
+        )
+    path = tmp_path / "timeline.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        await write_jsonl(iter_export(store, ns, page=100), out)
+    return ns, path
+
+
+async def test_an_imported_export_writes_each_event_and_fact_once(
+    store: FalkorStore, tmp_path: Path
+) -> None:
+    src, path = await exported_timeline(store, tmp_path, 12)
+    closed = await store.query(
+        src, "MATCH (f:T_Fact) WHERE f.invalidated_by IS NOT NULL RETURN count(f)"
+    )
+    assert closed.scalar() > 0  # the export holds replaced facts
+    target = fresh("one-write-tdst")
+    report = await RecordWriter.build(store, HashEmbedder()).run(
+        target, lambda: iter_records(path, "jsonl")
+    )
+    assert report.failed == 0, report.errors
+    assert report.kinds["event"].created == 12
+    assert report.kinds["fact"].created == 12
+    assert_same(await read_state(store, src), await read_state(store, target), "import")
+    # One index document per node: each event and fact written once, in its stored form
+    # (a second query restoring it used to index each a second time).
+    assert await index_writes(store, target, "T_Event") == 12
+    assert await index_writes(store, target, "T_Fact") == 12
+    again = await RecordWriter.build(store, HashEmbedder()).run(
+        target, lambda: iter_records(path, "jsonl")
+    )
+    assert again.created == 0
+    assert await index_writes(store, target, "T_Event") == 12
+    assert await index_writes(store, target, "T_Fact") == 12
     assert_same(await read_state(store, src), await read_state(store, target), "re-import")

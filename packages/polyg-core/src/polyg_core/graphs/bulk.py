@@ -17,9 +17,7 @@ import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
-
-from polyg_shared.timeutil import iso
+from typing import Any, Final
 
 from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound, StorageUnavailable
 from polyg_core.graphs.base import (
@@ -30,9 +28,9 @@ from polyg_core.graphs.base import (
     type_key,
 )
 from polyg_core.graphs.entity import EntityGraph
-from polyg_core.graphs.entity_refs import ensure_entity_uuids, epoch_ms, from_ms
+from polyg_core.graphs.entity_refs import ensure_entity_uuids, epoch_ms
 from polyg_core.graphs.relation_time import RelationDates, relation_dates
-from polyg_core.graphs.temporal_queries import REPAIR_CHAINS, TimeInput, parse_time
+from polyg_core.graphs.temporal_queries import TimeInput, parse_time, repair_chains
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.cypher import each_linked
@@ -49,65 +47,97 @@ Ref = tuple[str, str | None]
 WRITE_EVENTS = f"""
 UNWIND $rows AS row
 MERGE (ev:{EVENT} {{description: row.desc, occurred_at: row.t}})
-ON CREATE SET ev.uuid = row.uuid, ev.occurred_at_iso = row.t_iso, ev.duration_ms = row.dur,
-    ev.recorded_at = $now, ev.recorded_at_iso = $now_iso
+ON CREATE SET ev.uuid = row.uuid, ev.duration_ms = row.dur, ev.recorded_at = $now
 {each_linked("ev", "row", "eids", "eid", "x", ENTITY, f"MERGE (ev)-[:{X_INVOLVES}]->(x)")}
 RETURN row.desc, row.t, ev.uuid
 """
 
 # Events not stored yet, each created whole in one CREATE: a MERGE with ON CREATE SET
 # writes a new node twice, so FalkorDB indexes it (range and full-text) twice. Rows
-# whose event exists already are left out and written by `WRITE_EVENTS`.
+# whose event exists already are left out and written by `WRITE_EVENTS`. `s`: the exact
+# stored properties of an export's event (an import), written in this same CREATE (the
+# event's uuid is `row.uuid`); `x` any other stored property, set after (none for
+# polyg's own exports). An event stores its times as epoch ms only: readers format
+# them (`recall/context_nodes.py`), and the ISO strings older versions wrote beside
+# them (`LEGACY_EVENT_KEYS`) are not written again.
 CREATE_EVENTS = f"""
 UNWIND $rows AS row
 OPTIONAL MATCH (old:{EVENT} {{description: row.desc, occurred_at: row.t}})
 WITH row, old WHERE old IS NULL
 CREATE (ev:{EVENT} {{description: row.desc, occurred_at: row.t, uuid: row.uuid,
-    occurred_at_iso: row.t_iso, duration_ms: row.dur, recorded_at: $now,
-    recorded_at_iso: $now_iso}})
+    duration_ms: CASE WHEN row.s IS NULL THEN row.dur ELSE row.s.duration_ms END,
+    recorded_at: CASE WHEN row.s IS NULL THEN $now ELSE row.s.recorded_at END}})
+FOREACH (_ IN CASE WHEN size(keys(row.x)) > 0 THEN [1] ELSE [] END | SET ev += row.x)
 {each_linked("ev", "row", "eids", "eid", "x", ENTITY, f"CREATE (ev)-[:{X_INVOLVES}]->(x)")}
 RETURN row.desc, row.t, ev.uuid
 """
 
+LEGACY_EVENT_KEYS: Final = frozenset({"occurred_at_iso", "recorded_at_iso"})
+"""ISO-string copies of an event's epoch times that older versions stored; readers
+derive them, an import of an older export leaves them out."""
+
+_EVENT_KEYS: Final = frozenset({"description", "occurred_at", "uuid", "duration_ms", "recorded_at"})
+"""The properties `CREATE_EVENTS` writes by name."""
+
 
 def event_row(
-    description: str, t: int, duration_ms: int | None, eids: Sequence[str]
+    description: str,
+    t: int,
+    duration_ms: int | None,
+    eids: Sequence[str],
+    stored: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One row of `WRITE_EVENTS`: a checked description, its instant (epoch ms), duration
-    and entity uuids."""
+    """One row of `CREATE_EVENTS` / `WRITE_EVENTS`: a checked description, its instant
+    (epoch ms), duration and entity uuids.
+
+    `stored`: the properties an event this row creates is written with instead of the
+    ones the graph would give it (an import restoring an export's event; a None value
+    leaves the property out), its `uuid` included. Its description and instant are the
+    row's, which are the stored ones read back."""
+    uid = stored.get("uuid") if stored else None
+    kept = {k: v for k, v in (stored or {}).items() if k not in LEGACY_EVENT_KEYS}
     return {
         "desc": description,
         "t": t,
-        "t_iso": iso(from_ms(t)),
         "dur": duration_ms,
-        "uuid": uuidlib.uuid4().hex,
+        "uuid": uid if isinstance(uid, str) and uid else uuidlib.uuid4().hex,
         "eids": sorted(set(eids)),
+        "s": {**dict.fromkeys(_EVENT_KEYS), **kept} if stored else None,
+        "x": {k: v for k, v in kept.items() if k not in _EVENT_KEYS and v is not None},
     }
 
 
 async def write_event_rows(
-    store: FalkorStore, namespace: str, rows: Sequence[Mapping[str, Any]]
+    store: FalkorStore,
+    namespace: str,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    created: set[tuple[str, int]] | None = None,
 ) -> dict[tuple[str, int], str]:
     """Write event rows (new ones created whole, stored ones merged: one query each),
     then repair the `T_BEFORE` chain of each entity they involve from its earliest new
-    event on (one query); the stored uuid of each (description, instant)."""
+    event on; the stored uuid of each (description, instant). `created` is given the
+    keys of the events this write created (the others were stored already)."""
     if not rows:
         return {}
-    now = datetime.now(UTC)
-    params = {"now": epoch_ms(now), "now_iso": iso(now)}
+    params = {"now": epoch_ms(datetime.now(UTC))}
     res = await store.query(namespace, CREATE_EVENTS, {"rows": list(rows), **params})
     stored = {(str(d), int(t)): str(u) for d, t, u in res.rows}
+    if created is not None:
+        created.update(stored)
     rest = [r for r in rows if (r["desc"], r["t"]) not in stored]
     if rest:
         res = await store.query(namespace, WRITE_EVENTS, {"rows": rest, **params})
         stored.update({(str(d), int(t)): str(u) for d, t, u in res.rows})
     earliest: dict[str, int] = {}
+    written: dict[str, int] = {}
     for row in rows:
         for eid in row["eids"]:
             earliest[eid] = min(earliest.get(eid, row["t"]), row["t"])
+            written[eid] = written.get(eid, 0) + 1
     if earliest:
-        await store.query(
-            namespace, REPAIR_CHAINS, {"rows": [{"x": x, "t": t} for x, t in earliest.items()]}
+        await repair_chains(
+            store, namespace, [{"x": x, "t": t} for x, t in earliest.items()], written=written
         )
     return stored
 
@@ -233,24 +263,25 @@ async def add_relations(
     entities: EntityGraph,
     namespace: str,
     items: Sequence[RelationItem],
+    *,
+    known: Mapping[Ref, str] | None = None,
 ) -> BulkResult:
     """Relate many entity pairs: ends resolved for the whole batch, links in one query.
 
     A relation whose end cannot be resolved, or whose ends are one entity, fails on
     its own; the others are written. `True` means the relation did not exist before.
+    `known`: ends the caller has just resolved or created (their uuids), not looked up
+    again.
     """
     store, resolver, embedder = entities.store, entities.resolver, entities.embedder
     result = BulkResult([False] * len(items), [None] * len(items))
     if not items:
         return result
-    uuids = await resolve_refs(
-        entities,
-        store,
-        resolver,
-        embedder,
-        namespace,
-        [r for it in items for r in (it.source, it.target)],
-    )
+    given = dict(known or {})
+    uuids: dict[Ref, str | Exception] = dict(given)
+    rest = [r for it in items for r in (it.source, it.target) if r not in given]
+    if rest:
+        uuids.update(await resolve_refs(entities, store, resolver, embedder, namespace, rest))
     rows: list[tuple[int, str, str, RelationItem]] = []
     for i, it in enumerate(items):
         a, b = uuids[it.source], uuids[it.target]
@@ -303,6 +334,9 @@ class EventItem:
     occurred_at: TimeInput
     duration_ms: int | None = None
     entities: Sequence[str] = ()
+    stored: Mapping[str, Any] | None = None
+    """The exact properties an event this item creates is written with (an import of an
+    export, see `event_row`)."""
 
 
 async def add_events(
@@ -357,24 +391,19 @@ async def add_events(
             continue
         row = rows.get(key)
         if row is None:
-            rows[key] = event_row(key[0], key[1], items[i].duration_ms, eids)
+            rows[key] = event_row(key[0], key[1], items[i].duration_ms, eids, items[i].stored)
         else:
             row["eids"] = sorted(set(row["eids"]) | set(eids))
         slots.append((i, key))
     if not rows:
         return result
-    res = await store.query(
-        namespace,
-        f"UNWIND $keys AS k MATCH (ev:{EVENT} {{description: k[0], occurred_at: k[1]}}) "
-        "RETURN DISTINCT k",
-        {"keys": [list(k) for k in rows]},
-        read_only=True,
-    )
-    existing = {(str(k[0]), int(k[1])) for (k,) in res.rows}
-    stored = await write_event_rows(store, namespace, list(rows.values()))
+    # What the write creates is new; what it merged into was stored (or written by
+    # another writer since), so no read beforehand tells them apart.
+    made: set[tuple[str, int]] = set()
+    stored = await write_event_rows(store, namespace, list(rows.values()), created=made)
     seen: set[tuple[str, int]] = set()
     for i, key in slots:
-        result.outcomes[i] = key not in existing and key not in seen
+        result.outcomes[i] = key in made and key not in seen
         result.keys[i] = stored.get(key, rows[key]["uuid"])
         seen.add(key)
     return result

@@ -15,7 +15,14 @@ from polyg_shared.causal import CausalMatch
 from polyg_shared.nodes import CausalNode, CausalNodeType
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
-from polyg_core.graphs.base import ItemError, check_text, embed_texts, prepare, rounds_by_key
+from polyg_core.graphs.base import (
+    ItemError,
+    check_text,
+    embed_texts,
+    iso_ms,
+    prepare,
+    rounds_by_key,
+)
 from polyg_core.graphs.causal import (
     UUID_PATTERN,
     CausalGraph,
@@ -72,7 +79,7 @@ async def event_uuids(
     by_desc = await graph.store.query(
         namespace,
         f"MATCH (ev:{EVENT}) WHERE ev.description IN $r "
-        "RETURN ev.description, ev.uuid, ev.occurred_at_iso",
+        "RETURN ev.description, ev.uuid, ev.occurred_at",
         {"r": wanted},
         read_only=True,
     )
@@ -81,7 +88,7 @@ async def event_uuids(
         uuids.setdefault(str(r), []).append(str(u))
     descs: dict[str, list[tuple[str, str]]] = {}
     for d, u, t in by_desc.rows:
-        descs.setdefault(str(d), []).append((str(u), str(t)))
+        descs.setdefault(str(d), []).append((str(u), iso_ms(int(t))))
     for raw in refs:
         text = raw.strip()
         if raw in out:

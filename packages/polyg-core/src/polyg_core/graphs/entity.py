@@ -39,27 +39,22 @@ from polyg_core.graphs.relation_time import (
     dates_params,
     relation_dates,
 )
-from polyg_core.graphs.temporal_queries import TimeInput
+from polyg_core.graphs.temporal_queries import UNCHAIN_ENTITY, TimeInput
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver, Resolved
 from polyg_core.storage.cypher import clean, dump_properties, load_properties, props
-from polyg_core.storage.schema import ENTITY, EVENT, FACT, R_BEFORE, R_RELATES, X_INVOLVES
+from polyg_core.storage.schema import ENTITY, FACT, R_RELATES, X_INVOLVES
 from polyg_core.storage.store import META_PRESENT, FalkorStore
 from polyg_core.text.names import ngram_keys
 
 logger = logging.getLogger(__name__)
 
 # Deleting an entity leaves nothing that still speaks of it as present: its
-# T_BEFORE chain (edges carry the entity's uuid) goes, its relations go with it (at
+# T_BEFORE chain goes (the edges no other entity's chain needs), its relations go with it (at
 # either end), and the facts it takes part in, as subject (X_INVOLVES) or as object
 # ("Bob reports_to Alice" when Alice goes), stop being current (valid_to = now; a fact valid only from a later time gets an
 # empty interval) or, when asked, are deleted. One query, so nothing is half done.
-_DELETE_ENTITY = f"""
-MATCH (x:{ENTITY} {{uuid: $u}})
-OPTIONAL MATCH (x)<-[:{X_INVOLVES}]-(:{EVENT})-[b:{R_BEFORE}]->() WHERE b.entity = $u
-DELETE b
-WITH DISTINCT x
-OPTIONAL MATCH (f:{FACT})-[:{X_INVOLVES}]->(x)
+_DELETE_ENTITY = f"""{UNCHAIN_ENTITY}OPTIONAL MATCH (f:{FACT})-[:{X_INVOLVES}]->(x)
 WITH x, collect(DISTINCT f) AS involving
 OPTIONAL MATCH (o:{FACT}) WHERE o.object_key = x.name_key
 WITH x, involving, collect(DISTINCT o) AS naming
@@ -450,10 +445,10 @@ class EntityGraph:
                 )
             )
         by_index = await merge_entity_rows(self.store, namespace, params_rows)
-        keys = list(rows)
+        index_of = {key: i for i, key in enumerate(rows)}
         out: list[tuple[Entity, bool]] = []
         for key, first in slots:
-            entity, created = by_index[keys.index(key)]
+            entity, created = by_index[index_of[key]]
             out.append((entity, created and first))
         return out
 

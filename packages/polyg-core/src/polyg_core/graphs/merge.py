@@ -21,7 +21,7 @@ from typing import Any
 from polyg_core.errors import InvalidInput
 from polyg_core.graphs.base import iso_ms, now_ms
 from polyg_core.graphs.orphans import remove_orphans
-from polyg_core.graphs.temporal_queries import REPAIR_CHAINS
+from polyg_core.graphs.temporal_queries import repair_chains
 from polyg_core.storage.cypher import dump_properties, load_properties
 from polyg_core.storage.schema import (
     CAUSAL,
@@ -29,7 +29,6 @@ from polyg_core.storage.schema import (
     ENTITY,
     EVENT,
     FACT,
-    R_BEFORE,
     R_RELATES,
     X_AFFECTS,
     X_INVOLVES,
@@ -120,14 +119,13 @@ async def merge_entities(
     await store.query(
         namespace,
         f"MATCH (s:{ENTITY} {{uuid: $s}}) MATCH (t:{ENTITY} {{uuid: $t}}) "
-        f"OPTIONAL MATCH (s)<-[:{X_INVOLVES}]-(:{EVENT})-[b:{R_BEFORE}]->() WHERE b.entity = $s "
-        "DELETE b "
-        "WITH DISTINCT s, t "
         f"SET {set_props}t.merged_from = coalesce(t.merged_from, []) + [s.name], "
         "t.updated_at = $now, t.updated_at_iso = $iso "
         "DETACH DELETE s",
         params,
     )
-    await store.query(namespace, REPAIR_CHAINS, {"rows": [{"x": target, "t": _EARLIEST}]})
+    # The source's events now involve the target: its whole chain is relinked, and the
+    # edges of the source's old chain that no chain needs are removed.
+    await repair_chains(store, namespace, [{"x": target, "t": _EARLIEST}])
     await remove_orphans(store, namespace)
     return MergeOutcome(moved=moved)

@@ -44,7 +44,7 @@ from polyg_shared.temporal import (
 from polyg_shared.timeutil import iso
 
 from polyg_core.errors import AmbiguousName, Candidate, InvalidInput, NodeNotFound
-from polyg_core.graphs.base import check_text, cosine, embed_texts, prepare
+from polyg_core.graphs.base import check_text, cosine, embed_texts, iso_ms, prepare
 from polyg_core.graphs.bulk import EventItem, add_events
 from polyg_core.graphs.entity import EntityGraph
 from polyg_core.graphs.entity_refs import (
@@ -59,10 +59,10 @@ from polyg_core.graphs.fact_cardinality import cardinality_of
 from polyg_core.graphs.temporal_queries import (
     ADD_FACT,
     DELETE_EVENT,
+    FACT_KEYS,
     INVALIDATE,
     MAX_DEPTH,
     MAX_LIMIT,
-    REPAIR_CHAINS,
     TimeInput,
     check_depth,
     check_limit,
@@ -70,6 +70,7 @@ from polyg_core.graphs.temporal_queries import (
     fact_from_row,
     parse_bound,
     parse_time,
+    repair_chains,
 )
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.resolve import ENTITY_NAMES, NameResolver
@@ -112,6 +113,21 @@ class FactItem:
     link_subject: bool = True
     uuid: str | None = None
     cardinality: str | None = None
+    stored: Mapping[str, Any] | None = None
+    """The exact properties a fact this item creates is written with (an import of an
+    export: `stored_fact`)."""
+
+
+def stored_fact(stored: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The `ADD_FACT` parameters that write a created fact with an export's stored
+    properties in its one CREATE (`s`: every property `ADD_FACT` names, None leaving it
+    out; `x`: the others); none for a fact written without them."""
+    if not stored:
+        return {"s": None, "x": {}}
+    return {
+        "s": {**dict.fromkeys(FACT_KEYS), **stored},
+        "x": {k: v for k, v in stored.items() if k not in FACT_KEYS and v is not None},
+    }
 
 
 @dataclass
@@ -279,14 +295,14 @@ class TemporalGraph:
             "u": event.uuid,
             "desc": final_desc,
             "t": final_t,
-            "t_iso": iso(from_ms(final_t)),
             "dur": duration_ms if duration_ms is not None else event.duration_ms,
             "eids": eids,
         }
         await self.store.query(
             namespace,
             f"MATCH (ev:{EVENT} {{uuid: $u}}) "
-            "SET ev.description = $desc, ev.occurred_at = $t, ev.occurred_at_iso = $t_iso, "
+            # The ISO copy of the instant older versions stored would be stale: removed.
+            "SET ev.description = $desc, ev.occurred_at = $t, ev.occurred_at_iso = null, "
             # Events carry no vector now; one stored by an older version would be stale.
             "ev.duration_ms = $dur, ev.embedding = null "
             "WITH ev "
@@ -301,8 +317,8 @@ class TemporalGraph:
         )
         if touched:
             since = min(t_old, final_t)
-            await self.store.query(
-                namespace, REPAIR_CHAINS, {"rows": [{"x": x, "t": since} for x in sorted(touched)]}
+            await repair_chains(
+                self.store, namespace, [{"x": x, "t": since} for x in sorted(touched)]
             )
         updated = (await self._events(namespace, [event.uuid]))[event.uuid]
         return EventWrite(
@@ -314,14 +330,16 @@ class TemporalGraph:
         res = await self.store.query(
             namespace,
             f"MATCH (ev:{EVENT}) WHERE ev.uuid = $v OR ev.description = $v "
-            "RETURN ev.uuid, ev.description, ev.occurred_at_iso LIMIT 6",
+            "RETURN ev.uuid, ev.description, ev.occurred_at LIMIT 6",
             {"v": text},
             read_only=True,
         )
         if not res.rows:
             raise NodeNotFound("event", text)
         if len(res.rows) > 1:
-            cands = [Candidate(str(u), f"{d} ({t})", EVENT, 1.0) for u, d, t in res.rows]
+            cands = [
+                Candidate(str(u), f"{d} ({iso_ms(int(t))})", EVENT, 1.0) for u, d, t in res.rows
+            ]
             raise AmbiguousName("event", text, cands)
         uid = str(res.rows[0][0])
         return (await self._events(namespace, [uid]))[uid]
@@ -413,14 +431,16 @@ class TemporalGraph:
             res = await self.store.query(
                 namespace,
                 f"MATCH (ev:{EVENT}) WHERE {cond} RETURN ev.uuid, ev.description, "
-                "ev.occurred_at_iso LIMIT 6",
+                "ev.occurred_at LIMIT 6",
                 {"v": text},
                 read_only=True,
             )
             if len(res.rows) == 1:
                 return (await self._events(namespace, [str(res.rows[0][0])]))[str(res.rows[0][0])]
             if len(res.rows) > 1:
-                cands = [Candidate(str(u), f"{d} ({t})", EVENT, 1.0) for u, d, t in res.rows]
+                cands = [
+                    Candidate(str(u), f"{d} ({iso_ms(int(t))})", EVENT, 1.0) for u, d, t in res.rows
+                ]
                 raise AmbiguousName("event", text, cands)
         if not fuzzy:
             raise NodeNotFound("event", text, [])
@@ -516,8 +536,12 @@ class TemporalGraph:
         events = await self._events(namespace, list(hops))
         edges_res = await self.store.query(
             namespace,
+            # Whose chain an edge is, is read from its ends (older edges carry it).
             f"MATCH (a:{EVENT})-[r:{R_BEFORE}]->(b:{EVENT}) "
-            "WHERE a.uuid IN $ids AND b.uuid IN $ids RETURN a.uuid, b.uuid, r.entity",
+            "WHERE a.uuid IN $ids AND b.uuid IN $ids "
+            f"OPTIONAL MATCH (a)-[:{X_INVOLVES}]->(x:{ENTITY})<-[:{X_INVOLVES}]-(b) "
+            "WITH a, b, r, min(x.uuid) AS shared "
+            "RETURN DISTINCT a.uuid, b.uuid, coalesce(r.entity, shared)",
             {"ids": list(hops)},
             read_only=True,
         )
@@ -614,6 +638,8 @@ class TemporalGraph:
             except InvalidInput as exc:
                 out.append(exc)
                 continue
+            if it.uuid:
+                p["uuid"] = it.uuid  # a fact created under its identity keeps it
             todo.append((len(out), p, it))
             out.append(InvalidInput("not written"))  # replaced below
         if not todo:
@@ -638,7 +664,8 @@ class TemporalGraph:
                 out[i] = failed
                 continue
             eids = sorted({g for g in got if isinstance(g, str)})
-            written = await write_fact(self.store, namespace, {**p, "eids": eids})
+            params = {**p, "eids": eids, **stored_fact(it.stored)}
+            written = await write_fact(self.store, namespace, params)
             out[i] = written
             stored[key] = written.fact
         return out
@@ -953,7 +980,7 @@ def fact_params(
 
 async def write_fact(store: FalkorStore, namespace: str, params: Mapping[str, Any]) -> FactWrite:
     """Run `ADD_FACT` (the supersession rule, one query) with complete `fact_params`."""
-    res = await store.query(namespace, ADD_FACT, dict(params))
+    res = await store.query(namespace, ADD_FACT, {**stored_fact(None), **params})
     node, status, closed = res.rows[0]
     status_value: FactWriteStatus = status
     return FactWrite(

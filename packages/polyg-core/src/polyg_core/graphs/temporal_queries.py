@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from polyg_shared.nodes import Event, Fact
 from polyg_shared.timeutil import parse_timestamp
@@ -14,6 +14,7 @@ from polyg_core.errors import InvalidInput
 from polyg_core.graphs.entity_refs import from_ms
 from polyg_core.storage.cypher import props
 from polyg_core.storage.schema import ENTITY, EVENT, FACT, R_BEFORE, X_INVOLVES
+from polyg_core.storage.store import FalkorStore
 
 TimeInput = str | datetime | date | int | float
 """ISO 8601 (any offset), a date, an aware/naive datetime (naive = UTC) or epoch ms."""
@@ -120,6 +121,11 @@ def fact_from_row(node: dict[str, Any]) -> Fact:
     )
 
 
+# A new fact is created whole in one CREATE (a MERGE with ON CREATE SET writes a node
+# twice, so FalkorDB indexes it twice). `$s`: the exact stored properties of an
+# export's fact (an import), written in that same CREATE instead of the ones computed
+# here (`FACT_KEYS`, None leaving a property out; `$x` any other, set after); None for
+# every other write.
 # A multi-valued predicate (`$multi`, see graphs/fact_cardinality.py) only meets
 # facts with the same object: other values stay current beside the new one.
 # One query decides and writes, so concurrent add_fact calls cannot interleave
@@ -148,12 +154,28 @@ WITH xs, f0, vend, vend_iso,
         WHEN f0.valid_to IS NULL THEN 'existing'
         WHEN vend IS NOT NULL AND f0.valid_to >= vend THEN 'existing'
         ELSE 'extended' END AS status
-MERGE (t:{FACT} {{uuid: CASE WHEN status IN ['created', 'superseded'] THEN $uuid ELSE f0.uuid END}})
-ON CREATE SET t.subject = $subject, t.subject_key = $sk, t.predicate = $predicate,
-    t.predicate_key = $pk, t.object = $object, t.object_key = $ok,
-    t.valid_from = $vf, t.valid_from_iso = $vf_iso, t.valid_to = vend, t.valid_to_iso = vend_iso,
-    t.recorded_at = $now, t.recorded_at_iso = $now_iso,
-    t.source = $source, t.cardinality = $card
+FOREACH (_ IN CASE WHEN status IN ['created', 'superseded'] THEN [1] ELSE [] END |
+    CREATE (:{FACT} {{uuid: $uuid,
+        subject: CASE WHEN $s IS NULL THEN $subject ELSE $s.subject END,
+        subject_key: CASE WHEN $s IS NULL THEN $sk ELSE $s.subject_key END,
+        predicate: CASE WHEN $s IS NULL THEN $predicate ELSE $s.predicate END,
+        predicate_key: CASE WHEN $s IS NULL THEN $pk ELSE $s.predicate_key END,
+        object: CASE WHEN $s IS NULL THEN $object ELSE $s.object END,
+        object_key: CASE WHEN $s IS NULL THEN $ok ELSE $s.object_key END,
+        valid_from: CASE WHEN $s IS NULL THEN $vf ELSE $s.valid_from END,
+        valid_from_iso: CASE WHEN $s IS NULL THEN $vf_iso ELSE $s.valid_from_iso END,
+        valid_to: CASE WHEN $s IS NULL THEN vend ELSE $s.valid_to END,
+        valid_to_iso: CASE WHEN $s IS NULL THEN vend_iso ELSE $s.valid_to_iso END,
+        recorded_at: CASE WHEN $s IS NULL THEN $now ELSE $s.recorded_at END,
+        recorded_at_iso: CASE WHEN $s IS NULL THEN $now_iso ELSE $s.recorded_at_iso END,
+        source: CASE WHEN $s IS NULL THEN $source ELSE $s.source END,
+        cardinality: CASE WHEN $s IS NULL THEN $card ELSE $s.cardinality END,
+        invalidated_by: CASE WHEN $s IS NULL THEN null ELSE $s.invalidated_by END,
+        invalidated_at: CASE WHEN $s IS NULL THEN null ELSE $s.invalidated_at END}}))
+WITH xs, f0, vend, vend_iso, status
+MATCH (t:{FACT} {{uuid: CASE WHEN status IN ['created', 'superseded'] THEN $uuid ELSE f0.uuid END}})
+FOREACH (_ IN CASE WHEN size(keys($x)) > 0 AND status IN ['created', 'superseded'] THEN [1]
+    ELSE [] END | SET t += $x)
 FOREACH (_ IN CASE WHEN status = 'superseded' THEN [1] ELSE [] END |
     SET f0.valid_to = $vf, f0.valid_to_iso = $vf_iso, f0.invalidated_by = $uuid,
         f0.invalidated_at = $now)
@@ -164,16 +186,97 @@ FOREACH (x IN xs | MERGE (t)-[:{X_INVOLVES}]->(x))
 RETURN {props("t")}, status, CASE WHEN status = 'superseded' THEN {props("f0")} ELSE null END
 """
 
+FACT_KEYS: Final = frozenset(
+    {
+        "uuid",
+        "subject",
+        "subject_key",
+        "predicate",
+        "predicate_key",
+        "object",
+        "object_key",
+        "valid_from",
+        "valid_from_iso",
+        "valid_to",
+        "valid_to_iso",
+        "recorded_at",
+        "recorded_at_iso",
+        "source",
+        "cardinality",
+        "invalidated_by",
+        "invalidated_at",
+    }
+)
+"""The properties `ADD_FACT` creates a fact with by name."""
+
+# A T_BEFORE edge joins two events that follow each other directly, in (occurred_at,
+# uuid) order, among the events of an entity both involve; one edge per pair, with no
+# properties: whose chain it is is read from its ends (the entities both involve).
+# Older versions wrote one edge per entity with the entity's uuid on it (~48 bytes an
+# edge); such edges still read as chain edges and are kept or removed by the same rule.
+
+
+def _after(a: str, c: str) -> str:
+    """Cypher: event `c` comes after event `a` in chain order."""
+    return (
+        f"({c}.occurred_at > {a}.occurred_at OR "
+        f"({c}.occurred_at = {a}.occurred_at AND {c}.uuid > {a}.uuid))"
+    )
+
+
+def held_elsewhere(keep: str) -> str:
+    """Cypher that, for each chain edge `r` from event `a` to event `n` (rows carrying
+    `keep` and `x`), counts in `held` the entities other than `x` that both involve
+    with none of their events in between: the chains that still need the edge."""
+    return f"""
+OPTIONAL MATCH (a)-[:{X_INVOLVES}]->(z:{ENTITY})<-[:{X_INVOLVES}]-(n) WHERE z <> x
+OPTIONAL MATCH (c:{EVENT})-[:{X_INVOLVES}]->(z) WHERE {_after("a", "c")} AND {_after("c", "n")}
+WITH {keep}, r, z, count(c) AS inside
+WITH {keep}, r, sum(CASE WHEN z IS NOT NULL AND inside = 0 THEN 1 ELSE 0 END) AS held
+"""
+
+
+# Every chain edge with the entity whose chain it is (an edge two entities' chains share
+# is read once per entity): rows of `x` (the entity), `a` (the earlier event) and `n`.
+CHAIN_EDGE_ROWS = f"""
+MATCH (x:{ENTITY})<-[:{X_INVOLVES}]-(a:{EVENT})-[:{R_BEFORE}]->(n:{EVENT})-[:{X_INVOLVES}]->(x)
+WITH DISTINCT x, a, n
+OPTIONAL MATCH (c:{EVENT})-[:{X_INVOLVES}]->(x) WHERE {_after("a", "c")} AND {_after("c", "n")}
+WITH x, a, n, count(c) AS inside WHERE inside = 0
+"""
+CHAIN_EDGES = f"{CHAIN_EDGE_ROWS}RETURN x.uuid, a.uuid, n.uuid"
+"""(entity uuid, earlier event uuid, later event uuid) of every chain edge."""
+
+# Deleting an event joins, for each entity it involved, the events just before and
+# after it in that entity's chain (found along the event's own chain edges: the latest
+# predecessor and the earliest successor involving the entity).
 DELETE_EVENT = f"""
 MATCH (ev:{EVENT} {{uuid: $u}})
-OPTIONAL MATCH (p:{EVENT})-[r1:{R_BEFORE}]->(ev)-[r2:{R_BEFORE}]->(n:{EVENT})
-WHERE r1.entity = r2.entity
-WITH ev, collect(CASE WHEN p IS NULL THEN null ELSE [p.uuid, n.uuid, r1.entity] END) AS pairs
+OPTIONAL MATCH (ev)-[:{X_INVOLVES}]->(x:{ENTITY})
+OPTIONAL MATCH (p:{EVENT})-[:{R_BEFORE}]->(ev), (p)-[:{X_INVOLVES}]->(x)
+WITH ev, x, p ORDER BY p.occurred_at DESC, p.uuid DESC
+WITH ev, x, collect(p)[0] AS p
+OPTIONAL MATCH (ev)-[:{R_BEFORE}]->(n:{EVENT}), (n)-[:{X_INVOLVES}]->(x)
+WITH ev, x, p, n ORDER BY n.occurred_at ASC, n.uuid ASC
+WITH ev, x, p, collect(n)[0] AS n
+WITH ev, collect(CASE WHEN p IS NULL OR n IS NULL THEN null ELSE [p.uuid, n.uuid] END) AS pairs
 DETACH DELETE ev
 WITH pairs
 UNWIND pairs AS pair
+WITH DISTINCT pair
 MATCH (a:{EVENT} {{uuid: pair[0]}}), (b:{EVENT} {{uuid: pair[1]}})
-MERGE (a)-[:{R_BEFORE} {{entity: pair[2]}}]->(b)
+MERGE (a)-[:{R_BEFORE}]->(b)
+"""
+
+# The chain edges of entity `$u`'s events that no other entity's chain needs, removed
+# before the entity is (the head of a query that goes on with `x`).
+UNCHAIN_ENTITY = f"""
+MATCH (x:{ENTITY} {{uuid: $u}})
+OPTIONAL MATCH (x)<-[:{X_INVOLVES}]-(a:{EVENT})-[r:{R_BEFORE}]->(n:{EVENT})-[:{X_INVOLVES}]->(x)
+{held_elsewhere("x")}
+WITH x, collect(CASE WHEN held = 0 THEN r END) AS dead
+FOREACH (e IN dead | DELETE e)
+WITH DISTINCT x
 """
 
 INVALIDATE = f"""
@@ -185,27 +288,69 @@ FOREACH (_ IN CASE WHEN change THEN [1] ELSE [] END |
 RETURN {props("f")}, too_early
 """
 
-# For each entity whose events changed, rebuild its T_BEFORE chain from the last
-# event before the earliest changed time onward: the predecessor plus every later
-# event, relinked in (occurred_at, uuid) order. Edges before the predecessor are
-# untouched, so appending to a long history costs only the tail. One query, so a
-# concurrent reader never sees a chain half rebuilt.
-REPAIR_CHAINS = f"""
+# For each entity whose events changed (`$rows`: its uuid `x` and the earliest changed
+# instant `t`), its chain from the last event before `t` onward: that predecessor and
+# every later event, in (occurred_at, uuid) order. Edges before the predecessor are
+# untouched, so appending to a long history costs only the tail.
+_SEGMENT = f"""
 UNWIND $rows AS row
 MATCH (x:{ENTITY} {{uuid: row.x}})
 OPTIONAL MATCH (p:{EVENT})-[:{X_INVOLVES}]->(x) WHERE p.occurred_at < row.t
 WITH row, x, p ORDER BY p.occurred_at DESC, p.uuid DESC
 WITH row, x, collect(p)[0] AS prev
 MATCH (ev:{EVENT})-[:{X_INVOLVES}]->(x) WHERE ev.occurred_at >= row.t
-WITH row, prev, ev ORDER BY ev.occurred_at ASC, ev.uuid ASC
-WITH row, prev, collect(ev) AS later
-WITH row, CASE WHEN prev IS NULL THEN later ELSE [prev] + later END AS seg
-UNWIND seg AS s
-OPTIONAL MATCH (s)-[r:{R_BEFORE}]->() WHERE r.entity = row.x
+WITH row, x, prev, ev ORDER BY ev.occurred_at ASC, ev.uuid ASC
+WITH x, prev, collect(ev) AS later
+WITH x, size(later) AS n_later, CASE WHEN prev IS NULL THEN later ELSE [prev] + later END AS seg
+"""
+
+# Each consecutive pair of a segment linked, once (a pair two entities share is one edge).
+LINK_CHAINS = f"""{_SEGMENT}
+UNWIND CASE WHEN size(seg) < 2 THEN [null] ELSE range(0, size(seg) - 2) END AS i
+WITH x, n_later, seg[i] AS a, seg[i + 1] AS b
+FOREACH (_ IN CASE WHEN a IS NULL THEN [] ELSE [1] END | MERGE (a)-[:{R_BEFORE}]->(b))
+RETURN DISTINCT x.uuid, n_later
+"""
+
+# The edges from a segment's events to later events of the same entity that are no
+# longer consecutive (an event came in between) and that no other shared entity's
+# chain needs, removed.
+PRUNE_CHAINS = f"""{_SEGMENT}
+UNWIND range(0, size(seg) - 1) AS i
+WITH x, seg[i] AS a, CASE WHEN i + 1 < size(seg) THEN seg[i + 1] ELSE null END AS b
+MATCH (a)-[r:{R_BEFORE}]->(n:{EVENT})-[:{X_INVOLVES}]->(x)
+WHERE b IS NULL OR n <> b
+{held_elsewhere("x")}
+WITH r WHERE held = 0
+WITH DISTINCT r
 DELETE r
-WITH row, seg, count(r) AS removed
-UNWIND range(0, size(seg) - 2) AS i
-WITH row, seg[i] AS a, seg[i + 1] AS b
-CREATE (a)-[:{R_BEFORE} {{entity: row.x}}]->(b)
 RETURN count(*)
 """
+
+
+async def repair_chains(
+    store: FalkorStore,
+    namespace: str,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    written: Mapping[str, int] | None = None,
+) -> None:
+    """Bring the `T_BEFORE` chains of the entities in `rows` (`x`: uuid, `t`: the earliest
+    changed instant, epoch ms) up to date: the missing consecutive pairs linked, then the
+    edges no chain needs any more removed. Between the two queries a reader sees every
+    edge it needs (and perhaps one stale more), never a gap; each writes only what
+    changed, so re-linking a chain that is already right writes nothing.
+
+    `written`: per entity, how many events involving it the caller has just written
+    (each at or after its `t`). An entity whose events from `t` on are exactly those
+    was only appended to: no event came between two it had, so no edge went stale and
+    its second query is skipped (an import in time order, a conversation).
+    """
+    if not rows:
+        return
+    res = await store.query(namespace, LINK_CHAINS, {"rows": [dict(r) for r in rows]})
+    later = {str(x): int(n) for x, n in res.rows}
+    if written is not None:
+        rows = [r for r in rows if later.get(str(r["x"]), 0) > written.get(str(r["x"]), 0)]
+    if rows:
+        await store.query(namespace, PRUNE_CHAINS, {"rows": [dict(r) for r in rows]})

@@ -6,6 +6,7 @@ from typing import Any, cast
 
 from polyg_shared.retrieval import ContextNode
 
+from polyg_core.graphs.base import iso_ms
 from polyg_core.storage.schema import FACT, GRAPH_OF_LABEL
 
 _ATTRIBUTES = (
@@ -57,6 +58,9 @@ def label_of(props: dict[str, Any], default: str = "") -> str:
 def to_context(label: str, props: dict[str, Any], score: float) -> ContextNode:
     """A ContextNode for a stored node (never carries the embedding)."""
     attributes = {k: props[k] for k in _ATTRIBUTES if props.get(k) is not None}
+    if "occurred_at_iso" not in attributes and isinstance(attributes.get("occurred_at"), int):
+        # Events store their instant as epoch ms only; older ones also kept its ISO text.
+        attributes["occurred_at_iso"] = iso_ms(int(attributes["occurred_at"]))
     return ContextNode(
         uuid=str(props.get("uuid", "")),
         label=label,

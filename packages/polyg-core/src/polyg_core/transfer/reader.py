@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -70,6 +71,12 @@ def is_graph_json(path: Path) -> bool:
     return False
 
 
+_MAY_REFUSE = re.compile(rb"\\u|\xed[\xa0-\xbf]")
+"""What, in a JSON line, can decode to a character the tools refuse: a `\\u` escape, or
+the UTF-8 form of a surrogate (json decodes bytes with "surrogatepass"). JSON allows
+no raw control character in a string, so a line without either needs no check."""
+
+
 def _skip_rest_of_line(f: Any) -> None:
     while True:
         chunk = f.readline(MAX_LINE_BYTES)
@@ -103,7 +110,7 @@ def iter_jsonl(path: Path, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[Ite
             except (ValueError, UnicodeDecodeError) as exc:
                 yield number, LineError(number, f"not valid JSON ({exc}); is the line truncated?")
                 continue
-            yield number, parse_record(data, number)
+            yield number, parse_record(data, number, unescaped=_MAY_REFUSE.search(text) is None)
 
 
 def _read_document(path: Path) -> str:

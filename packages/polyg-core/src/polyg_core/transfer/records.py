@@ -287,12 +287,18 @@ def explain(exc: ValidationError) -> str:
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
-def parse_record(data: Any, line: int) -> Record | LineError:
-    """Validate one decoded record."""
+def parse_record(data: Any, line: int, *, unescaped: bool = False) -> Record | LineError:
+    """Validate one decoded record.
+
+    `unescaped`: the record was decoded from JSON text without a `\\u` escape, so none
+    of its strings can hold a character the tools refuse (JSON forbids raw control
+    characters in strings, and a lone surrogate can only be written as an escape):
+    the walk over its strings is skipped.
+    """
     if not isinstance(data, dict):
         return LineError(line, f"expected a JSON object, got {type(data).__name__}")
     # A JSON escape ("\u0000") decodes to the characters the tools refuse: same rule.
-    bad = control_char_error(data)
+    bad = None if unescaped else control_char_error(data)
     if bad is not None:
         loc, _, message = bad
         where = ".".join(str(p) for p in loc)

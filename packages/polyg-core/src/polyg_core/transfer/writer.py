@@ -32,7 +32,14 @@ from polyg_core.errors import (
     StorageUnavailable,
 )
 from polyg_core.graphs.base import stored_uuids
-from polyg_core.graphs.bulk import BulkResult, EventItem, RelationItem, add_events, add_relations
+from polyg_core.graphs.bulk import (
+    BulkResult,
+    EventItem,
+    RelationItem,
+    add_events,
+    add_relations,
+    exact_entity_uuids,
+)
 from polyg_core.graphs.causal import CausalGraph
 from polyg_core.graphs.causal_batch import (
     CausalLinkItem,
@@ -422,8 +429,7 @@ class RecordWriter:
         )
         evs = await self.store.query(
             namespace,
-            f"MATCH (ev:{EVENT}) RETURN ev.uuid, ev.description, ev.occurred_at, "
-            "ev.occurred_at_iso",
+            f"MATCH (ev:{EVENT}) RETURN ev.uuid, ev.description, ev.occurred_at",
             read_only=True,
         )
         await self.store.ensure_schema(staging)
@@ -436,7 +442,7 @@ class RecordWriter:
         await self.store.query(
             staging,
             f"UNWIND $rows AS r CREATE (:{EVENT} {{uuid: r[0], description: r[1], "
-            "occurred_at: r[2], occurred_at_iso: r[3]})",
+            "occurred_at: r[2]})",
             {"rows": [list(r) for r in evs.rows]},
         )
 
@@ -614,16 +620,7 @@ class RecordWriter:
                 typed[(r.source, r.source_type)] = None
             if r.target_type:
                 typed[(r.target, r.target_type)] = None
-        if typed:
-            try:
-                # An end an entity record implied (`origin`) stays implied.
-                await self.entities.add_many(
-                    namespace, [(n, t, None) for n, t in typed], unmark=False
-                )
-            except StorageUnavailable:
-                raise
-            except _RECORD_ERRORS as exc:
-                logger.info("typed relation endpoints written one by one: %s", exc)
+        known = await self._typed_ends(namespace, list(typed))
         written = await add_relations(
             self.entities,
             namespace,
@@ -638,11 +635,38 @@ class RecordWriter:
                 )
                 for _, r in items
             ],
+            known=known,
         )
         self._count(report, "relation", [line for line, _ in items], written)
         for (_, rec), outcome, ends in zip(items, written.outcomes, written.keys, strict=True):
             if outcome is True and ends is not None:
                 restore.edge(ends[0], ends[1], rec, ends[2])
+
+    async def _typed_ends(
+        self, namespace: str, typed: list[tuple[str, str]]
+    ) -> dict[tuple[str, str | None], str]:
+        """The uuids of relations' typed ends: those stored found by one read of their
+        normalised names, the others created (an end an entity record implied, by its
+        `origin`, stays implied). An end that cannot be written is left to the
+        relation's own resolution, which fails that relation alone."""
+        if not typed:
+            return {}
+        known = await exact_entity_uuids(self.store, namespace, typed)
+        missing = [ref for ref in typed if ref not in known]
+        if not missing:
+            return known
+        try:
+            made = await self.entities.add_many(
+                namespace, [(n, t, None) for n, t in missing], unmark=False
+            )
+        except StorageUnavailable:
+            raise
+        except _RECORD_ERRORS as exc:
+            logger.info("typed relation endpoints written one by one: %s", exc)
+            return known
+        for ref, (entity, _) in zip(missing, made, strict=True):
+            known[ref] = entity.uuid
+        return known
 
     def _count(
         self, report: ImportReport, kind: str, lines: list[int], written: BulkResult
@@ -661,15 +685,21 @@ class RecordWriter:
     ) -> None:
         if not items:
             return
+        # An event is created with its export's stored properties in the same write
+        # (`created_with`); only the stored properties of its links are restored after.
+        exact = await self._created_with(namespace, EVENT, items)
         written = await add_events(
             self.entities,
             namespace,
             [
-                EventItem(r.description, r.occurred_at, r.duration_ms, list(r.entities))
+                EventItem(
+                    r.description, r.occurred_at, r.duration_ms, list(r.entities), exact[id(r)]
+                )
                 for _, r in items
             ],
         )
         self._count(report, "event", [line for line, _ in items], written)
+        restore.links_only()
         for (_, rec), outcome, uuid in zip(items, written.outcomes, written.keys, strict=True):
             if outcome is True and uuid is not None:
                 restore.node(uuid, rec)
@@ -716,11 +746,14 @@ class RecordWriter:
                 link_subject=r.link_subject,
                 uuid=_stored_uuid(r),
                 cardinality=r.cardinality,
+                # Created with its export's stored properties in its one write (a fact
+                # whose stored uuid is taken is that stored fact, and is not created).
+                stored=raw_props(r) if r.stored else None,
             ),
             lambda batch: self.temporal.add_facts(namespace, batch),
             lambda w: (w.fact.uuid, w.status in ("created", "superseded")),
             report,
-            restore,
+            restore.links_only(),
         )
 
     async def _nodes_of_kind(
