@@ -165,3 +165,20 @@ def test_the_parameter_header_is_the_clients(params: dict[str, Any]) -> None:
         None,  # pyright: ignore[reportArgumentType]
         params,
     )
+
+
+@pytest.mark.parametrize(
+    ("elements", "expected"),
+    [
+        ([0.25, -0.5, 0.125], [0.25, -0.5, 0.125]),  # hiredis: floats already
+        (["0.25", "-0.5", "1"], [0.25, -0.5, 1.0]),  # a parser that hands over text
+        ([b"0.25", b"2"], [0.25, 2.0]),
+        ([], []),
+    ],
+)
+def test_a_vector_cell_reads_as_floats_whatever_the_parser_gave(
+    elements: list[Any], expected: list[float]
+) -> None:
+    value = read_reply([["v"], [[[12, elements]]], []]).rows[0][0]
+    assert value == expected
+    assert all(type(x) is float for x in value)

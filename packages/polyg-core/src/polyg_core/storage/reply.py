@@ -67,6 +67,10 @@ def _point(value: list[Any]) -> dict[str, float]:
 
 
 def _vector(value: list[Any]) -> list[float]:
+    # hiredis hands a vector's elements over as floats already (in a list of its own):
+    # converting each of 384 again was most of reading a vector.
+    if value and type(value[0]) is float:
+        return value
     return [float(v) for v in value]
 
 
