@@ -99,7 +99,7 @@ async def bench(
             max_edges_per_hop=config.max_edges_per_hop,
             deadline=time.monotonic() + config.time_budget_s,
         )
-        fetched.append(len(hood.graph.nodes))
+        fetched.append(len(hood.ids))
     totals.sort()
     p95 = totals[min(len(totals) - 1, int(0.95 * len(totals)))]
     print(

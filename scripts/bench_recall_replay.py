@@ -5,6 +5,7 @@
     # then, as often as needed (each run is one new process on the same data)
     uv run python scripts/bench_recall_replay.py DATASET --data-dir DIR --out after.json
     uv run python scripts/bench_recall_replay.py --compare before.json after.json
+    uv run python scripts/bench_recall_replay.py --summary after.json   # again, by question kind
 
 Each question is asked as `polyg bench retrieval` asks it (same reference time, retrievers
 and memory limit). Per recall the run records what a loaded machine does not distort:
@@ -139,19 +140,30 @@ async def replay(
     return rows
 
 
-def summarize(rows: list[dict[str, Any]]) -> None:
-    def col(key: str) -> list[float]:
-        return [float(r[key]) for r in rows]
+def _ran_ppr(row: dict[str, Any]) -> bool:
+    """Whether the recall ran the personalized-PageRank view (a question that gathers or
+    chains): those are the slow tail."""
+    return any(view == "ppr" for view, _status, _error in row["result"].get("views", []))
 
-    print(f"{len(rows)} recalls")
-    for key in ("round_trips", "sequential"):
-        print(f"{key}: mean {statistics.fmean(col(key)):.2f}")
-    for key in ("main_cpu_ms", "process_cpu_ms", "wall_ms"):
-        v = col(key)
-        print(
-            f"{key}: mean {statistics.fmean(v):.1f}, p50 {statistics.median(v):.1f}, "
-            f"p95 {_pct(v, 95):.1f}"
-        )
+
+def summarize(rows: list[dict[str, Any]]) -> None:
+    def col(key: str, of: list[dict[str, Any]]) -> list[float]:
+        return [float(r[key]) for r in of]
+
+    ppr = [r for r in rows if _ran_ppr(r)]
+    other = [r for r in rows if not _ran_ppr(r)]
+    for name, group in (("all", rows), ("ppr", ppr), ("no ppr", other)):
+        if not group:
+            continue
+        print(f"{name}: {len(group)} recalls")
+        for key in ("round_trips", "sequential"):
+            print(f"  {key}: mean {statistics.fmean(col(key, group)):.2f}")
+        for key in ("main_cpu_ms", "process_cpu_ms", "wall_ms"):
+            v = col(key, group)
+            print(
+                f"  {key}: mean {statistics.fmean(v):.1f}, p50 {statistics.median(v):.1f}, "
+                f"p95 {_pct(v, 95):.1f}"
+            )
 
 
 def compare(a_path: Path, b_path: Path) -> None:
@@ -189,9 +201,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--compare", type=Path, nargs=2)
+    parser.add_argument("--summary", type=Path, help="print the summary of a run's --out file")
     args = parser.parse_args()
     if args.compare:
         compare(*args.compare)
+        return
+    if args.summary:
+        summarize(json.loads(args.summary.read_text()))
         return
     if args.dataset is None or args.data_dir is None:
         parser.error("give the dataset and --data-dir (or --compare A B)")

@@ -165,3 +165,56 @@ def test_the_parameter_header_is_the_clients(params: dict[str, Any]) -> None:
         None,  # pyright: ignore[reportArgumentType]
         params,
     )
+
+
+@pytest.mark.parametrize(
+    ("elements", "expected"),
+    [
+        ([0.25, -0.5, 0.125], [0.25, -0.5, 0.125]),  # hiredis: floats already
+        (["0.25", "-0.5", "1"], [0.25, -0.5, 1.0]),  # a parser that hands over text
+        ([b"0.25", b"2"], [0.25, 2.0]),
+        ([], []),
+    ],
+)
+def test_a_vector_cell_reads_as_floats_whatever_the_parser_gave(
+    elements: list[Any], expected: list[float]
+) -> None:
+    value = read_reply([["v"], [[[12, elements]]], []]).rows[0][0]
+    assert value == expected
+    assert all(type(x) is float for x in value)
+
+
+def test_a_map_cell_reads_every_kind_of_value_and_key() -> None:
+    # Text and integers are read inline; the rest goes through the per-kind readers.
+    cell = [
+        10,
+        [
+            "name",
+            [2, "Wren Adebayo"],
+            b"visits",
+            [3, 4],
+            "score",
+            [5, "0.75"],
+            "left",
+            [1, None],
+            "tags",
+            [6, [[2, "kiln"], [3, 2]]],
+            "ok",
+            [4, "true"],
+            "raw",
+            [2, b"bytes text"],
+            "nested",
+            [10, ["a", [3, 1]]],
+        ],
+    ]
+    value = read_reply([["m"], [[cell]], []]).rows[0][0]
+    assert value == {
+        "name": "Wren Adebayo",
+        "visits": 4,
+        "score": 0.75,
+        "left": None,
+        "tags": ["kiln", 2],
+        "ok": True,
+        "raw": "bytes text",
+        "nested": {"a": 1},
+    }

@@ -79,6 +79,18 @@ def estimate_tokens(text: str) -> int:
     return count
 
 
+def _fits_outright(empty: BaseModel, results: Sequence[Any], max_tokens: int) -> bool:
+    """Whether the empty answer and every result fit `max_tokens` with room for the
+    cursor, by their JSON's UTF-8 length: `estimate_tokens` never counts more tokens than a
+    text has bytes, so then `Page.fill` counting them one by one would keep them all."""
+    size = len(_json(empty).encode()) + _CURSOR_RESERVE
+    for result in results:
+        size += len(_json(result).encode())
+        if size > max_tokens:
+            return False
+    return size <= max_tokens
+
+
 def json_tokens(value: Any) -> int:
     """Estimated tokens of a value as compact JSON (models by alias)."""
     return estimate_tokens(_json(value))
@@ -136,6 +148,21 @@ class Page:
             build: makes the answer from the results it holds.
         """
         candidates = list(window[: self.limit])
+        if _fits_outright(build([]), candidates, self.max_tokens):
+            # Every result fits: counting them one by one would keep them all.
+            kept, shortened = candidates, False
+        else:
+            kept, shortened = self._kept(candidates, build)
+        more = len(window) > len(kept)
+        next_cursor = _encode(self.offset + len(kept), self.query) if more else None
+        answer = build(kept)
+        return answer.model_copy(
+            update={"next_cursor": next_cursor, "truncated": more or shortened}
+        )
+
+    def _kept(self, candidates: list[T], build: Callable[[list[T]], OutT]) -> tuple[list[T], bool]:
+        """The results that fit the budget, counted one by one (the first one shortened
+        when even it does not fit), and whether one was shortened."""
         budget = self.max_tokens - json_tokens(build([])) - _CURSOR_RESERVE
         kept: list[T] = []
         used = 0
@@ -149,12 +176,7 @@ class Page:
                 cost = json_tokens(item)
             kept.append(item)
             used += cost
-        more = len(window) > len(kept)
-        next_cursor = _encode(self.offset + len(kept), self.query) if more else None
-        answer = build(kept)
-        return answer.model_copy(
-            update={"next_cursor": next_cursor, "truncated": more or shortened}
-        )
+        return kept, shortened
 
     def fill_field(self, answer: OutT, field: str) -> OutT:
         """`fill` for an answer that already holds the results (from the first) in `field`."""

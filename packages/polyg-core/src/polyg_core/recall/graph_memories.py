@@ -38,6 +38,7 @@ from polyg_shared.retrieval import ContextNode, ViewResult
 
 from polyg_core.graphs.walks import GraphWalks
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
+from polyg_core.recall.concurrency import both
 from polyg_core.recall.context_nodes import to_context
 from polyg_core.recall.lexical import idf
 from polyg_core.recall.multihop import (
@@ -253,10 +254,12 @@ async def people_memories(
     entries = {e.uuid: e for group in groups for e in group}
     if not entries:
         return []
-    sims = dict(
-        await GraphWalks(store).memory_similarity(namespace, list(entries), vector.tolist())
+    # Two independent reads, sent together.
+    similarity, concepts = await both(
+        GraphWalks(store).memory_similarity(namespace, list(entries), vector.tolist()),
+        _by_concepts(store, namespace, catalogue, vector, entries),
     )
-    concepts = await _by_concepts(store, namespace, catalogue, vector, entries)
+    sims = dict(similarity)
     named = _Named(catalogue, people) if asks_for_names(question) else None
     tops = [_person_top(group, concepts, sims, named) for group in groups]
     scores = _joined(catalogue, tops)
@@ -385,14 +388,34 @@ async def graph_reach(
     question: str = "",
     people: Sequence[str] = (),
     vector: npt.NDArray[np.float32] | None = None,
+    people_found: Sequence[ContextNode] | None = None,
 ) -> list[ContextNode]:
     """The nodes the graph side found: the concept seeds, what the views reached, and,
     for a question shaped to gather (`multihop.asks_to_gather`, not one that merely
-    names two things), the named people's memories most like it."""
+    names two things), the named people's memories most like it (`people_found`: those
+    already read by `people_reach`)."""
     out = [n for n in seeds.semantic.nodes if n.label == CONCEPT]
     for view in views:
         if view.status == "ok":
             out.extend(view.nodes)
-    if asks_to_gather(question):
+    if people_found is not None:
+        out.extend(people_found)
+    elif asks_to_gather(question):
         out.extend(await people_memories(store, namespace, catalogue, people, vector, question))
     return out
+
+
+async def people_reach(
+    store: FalkorStore,
+    namespace: str,
+    catalogue: NamespaceCatalogue,
+    *,
+    question: str,
+    people: Sequence[str],
+    vector: npt.NDArray[np.float32] | None,
+) -> list[ContextNode]:
+    """The part of `graph_reach` that needs no view (the named people's memories, for a
+    question shaped to gather; else none), so that it is read while the views run."""
+    if not asks_to_gather(question):
+        return []
+    return await people_memories(store, namespace, catalogue, people, vector, question)

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, TypeVar, cast
+from typing import Literal, TypeVar
 
 import anyio
 import numpy as np
@@ -43,6 +43,7 @@ from polyg_core.providers.llm.base import LLM, Usage, usage_report
 from polyg_core.recall.answer.history import history_answer, with_history
 from polyg_core.recall.catalogue import MemoryCatalogue, NamespaceCatalogue, without_names
 from polyg_core.recall.classifier import classify, without_hedges
+from polyg_core.recall.concurrency import both as _both
 from polyg_core.recall.currency import EndedValue
 from polyg_core.recall.decay import DecayPolicy
 from polyg_core.recall.filter_scope import (
@@ -52,7 +53,7 @@ from polyg_core.recall.filter_scope import (
     scope_to_filter,
 )
 from polyg_core.recall.filters import MemoryFilter
-from polyg_core.recall.graph_memories import graph_reach
+from polyg_core.recall.graph_memories import graph_reach, people_reach
 from polyg_core.recall.hybrid import RankedRecall, filtered_memory_view, rank_recall
 from polyg_core.recall.hybrid_scores import Mode, RankingWeights, check_mode
 from polyg_core.recall.linearizer import linearize
@@ -368,8 +369,20 @@ class RecallPipeline:
     async def _expand(self, run: _Run) -> list[ViewResult]:
         """Step 3: the expansion views (and the memories ranked with what they reached)."""
         ctx = ViewContext(self.store, run.namespace, run.seed_intent, run.seeds, now=run.ref)
-        views = await run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=run.use_ppr)
+        expanding = run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=run.use_ppr)
         if run.use_ppr:
+            # The named people's memories need no view: they are read while the views run.
+            views, people = await _both(
+                expanding,
+                people_reach(
+                    self.store,
+                    run.namespace,
+                    run.catalogue,
+                    question=run.question,
+                    people=[*run.intent.entities, *run.speakers],
+                    vector=run.vector,
+                ),
+            )
             reached = await graph_reach(
                 self.store,
                 run.namespace,
@@ -379,8 +392,11 @@ class RecallPipeline:
                 question=run.question,
                 people=[*run.intent.entities, *run.speakers],
                 vector=run.vector,
+                people_found=people,
             )
             await self._rank_memories(run, reached)
+        else:
+            views = await expanding
         if run.memory_filter.active:
             views.append(
                 await filtered_memory_view(self.store, run.namespace, run.vector, run.memory_filter)
@@ -458,24 +474,6 @@ class RecallPipeline:
 
 
 _T = TypeVar("_T")
-_U = TypeVar("_U")
-
-
-async def _both(first: Awaitable[_T], second: Awaitable[_U]) -> tuple[_T, _U]:
-    """Both results, the two run concurrently; the first failure is raised as itself."""
-    out: list[Any] = [None, None]
-
-    async def one(i: int, work: Awaitable[Any]) -> None:
-        out[i] = await work
-
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(one, 0, first)
-            tg.start_soon(one, 1, second)
-    except BaseExceptionGroup as group:
-        # Callers expect polyg's own error (storage down, timeout), not a group of them.
-        raise group.exceptions[0] from group
-    return cast(_T, out[0]), cast(_U, out[1])
 
 
 @dataclass

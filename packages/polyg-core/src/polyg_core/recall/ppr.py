@@ -8,8 +8,9 @@ FalkorDB's `algo.pageRank` takes no personalization vector, so the view:
 2. fetches the seeds' k-hop neighbourhood over every memory label and every edge type,
    hop by hop on internal node ids, bounded in nodes (`max_nodes`) and wall time;
 3. runs personalized PageRank (restart 0.5, walking edges both ways, weighted by
-   `C_CAUSES.confidence` / `S_SIMILAR_TO.score`, 1 elsewhere) on scipy.sparse
-   (`polyg_core.algorithms.personalized_pagerank`);
+   `C_CAUSES.confidence` / `S_SIMILAR_TO.score`, 1 elsewhere) as a power iteration on a
+   scipy.sparse matrix built straight from the fetched rows (the same computation as
+   `polyg_core.algorithms.personalized_pagerank` over a `GraphData`, without making one);
 4. returns the top nodes with scores in [0, 1]: seeds score 1, other nodes their PPR
    mass relative to the best non-seed node, so `merge_views` can fuse them.
 """
@@ -17,13 +18,15 @@ FalkorDB's `algo.pageRank` takes no personalization vector, so the view:
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from polyg_shared.retrieval import ContextEdge, ContextNode, ViewResult
 
-from polyg_core.algorithms.model import GraphData
 from polyg_core.graphs.walks import GraphWalks
 from polyg_core.recall.context_nodes import label_of, to_context
 from polyg_core.recall.view_context import ViewContext
@@ -34,6 +37,12 @@ from polyg_core.storage.store import FalkorStore
 logger = logging.getLogger(__name__)
 
 CHUNK = 250
+MAX_ITERATIONS = 100
+"""Power iterations at most (`algorithms.personalized_pagerank`'s default)."""
+TOLERANCE = 1e-8
+"""L1 change between rounds below which the iteration stops (the same default)."""
+
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -59,10 +68,15 @@ class PPRConfig:
 
 @dataclass
 class Neighbourhood:
-    """The fetched subgraph: GraphData keyed by internal node id (as strings)."""
+    """The fetched subgraph as arrays: node ids numbered in the order they were reached
+    (the seeds first), and each edge once, by the positions of its ends in that order."""
 
-    graph: GraphData
-    seeds: dict[str, float]
+    ids: list[int]
+    seeds: dict[int, float]
+    src: list[int]
+    dst: list[int]
+    relations: list[str]
+    weights: list[float]
     truncated: bool
     hops: int
 
@@ -83,10 +97,13 @@ async def seed_specificity(
     return out
 
 
-def _weight(confidence: Any, score: Any) -> float:
-    for value in (confidence, score):
-        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-            return float(value)
+def _weight(value: Any) -> float:
+    """An edge's transition weight: its confidence or score when that is a finite number
+    >= 0, else 1."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        number = float(value)
+        if math.isfinite(number):
+            return number
     return 1.0
 
 
@@ -108,10 +125,12 @@ async def fetch_neighbourhood(
     edges in a hop, or the deadline, checked between chunks.
     """
     walks = GraphWalks(store)
-    graph = GraphData()
-    for node_id in seeds:
-        graph.add_node(str(node_id))
-    seen: set[int] = set(seeds)
+    position: dict[int, int] = {node_id: i for i, node_id in enumerate(seeds)}
+    ids = list(seeds)
+    src: list[int] = []
+    dst: list[int] = []
+    relations: list[str] = []
+    weights: list[float] = []
     edges: set[tuple[int, int, str]] = set()
     frontier = list(seeds)
     truncated = False
@@ -122,51 +141,85 @@ async def fetch_neighbourhood(
         nxt: list[int] = []
         rows_in_hop = 0
         for i in range(0, len(frontier), chunk):
-            if time.monotonic() > deadline or len(seen) >= max_nodes:
+            if time.monotonic() > deadline or len(ids) >= max_nodes:
                 truncated = True
                 break
             rows = await walks.links_by_id(namespace, frontier[i : i + chunk])
             for a, links in rows:
+                at = position[a]
                 for b, outgoing, rel, weight in links:
                     rows_in_hop += 1
-                    if b not in seen:
-                        if len(seen) >= max_nodes:
+                    other = position.get(b)
+                    if other is None:
+                        if len(ids) >= max_nodes:
                             truncated = True
                             continue
-                        seen.add(b)
+                        other = position[b] = len(ids)
+                        ids.append(b)
                         nxt.append(b)
-                    src, dst = (a, b) if outgoing else (b, a)
-                    key = (src, dst, str(rel))
+                    key = (at, other, rel) if outgoing else (other, at, rel)
                     if key not in edges:
                         edges.add(key)
-                        graph.add_edge(str(src), str(dst), str(rel), weight=_weight(weight, None))
+                        src.append(key[0])
+                        dst.append(key[1])
+                        relations.append(rel)
+                        weights.append(_weight(weight))
             if rows_in_hop > max_edges_per_hop:
                 truncated = True
                 break
         frontier = nxt
         done += 1
-    return Neighbourhood(graph, {str(k): v for k, v in seeds.items()}, truncated, done)
+    return Neighbourhood(ids, dict(seeds), src, dst, relations, weights, truncated, done)
+
+
+def ppr_scores(hood: Neighbourhood, restart: float, time_budget: float) -> FloatArray:
+    """Personalized PageRank over the neighbourhood, one score per node (by position):
+    restart `restart` to the seeds in proportion to their weights, edges walked both
+    ways with their weights (parallel edges add up), as
+    `algorithms.personalized_pagerank(..., weight="weight", directed=False)` computes it,
+    on a matrix built straight from the fetched arrays."""
+    from scipy import sparse  # on first use: a process that never recalls does not load it
+
+    from polyg_core.algorithms.centrality import power_iteration
+    from polyg_core.algorithms.indexed import Budget
+
+    n = len(hood.ids)
+    personalization = np.zeros(n)
+    for i, node_id in enumerate(hood.ids[: len(hood.seeds)]):
+        personalization[i] += hood.seeds[node_id]
+    matrix = sparse.csr_matrix(
+        (
+            np.asarray(hood.weights, dtype=np.float64),
+            (np.asarray(hood.src, dtype=np.int64), np.asarray(hood.dst, dtype=np.int64)),
+        ),
+        shape=(n, n),
+    )
+    matrix.sum_duplicates()
+    both_ways = (matrix + matrix.T).tocsr()
+    scores, _rounds, _converged = power_iteration(
+        both_ways,
+        personalization,
+        damping=1.0 - restart,
+        max_iter=MAX_ITERATIONS,
+        tol=TOLERANCE,
+        budget=Budget(time_budget),
+    )
+    return scores
 
 
 def _rank(hood: Neighbourhood, config: PPRConfig, time_budget: float) -> dict[int, float]:
     """The top `config.top_n` nodes by PPR, scored in [0, 1]: seeds 1, other nodes their
-    mass relative to the best non-seed node."""
-    from polyg_core.algorithms.centrality import personalized_pagerank  # scipy: on first use
-
-    ranking = personalized_pagerank(
-        hood.graph,
-        hood.seeds,
-        restart=config.restart,
-        top_n=None,
-        weight="weight",
-        directed=False,
-        time_budget=time_budget,
-    )
-    ranked = [(int(r.node.id), r.score) for r in ranking.rankings if r.score > 0]
-    best_other = max((sc for n, sc in ranked if str(n) not in hood.seeds), default=0.0)
+    mass relative to the best non-seed node (ties broken by node id as text)."""
+    scores: list[float] = ppr_scores(hood, config.restart, time_budget).tolist()
+    positive = [i for i, score in enumerate(scores) if score > 0]
+    positive.sort(key=lambda i: (-scores[i], str(hood.ids[i])))
+    n_seeds = len(hood.seeds)
+    best_other = max((scores[i] for i in positive if i >= n_seeds), default=0.0)
     return {
-        n: 1.0 if str(n) in hood.seeds else (min(1.0, sc / best_other) if best_other else 0.0)
-        for n, sc in ranked[: config.top_n]
+        hood.ids[i]: 1.0
+        if i < n_seeds
+        else (min(1.0, scores[i] / best_other) if best_other else 0.0)
+        for i in positive[: config.top_n]
     }
 
 
@@ -190,16 +243,13 @@ async def _context_nodes(
 
 
 def _edges_between(hood: Neighbourhood, uuid_of: dict[int, str]) -> list[ContextEdge]:
-    return [
-        ContextEdge(
-            source=uuid_of[int(e.source)],
-            target=uuid_of[int(e.target)],
-            type=e.relation,
-            confidence=e.weight if e.relation == R_CAUSES and e.weight is not None else None,
-        )
-        for e in hood.graph.edges
-        if int(e.source) in uuid_of and int(e.target) in uuid_of
-    ]
+    out: list[ContextEdge] = []
+    for a, b, rel, weight in zip(hood.src, hood.dst, hood.relations, hood.weights, strict=True):
+        source, target = uuid_of.get(hood.ids[a]), uuid_of.get(hood.ids[b])
+        if source is not None and target is not None:
+            confidence = weight if rel == R_CAUSES else None
+            out.append(ContextEdge(source=source, target=target, type=rel, confidence=confidence))
+    return out
 
 
 async def ppr_view(ctx: ViewContext, config: PPRConfig | None = None) -> ViewResult:
@@ -230,14 +280,14 @@ async def ppr_view(ctx: ViewContext, config: PPRConfig | None = None) -> ViewRes
     nodes, uuid_of = await _context_nodes(ctx, scores)
     logger.debug(
         "ppr: %d nodes, %d edges, %d hops, truncated=%s, %.1f ms",
-        len(hood.graph.nodes),
-        len(hood.graph.edges),
+        len(hood.ids),
+        len(hood.src),
         hood.hops,
         hood.truncated,
         (time.monotonic() - started) * 1000,
     )
     error = (
-        f"neighbourhood capped at {len(hood.graph.nodes)} nodes after {hood.hops} hops"
+        f"neighbourhood capped at {len(hood.ids)} nodes after {hood.hops} hops"
         if hood.truncated
         else None
     )

@@ -55,11 +55,25 @@ def _unknown(value: Any) -> None:
 
 
 def _array(value: list[Any]) -> list[Any]:
-    return [_scalar(v) for v in value]
+    return list(map(_scalar, value))
 
 
 def _map(value: list[Any]) -> dict[str, Any]:
-    return {_string(value[i]): _scalar(value[i + 1]) for i in range(0, len(value), 2)}
+    # Keys and values alternate: [key, [type, value], key, [type, value], ...]. Maps (node
+    # properties) hold most of a reply's values: text and integers are read inline.
+    out: dict[str, Any] = {}
+    pairs = iter(value)
+    for key, cell in zip(pairs, pairs, strict=False):  # one iterator: key, then its cell
+        if type(key) is not str:
+            key = _string(key)
+        kind, item = cell
+        if (kind == _STRING and type(item) is str) or (kind == _INTEGER and type(item) is int):
+            out[key] = item
+        elif kind == _NULL:
+            out[key] = None
+        else:
+            out[key] = _scalar(cell)
+    return out
 
 
 def _point(value: list[Any]) -> dict[str, float]:
@@ -67,6 +81,10 @@ def _point(value: list[Any]) -> dict[str, float]:
 
 
 def _vector(value: list[Any]) -> list[float]:
+    # hiredis hands a vector's elements over as floats already (in a list of its own):
+    # converting each of 384 again was most of reading a vector.
+    if value and type(value[0]) is float:
+        return value
     return [float(v) for v in value]
 
 
@@ -101,18 +119,18 @@ _READERS: list[Callable[[Any], Any]] = [
 
 def _scalar(cell: list[Any]) -> Any:
     """One `[type, value]` cell of the compact format as a plain value."""
-    kind = int(cell[0])
-    value = cell[1]
-    # The common cases first, without a call through the table.
+    kind, value = cell
+    # The common cases first, without a call through the table; hiredis hands over the
+    # type and integers as ints already.
     if kind == _STRING:
         return value if type(value) is str else _string(value)
     if kind == _INTEGER:
-        return int(value)
+        return value if type(value) is int else int(value)
     if kind == _NULL:
         return None
     if kind == _DOUBLE:
         return float(value)
-    return _READERS[kind](value)
+    return _READERS[int(kind)](value)
 
 
 class Reply:
@@ -155,7 +173,7 @@ def read_reply(response: Any) -> Reply:
     header = [_header_name(h) for h in raw_header]
     rows: list[list[Any]] = []
     if header:
-        rows = [[_scalar(cell) for cell in row] for row in response[1]]
+        rows = [list(map(_scalar, row)) for row in response[1]]
     return Reply(header, rows, list(response[-1]))
 
 
