@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,6 +73,7 @@ from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
+from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
 from polyg_core.text.normalize import STOP_WORDS_EN
 
 LEXICAL_K = 100
@@ -705,13 +706,34 @@ def _subjects(q: _Question) -> list[str]:
     """The names the question asks about: its entities and speakers, and any capitalised
     words the memories mention as a name ("Does Kemal Droste eat meat?")."""
     names = list(q.names)
-    stop = q.catalogue.lexical.tokens
-    for m in _CAPITALISED.finditer(q.text):
-        words = [w for w in re.sub(r"(?:'s|’s)$", "", m.group(0)).split() if stop(w)]
-        name = " ".join(words)
-        if name and name not in names and q.catalogue.mention_uuids(name):
+    for name in capitalised_names(q.text, q.catalogue.lexical.tokens):
+        if name not in names and q.catalogue.mention_uuids(name):
             names.append(name)
     return names
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|[\"“(]\s*)$")
+
+
+def capitalised_names(question: str, tokens: Callable[[str], Sequence[str]]) -> list[str]:
+    """The runs of capitalised words in a question that can be names, function words left
+    out ("Did Kemal Droste ..." names "Kemal Droste").
+
+    A single capitalised word that opens a sentence is capitalised by grammar, not as a
+    name: "How does Noor unwind?" names Noor, not "How" (a word in many memories that,
+    taken as a name, made any later memory holding "how" and "now" an update of an earlier
+    one holding "how"). A name that opens the question is one of the classifier's entities.
+    """
+    out: list[str] = []
+    for m in _CAPITALISED.finditer(question):
+        run = re.sub(r"(?:'s|’s)$", "", m.group(0)).split()
+        words = [w for w in run if w.lower() not in NAME_STOP_WORDS and tokens(w)]
+        if len(run) == 1 and _SENTENCE_START.search(question[: m.start()]) is not None:
+            continue
+        name = " ".join(words)
+        if name and name not in out:
+            out.append(name)
+    return out
 
 
 def _reordered(
@@ -730,9 +752,12 @@ def _reordered(
     common_names = catalogue.common_names(list(names), COMMON_NAME_SHARE)
     common = {t for n in common_names for t in lexical.tokens(n)}
     named = [set(catalogue.mention_uuids(n)) for n in dict.fromkeys(names) if n not in common_names]
+    # Question words ("how", "what", "does") are in most memories and say nothing of what
+    # a memory is about: two that share only "how" are no versions of one another.
+    function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
     moved = supersede(
         ranked,
-        lexical.tokens(question),
+        [t for t in lexical.tokens(question) if t not in function_words],
         lexical.tokens,
         lambda term: lexical.idf(term, at_least=IDF_COLLECTION_FLOOR),
         common=common,
