@@ -50,3 +50,71 @@ async def test_a_later_memory_sharing_only_a_question_word_is_no_update(memory: 
         await _add(memory, "Oren: The allotment needs new fencing.", minutes_ago=5000)
         ranked = await _ranked(memory, "How does Noor unwind?", "lexical", "dense", "entity")
     assert ranked.index(answer) < ranked.index(later)
+
+
+async def test_the_asked_speakers_answer_to_anothers_question_ranks_first(memory: Memory) -> None:
+    # Oren's question repeats what is asked about; Talia's reply says it first-hand.
+    with anyio.fail_after(60):
+        await _add(memory, "Talia: Look what came out of the oven this morning!", minutes_ago=63)
+        remark = await _add(
+            memory,
+            "Oren: That rye loaf looks amazing, the crust is so dark. Did you make it?",
+            minutes_ago=62,
+        )
+        reply = await _add(
+            memory, "Talia: Yes! Second try, the first one collapsed.", minutes_ago=61
+        )
+        await _add(memory, "Talia: The allotment needs new fencing.", minutes_ago=9000)
+        await _add(memory, "Oren: My sister visits in June.", minutes_ago=8000)
+        ranked = await _ranked(
+            memory,
+            "Did Talia bake the rye loaf?",
+            "lexical",
+            "dense",
+            "entity",
+            "neighbours",
+        )
+    assert ranked[0] == reply
+    assert ranked.index(reply) < ranked.index(remark)
+
+
+async def test_a_remark_that_asks_nothing_lifts_no_next_turn(memory: Memory) -> None:
+    # Oren's praise reacts to what Talia said before it; her next turn says nothing of the
+    # race, so her own account stays first.
+    with anyio.fail_after(60):
+        account = await _add(
+            memory, "Talia: I paddled the harbour race on Saturday, ninth of forty.", minutes_ago=63
+        )
+        await _add(
+            memory, "Oren: That harbour race sounds great, Talia, well done!", minutes_ago=62
+        )
+        nxt = await _add(memory, "Talia: Thanks! Now I need a long nap.", minutes_ago=61)
+        await _add(memory, "Talia: The allotment needs new fencing.", minutes_ago=9000)
+        ranked = await _ranked(
+            memory, "Which race did Talia paddle?", "lexical", "dense", "entity", "neighbours"
+        )
+    assert ranked[0] == account
+    assert nxt not in ranked[:2]
+
+
+async def test_a_reply_that_asks_back_keeps_its_place_as_the_reply(memory: Memory) -> None:
+    # Noor answers Oren's question and asks the same back: ranked as the reply to his
+    # question, her answer's closing question does not push it down.
+    with anyio.fail_after(60):
+        asked = await _add(memory, "Oren: Congrats on the flat! Any pets, Noor?", minutes_ago=62)
+        reply = await _add(
+            memory,
+            "Noor: Thanks! Yes, Pebble, an old tortoise, he sleeps all winter. And your pets?",
+            minutes_ago=61,
+        )
+        await _add(memory, "Noor: My neighbour's pets bark all night.", minutes_ago=4000)
+        await _add(memory, "Noor: The allotment needs new fencing.", minutes_ago=9000)
+        result = await memory.recall(
+            "What pets does Noor have?",
+            reference_time=NOW,
+            retrievers=["lexical", "dense", "entity", "neighbours"],
+        )
+    found = {m.uuid: m for m in result.memories}
+    # Its score is the reply's share of the question it answers, not its own match cut down.
+    assert "neighbours" in found[reply].retrievers
+    assert found[reply].score > found[asked].score

@@ -20,7 +20,10 @@ Retrievers (each gives scores in [0, 1]; any can be switched off):
   matched (it holds at least as many of the asked words as the rest of the hit), the
   memory after it is the reply and ranks just above the hit, and the hit itself gives way
   (`FusionWeights.asking`): a question holds no answer. A hit that states something and
-  then asks back ("... I baked for the school fair. How about you?") keeps its place.
+  then asks back ("... I baked for the school fair. How about you?") keeps its place, and a
+  reply that asks back keeps its share as the reply. Another speaker's question to the
+  asked speaker ("That loaf looks amazing! Did you bake it?") is answered by the asked
+  speaker's next turn, which ranks just above it likewise.
 
 Fusion is a weighted sum of the scaled scores: lexical and dense carry the weight, the
 graph-side signals add candidates and re-rank, and a neighbour scores below the hit it
@@ -588,25 +591,29 @@ def _add_neighbours(
             asking[uuid] = q.weights.asking
             if bare and _asks_the_other(hit, asked_authors):
                 asking[uuid] *= q.weights.other_author
+        answered = asks or _remark_to_the_asked(hit, asked_authors)
         for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
             # A memory whose closing question matched is answered by the next one: the
             # reply holds what the question was about, so it ranks just above the hit.
             # A reply by someone other than the person asked about answers for its
             # author, not for them: it keeps the ordinary neighbour's share.
             reply = (
-                asks
+                answered
                 and catalogue.follows(other, hit)
                 and (not asked_authors or _author_key(other.author) in asked_authors)
             )
             share = (q.weights.reply if reply else q.weights.neighbours) * score
-            if share > fused.get(other.uuid, 0.0) and share > nb.get(other.uuid, 0.0):
+            if share > nb.get(other.uuid, 0.0):
                 nb[other.uuid] = share
-    top = max(nb.values(), default=0.0)
-    signals["neighbours"] = {u: s / top for u, s in nb.items()} if top > 0 else {}
-    for uuid, s in nb.items():
-        fused[uuid] = max(fused.get(uuid, 0.0), s)
+    # A hit that asks gives way before its neighbours take their shares: a reply that asks
+    # back ("... Pebble, my tortoise. How are your pets?") keeps the share it has as the
+    # reply, its closing question notwithstanding.
     for uuid, factor in asking.items():
         fused[uuid] *= factor
+    nb = {u: s for u, s in nb.items() if s > fused.get(u, 0.0)}
+    top = max(nb.values(), default=0.0)
+    signals["neighbours"] = {u: s / top for u, s in nb.items()} if top > 0 else {}
+    fused.update(nb)
 
 
 _ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself|yourselves|ya)\b", re.IGNORECASE)
@@ -621,6 +628,22 @@ def _asks_the_other(hit: CatalogueEntry, asked_authors: Collection[str]) -> bool
         and _author_key(hit.author) in asked_authors
         and _ADDRESSED.search(hit.content) is not None
     )
+
+
+def _remark_to_the_asked(hit: CatalogueEntry, asked_authors: Collection[str]) -> bool:
+    """Whether a hit is another speaker's question to the asked speaker ("Oren: That loaf
+    looks amazing! Did you bake it?" for "Did Talia bake the rye loaf?"): second-hand, it
+    matched on what the asked speaker did, and the asked speaker's next turn answers it
+    first-hand. A remark that asks nothing ("That race sounds great!") reacts to what was
+    said before it; the next turn need not say more of it."""
+    if not asked_authors or not hit.author or _author_key(hit.author) in asked_authors:
+        return False
+    if "?" not in hit.content:
+        return False
+    if _ADDRESSED.search(hit.content) is not None:
+        return True
+    body = _author_key(_SPEAKER_PREFIX.sub("", hit.content, count=1))
+    return any(f" {a} " in f" {body} " for a in asked_authors)
 
 
 def _plans_below(fused: dict[str, float], q: _Question) -> None:
