@@ -7,7 +7,11 @@ from datetime import UTC, datetime, timedelta
 import anyio
 import pytest
 from polyg_core.memory import Memory
-from polyg_core.recall.memories import capitalised_names
+from polyg_core.recall.memories import (
+    FusionWeights,
+    capitalised_names,
+    without_listeners,
+)
 
 from ..conftest import add_said
 
@@ -118,3 +122,39 @@ async def test_a_reply_that_asks_back_keeps_its_place_as_the_reply(memory: Memor
     # Its score is the reply's share of the question it answers, not its own match cut down.
     assert "neighbours" in found[reply].retrievers
     assert found[reply].score > found[asked].score
+
+
+def test_a_speaker_named_as_listener_or_owner_is_not_the_one_asked_about() -> None:
+    speakers = ["ines", "bram"]
+    assert without_listeners("What book did Ines recommend to Bram?", speakers) == ["ines"]
+    assert without_listeners("What does Ines think of Bram's new job?", speakers) == ["ines"]
+    assert without_listeners("What did Bram share with Ines in May?", speakers) == ["bram"]
+    assert without_listeners("What did Ines and Bram cook?", speakers) == speakers
+    assert without_listeners("What might Ines say Bram is like?", speakers) == speakers
+    # Only listeners named: nobody is left out.
+    assert without_listeners("Who talked to Ines and to Bram?", speakers) == speakers
+
+
+async def test_what_one_speaker_recommended_to_another_is_in_the_recommenders_words(
+    memory: Memory,
+) -> None:
+    # Bram, the listener, echoes the asked words; Ines's own turn holds her recommendation.
+    with anyio.fail_after(60):
+        told = await _add(
+            memory,
+            "Ines: Bram, read The Salt Road, a book that changed how I cook.",
+            minutes_ago=9000,
+        )
+        await _add(memory, "Bram: Thanks, I'll look for it.", minutes_ago=8999)
+        echo = await _add(memory, "Bram: Ines, that book was great, thanks!", minutes_ago=3000)
+        await _add(memory, "Ines: The allotment needs new fencing.", minutes_ago=5000)
+        await _add(memory, "Bram: The train was late again.", minutes_ago=5500)
+        question = "What book did Ines recommend to Bram?"
+        retrievers = ("lexical", "dense", "entity", "neighbours")
+        memory.pipeline.fusion_weights = FusionWeights(other_author=1.0)
+        plain = await _ranked(memory, question, *retrievers)
+        memory.pipeline.fusion_weights = FusionWeights()
+        ranked = await _ranked(memory, question, *retrievers)
+    # Bram's echo holds more of the asked words; as the listener's, it is second-hand.
+    assert plain.index(echo) < plain.index(told)
+    assert ranked.index(told) < ranked.index(echo)

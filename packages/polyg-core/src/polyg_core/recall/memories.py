@@ -277,6 +277,33 @@ def _called_by_short_name(
     return out
 
 
+_LISTENER = re.compile(r"\b(?:to|with)\s+$", re.IGNORECASE)
+_POSSESSIVE_AFTER = re.compile(r"^['’]s\b")
+
+
+def without_listeners(question: str, speakers: Sequence[str]) -> list[str]:
+    """The speakers a question asks about, those it names only as a listener or an owner
+    left out when another one remains: "What did Ines recommend to Bram?" and "What does
+    Ines think of Bram's new job?" are answered in Ines's words; "What did Ines and Bram
+    cook?" in both."""
+    speakers = list(dict.fromkeys(speakers))
+    if len(speakers) < 2:
+        return speakers
+    spoken: list[str] = []
+    for name in speakers:
+        first = name.split()[0] if name.split() else name
+        found = [
+            m
+            for m in re.finditer(rf"\b{re.escape(first)}\b", question, re.IGNORECASE)
+            if not _LISTENER.search(question[: m.start()])
+            and not _POSSESSIVE_AFTER.match(question[m.end() :])
+        ]
+        # A speaker the question does not name as a word (a short name) stays asked about.
+        if found or re.search(rf"\b{re.escape(first)}\b", question, re.IGNORECASE) is None:
+            spoken.append(name)
+    return spoken or speakers
+
+
 def _author_key(name: str | None) -> str:
     return " ".join(name_tokens(name)) if name else ""
 
@@ -364,7 +391,9 @@ async def rank_memories(
         catalogue=catalogue,
         text=without_hedges(question) if intent.inferential else question,
         intent=intent,
-        speakers=[*names, *_called_by_short_name(catalogue, question, names)],
+        speakers=without_listeners(
+            question, [*names, *_called_by_short_name(catalogue, question, names)]
+        ),
         weights=weights or FusionWeights(),
         retrievers=retrievers,
         multi_hop=multi_hop,
