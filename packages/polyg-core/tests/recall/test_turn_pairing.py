@@ -158,3 +158,29 @@ async def test_what_one_speaker_recommended_to_another_is_in_the_recommenders_wo
     # Bram's echo holds more of the asked words; as the listener's, it is second-hand.
     assert plain.index(echo) < plain.index(told)
     assert ranked.index(told) < ranked.index(echo)
+
+
+async def test_a_when_question_with_a_window_lifts_what_is_dated_inside_it(
+    memory: Memory,
+) -> None:
+    # Both were said in April and both say when; only one dates a camping trip in April.
+    with anyio.fail_after(60):
+        inside = await _add(
+            memory,
+            "Ilse: We went camping by the lake last weekend, so peaceful.",
+            minutes_ago=14400,
+        )
+        other_year = await _add(
+            memory,
+            "Ilse: I will always remember our camping trip last year, camping under the stars.",
+            minutes_ago=20000,
+        )
+        await _add(memory, "Ilse: The allotment needs new fencing.", minutes_ago=16000)
+        await _add(memory, "Oren: My sister visits in June.", minutes_ago=6000)
+        result = await memory.recall(
+            "When did Ilse go camping in April?",
+            reference_time=NOW,
+            retrievers=["lexical", "dense", "entity", "time"],
+        )
+    ranked = [m.uuid for m in result.memories]
+    assert ranked.index(inside) < ranked.index(other_year)

@@ -332,12 +332,10 @@ def _scaled_by_max(scores: Mapping[str, float]) -> dict[str, float]:
 def _time_signal(
     catalogue: NamespaceCatalogue, intent: Intent
 ) -> tuple[dict[str, float], tuple[int, int] | None]:
-    tf = intent.timeframe
-    if tf is None or (tf.start is None and tf.end is None):
+    window = _question_window(intent)
+    if window is None:
         return {}, None
-    lo = to_epoch_ms(tf.start) if tf.start is not None else -(2**62)
-    hi = to_epoch_ms(tf.end) if tf.end is not None else 2**62
-    return {u: 1.0 for u in catalogue.created_between(lo, hi)}, (lo, hi)
+    return {u: 1.0 for u in catalogue.created_between(*window)}, window
 
 
 def _graph_signal(
@@ -704,19 +702,34 @@ def _dated_up(fused: dict[str, float], q: _Question) -> None:
     """A question that asks when (or how long) is answered by a memory that says when (or
     how long): among the best candidates, those that date what they tell score higher."""
     how_long = is_how_long(q.text)
+    window = _question_window(q.intent)
     best = sorted(fused.items(), key=lambda kv: -kv[1])[:DATED_CONSIDERED]
     for uuid, _ in best:
         entry = q.catalogue.get(uuid)
         if entry is None:
             continue
         text = entry.content
-        says = (
-            duration_in(text) is not None
-            if how_long
-            else resolve(text, entry.created_at) is not None
-        )
+        if how_long:
+            says = duration_in(text) is not None
+        else:
+            dated = resolve(text, entry.created_at)
+            # "When did Ilse go camping in July?": a memory of July that dates its camping
+            # "last year" tells of another trip; it says when, but not when asked.
+            says = dated is not None and (
+                window is None or window[0] <= dated.start_ms <= window[1]
+            )
         if says:
             fused[uuid] += q.weights.dated
+
+
+def _question_window(intent: Intent) -> tuple[int, int] | None:
+    """The question's timeframe in epoch ms (open ends far away), None without one."""
+    tf = intent.timeframe
+    if tf is None or (tf.start is None and tf.end is None):
+        return None
+    lo = to_epoch_ms(tf.start) if tf.start is not None else -(2**62)
+    hi = to_epoch_ms(tf.end) if tf.end is not None else 2**62
+    return lo, hi
 
 
 def _second_hand_below(fused: dict[str, float], q: _Question) -> None:
