@@ -10,6 +10,7 @@ from polyg_core.memory import Memory
 from polyg_core.recall.memories import (
     FusionWeights,
     capitalised_names,
+    only_asks,
     without_listeners,
 )
 
@@ -158,6 +159,13 @@ async def test_what_one_speaker_recommended_to_another_is_in_the_recommenders_wo
     # Bram's echo holds more of the asked words; as the listener's, it is second-hand.
     assert plain.index(echo) < plain.index(told)
     assert ranked.index(told) < ranked.index(echo)
+
+
+def test_a_shared_photos_caption_is_not_something_said() -> None:
+    assert only_asks(
+        "Mina: Lovely! Got any bowls you treasure? [shares a photo of bowls on a shelf]"
+    )
+    assert not only_asks("Mina: I glazed six bowls this week. [shares a photo of bowls on a shelf]")
 
 
 async def test_a_when_question_with_a_window_lifts_what_is_dated_inside_it(

@@ -240,12 +240,14 @@ def _asks_what_was_asked(catalogue: NamespaceCatalogue, hit: str, asked: set[str
 
 _SPEAKER_PREFIX = re.compile(r"^\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}:\s+")
 _WORDS_OF_A_STATEMENT = 5
+# "[shares a photo of a kiln]": a note about what came with the words, not something said.
+_BRACKETED = re.compile(r"\[[^\]]*\]")
 
 
 def only_asks(text: str) -> bool:
     """Whether a memory says nothing but asks: every sentence of five words or more is a
     question ("Wow, Noor! What trail did you hike?"), so it holds no answer of its own."""
-    body = _SPEAKER_PREFIX.sub("", text.strip(), count=1)
+    body = _BRACKETED.sub(" ", _SPEAKER_PREFIX.sub("", text.strip(), count=1))
     sentences = [p for p in _SENTENCE_END.split(body) if p.strip()]
     asks = False
     for sentence in sentences:
