@@ -168,6 +168,27 @@ def test_a_shared_photos_caption_is_not_something_said() -> None:
     assert not only_asks("Mina: I glazed six bowls this week. [shares a photo of bowls on a shelf]")
 
 
+async def test_the_asked_speakers_closing_question_to_someone_else_is_not_about_them(
+    memory: Memory,
+) -> None:
+    # Noor's matched words are in her question to Oren; what she does is in her own account.
+    with anyio.fail_after(60):
+        asks = await _add(
+            memory,
+            "Noor: Great news, Oren! Loving the sound of the new job. Any hobbies you're trying?",
+            minutes_ago=3000,
+        )
+        own = await _add(
+            memory, "Noor: I go bouldering twice a week, my favourite pastime.", minutes_ago=9000
+        )
+        await _add(memory, "Noor: The allotment needs new fencing.", minutes_ago=5000)
+        await _add(memory, "Oren: My sister visits in June.", minutes_ago=6000)
+        ranked = await _ranked(
+            memory, "What hobbies does Noor have?", "lexical", "dense", "entity", "neighbours"
+        )
+    assert ranked.index(own) < ranked.index(asks)
+
+
 async def test_a_when_question_with_a_window_lifts_what_is_dated_inside_it(
     memory: Memory,
 ) -> None:

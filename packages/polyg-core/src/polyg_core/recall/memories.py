@@ -618,7 +618,7 @@ def _add_neighbours(
         asks = bare or _asks_what_was_asked(catalogue, hit.content, asked)
         if asks:
             asking[uuid] = q.weights.asking
-            if bare and _asks_the_other(hit, asked_authors):
+            if _asks_the_other(hit, asked_authors, whole=bare):
                 asking[uuid] *= q.weights.other_author
         answered = asks or _remark_to_the_asked(hit, asked_authors)
         for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
@@ -648,15 +648,18 @@ def _add_neighbours(
 _ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself|yourselves|ya)\b", re.IGNORECASE)
 
 
-def _asks_the_other(hit: CatalogueEntry, asked_authors: Collection[str]) -> bool:
-    """Whether a memory that only asks is the asked speaker's question to someone else
-    ("Noor: What pet do you have?" for "What pet does Noor have?"): the asked words are
-    about whom Noor asks, as second-hand as another speaker's words about Noor."""
-    return (
-        bool(asked_authors)
-        and _author_key(hit.author) in asked_authors
-        and _ADDRESSED.search(hit.content) is not None
-    )
+def _asks_the_other(hit: CatalogueEntry, asked_authors: Collection[str], *, whole: bool) -> bool:
+    """Whether a memory whose question matched is the asked speaker's question to someone
+    else ("Noor: What pet do you have?" for "What pet does Noor have?"): the asked words are
+    about whom Noor asks, as second-hand as another speaker's words about Noor. For a memory
+    that only asks (`whole`) any sentence may address the other; else its closing question
+    must ("Noor: Great news! Any hobbies you're trying out?" for "What hobbies does Noor
+    have?")."""
+    if not asked_authors or _author_key(hit.author) not in asked_authors:
+        return False
+    text = _BRACKETED.sub(" ", hit.content).rstrip()
+    asked_part = text if whole else _SENTENCE_END.split(text)[-1]
+    return _ADDRESSED.search(asked_part) is not None
 
 
 def _remark_to_the_asked(hit: CatalogueEntry, asked_authors: Collection[str]) -> bool:
