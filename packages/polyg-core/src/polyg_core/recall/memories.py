@@ -10,7 +10,9 @@ Retrievers (each gives scores in [0, 1]; any can be switched off):
   it is (a name in nearly every memory says almost nothing), and those its named
   person said or did (author: a `who:` tag or a leading `Name: `); when the question
   names speakers, what other speakers said ranks lower (second-hand,
-  `FusionWeights.other_author`);
+  `FusionWeights.other_author`); a speaker named only as the listener ("... recommend to
+  Bram?") or an owner ("Bram's new job") is not the one asked about
+  (`without_listeners`);
 * time: memories inside the question's timeframe;
 * graph: for multi-hop questions, spreading activation from the best hits through the
   concepts they are about to other memories about the same, weighted by the concept's
@@ -30,7 +32,8 @@ graph-side signals add candidates and re-rank, and a neighbour scores below the 
 hangs on (a reply to a question just above it). A question that asks what would or might
 be (`Intent.inferential`) leaves its hedging words out of the lexical query and leans on
 dense (`FusionWeights.inferential_lexical`). A question that asks when or how long lifts the
-best candidates that state a time or a duration (`FusionWeights.dated`); one that asks what
+best candidates that state a time (inside the question's window, when it has one) or a
+duration (`FusionWeights.dated`); one that asks what
 was done puts a memory that only tells a plan below the ones that tell the deed
 (`FusionWeights.plan`). Age only breaks ties (a 1% weight), and not at all for a question
 about a stated past window, so a memory that matches is never vetoed by its age.
