@@ -10,7 +10,9 @@ Retrievers (each gives scores in [0, 1]; any can be switched off):
   it is (a name in nearly every memory says almost nothing), and those its named
   person said or did (author: a `who:` tag or a leading `Name: `); when the question
   names speakers, what other speakers said ranks lower (second-hand,
-  `FusionWeights.other_author`);
+  `FusionWeights.other_author`); a speaker named only as the listener ("... recommend to
+  Bram?") or an owner ("Bram's new job") is not the one asked about
+  (`without_listeners`);
 * time: memories inside the question's timeframe;
 * graph: for multi-hop questions, spreading activation from the best hits through the
   concepts they are about to other memories about the same, weighted by the concept's
@@ -20,14 +22,18 @@ Retrievers (each gives scores in [0, 1]; any can be switched off):
   matched (it holds at least as many of the asked words as the rest of the hit), the
   memory after it is the reply and ranks just above the hit, and the hit itself gives way
   (`FusionWeights.asking`): a question holds no answer. A hit that states something and
-  then asks back ("... I baked for the school fair. How about you?") keeps its place.
+  then asks back ("... I baked for the school fair. How about you?") keeps its place, and a
+  reply that asks back keeps its share as the reply. Another speaker's question to the
+  asked speaker ("That loaf looks amazing! Did you bake it?") is answered by the asked
+  speaker's next turn, which ranks just above it likewise.
 
 Fusion is a weighted sum of the scaled scores: lexical and dense carry the weight, the
 graph-side signals add candidates and re-rank, and a neighbour scores below the hit it
 hangs on (a reply to a question just above it). A question that asks what would or might
 be (`Intent.inferential`) leaves its hedging words out of the lexical query and leans on
 dense (`FusionWeights.inferential_lexical`). A question that asks when or how long lifts the
-best candidates that state a time or a duration (`FusionWeights.dated`); one that asks what
+best candidates that state a time (inside the question's window, when it has one) or a
+duration (`FusionWeights.dated`); one that asks what
 was done puts a memory that only tells a plan below the ones that tell the deed
 (`FusionWeights.plan`). Age only breaks ties (a 1% weight), and not at all for a question
 about a stated past window, so a memory that matches is never vetoed by its age.
@@ -38,7 +44,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,6 +79,7 @@ from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
+from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
 from polyg_core.text.normalize import STOP_WORDS_EN
 
 LEXICAL_K = 100
@@ -236,12 +243,14 @@ def _asks_what_was_asked(catalogue: NamespaceCatalogue, hit: str, asked: set[str
 
 _SPEAKER_PREFIX = re.compile(r"^\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}:\s+")
 _WORDS_OF_A_STATEMENT = 5
+# "[shares a photo of a kiln]": a note about what came with the words, not something said.
+_BRACKETED = re.compile(r"\[[^\]]*\]")
 
 
 def only_asks(text: str) -> bool:
     """Whether a memory says nothing but asks: every sentence of five words or more is a
     question ("Wow, Noor! What trail did you hike?"), so it holds no answer of its own."""
-    body = _SPEAKER_PREFIX.sub("", text.strip(), count=1)
+    body = _BRACKETED.sub(" ", _SPEAKER_PREFIX.sub("", text.strip(), count=1))
     sentences = [p for p in _SENTENCE_END.split(body) if p.strip()]
     asks = False
     for sentence in sentences:
@@ -273,6 +282,33 @@ def _called_by_short_name(
     return out
 
 
+_LISTENER = re.compile(r"\b(?:to|with)\s+$", re.IGNORECASE)
+_POSSESSIVE_AFTER = re.compile(r"^['’]s\b")
+
+
+def without_listeners(question: str, speakers: Sequence[str]) -> list[str]:
+    """The speakers a question asks about, those it names only as a listener or an owner
+    left out when another one remains: "What did Ines recommend to Bram?" and "What does
+    Ines think of Bram's new job?" are answered in Ines's words; "What did Ines and Bram
+    cook?" in both."""
+    speakers = list(dict.fromkeys(speakers))
+    if len(speakers) < 2:
+        return speakers
+    spoken: list[str] = []
+    for name in speakers:
+        first = name.split()[0] if name.split() else name
+        found = [
+            m
+            for m in re.finditer(rf"\b{re.escape(first)}\b", question, re.IGNORECASE)
+            if not _LISTENER.search(question[: m.start()])
+            and not _POSSESSIVE_AFTER.match(question[m.end() :])
+        ]
+        # A speaker the question does not name as a word (a short name) stays asked about.
+        if found or re.search(rf"\b{re.escape(first)}\b", question, re.IGNORECASE) is None:
+            spoken.append(name)
+    return spoken or speakers
+
+
 def _author_key(name: str | None) -> str:
     return " ".join(name_tokens(name)) if name else ""
 
@@ -301,12 +337,10 @@ def _scaled_by_max(scores: Mapping[str, float]) -> dict[str, float]:
 def _time_signal(
     catalogue: NamespaceCatalogue, intent: Intent
 ) -> tuple[dict[str, float], tuple[int, int] | None]:
-    tf = intent.timeframe
-    if tf is None or (tf.start is None and tf.end is None):
+    window = _question_window(intent)
+    if window is None:
         return {}, None
-    lo = to_epoch_ms(tf.start) if tf.start is not None else -(2**62)
-    hi = to_epoch_ms(tf.end) if tf.end is not None else 2**62
-    return {u: 1.0 for u in catalogue.created_between(lo, hi)}, (lo, hi)
+    return {u: 1.0 for u in catalogue.created_between(*window)}, window
 
 
 def _graph_signal(
@@ -360,7 +394,9 @@ async def rank_memories(
         catalogue=catalogue,
         text=without_hedges(question) if intent.inferential else question,
         intent=intent,
-        speakers=[*names, *_called_by_short_name(catalogue, question, names)],
+        speakers=without_listeners(
+            question, [*names, *_called_by_short_name(catalogue, question, names)]
+        ),
         weights=weights or FusionWeights(),
         retrievers=retrievers,
         multi_hop=multi_hop,
@@ -585,41 +621,64 @@ def _add_neighbours(
         asks = bare or _asks_what_was_asked(catalogue, hit.content, asked)
         if asks:
             asking[uuid] = q.weights.asking
-            if bare and _asks_the_other(hit, asked_authors):
+            if _asks_the_other(hit, asked_authors, whole=bare):
                 asking[uuid] *= q.weights.other_author
+        answered = asks or _remark_to_the_asked(hit, asked_authors)
         for other in catalogue.neighbours(uuid, NEIGHBOUR_WINDOW_MS):
             # A memory whose closing question matched is answered by the next one: the
             # reply holds what the question was about, so it ranks just above the hit.
             # A reply by someone other than the person asked about answers for its
             # author, not for them: it keeps the ordinary neighbour's share.
             reply = (
-                asks
+                answered
                 and catalogue.follows(other, hit)
                 and (not asked_authors or _author_key(other.author) in asked_authors)
             )
             share = (q.weights.reply if reply else q.weights.neighbours) * score
-            if share > fused.get(other.uuid, 0.0) and share > nb.get(other.uuid, 0.0):
+            if share > nb.get(other.uuid, 0.0):
                 nb[other.uuid] = share
-    top = max(nb.values(), default=0.0)
-    signals["neighbours"] = {u: s / top for u, s in nb.items()} if top > 0 else {}
-    for uuid, s in nb.items():
-        fused[uuid] = max(fused.get(uuid, 0.0), s)
+    # A hit that asks gives way before its neighbours take their shares: a reply that asks
+    # back ("... Pebble, my tortoise. How are your pets?") keeps the share it has as the
+    # reply, its closing question notwithstanding.
     for uuid, factor in asking.items():
         fused[uuid] *= factor
+    nb = {u: s for u, s in nb.items() if s > fused.get(u, 0.0)}
+    top = max(nb.values(), default=0.0)
+    signals["neighbours"] = {u: s / top for u, s in nb.items()} if top > 0 else {}
+    fused.update(nb)
 
 
 _ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself|yourselves|ya)\b", re.IGNORECASE)
 
 
-def _asks_the_other(hit: CatalogueEntry, asked_authors: Collection[str]) -> bool:
-    """Whether a memory that only asks is the asked speaker's question to someone else
-    ("Noor: What pet do you have?" for "What pet does Noor have?"): the asked words are
-    about whom Noor asks, as second-hand as another speaker's words about Noor."""
-    return (
-        bool(asked_authors)
-        and _author_key(hit.author) in asked_authors
-        and _ADDRESSED.search(hit.content) is not None
-    )
+def _asks_the_other(hit: CatalogueEntry, asked_authors: Collection[str], *, whole: bool) -> bool:
+    """Whether a memory whose question matched is the asked speaker's question to someone
+    else ("Noor: What pet do you have?" for "What pet does Noor have?"): the asked words are
+    about whom Noor asks, as second-hand as another speaker's words about Noor. For a memory
+    that only asks (`whole`) any sentence may address the other; else its closing question
+    must ("Noor: Great news! Any hobbies you're trying out?" for "What hobbies does Noor
+    have?")."""
+    if not asked_authors or _author_key(hit.author) not in asked_authors:
+        return False
+    text = _BRACKETED.sub(" ", hit.content).rstrip()
+    asked_part = text if whole else _SENTENCE_END.split(text)[-1]
+    return _ADDRESSED.search(asked_part) is not None
+
+
+def _remark_to_the_asked(hit: CatalogueEntry, asked_authors: Collection[str]) -> bool:
+    """Whether a hit is another speaker's question to the asked speaker ("Oren: That loaf
+    looks amazing! Did you bake it?" for "Did Talia bake the rye loaf?"): second-hand, it
+    matched on what the asked speaker did, and the asked speaker's next turn answers it
+    first-hand. A remark that asks nothing ("That race sounds great!") reacts to what was
+    said before it; the next turn need not say more of it."""
+    if not asked_authors or not hit.author or _author_key(hit.author) in asked_authors:
+        return False
+    if "?" not in hit.content:
+        return False
+    if _ADDRESSED.search(hit.content) is not None:
+        return True
+    body = _author_key(_SPEAKER_PREFIX.sub("", hit.content, count=1))
+    return any(f" {a} " in f" {body} " for a in asked_authors)
 
 
 def _plans_below(fused: dict[str, float], q: _Question) -> None:
@@ -651,19 +710,34 @@ def _dated_up(fused: dict[str, float], q: _Question) -> None:
     """A question that asks when (or how long) is answered by a memory that says when (or
     how long): among the best candidates, those that date what they tell score higher."""
     how_long = is_how_long(q.text)
+    window = _question_window(q.intent)
     best = sorted(fused.items(), key=lambda kv: -kv[1])[:DATED_CONSIDERED]
     for uuid, _ in best:
         entry = q.catalogue.get(uuid)
         if entry is None:
             continue
         text = entry.content
-        says = (
-            duration_in(text) is not None
-            if how_long
-            else resolve(text, entry.created_at) is not None
-        )
+        if how_long:
+            says = duration_in(text) is not None
+        else:
+            dated = resolve(text, entry.created_at)
+            # "When did Ilse go camping in July?": a memory of July that dates its camping
+            # "last year" tells of another trip; it says when, but not when asked.
+            says = dated is not None and (
+                window is None or window[0] <= dated.start_ms <= window[1]
+            )
         if says:
             fused[uuid] += q.weights.dated
+
+
+def _question_window(intent: Intent) -> tuple[int, int] | None:
+    """The question's timeframe in epoch ms (open ends far away), None without one."""
+    tf = intent.timeframe
+    if tf is None or (tf.start is None and tf.end is None):
+        return None
+    lo = to_epoch_ms(tf.start) if tf.start is not None else -(2**62)
+    hi = to_epoch_ms(tf.end) if tf.end is not None else 2**62
+    return lo, hi
 
 
 def _second_hand_below(fused: dict[str, float], q: _Question) -> None:
@@ -705,13 +779,34 @@ def _subjects(q: _Question) -> list[str]:
     """The names the question asks about: its entities and speakers, and any capitalised
     words the memories mention as a name ("Does Kemal Droste eat meat?")."""
     names = list(q.names)
-    stop = q.catalogue.lexical.tokens
-    for m in _CAPITALISED.finditer(q.text):
-        words = [w for w in re.sub(r"(?:'s|’s)$", "", m.group(0)).split() if stop(w)]
-        name = " ".join(words)
-        if name and name not in names and q.catalogue.mention_uuids(name):
+    for name in capitalised_names(q.text, q.catalogue.lexical.tokens):
+        if name not in names and q.catalogue.mention_uuids(name):
             names.append(name)
     return names
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|[\"“(]\s*)$")
+
+
+def capitalised_names(question: str, tokens: Callable[[str], Sequence[str]]) -> list[str]:
+    """The runs of capitalised words in a question that can be names, function words left
+    out ("Did Kemal Droste ..." names "Kemal Droste").
+
+    A single capitalised word that opens a sentence is capitalised by grammar, not as a
+    name: "How does Noor unwind?" names Noor, not "How" (a word in many memories that,
+    taken as a name, made any later memory holding "how" and "now" an update of an earlier
+    one holding "how"). A name that opens the question is one of the classifier's entities.
+    """
+    out: list[str] = []
+    for m in _CAPITALISED.finditer(question):
+        run = re.sub(r"(?:'s|’s)$", "", m.group(0)).split()
+        words = [w for w in run if w.lower() not in NAME_STOP_WORDS and tokens(w)]
+        if len(run) == 1 and _SENTENCE_START.search(question[: m.start()]) is not None:
+            continue
+        name = " ".join(words)
+        if name and name not in out:
+            out.append(name)
+    return out
 
 
 def _reordered(
@@ -730,9 +825,12 @@ def _reordered(
     common_names = catalogue.common_names(list(names), COMMON_NAME_SHARE)
     common = {t for n in common_names for t in lexical.tokens(n)}
     named = [set(catalogue.mention_uuids(n)) for n in dict.fromkeys(names) if n not in common_names]
+    # Question words ("how", "what", "does") are in most memories and say nothing of what
+    # a memory is about: two that share only "how" are no versions of one another.
+    function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
     moved = supersede(
         ranked,
-        lexical.tokens(question),
+        [t for t in lexical.tokens(question) if t not in function_words],
         lexical.tokens,
         lambda term: lexical.idf(term, at_least=IDF_COLLECTION_FLOOR),
         common=common,
