@@ -128,7 +128,7 @@ def matched_sentence(
     sentences = sentences_of(text)
     best, best_held = (sentences[0] if sentences else ""), 0.0
     for sentence in sentences:
-        held = sum(asked.weights.get(t, 0.0) for t in set(tokens(sentence)))
+        held = sum(asked.weights.get(t, 0.0) for t in dict.fromkeys(tokens(sentence)))
         if sentence.rstrip().endswith("?"):
             held *= QUESTION_SHARE
         if held > best_held:
