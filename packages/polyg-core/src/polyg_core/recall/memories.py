@@ -571,12 +571,14 @@ def _fuse(
 ) -> dict[str, float]:
     """The weighted sum over the text retrievers' candidates (over entity and time when
     neither text retriever ran or found anything)."""
-    candidates: set[str] = set()
+    # A dict, not a set: the candidates keep the order their retrievers gave them, so
+    # the fused scores' order (and every tie it decides) does not hang on the hash seed.
+    candidates: dict[str, None] = {}
     for name in ("lexical", "dense"):
-        candidates.update(signals.get(name, {}))
+        candidates.update(dict.fromkeys(signals.get(name, {})))
     if not candidates:
         for name in ("entity", "time"):
-            candidates.update(signals.get(name, {}))
+            candidates.update(dict.fromkeys(signals.get(name, {})))
     fused: dict[str, float] = defaultdict(float)
     for uuid in candidates:
         fused[uuid] = sum(
