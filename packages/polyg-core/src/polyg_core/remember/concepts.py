@@ -17,17 +17,9 @@ CONCEPT_SIMILAR = 0.8
 CONCEPT_K = 5
 
 
-def concept_rows(
-    items: Items, found: Lookup, text: str = ""
-) -> tuple[list[dict[str, Any]], dict[int, str]]:
+def concept_rows(items: Items, found: Lookup) -> tuple[list[dict[str, Any]], dict[int, str]]:
     """`WRITE_CONCEPTS` rows of the extraction's concepts, and the text to embed for those
     that are new or stored without a description.
-
-    A concept is embedded as "name: description", except when its description is quoted
-    from the remembered `text` (the rule extractor's is the sentence the phrase first
-    appears in): then by its name alone. Every concept of one sentence would otherwise
-    get nearly the sentence's vector, and `S_SIMILAR_TO` would join "garden" and "i'm"
-    because they share a sentence, not a meaning.
 
     A text's description of a concept it mentions (the rule extractor's is the sentence
     the phrase first appears in) describes that text, not the concept: it never replaces
@@ -43,7 +35,7 @@ def concept_rows(
         old = found.concepts.get(key)
         if old is None or (cdesc is not None and not old.get("description")):
             shown = str(old["name"]) if old else cname
-            texts[i] = f"{shown}: {cdesc}" if cdesc and not _quoted(cdesc, text) else shown
+            texts[i] = f"{shown}: {cdesc}" if cdesc else shown
         rows.append(
             {
                 "i": i,
@@ -60,11 +52,6 @@ def concept_rows(
             }
         )
     return rows, texts
-
-
-def _quoted(description: str, text: str) -> bool:
-    """Whether `description` is a passage of `text` (whitespace aside)."""
-    return bool(text) and " ".join(description.split()) in " ".join(text.split())
 
 
 def similar_within(
