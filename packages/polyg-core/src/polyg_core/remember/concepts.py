@@ -17,16 +17,9 @@ CONCEPT_SIMILAR = 0.8
 CONCEPT_K = 5
 
 
-def concept_rows(
-    items: Items, found: Lookup, text: str = ""
-) -> tuple[list[dict[str, Any]], dict[int, str]]:
+def concept_rows(items: Items, found: Lookup) -> tuple[list[dict[str, Any]], dict[int, str]]:
     """`WRITE_CONCEPTS` rows of the extraction's concepts, and the text to embed for those
     that are new or stored without a description.
-
-    A concept whose description is quoted from the remembered `text` (the rule
-    extractor's is the sentence the phrase first appears in) is embedded as its name and
-    the few words around its first mention there, not the whole sentence: the concepts
-    of one sentence would otherwise all get nearly the sentence's vector.
 
     A text's description of a concept it mentions (the rule extractor's is the sentence
     the phrase first appears in) describes that text, not the concept: it never replaces
@@ -42,7 +35,7 @@ def concept_rows(
         old = found.concepts.get(key)
         if old is None or (cdesc is not None and not old.get("description")):
             shown = str(old["name"]) if old else cname
-            texts[i] = _embedded(shown, cname, cdesc, text)
+            texts[i] = f"{shown}: {cdesc}" if cdesc else shown
         rows.append(
             {
                 "i": i,
@@ -59,29 +52,6 @@ def concept_rows(
             }
         )
     return rows, texts
-
-
-WINDOW = 4
-"""Words on each side of a concept's mention embedded with it when its description is
-quoted from the text."""
-
-
-def _embedded(shown: str, name: str, description: str | None, text: str) -> str:
-    """The text a concept's vector is made of."""
-    if not description:
-        return shown
-    flat = " ".join(description.split())
-    if not text or flat not in " ".join(text.split()):
-        return f"{shown}: {description}"
-    words = flat.split()
-    lowered = [w.lower().strip(".,;:!?\"'()") for w in words]
-    first = name.lower().split()[0] if name.split() else ""
-    at = next((k for k, w in enumerate(lowered) if w == first), None)
-    if at is None:
-        return shown
-    span = len(name.split())
-    window = " ".join(words[max(0, at - WINDOW) : at + span + WINDOW])
-    return f"{shown}: {window}"
 
 
 def similar_within(
