@@ -301,11 +301,7 @@ def strip_times(span: str, times: Sequence[TimeMatch]) -> str:
 
 # --- concepts and category ----------------------------------------------------------------------
 
-_WORD = re.compile(rf"[{LETTER}][{LETTER}\-'\u2019]+")
-# Clitics: "it's", "we're", "i'm", "they'll", "you've", "she'd" are a word plus a
-# function word; "don't", "isn't", "can't" are a negated auxiliary, never an idea.
-_CLITIC = re.compile(r"(?P<base>.+)'(?:s|re|m|ll|ve|d)")
-_NEGATED = re.compile(r".+n't")
+_WORD = re.compile(rf"[{LETTER}][{LETTER}\-']+")
 _NOT_CONCEPT = words(
     """
     missing new old also now still really some thing things something anything way lot lots
@@ -334,8 +330,7 @@ _NOT_CONCEPT = words(
     contains contain requires require provides provide allows allow means becomes become
     happens happen shows show returns sends calls handles starts stops fails takes makes
     gives keeps helps tells asks says wants needs seems lets gets sets puts runs uses
-    owns moves moving plans planning let everyone everybody someone somebody anyone anybody
-    nobody nothing everything """
+    owns moves moving plans planning """
 )
 _VERB_FORM = re.compile(r"[a-z]{3,}(?<!e)ed")  # "returned", "rolled": verbs, not ideas
 _QUALITY = re.compile(r"[a-z]{3,}(?:ful|ous)")  # "powerful", "nervous": how, not what
@@ -384,7 +379,7 @@ def _count_phrases(text: str, blocked: list[tuple[int, int]]) -> _PhraseCounts:
     phrases = _PhraseCounts()
     last_end = 0
     for m in _WORD.finditer(text):
-        word = m.group(0).lower().replace("\u2019", "'").strip("'-")
+        word = m.group(0).lower().strip("'-")
         gap = text[last_end : m.start()]
         last_end = m.end()
         in_name = any(s < m.end() and m.start() < e for s, e in blocked)
@@ -399,16 +394,7 @@ def _count_phrases(text: str, blocked: list[tuple[int, int]]) -> _PhraseCounts:
 
 
 def _concept_word(word: str) -> bool:
-    """A word that can be part of a concept: no stop word, event verb, verb form or adverb.
-
-    A contraction is judged by the word it contracts: "that's", "i'm", "you're" are
-    stop words, "today's" is as little an idea as "today", "garden's" is one.
-    """
-    if _NEGATED.fullmatch(word):
-        return False
-    clitic = _CLITIC.fullmatch(word)
-    if clitic:
-        return _concept_word(clitic.group("base"))
+    """A word that can be part of a concept: no stop word, event verb, verb form or adverb."""
     return not (
         len(word) < 3
         or word in STOP_WORDS
