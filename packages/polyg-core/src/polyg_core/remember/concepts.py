@@ -17,9 +17,15 @@ CONCEPT_SIMILAR = 0.8
 CONCEPT_K = 5
 
 
-def concept_rows(items: Items, found: Lookup) -> tuple[list[dict[str, Any]], dict[int, str]]:
+def concept_rows(
+    items: Items, found: Lookup, text: str = ""
+) -> tuple[list[dict[str, Any]], dict[int, str]]:
     """`WRITE_CONCEPTS` rows of the extraction's concepts, and the text to embed for those
     that are new or stored without a description.
+
+    A row keeps, as `quoted`, its description when that is a passage of the remembered
+    `text` (the rule extractor's sentence): concepts embedded with one sentence are alike
+    because of it, and `similar_within` does not link them for it.
 
     A text's description of a concept it mentions (the rule extractor's is the sentence
     the phrase first appears in) describes that text, not the concept: it never replaces
@@ -49,9 +55,18 @@ def concept_rows(items: Items, found: Lookup) -> tuple[list[dict[str, Any]], dic
                 "vec": None,
                 "similar": [],
                 "ents": [],
+                "quoted": _quoted(cdesc, text),
             }
         )
     return rows, texts
+
+
+def _quoted(description: str | None, text: str) -> str | None:
+    """`description`, whitespace collapsed, when it is a passage of `text`; else None."""
+    if not description or not text:
+        return None
+    flat = " ".join(description.split())
+    return flat if flat in " ".join(text.split()) else None
 
 
 def similar_within(
@@ -63,6 +78,8 @@ def similar_within(
         for earlier in rows[:j]:
             if later["vec"] is None or earlier["vec"] is None:
                 continue
+            if later["quoted"] is not None and later["quoted"] == earlier["quoted"]:
+                continue  # alike because embedded with the same sentence
             score = float(np.dot(later["vec"], earlier["vec"]))
             if score >= CONCEPT_SIMILAR and earlier["i"] in written and j in written:
                 out.append(

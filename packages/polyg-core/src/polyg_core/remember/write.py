@@ -245,7 +245,7 @@ class RememberWriter:
             link.e = stored_causal(link.effect, found)
 
         # -- one embedding call for every text stored or matched by meaning -------------
-        c_rows, concept_text = concept_rows(items, found)
+        c_rows, concept_text = concept_rows(items, found, text)
         vec = await self._embed(items, ents, c_rows, concept_text, text)
 
         # -- one k-NN query: near-duplicate entities, causal paraphrases, similar concepts
