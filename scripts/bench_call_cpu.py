@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import numpy as np
-import numpy.typing as npt
 import polyg_core.storage.store as store_module
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -34,26 +32,12 @@ from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
+from polyg_core.testing.hashing import HashEmbedder
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 
 GRAPH = "bench_call_cpu"
 ENTITY = "auth-service"
-
-
-class HashEmbedder:
-    """Unit vectors from the text's hash: exact names never embed, the seed writes do."""
-
-    model_name = "bench-hash-384"
-    dimension = 384
-
-    async def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for i, text in enumerate(texts):
-            rng = np.random.default_rng(abs(hash(text)) % 2**32)
-            v = rng.standard_normal(self.dimension).astype(np.float32)
-            out[i] = v / np.linalg.norm(v)
-        return out
 
 
 class _Meter:
@@ -85,7 +69,7 @@ class _Meter:
 
 async def seed(store: FalkorStore) -> None:
     await store.delete_graph(GRAPH)
-    memory = Memory(store=store, embedder=HashEmbedder(), namespace=GRAPH)  # type: ignore[arg-type]
+    memory = Memory(store=store, embedder=HashEmbedder("bench-hash-384"), namespace=GRAPH)
     for name, kind in [
         (ENTITY, "Service"),
         ("deploy-v2.3.1", "Deployment"),
@@ -108,7 +92,7 @@ async def measure(n: int, data_dir: Path) -> None:
         ctx = ServerContext(
             store=store,
             settings=Settings(),
-            embedder=HashEmbedder(),  # type: ignore[arg-type]
+            embedder=HashEmbedder("bench-hash-384"),
             default_namespace=GRAPH,
         )
         polyg = create_server(ctx, profiles=["memory"])

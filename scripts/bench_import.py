@@ -15,7 +15,6 @@ isolates the database and Python cost). Not a test: numbers go to the docs.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -37,28 +36,8 @@ from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB, default_data_dir
 from polyg_core.storage.store import FalkorStore
+from polyg_core.testing.hashing import HashEmbedder
 from polyg_core.transfer import RecordWriter, iter_records
-
-
-@dataclass
-class HashEmbedder:
-    """A random unit vector per text, seeded by the text (no model runs).
-
-    Identical vectors would be a worst case for the HNSW index (every distance
-    equal); random ones cost the index what real embeddings cost it.
-    """
-
-    dimension: int = 384
-    model_name: str = "bench/hash"
-
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for i, text in enumerate(texts):
-            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
-            vec = np.random.default_rng(seed).standard_normal(self.dimension)
-            out[i] = vec / np.linalg.norm(vec)
-        return out
-
 
 EXTRA_KINDS = ("fact", "causal_link", "concept", "memory", "solution")
 
@@ -300,7 +279,9 @@ async def bench(args: argparse.Namespace) -> None:
     store = await FalkorStore(
         StorageSettings(data_dir=data_dir, query_timeout_ms=600_000)
     ).connect()
-    base: Embedder = HashEmbedder() if no_embed else make_embedder(settings.embedding_model)
+    base: Embedder = (
+        HashEmbedder("bench/hash") if no_embed else make_embedder(settings.embedding_model)
+    )
     embedder = TimedEmbedder(base)
     ns = f"bench_import_{n}_{'noembed' if no_embed else 'embed'}"
     await store.delete_graph(ns)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import os
 import socket
 import statistics
@@ -36,14 +35,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
-import numpy as np
-import numpy.typing as npt
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -54,6 +51,7 @@ from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.local import MiniLMEmbedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
+from polyg_core.testing.hashing import HashEmbedder
 from polyg_core.text.normalize import normalize_description
 from polyg_server.main import event_loop_options
 
@@ -129,21 +127,6 @@ async def mcp_calls(client: Client, n: int, warmup: int) -> dict[str, list[float
     }
 
 
-class HashEmbedder:
-    """Unit vectors from a hash of the text: a write's cost without the model's."""
-
-    model_name = "bench-hash-384"
-    dimension = 384
-
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for i, text in enumerate(texts):
-            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
-            v = np.random.default_rng(seed).standard_normal(self.dimension)
-            out[i] = v / np.linalg.norm(v)
-        return out
-
-
 def serve_echo(port: int | None) -> None:
     """The SDK's minimal server: one `echo` tool, stdio (or Streamable HTTP on `port`)."""
     server: MCPServer[Any] = MCPServer("echo", log_level="WARNING")
@@ -167,7 +150,7 @@ def serve_polyg_hash(argv: list[str]) -> None:
     from polyg_server import main as server_main
 
     def hash_embedder(_settings: object) -> HashEmbedder:
-        return HashEmbedder()
+        return HashEmbedder("bench-hash-384")
 
     setattr(server_main, "_embedder", hash_embedder)  # noqa: B010
     server_main.main(argv)
@@ -286,7 +269,10 @@ async def in_process(
     from polyg_server.context import ServerContext
 
     ctx = ServerContext(
-        store=store, settings=Settings(), embedder=HashEmbedder(), default_namespace=FAKE_GRAPH
+        store=store,
+        settings=Settings(),
+        embedder=HashEmbedder("bench-hash-384"),
+        default_namespace=FAKE_GRAPH,
     )
     server = create_server(ctx, profiles=["memory", "graph"])
     query = store.query

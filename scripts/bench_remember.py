@@ -15,7 +15,6 @@ numbers go to docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import statistics
@@ -32,26 +31,12 @@ from polyg_core.memory import Memory
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.testing.counting import CountingStore
+from polyg_core.testing.hashing import HashEmbedder
 
 DATASET = Path(__file__).with_name("retrieval_dataset.json")
 
 
 @dataclass
-class HashEmbedder:
-    """A random unit vector per text, seeded by the text (no model runs)."""
-
-    dimension: int = 384
-    model_name: str = "bench/hash"
-
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for i, text in enumerate(texts):
-            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
-            vec = np.random.default_rng(seed).standard_normal(self.dimension)
-            out[i] = vec / np.linalg.norm(vec)
-        return out
-
-
 @dataclass
 class TimedEmbedder:
     """Counts the embed calls and the time spent in them."""
@@ -96,7 +81,9 @@ async def bench(no_embed: bool, warmup: int, limit: int | None) -> None:
     settings = settings_from_env(os.environ)
     store = CountingStore(settings.storage)
     await store.connect()
-    inner: Embedder = HashEmbedder() if no_embed else make_embedder(settings.embedding_model)
+    inner: Embedder = (
+        HashEmbedder("bench/hash") if no_embed else make_embedder(settings.embedding_model)
+    )
     embedder = TimedEmbedder(inner)
     ns = f"bench_remember_{'noembed' if no_embed else 'embed'}"
     await store.delete_graph(ns)

@@ -8,16 +8,12 @@ recomputes them). Never one export compared with another.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from polyg_core.storage.store import FalkorStore
+from polyg_core.testing.hashing import HashEmbedder
 
 __all__ = ["HashEmbedder", "State", "assert_same", "read_state"]
 
@@ -103,23 +99,3 @@ def assert_same(source: State, target: State, name: str) -> None:
         problems.append(f"edges lost {lost}, edges gained {gained}")
     if problems:
         raise AssertionError(f"{name}: " + "; ".join(problems))
-
-
-class HashEmbedder:
-    """Deterministic unit vectors from a hash of the text, for round trips.
-
-    The transfer is under test, not the model: embeddings are left out of the compared
-    state, and embedding 70,000 texts with MiniLM would make a test measure the model
-    (as `polyg bench` notes).
-    """
-
-    model_name = "test-hash-384"
-    dimension = 384
-
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for i, text in enumerate(texts):
-            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
-            v = np.random.default_rng(seed).standard_normal(self.dimension)
-            out[i] = v / np.linalg.norm(v)
-        return out
