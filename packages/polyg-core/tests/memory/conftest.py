@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,7 +11,7 @@ from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
-from polyg_core.testing.llm_server import ScriptedLLMServer
+from polyg_core.testing.llm_server import ScriptedLLMServer, chain_synthesis
 
 REF = "2026-01-14T12:00:00Z"  # a Wednesday; "last Tuesday" is 2026-01-06... see tests
 
@@ -45,15 +44,6 @@ async def load_deployment(memory: Memory, ns: str) -> None:
     )
 
 
-def _chain_from_context(user: str) -> list[dict[str, Any]]:
-    steps: list[dict[str, Any]] = []
-    for line in user.splitlines():
-        m = re.match(r"- (.+) --C_CAUSES--> (.+) \(confidence ([0-9.]+)\)", line)
-        if m:
-            steps.append({"cause": m[1], "effect": m[2], "confidence": float(m[3])})
-    return steps
-
-
 def scripted_responder(messages: list[dict[str, Any]]) -> str:
     """Answers like a model would, from what the request actually contains."""
     system = str(messages[0]["content"])
@@ -84,30 +74,8 @@ def scripted_responder(messages: list[dict[str, Any]]) -> str:
             }
         )
     if system.startswith("You answer questions"):
-        chain = _chain_from_context(user)
-        conf = 1.0
-        for step in chain:
-            conf *= step["confidence"]
-        answer = (
-            " then ".join(f"{s['cause']} caused {s['effect']}" for s in chain)
-            if chain
-            else "From memory: "
-            + " | ".join(line for line in user.splitlines() if line.startswith("- "))[:800]
-        )
-        return json.dumps(
-            {
-                "answer": answer,
-                "confidence": round(conf, 4) if chain else 0.7,
-                "reasoning": {
-                    "causal_chain": chain,
-                    "temporal_context": [],
-                    "entities_involved": [],
-                    "semantic_matches": [],
-                },
-                "sources": [],
-                "follow_ups": ["What fixed it?"],
-            }
-        )
+        lines = [line for line in user.splitlines() if line.startswith("- ")]
+        return json.dumps(chain_synthesis(user, lines, ["What fixed it?"]))
     # extractor
     return json.dumps(
         {

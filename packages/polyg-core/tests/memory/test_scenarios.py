@@ -33,7 +33,7 @@ from polyg_core.scenarios import (
     read_scenario,
 )
 from polyg_core.storage.store import FalkorStore
-from polyg_core.testing.llm_server import ScriptedLLMServer
+from polyg_core.testing.llm_server import ScriptedLLMServer, chain_synthesis
 from polyg_shared.retrieval import RecallResult
 from polyg_shared.timeutil import parse_timestamp
 
@@ -85,40 +85,6 @@ def _classify(user: str) -> dict[str, Any]:
     }
 
 
-def _chain(user: str) -> list[dict[str, Any]]:
-    steps: list[dict[str, Any]] = []
-    for line in user.splitlines():
-        m = re.match(r"- (.+) --C_CAUSES--> (.+) \(confidence ([0-9.]+)\)", line)
-        if m:
-            steps.append({"cause": m[1], "effect": m[2], "confidence": float(m[3])})
-    return steps
-
-
-def _synthesize(user: str) -> dict[str, Any]:
-    chain = _chain(user)
-    confidence = 1.0
-    for step in chain:
-        confidence *= step["confidence"]
-    lines = [line for line in user.split("\nNode ids:", 1)[0].splitlines() if line.startswith("- ")]
-    answer = (
-        " then ".join(f"{s['cause']} caused {s['effect']}" for s in chain)
-        if chain
-        else "From memory: " + " | ".join(lines)[:800]
-    )
-    return {
-        "answer": answer,
-        "confidence": round(confidence, 4) if chain else 0.7,
-        "reasoning": {
-            "causal_chain": chain,
-            "temporal_context": [],
-            "entities_involved": [],
-            "semantic_matches": [],
-        },
-        "sources": [],
-        "follow_ups": [],
-    }
-
-
 def scenario_responder(messages: list[dict[str, Any]]) -> str:
     """A model that classifies by the question's first word and answers from the context."""
     system = str(messages[0]["content"])
@@ -126,7 +92,8 @@ def scenario_responder(messages: list[dict[str, Any]]) -> str:
     if system.startswith("You classify"):
         return json.dumps(_classify(user))
     if system.startswith("You answer questions"):
-        return json.dumps(_synthesize(user))
+        lines = user.split("\nNode ids:", 1)[0].splitlines()
+        return json.dumps(chain_synthesis(user, [line for line in lines if line.startswith("- ")]))
     return json.dumps({"entities": [], "relations": [], "events": [], "facts": []})
 
 

@@ -28,11 +28,12 @@ import contextlib
 import hashlib
 import json
 import logging
+import re
 import socket
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
@@ -56,7 +57,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "The scripted LLM test server needs starlette and uvicorn: pip install starlette uvicorn"
     ) from exc
 
-__all__ = ["RecordedRequest", "Reply", "RequestResponder", "Responder", "ScriptedLLMServer"]
+__all__ = [
+    "RecordedRequest",
+    "Reply",
+    "RequestResponder",
+    "Responder",
+    "ScriptedLLMServer",
+    "chain_synthesis",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -421,3 +429,39 @@ def _error_response(reply: Reply) -> Response:
         status_code=reply.status,
         headers=headers,
     )
+
+
+_CHAIN_LINE = re.compile(r"- (.+) --C_CAUSES--> (.+) \(confidence ([0-9.]+)\)")
+
+
+def chain_synthesis(
+    user: str, lines: Sequence[str], follow_ups: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A synthesis reply as a model would give it from what the request holds: the
+    causal chain listed in the context (`- cause --C_CAUSES--> effect (confidence c)`),
+    its confidence the product of its links'; without a chain, `lines` quoted at 0.7."""
+    chain: list[dict[str, Any]] = []
+    for line in user.splitlines():
+        m = _CHAIN_LINE.match(line)
+        if m:
+            chain.append({"cause": m[1], "effect": m[2], "confidence": float(m[3])})
+    confidence = 1.0
+    for step in chain:
+        confidence *= step["confidence"]
+    answer = (
+        " then ".join(f"{s['cause']} caused {s['effect']}" for s in chain)
+        if chain
+        else "From memory: " + " | ".join(lines)[:800]
+    )
+    return {
+        "answer": answer,
+        "confidence": round(confidence, 4) if chain else 0.7,
+        "reasoning": {
+            "causal_chain": chain,
+            "temporal_context": [],
+            "entities_involved": [],
+            "semantic_matches": [],
+        },
+        "sources": [],
+        "follow_ups": list(follow_ups),
+    }
