@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
+from typing import TypeVar
 
 
 class PolygError(Exception):
@@ -100,3 +102,19 @@ class ProviderError(PolygError):
 class DimensionUnknown(ProviderError):
     """An embedding model's vector length is not known before its first embedding
     (`providers.embeddings.base.dimension_of` learns it)."""
+
+
+Choice = TypeVar("Choice", bound=StrEnum)
+
+
+def check_choice(kind: type[Choice], value: str, what: str) -> Choice:
+    """`value` as one of `kind`'s members (a memory category, a node type...).
+
+    Raises:
+        InvalidInput: any other value; the message names the allowed ones.
+    """
+    try:
+        return kind(value)
+    except ValueError as exc:
+        allowed = ", ".join(m.value for m in kind)
+        raise InvalidInput(f"unknown {what} {value!r}; use one of {allowed}") from exc

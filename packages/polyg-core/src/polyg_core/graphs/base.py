@@ -6,7 +6,6 @@ import time
 import uuid as uuidlib
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, TypeVar
 
 from polyg_shared.timeutil import from_epoch_ms, iso, parse_timestamp, to_epoch_ms
@@ -134,22 +133,6 @@ def check_text(value: str, what: str, max_len: int = MAX_NAME) -> str:
     if "\x00" in text:
         raise InvalidInput(f"{what} contains a NUL character; remove it")
     return text
-
-
-Choice = TypeVar("Choice", bound=StrEnum)
-
-
-def check_choice(kind: type[Choice], value: str, what: str) -> Choice:
-    """`value` as one of `kind`'s members (a memory category, a node type...).
-
-    Raises:
-        InvalidInput: any other value; the message names the allowed ones.
-    """
-    try:
-        return kind(value)
-    except ValueError as exc:
-        allowed = ", ".join(m.value for m in kind)
-        raise InvalidInput(f"unknown {what} {value!r}; use one of {allowed}") from exc
 
 
 def check_properties(properties: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -48,10 +48,9 @@ from polyg_shared.edges import CausalLink, CausalPath
 from polyg_shared.nodes import CausalNode, CausalNodeType
 from polyg_shared.timeutil import iso
 
-from polyg_core.errors import InvalidInput, NodeNotFound
+from polyg_core.errors import InvalidInput, NodeNotFound, check_choice
 from polyg_core.graphs.base import (
     MAX_TEXT,
-    check_choice,
     check_text,
     create_then_merge,
     new_uuid,

@@ -21,8 +21,8 @@ from typing import Any, Final, Literal
 
 from polyg_shared import ClearResult, CrossLink, CrossLinkType, GraphKind, NodeRef
 
-from polyg_core.errors import InvalidInput, NodeNotFound
-from polyg_core.graphs.base import check_choice, iso_ms, now_ms
+from polyg_core.errors import InvalidInput, NodeNotFound, check_choice
+from polyg_core.graphs.base import iso_ms, now_ms
 from polyg_core.graphs.entity import delete_entity
 from polyg_core.graphs.orphans import remove_orphans
 from polyg_core.graphs.semantic import hit_text

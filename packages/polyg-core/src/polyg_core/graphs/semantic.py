@@ -20,10 +20,15 @@ from typing import Any
 import anyio
 from polyg_shared import Concept, GraphKind, Memory, MemoryCategory, SearchHit
 
-from polyg_core.errors import AmbiguousName, EmbeddingMismatch, InvalidInput, NodeNotFound
+from polyg_core.errors import (
+    AmbiguousName,
+    EmbeddingMismatch,
+    InvalidInput,
+    NodeNotFound,
+    check_choice,
+)
 from polyg_core.graphs.base import (
     MAX_TEXT,
-    check_choice,
     check_text,
     create_then_merge,
     dt,

@@ -16,11 +16,10 @@ from typing import Any, cast
 
 from polyg_shared import Concept, Memory, MemoryCategory
 
-from polyg_core.errors import InvalidInput, NodeNotFound
+from polyg_core.errors import InvalidInput, NodeNotFound, check_choice
 from polyg_core.graphs.base import (
     MAX_TEXT,
     ItemError,
-    check_choice,
     check_text,
     embed_texts,
     name_key,

@@ -15,8 +15,7 @@ from typing import Any
 
 from polyg_shared.nodes import MemoryCategory
 
-from polyg_core.errors import InvalidInput
-from polyg_core.graphs.base import check_choice
+from polyg_core.errors import InvalidInput, check_choice
 from polyg_core.recall.decay import MemoryMeta
 
 WHO = "who"

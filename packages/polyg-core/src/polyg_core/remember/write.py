@@ -41,9 +41,8 @@ from polyg_shared.intents import ExtractedFact, ExtractedRelation, Extraction
 from polyg_shared.nodes import Entity, Fact, MemoryCategory
 from polyg_shared.retrieval import RememberResult, WrittenNode
 
-from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound
+from polyg_core.errors import AmbiguousName, InvalidInput, NodeNotFound, check_choice
 from polyg_core.graphs.base import (
-    check_choice,
     check_text,
     embed_texts,
     ensure_vectors,
