@@ -33,11 +33,13 @@ from polyg_core.memory import Memory
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.hashing import HashEmbedder
+from polyg_core.testing.scripts import load_script
 from polyg_server.app import create_server
 from polyg_server.context import ServerContext
 
-GRAPH = "bench_call_cpu"
-ENTITY = "auth-service"
+OVERHEAD = load_script(Path(__file__).with_name("bench_mcp_overhead.py"))
+GRAPH = OVERHEAD.GRAPH
+ENTITY = OVERHEAD.ENTITY
 
 
 class _Meter:
@@ -68,20 +70,10 @@ class _Meter:
 
 
 async def seed(store: FalkorStore) -> None:
-    await store.delete_graph(GRAPH)
-    memory = Memory(store=store, embedder=HashEmbedder("bench-hash-384"), namespace=GRAPH)
-    for name, kind in [
-        (ENTITY, "Service"),
-        ("deploy-v2.3.1", "Deployment"),
-        ("AUTH_SECRET", "EnvVar"),
-        ("Alice", "Person"),
-        ("login-api", "Service"),
-    ]:
-        await memory.entities.add(GRAPH, name, kind)
-    await memory.entities.link(GRAPH, "Alice", ENTITY, "owns")
-    await memory.entities.link(GRAPH, "deploy-v2.3.1", ENTITY, "deployed_to")
-    await memory.entities.link(GRAPH, "login-api", ENTITY, "depends_on")
-    await memory.entities.link(GRAPH, ENTITY, "AUTH_SECRET", "requires")
+    """The entities, relations and causal chain `bench_mcp_overhead.py` measures over stdio."""
+    await OVERHEAD.seed(
+        Memory(store=store, embedder=HashEmbedder("bench-hash-384"), namespace=GRAPH)
+    )
 
 
 async def measure(n: int, data_dir: Path) -> None:
