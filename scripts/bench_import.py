@@ -22,14 +22,11 @@ import resource
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 import anyio
-import numpy as np
-import numpy.typing as npt
 import redis.asyncio as aredis
 from polyg_core.config import StorageSettings, settings_from_env
 from polyg_core.providers.embeddings import make_embedder
@@ -37,6 +34,7 @@ from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.embedded import EmbeddedFalkorDB, default_data_dir
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.hashing import HashEmbedder
+from polyg_core.testing.timed import TimedEmbedder
 from polyg_core.transfer import RecordWriter, iter_records
 
 EXTRA_KINDS = ("fact", "causal_link", "concept", "memory", "solution")
@@ -151,31 +149,6 @@ def progress(marks: list[tuple[int, float]], done: int, elapsed: float) -> None:
     if len(marks) % 20 == 0:
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"{done} records in {elapsed:.0f} s (load {load})", file=sys.stderr, flush=True)
-
-
-@dataclass
-class TimedEmbedder:
-    """Wraps an embedder, adding up the seconds its calls took (wall clock, on the thread
-    the model runs on) and the texts it embedded."""
-
-    inner: Embedder
-    seconds: float = 0.0
-    texts: int = 0
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        t0 = time.perf_counter()
-        out = await self.inner.embed(texts)
-        self.seconds += time.perf_counter() - t0
-        self.texts += len(texts)
-        return out
 
 
 def cpu_s() -> float:

@@ -19,47 +19,18 @@ import json
 import os
 import statistics
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-import numpy as np
-import numpy.typing as npt
 from polyg_core.config import settings_from_env
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings import make_embedder
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.testing.counting import CountingStore
 from polyg_core.testing.hashing import HashEmbedder
+from polyg_core.testing.timed import TimedEmbedder
 
 DATASET = Path(__file__).with_name("retrieval_dataset.json")
-
-
-@dataclass
-@dataclass
-class TimedEmbedder:
-    """Counts the embed calls and the time spent in them."""
-
-    inner: Embedder
-    calls: int = 0
-    seconds: float = 0.0
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        t0 = time.perf_counter()
-        try:
-            return await self.inner.embed(texts)
-        finally:
-            self.calls += 1
-            self.seconds += time.perf_counter() - t0
 
 
 def notes() -> list[tuple[str, str, str]]:

@@ -3,19 +3,16 @@ and entities it creates implicitly reported like explicit ones."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import numpy as np
-import numpy.typing as npt
 import pytest
 from polyg_core.config import StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
 from polyg_core.storage.store import FalkorStore
 from polyg_core.testing.counting import CountingStore
+from polyg_core.testing.timed import TimedEmbedder
 
 from ..conftest import ScriptedMemory, extraction_reply
 
@@ -27,32 +24,12 @@ NOTE = (
 )
 
 
-@dataclass
-class CountingEmbedder:
-    """The real embedder, counting its calls."""
-
-    inner: Embedder
-    calls: int = 0
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    async def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        self.calls += 1
-        return await self.inner.embed(texts)
-
-
 async def test_a_typical_note_is_written_in_at_most_15_queries_and_one_embedding_call(
     falkordb_settings: StorageSettings, embedder: Embedder, namespace: str
 ) -> None:
     store = CountingStore(falkordb_settings)
     await store.connect()
-    counting = CountingEmbedder(embedder)
+    counting = TimedEmbedder(embedder)
     mem = Memory(store=store, embedder=counting, namespace=namespace)
     try:
         with anyio.fail_after(60):
