@@ -67,17 +67,17 @@ def ask_dana(
 @pytest.mark.parametrize(
     ("sentence", "said", "phrase"),
     [
-        ("I went to the chess club yesterday", "2023-05-08T13:56:00", "2023-05-07 (7 May 2023)"),
-        ("I baked for the school fair last Saturday", "2023-05-25T13:14:00", "the Saturday before 25 May 2023 (2023-05-20)"),
-        ("I joined a new group last Tues", "2023-07-20T20:56:00", "the Tuesday before 20 July 2023 (2023-07-18)"),
-        ("The plumber came on Friday", "2023-07-18T09:00:00", "the Friday before 18 July 2023 (2023-07-14)"),
-        ("We met on Friday 14 July", "2023-07-20T20:56:00", "2023-07-14 (14 July 2023)"),
-        ("I told you about my school talk last week", "2023-06-09T19:55:00", "the week before 9 June 2023"),
-        ("The ferry trip this past weekend was rough", "2023-10-20T10:00:00", "the weekend before 20 October 2023"),
-        ("I built that garden shed last year", "2023-05-08T13:56:00", "2022"),
-        ("I'm going to a conference this month", "2023-07-03T13:36:00", "July 2023"),
-        ("We're thinking about repainting the kitchen next month", "2023-05-25T10:00:00", "June 2023"),
-        ("We met on 5 July and talked", "2023-07-20T20:56:00", "2023-07-05 (5 July 2023)"),
+        ("I went to the chess club yesterday", "2025-03-11T09:20:00", "2025-03-10 (10 March 2025)"),
+        ("I baked for the village fete last Saturday", "2025-04-24T16:05:00", "the Saturday before 24 April 2025 (2025-04-19)"),
+        ("I joined the rowing club last Tues", "2025-08-14T18:40:00", "the Tuesday before 14 August 2025 (2025-08-12)"),
+        ("The plumber came on Friday", "2025-08-12T09:00:00", "the Friday before 12 August 2025 (2025-08-08)"),
+        ("We met on Friday 8 August", "2025-08-14T18:40:00", "2025-08-08 (8 August 2025)"),
+        ("I told you about my pottery demo last week", "2025-02-06T19:10:00", "the week before 6 February 2025"),
+        ("The ferry trip this past weekend was rough", "2025-11-19T10:00:00", "the weekend before 19 November 2025"),
+        ("I built that garden shed last year", "2025-03-11T09:20:00", "2024"),
+        ("I'm going to a conference this month", "2025-09-02T11:30:00", "September 2025"),
+        ("We're thinking about repainting the kitchen next month", "2025-04-24T10:00:00", "May 2025"),
+        ("We met on 5 August and talked", "2025-08-14T18:40:00", "2025-08-05 (5 August 2025)"),
     ],
 )  # fmt: skip
 def test_a_relative_date_is_resolved_against_when_it_was_said(
@@ -94,7 +94,7 @@ def test_a_relative_date_is_resolved_against_when_it_was_said(
 )
 def test_a_sentence_without_a_date_of_its_own_resolves_to_nothing(sentence: str) -> None:
     # "the past week" ends when the text was written: it dates nothing more than the text.
-    assert resolve(sentence, ms("2023-07-20T20:56:00")) is None
+    assert resolve(sentence, ms("2025-08-14T18:40:00")) is None
 
 
 def test_durations_are_read_as_stated() -> None:
@@ -111,12 +111,12 @@ def test_when_answers_with_the_resolved_date_alone_for_a_quoted_memory() -> None
         "When did Dana go to the chess club?",
         IntentType.WHEN,
         [
-            memory("m1", "Dana: I went to a chess club yesterday and it was fun.", "2023-05-08T13:56:00"),
-            memory("m2", "Lee: I went hiking with my kids.", "2023-05-08T14:00:00", 0.5),
+            memory("m1", "Dana: I went to a chess club yesterday and it was fun.", "2025-03-11T09:20:00"),
+            memory("m2", "Lee: I went hiking with my kids.", "2025-03-11T09:30:00", 0.5),
         ],
         entities=["Dana"],
     )  # fmt: skip
-    assert answer.text == "2023-05-07 (7 May 2023)."
+    assert answer.text == "2025-03-10 (10 March 2025)."
     assert answer.sources[0] == "m1"
     # The evidence stays in the reasoning.
     assert "chess club yesterday" in answer.reasoning.temporal_context[0]
@@ -164,16 +164,16 @@ def test_how_long_is_answered_by_the_stated_duration() -> None:
 
 def test_a_question_that_asks_no_time_is_trusted_less_with_a_date() -> None:
     _, when = ask_dana(
-        "When did Dana go to the museum?",
+        "When did Dana go to the aquarium?",
         IntentType.WHEN,
-        "I went to the museum yesterday.",
-        "2023-07-06T10:00:00",
+        "I went to the aquarium yesterday.",
+        "2025-05-15T10:00:00",
     )
     answer, how = ask_dana(
-        "How did Dana feel at the museum?",
+        "How did Dana feel at the aquarium?",
         IntentType.WHEN,
-        "I went to the museum yesterday.",
-        "2023-07-06T10:00:00",
+        "I went to the aquarium yesterday.",
+        "2025-05-15T10:00:00",
     )
     assert not answer.evidence.shaped
     assert how < when
@@ -203,21 +203,21 @@ def test_evidence_outside_the_asked_time_caps_the_confidence() -> None:
 
 def test_what_is_answered_by_the_asked_span_of_the_sentence() -> None:
     answer, _ = ask_dana(
-        "What instruments does Dana play?",
+        "What sports does Dana coach?",
         IntentType.WHAT,
-        "Yeah, I play clarinet! It helps me relax.",
+        "Yeah, I coach netball! It helps me relax.",
     )
-    assert answer.text == "clarinet."
+    assert answer.text == "netball."
     assert answer.evidence.shaped
 
 
 @pytest.mark.parametrize(
     ("question", "about", "sentence", "span"),
     [
-        ("What did Dana research?", {"research"}, "Researching old railway maps, it's been a joy.", "old railway maps"),
+        ("What did Dana study?", {"study"}, "Studying old railway maps, it's been a joy.", "old railway maps"),
         ("How many kids does Dana have?", {"kid"}, "I took my three kids to the beach.", "3"),
         # The asked word is the subject of what follows: no span, the sentence stays.
-        ("What has Dana painted?", {"paint"}, "This painting is awesome.", None),
+        ("What has Dana knitted?", {"knit"}, "This knitting is awesome.", None),
         # A new clause follows the asked word: no span.
         ("What does Dana do to relax?", {"relax"}, "A great way to relax and forget the week.", None),
     ],
@@ -228,10 +228,10 @@ def test_asked_spans(question: str, about: set[str], sentence: str, span: str | 
 
 def test_a_what_question_answered_by_a_whole_sentence_is_trusted_less() -> None:
     found, with_span = ask_dana(
-        "What instruments does Dana play?", IntentType.WHAT, "Yeah, I play clarinet!"
+        "What sports does Dana coach?", IntentType.WHAT, "Yeah, I coach netball!"
     )
     sentence, without = ask_dana(
-        "What instruments does Dana play?", IntentType.WHAT, "Yeah, I play!"
+        "What sports does Dana coach?", IntentType.WHAT, "Yeah, I coach!"
     )
     assert found.evidence.shaped and not sentence.evidence.shaped
     assert without < with_span

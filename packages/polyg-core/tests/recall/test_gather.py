@@ -55,19 +55,19 @@ def test_single_fact_questions_are_not(question: str) -> None:
 
 
 def test_question_form_words_leave_the_search_words() -> None:
-    assert without_form_words("What kind of art does Ines make?") == "art does Ines make?"
+    assert without_form_words("What kind of furniture does Ines build?") == "furniture does Ines build?"
     assert without_form_words("kind of") == "kind of"  # nothing else would be left
 
 
 @pytest.mark.parametrize(
     "question",
     [
-        "What musical artists/bands has Ines seen?",
+        "What jazz bands/orchestras has Ines heard?",
         "What books has Tomas read?",
         "What are Ines's pets' names?",
         "Which cities has Tomas visited?",
         "What countries has Ines been to?",
-        "What book did Tomas read from Ines's suggestion?",
+        "What film did Tomas watch on Ines's advice?",
         "What is the name of Tomas's dog?",
     ],
 )
@@ -80,7 +80,7 @@ def test_questions_for_things_told_by_name(question: str) -> None:
     [
         "What instruments does Ines play?",
         "What activities has Tomas done?",
-        "What kind of art does Ines make?",
+        "What kind of furniture does Ines build?",
         "What is Tomas's bartending job?",
         "Why did Ines move?",
     ],

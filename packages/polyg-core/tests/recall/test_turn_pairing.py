@@ -127,7 +127,7 @@ async def test_a_reply_that_asks_back_keeps_its_place_as_the_reply(memory: Memor
 
 def test_a_speaker_named_as_listener_or_owner_is_not_the_one_asked_about() -> None:
     speakers = ["ines", "bram"]
-    assert without_listeners("What book did Ines recommend to Bram?", speakers) == ["ines"]
+    assert without_listeners("What film did Ines suggest to Bram?", speakers) == ["ines"]
     assert without_listeners("What does Ines think of Bram's new job?", speakers) == ["ines"]
     assert without_listeners("What did Bram share with Ines in May?", speakers) == ["bram"]
     assert without_listeners("What did Ines and Bram cook?", speakers) == speakers
@@ -143,14 +143,14 @@ async def test_what_one_speaker_recommended_to_another_is_in_the_recommenders_wo
     with anyio.fail_after(60):
         told = await _add(
             memory,
-            "Ines: Bram, read The Salt Road, a book that changed how I cook.",
+            "Ines: Bram, watch The Salt Road, a film that changed how I cook.",
             minutes_ago=9000,
         )
         await _add(memory, "Bram: Thanks, I'll look for it.", minutes_ago=8999)
-        echo = await _add(memory, "Bram: Ines, that book was great, thanks!", minutes_ago=3000)
+        echo = await _add(memory, "Bram: Ines, that film was great, thanks!", minutes_ago=3000)
         await _add(memory, "Ines: The allotment needs new fencing.", minutes_ago=5000)
         await _add(memory, "Bram: The train was late again.", minutes_ago=5500)
-        question = "What book did Ines recommend to Bram?"
+        question = "What film did Ines suggest to Bram?"
         retrievers = ("lexical", "dense", "entity", "neighbours")
         memory.pipeline.fusion_weights = FusionWeights(other_author=1.0)
         plain = await _ranked(memory, question, *retrievers)
@@ -201,7 +201,7 @@ async def test_a_when_question_with_a_window_lifts_what_is_dated_inside_it(
         )
         other_year = await _add(
             memory,
-            "Ilse: I will always remember our camping trip last year, camping under the stars.",
+            "Ilse: Our camping trip last year was the best one, by the lake in the hills.",
             minutes_ago=20000,
         )
         await _add(memory, "Ilse: The allotment needs new fencing.", minutes_ago=16000)

@@ -723,7 +723,7 @@ def _dated_up(fused: dict[str, float], q: _Question) -> None:
             says = duration_in(text) is not None
         else:
             dated = resolve(text, entry.created_at)
-            # "When did Ilse go camping in July?": a memory of July that dates its camping
+            # "When did Ilse go camping in April?": a memory of April that dates its camping
             # "last year" tells of another trip; it says when, but not when asked.
             says = dated is not None and (
                 window is None or window[0] <= dated.start_ms <= window[1]

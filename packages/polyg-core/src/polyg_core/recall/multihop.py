@@ -28,7 +28,7 @@ import re
 
 _AUX = r"(?:has|have|had|does|do|did|are|were|is|was)"
 _PLURAL_THING = re.compile(
-    # "What books has", "Which LGBTQ+ events did", "What musical artists/bands has"
+    # "What books has", "Which charity runs did", "What jazz bands/orchestras has"
     rf"^\W*(?:what|which)\s+(?:[\w+/'-]+\s+){{0,2}}[a-z][\w/'-]*[a-rt-z]s\s+{_AUX}\b",
     re.IGNORECASE,
 )
@@ -37,7 +37,7 @@ _KINDS = re.compile(
     re.IGNORECASE,
 )
 _PERFECT = re.compile(
-    # "What has Dana painted?", "Where has Lee camped?", "What activities has Dana done?"
+    # "What has Dana knitted?", "Where has Lee sailed?", "What activities has Dana done?"
     r"^\W*(?i:what|where|which|who|whom)\b(?:\s+[\w+/'-]+){0,3}\s+(?i:has|have)\s+"
     r"(?:[A-Z][\w'-]*|(?i:he|she|they|we|you|i))\b",
 )

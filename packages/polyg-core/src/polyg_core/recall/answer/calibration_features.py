@@ -80,8 +80,8 @@ def _said_at(node: ContextNode, sub: MergedSubgraph) -> int | None:
 
 def weekday_day_answer(question: str, intent: Intent, sub: MergedSubgraph, answer: Answer) -> bool:
     """Whether a WHEN answer gives a day computed from a weekday name in the sentence it
-    quotes (see `day_from_weekday`): the answer gives that day ("the Friday before 15 July
-    2023 (2023-07-14)" says it as the speaker did, but the day in brackets is still read)."""
+    quotes (see `day_from_weekday`): the answer gives that day ("the Friday before 12 August
+    2025 (2025-08-08)" says it as the speaker did, but the day in brackets is still read)."""
     if answer.evidence.route != "when" or not answer.sources or not answer.evidence.found:
         return False
     node = next((n for n in sub.nodes if n.uuid == answer.sources[0]), None)

@@ -2,9 +2,9 @@
 the evidence says.
 
 A stored text often dates its event relative to when it was written ("I went there
-yesterday", "my school talk last week"). The answer resolves that against the text's
-stated time: "yesterday" in a text of 8 May 2023 is 7 May 2023, "last week" in one of
-9 June 2023 is "the week before 9 June 2023", "last year" is the year before. A "how
+yesterday", "my pottery demo last week"). The answer resolves that against the text's
+stated time: "yesterday" in a text of 11 March 2025 is 10 March 2025, "last week" in one of
+6 February 2025 is "the week before 6 February 2025", "last year" is the year before. A "how
 long" question is answered by the duration the evidence states ("for 4 years").
 """
 
@@ -36,8 +36,8 @@ class Dated:
     """When the evidence says its event happened.
 
     Attributes:
-        phrase: the time as an answer writes it ("2023-05-07 (7 May 2023)", "June 2023",
-            "the week before 9 June 2023").
+        phrase: the time as an answer writes it ("2025-03-10 (10 March 2025)", "May 2025",
+            "the week before 6 February 2025").
         start_ms: the first instant of that time (UTC epoch ms), for the timeframe check.
         resolved: True when a relative expression of the text was resolved.
     """
