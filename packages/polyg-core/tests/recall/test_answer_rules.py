@@ -230,9 +230,7 @@ def test_a_what_question_answered_by_a_whole_sentence_is_trusted_less() -> None:
     found, with_span = ask_dana(
         "What sports does Dana coach?", IntentType.WHAT, "Yeah, I coach netball!"
     )
-    sentence, without = ask_dana(
-        "What sports does Dana coach?", IntentType.WHAT, "Yeah, I coach!"
-    )
+    sentence, without = ask_dana("What sports does Dana coach?", IntentType.WHAT, "Yeah, I coach!")
     assert found.evidence.shaped and not sentence.evidence.shaped
     assert without < with_span
 

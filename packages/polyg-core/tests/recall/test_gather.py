@@ -55,7 +55,10 @@ def test_single_fact_questions_are_not(question: str) -> None:
 
 
 def test_question_form_words_leave_the_search_words() -> None:
-    assert without_form_words("What kind of furniture does Ines build?") == "furniture does Ines build?"
+    assert (
+        without_form_words("What kind of furniture does Ines build?")
+        == "furniture does Ines build?"
+    )
     assert without_form_words("kind of") == "kind of"  # nothing else would be left
 
 
