@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import numpy as np
@@ -390,11 +390,11 @@ def _server_figures(sock: str, namespace: str | None) -> dict[str, Any]:
         }
         if namespace:
             usage: Any = client.execute_command("GRAPH.MEMORY", "USAGE", namespace)
-            pairs: dict[str, Any] = (
-                usage
-                if isinstance(usage, dict)
-                else dict(zip(usage[::2], usage[1::2], strict=False))
-            )
+            if isinstance(usage, dict):
+                pairs = cast(dict[str, Any], usage)
+            else:
+                flat = cast(list[Any], usage)
+                pairs = {str(k): v for k, v in zip(flat[::2], flat[1::2], strict=False)}
             out["graph_memory_usage_mb"] = {
                 k: v for k, v in pairs.items() if isinstance(v, int | float | str)
             }
