@@ -36,6 +36,7 @@ from polyg_core.config import Settings, StorageSettings
 from polyg_core.graphs.base import now_ms
 from polyg_core.graphs.semantic import memory_row, write_memories
 from polyg_core.memory import Memory
+from polyg_core.recall.warm import warm_recall
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.transfer import RecordWriter, iter_records
 from polyg_shared import MemoryCategory
@@ -244,7 +245,9 @@ def _served(memory: Memory) -> int:
     return sum(ep.reads + ep.writes for ep in memory.store.routing_stats())
 
 
-async def _child(data_dir: Path, warm_calls: int, namespace: str, asked: Path | None) -> None:
+async def _child(
+    data_dir: Path, warm_calls: int, namespace: str, asked: Path | None, warm_up: bool
+) -> None:
     t0 = time.perf_counter()
     settings = Settings(storage=StorageSettings(data_dir=data_dir))
     memory = await Memory.open(settings, namespace=namespace)
@@ -259,6 +262,13 @@ async def _child(data_dir: Path, warm_calls: int, namespace: str, asked: Path | 
         t_model = time.perf_counter()
         await memory.embedder.embed(["the model loads on its first use"])
         model = time.perf_counter() - t_model
+        warmed = 0.0
+        if warm_up:
+            # What polyg-server does once it is up (recall/warm.py): PageRank's scipy and
+            # dateparser's language data, loaded before the first question.
+            t_warm = time.perf_counter()
+            warm_recall()
+            warmed = time.perf_counter() - t_warm
         load = os.getloadavg()[0]
         q0 = _served(memory)
         t1, c1 = time.perf_counter(), time.process_time()
@@ -294,6 +304,7 @@ async def _child(data_dir: Path, warm_calls: int, namespace: str, asked: Path | 
             "load": load,
             "open_ms": opened * 1000,
             "model_ms": model * 1000,
+            "warm_up_ms": warmed * 1000,
             "first_ms": first * 1000,
             "first_cpu_ms": first_cpu * 1000,
             "first_round_trips": first_trips,
@@ -330,6 +341,7 @@ async def _parent(
     namespace: str,
     about_entities: bool,
     remembered: int,
+    warm_up: bool,
 ) -> None:
     settings = Settings(storage=StorageSettings(data_dir=data_dir))
     memory = await Memory.open(settings, namespace=namespace)  # keeps the server up
@@ -354,6 +366,8 @@ async def _parent(
             command += ["--warm", str(warm_calls), "--namespace", namespace]
             if asked is not None:
                 command += ["--questions", str(asked)]
+            if warm_up:
+                command += ["--warm-up"]
             out = await anyio.run_process(command, check=True)
             row = json.loads(out.stdout.decode().strip().splitlines()[-1])
             rows.append(row)
@@ -472,13 +486,19 @@ if __name__ == "__main__":
         default=0,
         help="with --about-entities, this many more through Memory.remember (timed)",
     )
+    parser.add_argument(
+        "--warm-up",
+        action="store_true",
+        help="each process loads what polyg-server loads once it is up (recall/warm.py), "
+        "timed apart, before its first recall",
+    )
     parser.add_argument("--questions", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
         _serve(args.data_dir, args.serve, args.namespace)
     elif args.child:
-        anyio.run(_child, args.data_dir, args.warm, args.namespace, args.questions)
+        anyio.run(_child, args.data_dir, args.warm, args.namespace, args.questions, args.warm_up)
     else:
         anyio.run(
             _parent,
@@ -489,4 +509,5 @@ if __name__ == "__main__":
             args.namespace,
             args.about_entities,
             args.remember,
+            args.warm_up,
         )
