@@ -17,6 +17,7 @@ after writing pays for building the catalogue file once; the table shows it apar
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
 import random
@@ -247,7 +248,12 @@ def _served(memory: Memory) -> int:
 
 
 async def _child(
-    data_dir: Path, warm_calls: int, namespace: str, asked: Path | None, warm_up: bool
+    data_dir: Path,
+    warm_calls: int,
+    namespace: str,
+    asked: Path | None,
+    warm_up: bool,
+    profile: Path | None,
 ) -> None:
     t0 = time.perf_counter()
     settings = Settings(storage=StorageSettings(data_dir=data_dir))
@@ -289,6 +295,11 @@ async def _child(
             found.append(
                 _found(picked[0]["entity"], [m.content for m in first_result.memories[:10]])
             )
+        profiler = cProfile.Profile() if profile is not None else None
+        timed: dict[str, list[float]] = {}
+        if profiler is not None:
+            _time_queries(memory, timed)
+            profiler.enable()  # the warm calls only
         for k in range(warm_calls):
             item = picked[1 + k % (len(picked) - 1)] if len(picked) > 1 else picked[0]
             q1 = _served(memory)
@@ -301,6 +312,10 @@ async def _child(
                 stages.setdefault(stage, []).append(ms)
             if item["entity"]:
                 found.append(_found(item["entity"], [m.content for m in result.memories[:10]]))
+        if profiler is not None:
+            profiler.disable()
+            profiler.dump_stats(str(profile))
+            await anyio.Path(f"{profile}.queries.json").write_text(json.dumps(timed))
         out = {
             "load": load,
             "open_ms": opened * 1000,
@@ -326,6 +341,39 @@ async def _child(
         await memory.close()
 
 
+def _time_queries(memory: Memory, timed: dict[str, list[float]]) -> None:
+    """Time every query the store sends (wall clock as the caller sees it, queueing and
+    the other queries in flight included), grouped by the start of its Cypher text."""
+    store: Any = memory.store
+    send = store.query
+
+    async def query(namespace: str, cypher: str, *args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return await send(namespace, cypher, *args, **kwargs)
+        finally:
+            key = " ".join(cypher.split())[:90]
+            timed.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
+
+    store.query = query
+
+
+def _query_report(profile: Path, runs: int, recalls: int) -> None:
+    """Per query kind over every process's warm calls: calls per recall, ms per recall."""
+    merged: dict[str, list[float]] = {}
+    for run in range(runs):
+        path = Path(f"{profile}.{run + 1}.queries.json")
+        if path.exists():
+            for key, ms in json.loads(path.read_text()).items():
+                merged.setdefault(key, []).extend(ms)
+    print(f"\nqueries over {recalls} warm recalls (wall clock per call, as recall awaits it):")
+    for key, ms in sorted(merged.items(), key=lambda kv: -sum(kv[1]))[:15]:
+        print(
+            f"  {len(ms) / recalls:5.2f} per recall  {sum(ms) / recalls:6.1f} ms per recall  "
+            f"median {statistics.median(ms):5.1f}  p95 {_p95(ms):6.1f}  {key}"
+        )
+
+
 def _rounded(row: dict[str, Any]) -> dict[str, Any]:
     return {
         k: round(v, 1) if isinstance(v, float) else v
@@ -343,6 +391,7 @@ async def _parent(
     about_entities: bool,
     remembered: int,
     warm_up: bool,
+    profile: Path | None,
 ) -> None:
     settings = Settings(storage=StorageSettings(data_dir=data_dir))
     memory = await Memory.open(settings, namespace=namespace)  # keeps the server up
@@ -369,6 +418,8 @@ async def _parent(
                 command += ["--questions", str(asked)]
             if warm_up:
                 command += ["--warm-up"]
+            if profile is not None:
+                command += ["--profile", f"{profile}.{run + 1}"]
             out = await anyio.run_process(command, check=True)
             row = json.loads(out.stdout.decode().strip().splitlines()[-1])
             rows.append(row)
@@ -386,6 +437,8 @@ async def _parent(
         )
         if sock:
             print(f"server at the end: {json.dumps(_server_figures(sock, namespace))}")
+        if profile is not None:
+            _query_report(profile, runs, runs * warm_calls)
     finally:
         await memory.close()
 
@@ -493,13 +546,28 @@ if __name__ == "__main__":
         help="each process loads what polyg-server loads once it is up (recall/warm.py), "
         "timed apart, before its first recall",
     )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="cProfile each process's warm calls into this path (.1, .2, ... per process) "
+        "and time each query they send (reported per query kind)",
+    )
     parser.add_argument("--questions", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
         _serve(args.data_dir, args.serve, args.namespace)
     elif args.child:
-        anyio.run(_child, args.data_dir, args.warm, args.namespace, args.questions, args.warm_up)
+        anyio.run(
+            _child,
+            args.data_dir,
+            args.warm,
+            args.namespace,
+            args.questions,
+            args.warm_up,
+            args.profile,
+        )
     else:
         anyio.run(
             _parent,
@@ -511,4 +579,5 @@ if __name__ == "__main__":
             args.about_entities,
             args.remember,
             args.warm_up,
+            args.profile,
         )
