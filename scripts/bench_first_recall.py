@@ -12,6 +12,19 @@ reports its times (wall clock and the process's CPU time, with the load average)
 many memories its first recall read from FalkorDB into the catalogue (`fetched`) and
 from the catalogue file (`loaded`), and its peak RSS. The first process
 after writing pays for building the catalogue file once; the table shows it apart.
+
+On a namespace that already holds entities (an import's):
+
+    nice -n 10 uv run python scripts/bench_first_recall.py --data-dir DIR --serve 9000 \
+        --namespace NS &     # a new server on DIR: how long its start took; held up
+    uv run python scripts/bench_first_recall.py --data-dir DIR --namespace NS \
+        --about-entities --memories 5000 --remember 200 --runs 4 --warm 40 [--warm-up]
+
+`--about-entities` writes memories naming the namespace's own entities through
+`polyg import`'s writer (with the embedding model) and `--remember` more through
+`Memory.remember`, then asks about those entities; `--warm-up` runs what polyg-server
+loads once it is up before each process's first recall; `--profile PATH` profiles the
+warm calls and times every query they send.
 """
 
 from __future__ import annotations
@@ -456,7 +469,7 @@ def _server_figures(sock: str, namespace: str | None) -> dict[str, Any]:
             "used_memory_mb": round(float(mem["used_memory"]) / 2**20, 1),
             "rss_mb": round(float(mem["used_memory_rss"]) / 2**20, 1),
         }
-        if namespace:
+        if namespace and client.exists(namespace):
             usage: Any = client.execute_command("GRAPH.MEMORY", "USAGE", namespace)
             if isinstance(usage, dict):
                 pairs = cast(dict[str, Any], usage)
