@@ -9,8 +9,16 @@ embedded FalkorDB is a separate process: its RSS is reported beside it). The ser
 CPU time (user + system, from /proc) at both points is reported too: on a shared
 machine it moves less with the load than the wall-clock times do.
 
+With `--data-dir DIR --namespace NS --questions FILE` each round starts a server on an
+existing data dir instead (a FalkorDB already running there is attached to, as a new
+session's server attaches to the shared one) and its first tool call is `recall` of a
+question drawn from FILE (the JSON list `scripts/bench_first_recall.py --about-entities`
+writes): spawn to the first recall answered, then `--later` more, with the server's CPU.
+
 Usage:
     uv run python scripts/bench_cold_start.py [--rounds 5]
+    uv run python scripts/bench_cold_start.py --rounds 3 --data-dir DIR --namespace NS \
+        --questions DIR/questions-NS.json
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import select
 import statistics
 import subprocess
@@ -25,7 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 PROTOCOL = "2025-06-18"
 
@@ -57,8 +66,10 @@ def _children(pid: int) -> list[int]:
 
 
 class _Server:
-    def __init__(self, data_dir: str) -> None:
+    def __init__(self, data_dir: str, namespace: str | None = None) -> None:
         env = {**os.environ, "POLYG_DATA_DIR": data_dir, "LOG_LEVEL": "WARNING"}
+        if namespace:
+            env["FALKORDB_GRAPH"] = namespace
         env.pop("LLM_MODEL", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "polyg_server.main"],
@@ -158,10 +169,85 @@ def one_round() -> dict[str, float]:
             server.stop()
 
 
+def _initialized(server: _Server) -> dict[str, Any]:
+    rid = server.send(
+        "initialize",
+        {
+            "protocolVersion": PROTOCOL,
+            "capabilities": {},
+            "clientInfo": {"name": "bench-cold-start", "version": "0"},
+        },
+    )
+    server.reply(rid)
+    server.send("notifications/initialized", {}, notify=True)
+    return server.reply(server.send("tools/list", {}))
+
+
+def recall_round(
+    data_dir: str, namespace: str, questions: list[str], later_calls: int
+) -> dict[str, float]:
+    """A new server on an existing data dir; its first tool calls are recalls."""
+    first_q, *others = random.sample(questions, 1 + later_calls)
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    server = _Server(data_dir, namespace)
+    try:
+        _initialized(server)
+        listed = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        result = server.reply(
+            server.send("tools/call", {"name": "recall", "arguments": {"question": first_q}}),
+            timeout=600.0,
+        )
+        answered = time.perf_counter()
+        cpu = _cpu_s(server.proc.pid)
+        if result.get("isError"):
+            raise RuntimeError(f"recall failed: {result}")
+        later: list[float] = []
+        for question in others:
+            t2 = time.perf_counter()
+            reply = server.reply(
+                server.send("tools/call", {"name": "recall", "arguments": {"question": question}})
+            )
+            later.append(time.perf_counter() - t2)
+            if reply.get("isError"):
+                raise RuntimeError(f"recall failed: {reply}")
+        return {
+            "load": load,
+            "listed_s": listed,
+            "first_recall_answered_s": answered - t0,
+            "first_recall_call_s": answered - t1,
+            "server_cpu_at_first_answer_s": cpu,
+            "later_recalls_median_s": statistics.median(later),
+            "later_recalls_max_s": max(later),
+            "server_rss_mb": _rss_mb(server.proc.pid),
+        }
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--data-dir", default=None, help="an existing data dir (else a new one)")
+    parser.add_argument("--namespace", default=None, help="with --data-dir: the namespace")
+    parser.add_argument(
+        "--questions", type=Path, default=None, help="with --data-dir: JSON list of questions"
+    )
+    parser.add_argument("--later", type=int, default=5, help="recalls after the first")
     args = parser.parse_args()
+    if args.data_dir is not None:
+        if args.namespace is None or args.questions is None:
+            raise SystemExit("--data-dir needs --namespace and --questions")
+        asked: list[Any] = json.loads(args.questions.read_text())
+        questions: list[str] = [
+            str(cast(dict[str, Any], q)["question"]) if isinstance(q, dict) else str(q)
+            for q in asked
+        ]
+        for _ in range(max(1, args.rounds)):
+            row = recall_round(args.data_dir, args.namespace, questions, args.later)
+            print(json.dumps({k: round(v, 3) for k, v in row.items()}), flush=True)
+        return
     rounds = [one_round() for _ in range(max(1, args.rounds))]
     print(f"rounds: {len(rounds)}; tools listed: {int(rounds[0]['tools'])}; load {os.getloadavg()}")
     print("| measure | min | median | max |")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -149,10 +150,26 @@ def _state(socket_path: str, timeout: float = 1.0) -> str:
     except redis.TimeoutError:
         # Connected but no answer: frozen (SIGSTOP), or too busy to answer in time.
         return "silent"
-    except (redis.RedisError, OSError):
-        return "down"
+    except (redis.RedisError, OSError) as exc:
+        # A server that accepts no connection for minutes (FalkorDB building its vector
+        # indexes after loading a large snapshot) fills its socket's listen queue with
+        # the probes' connections; a unix socket then refuses new ones with EAGAIN.
+        # Someone holds the socket: silent, not down.
+        return "silent" if _queue_full(exc) else "down"
     finally:
         client.close()
+
+
+def _queue_full(exc: BaseException) -> bool:
+    """Whether a failed connect was refused by a listen queue that is full (EAGAIN)."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and seen.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _rewrite_done(client: redis.Redis, deadline: float) -> bool:
