@@ -179,14 +179,22 @@ class RecallPipeline:
             EmbeddingMismatch: the namespace was built with another model or dimension (the
                 same clear error writes give, instead of FalkorDB's or silently nothing).
         """
+        vector, _stamp = await self._embed_and_stamp(namespace, text)
+        return vector
+
+    async def _embed_and_stamp(self, namespace: str, text: str) -> tuple[Vector, str | None]:
+        """`embed_for`, and the namespace's write stamp read with its embedding record
+        (`storage.write_stamp`: what this recall may reuse of earlier recalls' reads)."""
         # The namespace's record is read while the text is embedded (the local model runs
         # in a thread); it is checked with the vector made, so a remote model's first call
         # needs no probe.
-        vector, record = await _both(self.embed(text), self.store.embedding_record(namespace))
+        vector, (record, stamp) = await _both(
+            self.embed(text), self.store.embedding_record_and_stamp(namespace)
+        )
         model = self.embedder.model_name
         check_embedding(namespace, record, model, None)
         check_embedding(namespace, record, model, len(vector))
-        return vector
+        return vector, stamp
 
     async def seeds(
         self,
@@ -299,8 +307,8 @@ class RecallPipeline:
         seed_text = without_names(query_text, common)
         # Values of the asked subjects that newer facts replaced (for ranking memories) are
         # read while the question is embedded.
-        run.vector, replaced = await _both(
-            self.embed_for(run.namespace, seed_text),
+        (run.vector, run.stamp), replaced = await _both(
+            self._embed_and_stamp(run.namespace, seed_text),
             self.temporal.replaced_facts(run.namespace, intent.entities),
         )
         run.ended = [EndedValue(old.object, new.object) for old, new in replaced]
@@ -368,7 +376,14 @@ class RecallPipeline:
 
     async def _expand(self, run: _Run) -> list[ViewResult]:
         """Step 3: the expansion views (and the memories ranked with what they reached)."""
-        ctx = ViewContext(self.store, run.namespace, run.seed_intent, run.seeds, now=run.ref)
+        ctx = ViewContext(
+            self.store,
+            run.namespace,
+            run.seed_intent,
+            run.seeds,
+            now=run.ref,
+            reads=self.store.stamped_reads(run.namespace, run.stamp),
+        )
         expanding = run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=run.use_ppr)
         if run.use_ppr:
             # The named people's memories need no view: they are read while the views run.
@@ -500,6 +515,7 @@ class _Run:
     ended: list[EndedValue] = field(default_factory=lambda: [])
     ranking: MemoryRanking = field(default_factory=MemoryRanking)
     seeds: Seeds = field(default_factory=Seeds)
+    stamp: str | None = None
 
     async def timed(self, step: str, work: Awaitable[_T]) -> _T:
         """`work`'s result, its time recorded under `step`."""
