@@ -59,10 +59,12 @@ from polyg_core.recall.hybrid_scores import Mode, RankingWeights, check_mode
 from polyg_core.recall.linearizer import linearize
 from polyg_core.recall.memories import (
     COMMON_NAME_SHARE,
+    FirstStage,
     FusionWeights,
     MemoryRanking,
     check_retrievers,
-    rank_memories,
+    first_stage,
+    rank_after,
     with_memories,
 )
 from polyg_core.recall.merger import merge_views
@@ -327,21 +329,31 @@ class RecallPipeline:
             else (intent.multi_hop or len(intent.entities) >= 2)
         )
 
-    async def _rank_memories(self, run: _Run, graph_nodes: Sequence[ContextNode] = ()) -> None:
-        run.ranking = await rank_memories(
+    async def _rank_memories(self, run: _Run) -> None:
+        run.ranking = self._rank_after(run, await self._first_stage(run))
+
+    async def _first_stage(self, run: _Run) -> FirstStage:
+        return await first_stage(
             self.store,
             run.namespace,
             run.catalogue,
             run.question,
             run.intent,
             run.vector,
-            now_ms=to_epoch_ms(run.ref),
             retrievers=run.chosen,
             weights=self.fusion_weights,
-            memory_filter=run.memory_filter,
             names=run.speakers,
-            decay_tau_days=self.decay_policy.tau_days if run.opts.decay else 1e9,
             multi_hop=run.use_ppr,
+        )
+
+    def _rank_after(
+        self, run: _Run, first: FirstStage, graph_nodes: Sequence[ContextNode] = ()
+    ) -> MemoryRanking:
+        return rank_after(
+            first,
+            now_ms=to_epoch_ms(run.ref),
+            memory_filter=run.memory_filter,
+            decay_tau_days=self.decay_policy.tau_days if run.opts.decay else 1e9,
             graph_nodes=graph_nodes,
             # Values of the asked subjects that newer facts replaced: a memory holding
             # one ranks below the memory holding its successor (recall.currency).
@@ -386,16 +398,20 @@ class RecallPipeline:
         )
         expanding = run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=run.use_ppr)
         if run.use_ppr:
-            # The named people's memories need no view: they are read while the views run.
-            views, people = await _both(
+            # The named people's memories need no view, nor does the memory ranking's first
+            # stage (lexical, dense, entity, time): both run while the views wait on FalkorDB.
+            views, (people, first) = await _both(
                 expanding,
-                people_reach(
-                    self.store,
-                    run.namespace,
-                    run.catalogue,
-                    question=run.question,
-                    people=[*run.intent.entities, *run.speakers],
-                    vector=run.vector,
+                _both(
+                    people_reach(
+                        self.store,
+                        run.namespace,
+                        run.catalogue,
+                        question=run.question,
+                        people=[*run.intent.entities, *run.speakers],
+                        vector=run.vector,
+                    ),
+                    self._first_stage(run),
                 ),
             )
             reached = await graph_reach(
@@ -409,7 +425,7 @@ class RecallPipeline:
                 vector=run.vector,
                 people_found=people,
             )
-            await self._rank_memories(run, reached)
+            run.ranking = self._rank_after(run, first, reached)
         else:
             views = await expanding
         if run.memory_filter.active:
