@@ -15,7 +15,7 @@ Runs after `merge_views` and before linearizing:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -23,6 +23,7 @@ import numpy as np
 from polyg_shared.retrieval import ContextNode, MergedSubgraph, RankingReport, ViewResult
 from polyg_shared.timeutil import to_epoch_ms
 
+from polyg_core.recall.concurrency import both
 from polyg_core.recall.context_nodes import to_context
 from polyg_core.recall.decay import DecayPolicy, MemoryMeta, memory_meta
 from polyg_core.recall.filters import MemoryFilter
@@ -130,6 +131,12 @@ def _aged(
     return out, multipliers
 
 
+def _best_placed(nodes: Sequence[ContextNode]) -> list[ContextNode]:
+    """Vectors travel as 384 floats each: they are read only for the best-placed
+    candidates, the only ones that can reach the core and extended lists."""
+    return sorted(nodes, key=lambda n: -n.score)[:EMBEDDING_CANDIDATES]
+
+
 async def rank_recall(
     store: FalkorStore,
     namespace: str,
@@ -151,7 +158,16 @@ async def rank_recall(
     w = weights or RankingWeights()
     now_ms = to_epoch_ms(now)
     memory_ids = [n.uuid for n in merged.nodes if n.label == MEMORY]
-    meta = await memory_meta(store, namespace, memory_ids)
+    embeddings: dict[str, Vector] | None = None
+    if flt.active:
+        meta = await memory_meta(store, namespace, memory_ids)
+    else:
+        # Without a filter no candidate is dropped: the ones whose vectors are read are
+        # known before the memories' metadata, and the two reads go out together.
+        meta, embeddings = await both(
+            memory_meta(store, namespace, memory_ids),
+            fetch_embeddings(store, namespace, _best_placed(merged.nodes)),
+        )
     dropped = _filtered_out(memory_ids, meta, flt)
     nodes, multipliers = _aged(
         [n for n in merged.nodes if n.uuid not in dropped], meta, policy, now_ms, decay
@@ -159,10 +175,8 @@ async def rank_recall(
     kept = {n.uuid for n in nodes}
     edges = [e for e in merged.edges if e.source in kept and e.target in kept]
     base = MergedSubgraph(nodes=nodes, edges=edges, views=merged.views)
-    # Vectors travel as 384 floats each: fetch them only for the best-placed candidates,
-    # the only ones that can reach the core and extended lists.
-    top = sorted(nodes, key=lambda n: -n.score)[:EMBEDDING_CANDIDATES]
-    embeddings = await fetch_embeddings(store, namespace, top)
+    if embeddings is None:
+        embeddings = await fetch_embeddings(store, namespace, _best_placed(nodes))
     causal = causal_scores(base, _causal_targets(base, causal_seeds, entity_seeds))
     ranked = hybrid_rank(
         nodes,
