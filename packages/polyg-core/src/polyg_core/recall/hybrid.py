@@ -39,6 +39,7 @@ from polyg_core.recall.hybrid_scores import (
 from polyg_core.storage.schema import CAUSAL, MEMORY, X_AFFECTS
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
+from polyg_core.storage.write_stamp import StampedReads
 
 logger = logging.getLogger(__name__)
 
@@ -151,8 +152,11 @@ async def rank_recall(
     policy: DecayPolicy | None = None,
     memory_filter: MemoryFilter | None = None,
     weights: RankingWeights | None = None,
+    reads: StampedReads | None = None,
 ) -> RankedRecall:
-    """Filter, decay and rank the merged candidates (see the module docstring)."""
+    """Filter, decay and rank the merged candidates (see the module docstring).
+
+    `reads`: replies kept under the namespace's write stamp (the candidates' vectors)."""
     policy = policy or DecayPolicy()
     flt = memory_filter or MemoryFilter()
     w = weights or RankingWeights()
@@ -166,7 +170,7 @@ async def rank_recall(
         # known before the memories' metadata, and the two reads go out together.
         meta, embeddings = await both(
             memory_meta(store, namespace, memory_ids),
-            fetch_embeddings(store, namespace, _best_placed(merged.nodes)),
+            fetch_embeddings(store, namespace, _best_placed(merged.nodes), reads),
         )
     dropped = _filtered_out(memory_ids, meta, flt)
     nodes, multipliers = _aged(
@@ -176,7 +180,7 @@ async def rank_recall(
     edges = [e for e in merged.edges if e.source in kept and e.target in kept]
     base = MergedSubgraph(nodes=nodes, edges=edges, views=merged.views)
     if embeddings is None:
-        embeddings = await fetch_embeddings(store, namespace, _best_placed(nodes))
+        embeddings = await fetch_embeddings(store, namespace, _best_placed(nodes), reads)
     causal = causal_scores(base, _causal_targets(base, causal_seeds, entity_seeds))
     ranked = hybrid_rank(
         nodes,

@@ -81,6 +81,7 @@ from polyg_core.recall.views import (
 )
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore, check_embedding
+from polyg_core.storage.write_stamp import StampedReads
 
 logger = logging.getLogger(__name__)
 
@@ -314,6 +315,7 @@ class RecallPipeline:
             self.temporal.replaced_facts(run.namespace, intent.entities),
         )
         run.ended = [EndedValue(old.object, new.object) for old, new in replaced]
+        run.reads = self.store.stamped_reads(run.namespace, run.stamp)
         # A name found in most memories (a speaker, the user) says little about which
         # ones answer: it does not seed the graph views on its own. Events and facts
         # are seeded by the words of the same text the vector embeds.
@@ -394,7 +396,7 @@ class RecallPipeline:
             run.seed_intent,
             run.seeds,
             now=run.ref,
-            reads=self.store.stamped_reads(run.namespace, run.stamp),
+            reads=run.reads,
         )
         expanding = run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=run.use_ppr)
         if run.use_ppr:
@@ -464,6 +466,7 @@ class RecallPipeline:
             policy=self.decay_policy,
             memory_filter=run.memory_filter,
             weights=self.ranking_weights,
+            reads=run.reads,
         )
         return ranked.merged, ranked
 
@@ -532,6 +535,7 @@ class _Run:
     ranking: MemoryRanking = field(default_factory=MemoryRanking)
     seeds: Seeds = field(default_factory=Seeds)
     stamp: str | None = None
+    reads: StampedReads | None = None
 
     async def timed(self, step: str, work: Awaitable[_T]) -> _T:
         """`work`'s result, its time recorded under `step`."""
