@@ -8,13 +8,17 @@ import random
 from collections.abc import AsyncIterator
 from typing import Any
 
+import numpy as np
 import pytest
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.graphs.walks import GraphWalks
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
+from polyg_core.recall.answer.words import terms
+from polyg_core.recall.hybrid_scores import fetch_embeddings
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.write_stamp import StampedReads
+from polyg_shared.retrieval import ContextNode
 
 pytestmark = pytest.mark.anyio
 
@@ -137,3 +141,44 @@ async def test_kept_reads_by_id_are_the_rows_falkordb_answers_in_its_order(
     # Repeated ids are answered each time; FalkorDB stops at the first id of no node.
     twice = [ids[0], ids[1], ids[0], max(ids) + 7, ids[2]]
     assert await kept.nodes_by_id(namespace, twice) == await plain.nodes_by_id(namespace, twice)
+
+
+async def test_kept_vectors_are_the_vectors_read(
+    store: FalkorStore, namespace: str, embedder: Embedder
+) -> None:
+    memory = _memory(store, embedder, namespace)
+    for text, when in NOTES[:4]:
+        await memory.remember(text, reference_time=when)
+    res = await store.query(
+        namespace,
+        "MATCH (n) WHERE n:S_Memory OR n:S_Concept OR n:E_Entity RETURN n.uuid, labels(n)[0]",
+        read_only=True,
+    )
+    nodes = [
+        ContextNode(uuid=str(u), label=str(lb), graph="semantic", text="", score=0.5)
+        for u, lb in res.rows
+    ]
+    nodes.append(
+        ContextNode(uuid="no-such-node", label="S_Memory", graph="semantic", text="", score=0.5)
+    )
+    plain = await fetch_embeddings(store, namespace, nodes)
+    reads = StampedReads("test")
+    for part in (nodes[::2], nodes):  # a part read first, then all: some kept, some read
+        kept = await fetch_embeddings(store, namespace, part, reads)
+        assert kept.keys() == {n.uuid for n in part if n.uuid in plain}
+        for uuid, vec in kept.items():
+            assert np.array_equal(vec, plain[uuid])
+    assert ("embedding", "no-such-node") in reads
+
+
+def test_each_caller_gets_words_of_its_own() -> None:
+    first = terms("Wren painted the cedar trails at dawn")
+    assert first == {"wren", "paint", "cedar", "trail", "dawn"}
+    first.discard("cedar")
+    assert terms("Wren painted the cedar trails at dawn") == {
+        "wren",
+        "paint",
+        "cedar",
+        "trail",
+        "dawn",
+    }
