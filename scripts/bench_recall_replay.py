@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import json
 import statistics
 import time
@@ -78,7 +79,12 @@ def _fingerprint(result: Any) -> dict[str, Any]:
 
 
 async def replay(
-    dataset_path: Path, data_dir: Path, namespace_prefix: str, rounds: int, profile: Path | None
+    dataset_path: Path,
+    data_dir: Path,
+    namespace_prefix: str,
+    rounds: int,
+    profile: Path | None,
+    freeze_heap: bool = False,
 ) -> list[dict[str, Any]]:
     """Every question of the dataset asked `rounds` times (the first round is reported)."""
     dataset = load_dataset(dataset_path)
@@ -103,6 +109,10 @@ async def replay(
             # the graph side imports on first use.
             for ppr in (False, True):
                 await memory.recall("What happened?", graph=ns, reference_time=ref, ppr=ppr)
+            if freeze_heap:
+                # As the server does once warm (polyg_core.recall.warm.freeze_heap).
+                gc.collect()
+                gc.freeze()
             for r in range(rounds):
                 for qi, q in enumerate(asked):
                     sent, alone = counter.sent, counter.alone
@@ -202,6 +212,12 @@ def main() -> None:
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--compare", type=Path, nargs=2)
     parser.add_argument("--summary", type=Path, help="print the summary of a run's --out file")
+    parser.add_argument(
+        "--freeze-heap",
+        action="store_true",
+        help="after the warm-up, take what the process holds out of the collector's full "
+        "passes, as the server does once warm",
+    )
     args = parser.parse_args()
     if args.compare:
         compare(*args.compare)
@@ -212,7 +228,13 @@ def main() -> None:
     if args.dataset is None or args.data_dir is None:
         parser.error("give the dataset and --data-dir (or --compare A B)")
     rows = anyio.run(
-        replay, args.dataset, args.data_dir, args.namespace_prefix, args.rounds, args.profile
+        replay,
+        args.dataset,
+        args.data_dir,
+        args.namespace_prefix,
+        args.rounds,
+        args.profile,
+        args.freeze_heap,
     )
     summarize(rows)
     if args.out:

@@ -40,6 +40,7 @@ from polyg_core.graphs.semantic import content_hash
 from polyg_core.memory import Memory
 from polyg_core.recall.memories import check_retrievers
 from polyg_core.recall.packing import item_cost
+from polyg_core.recall.warm import freeze_heap, warm_recall
 from polyg_shared.retrieval import RETRIEVERS, RecalledMemory
 
 from polyg_bench.answers import (
@@ -542,6 +543,10 @@ class _Run:
         turns = dataset.turn_texts(conv.id)
         groups = turn_groups(turns)
         self.report.identical_turns += sum(len(g) - 1 for g in groups.values())
+        # As the server does once it is up: recall's first-use parts loaded, and what the
+        # process holds by then out of the garbage collector's full passes.
+        warm_recall()
+        freeze_heap()
         await self.ingest(conv, turns, ns)
         ref = conv.sessions[-1].date_time if conv.sessions else None
         baselines = await _Baselines.build(self.memory, turns)

@@ -262,12 +262,14 @@ async def _warm_up(embedder: Embedder | None) -> None:
             await anyio.to_thread.run_sync(load)
         except Exception as exc:  # the first call that embeds reports it
             logger.warning("embedding model not loaded at start: %s", exc)
-    from polyg_core.recall.warm import warm_recall
+    from polyg_core.recall.warm import freeze_heap, warm_recall
 
     try:
         await anyio.to_thread.run_sync(warm_recall)
     except Exception as exc:  # the first recall imports them and reports what fails
         logger.warning("recall's parts not loaded at start: %s", exc)
+    # What the process loaded for its life leaves the garbage collector's full passes.
+    freeze_heap()
 
 
 async def serve_stdio(

@@ -38,6 +38,7 @@ from polyg_core.storage.schema import (
     check_label,
 )
 from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.write_stamp import StampedReads
 
 Row = dict[str, Any]
 """A node's properties as projected (`props`), embedding left out."""
@@ -126,9 +127,15 @@ def _causal_touching(part: str = "", node: str = "") -> str:
 
 @dataclass
 class GraphWalks:
-    """Read-only traversal steps over one store's memory graphs (see module doc)."""
+    """Read-only traversal steps over one store's memory graphs (see module doc).
+
+    With `reads` (replies kept under the namespace's write stamp, `storage.write_stamp`),
+    the reads by internal id that personalized PageRank makes answer from what an earlier
+    recall read, as long as nothing was written since: the same rows in the same order.
+    """
 
     store: FalkorStore
+    reads: StampedReads | None = None
 
     async def _rows(self, namespace: str, cypher: str, params: Mapping[str, Any]) -> list[Any]:
         res = await self.store.query(namespace, cypher, dict(params), read_only=True)
@@ -514,8 +521,18 @@ class GraphWalks:
             )
         if not parts:
             return []
+        # The rows come in the order of FalkorDB's grouping (a hash of the uuid and id),
+        # which decides the order PPR numbers its seeds: only the same question's reply
+        # is reused, whole.
+        key = ("seed_fan_in", tuple((k, tuple(v)) for k, v in params.items()))
+        kept: list[tuple[str, int, int]] | None = self.reads.get(key) if self.reads else None
+        if kept is not None:
+            return list(kept)
         rows = await self._rows(namespace, " UNION ALL ".join(parts), params)
-        return [(str(uuid), int(node_id), int(fan_in)) for uuid, node_id, fan_in in rows]
+        found = [(str(uuid), int(node_id), int(fan_in)) for uuid, node_id, fan_in in rows]
+        if self.reads is not None:
+            self.reads.put(key, found)
+        return list(found)
 
     async def links_by_id(
         self, namespace: str, node_ids: Sequence[int]
@@ -523,6 +540,15 @@ class GraphWalks:
         """Every edge of the nodes with these internal ids, of any type: (node id,
         [[other node's id (int), whether the edge leaves the node (bool), type (str), its
         confidence or score, else 1.0]])."""
+        # The rows come in the order of FalkorDB's grouping (a hash of the node id), and
+        # that order decides which nodes a capped neighbourhood keeps: a reply is reused
+        # only for the same ids in the same order, never pieced together per node.
+        key = ("links_by_id", tuple(node_ids))
+        kept: list[tuple[int, list[Sequence[Any]]]] | None = (
+            self.reads.get(key) if self.reads else None
+        )
+        if kept is not None:
+            return list(kept)
         rows = await self._rows(
             namespace,
             "UNWIND $ids AS i MATCH (a) WHERE id(a) = i MATCH (a)-[r]-(b) "
@@ -532,15 +558,52 @@ class GraphWalks:
         )
         # The reply's ids are ints, the direction a bool and the type text already (one
         # PPR question reads about a thousand of these links): they are passed on as read.
-        return [(a, links) for a, links in rows]
+        found = [(a, links) for a, links in rows]
+        if self.reads is not None:
+            self.reads.put(key, found)
+        return list(found)
 
     async def nodes_by_id(
         self, namespace: str, node_ids: Sequence[int]
     ) -> list[tuple[int, list[str], Row]]:
-        """The nodes with these internal ids: (id, labels, properties)."""
+        """The nodes with these internal ids: (id, labels, properties), in the order of
+        `node_ids`, up to the first id of no node (FalkorDB 4.16 stops its answer there)."""
+        ids = list(node_ids)
+        reads = self.reads
+        if reads is None:
+            return await self._nodes_by_id(namespace, ids)
+        # Each node is kept on its own and only the ones not kept yet are read: FalkorDB
+        # answers `UNWIND` in its order, so the kept rows in the order asked are its answer.
+        known: dict[int, tuple[int, list[str], Row] | None] = {
+            i: reads.get(("node", i)) for i in ids if ("node", i) in reads
+        }
+        missing = list(dict.fromkeys(i for i in ids if i not in known))
+        if missing:
+            rows = await self._nodes_by_id(namespace, missing)
+            if any(row[0] != i for i, row in zip(missing, rows, strict=False)):
+                return await self._nodes_by_id(namespace, ids)  # not in the order asked
+            for i, row in zip(missing, rows, strict=False):
+                known[i] = row
+                reads.put(("node", i), row)
+            if len(rows) < len(missing):
+                # The first id not answered is of no node; those after it were not looked
+                # up. Rare (a node deleted since the walk read it): FalkorDB's own answer.
+                reads.put(("node", missing[len(rows)]), None)
+                return await self._nodes_by_id(namespace, ids)
+        out: list[tuple[int, list[str], Row]] = []
+        for i in ids:
+            row = known[i]
+            if row is None:
+                break
+            out.append(row)
+        return out
+
+    async def _nodes_by_id(
+        self, namespace: str, node_ids: list[int]
+    ) -> list[tuple[int, list[str], Row]]:
         rows = await self._rows(
             namespace,
             f"UNWIND $ids AS i MATCH (n) WHERE id(n) = i RETURN id(n), labels(n), {props('n')}",
-            {"ids": list(node_ids)},
+            {"ids": node_ids},
         )
         return [(int(node_id), [str(x) for x in labels], raw) for node_id, labels, raw in rows]

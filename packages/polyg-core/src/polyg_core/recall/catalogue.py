@@ -253,6 +253,10 @@ class NamespaceCatalogue:
 
     def get(self, uuid: str) -> CatalogueEntry | None:
         """The entry of a memory, if the catalogue has it."""
+        # Ranking asks this of the same few hundred memories hundreds of times a recall.
+        entry = self._by_doc.get(self._doc_by_uuid.get(uuid, -1))
+        if entry is not None:
+            return entry
         doc = self.doc_of(uuid)
         if doc is None:
             return None

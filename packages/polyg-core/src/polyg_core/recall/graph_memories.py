@@ -28,6 +28,7 @@ Scores are scaled by the best, so this is one more signal in [0, 1] beside the o
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -116,6 +117,12 @@ _SPEAKER_PREFIX = re.compile(r"^\s*[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}:\s+")
 _BRACKETED = re.compile(r"\[[^\]]*\]")
 
 
+# The rules below read one memory's text alone, and each recall that gathers asks them of
+# the same memories again: their answers are kept per text (bounded), as the rules are.
+_PER_TEXT = 1 << 16
+
+
+@functools.lru_cache(maxsize=_PER_TEXT)
 def speaks_to_listener(text: str) -> bool:
     """Whether a memory is about the one it speaks to rather than its author: it says
     "you" and "your" more often than "I", "my", "we" and "our" (a leading "Name: " and a
@@ -128,6 +135,7 @@ def speaks_to_listener(text: str) -> bool:
     return second > first
 
 
+@functools.lru_cache(maxsize=_PER_TEXT)
 def asks_back(text: str) -> bool:
     """Whether a memory closes on a question (a bracketed caption after it left out):
     "Love the colours! Which paints did the class use?" hands the turn to the listener,
@@ -299,16 +307,22 @@ class _Named:
         entry = self.catalogue.get(uuid)
         if entry is None:
             return False
-        for mention in find_names(entry.content):
-            key = " ".join(mention.name.lower().split())
+        for name in _names_in(entry.content):
+            key = " ".join(name.lower().split())
             if key in self.known:
                 continue
-            if self.catalogue.authored_uuids(mention.name):
+            if self.catalogue.authored_uuids(name):
                 # A speaker of the namespace named in passing ("Thanks, Lee!").
                 self.known.add(key)
                 continue
             return True
         return False
+
+
+@functools.lru_cache(maxsize=_PER_TEXT)
+def _names_in(text: str) -> tuple[str, ...]:
+    """The names `find_names` finds in a memory's text, in order."""
+    return tuple(mention.name for mention in find_names(text))
 
 
 def _person_top(

@@ -15,7 +15,7 @@ Runs after `merge_views` and before linearizing:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -23,6 +23,7 @@ import numpy as np
 from polyg_shared.retrieval import ContextNode, MergedSubgraph, RankingReport, ViewResult
 from polyg_shared.timeutil import to_epoch_ms
 
+from polyg_core.recall.concurrency import both
 from polyg_core.recall.context_nodes import to_context
 from polyg_core.recall.decay import DecayPolicy, MemoryMeta, memory_meta
 from polyg_core.recall.filters import MemoryFilter
@@ -38,6 +39,7 @@ from polyg_core.recall.hybrid_scores import (
 from polyg_core.storage.schema import CAUSAL, MEMORY, X_AFFECTS
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
+from polyg_core.storage.write_stamp import StampedReads
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +132,12 @@ def _aged(
     return out, multipliers
 
 
+def _best_placed(nodes: Sequence[ContextNode]) -> list[ContextNode]:
+    """Vectors travel as 384 floats each: they are read only for the best-placed
+    candidates, the only ones that can reach the core and extended lists."""
+    return sorted(nodes, key=lambda n: -n.score)[:EMBEDDING_CANDIDATES]
+
+
 async def rank_recall(
     store: FalkorStore,
     namespace: str,
@@ -144,14 +152,26 @@ async def rank_recall(
     policy: DecayPolicy | None = None,
     memory_filter: MemoryFilter | None = None,
     weights: RankingWeights | None = None,
+    reads: StampedReads | None = None,
 ) -> RankedRecall:
-    """Filter, decay and rank the merged candidates (see the module docstring)."""
+    """Filter, decay and rank the merged candidates (see the module docstring).
+
+    `reads`: replies kept under the namespace's write stamp (the candidates' vectors)."""
     policy = policy or DecayPolicy()
     flt = memory_filter or MemoryFilter()
     w = weights or RankingWeights()
     now_ms = to_epoch_ms(now)
     memory_ids = [n.uuid for n in merged.nodes if n.label == MEMORY]
-    meta = await memory_meta(store, namespace, memory_ids)
+    embeddings: dict[str, Vector] | None = None
+    if flt.active:
+        meta = await memory_meta(store, namespace, memory_ids)
+    else:
+        # Without a filter no candidate is dropped: the ones whose vectors are read are
+        # known before the memories' metadata, and the two reads go out together.
+        meta, embeddings = await both(
+            memory_meta(store, namespace, memory_ids),
+            fetch_embeddings(store, namespace, _best_placed(merged.nodes), reads),
+        )
     dropped = _filtered_out(memory_ids, meta, flt)
     nodes, multipliers = _aged(
         [n for n in merged.nodes if n.uuid not in dropped], meta, policy, now_ms, decay
@@ -159,10 +179,8 @@ async def rank_recall(
     kept = {n.uuid for n in nodes}
     edges = [e for e in merged.edges if e.source in kept and e.target in kept]
     base = MergedSubgraph(nodes=nodes, edges=edges, views=merged.views)
-    # Vectors travel as 384 floats each: fetch them only for the best-placed candidates,
-    # the only ones that can reach the core and extended lists.
-    top = sorted(nodes, key=lambda n: -n.score)[:EMBEDDING_CANDIDATES]
-    embeddings = await fetch_embeddings(store, namespace, top)
+    if embeddings is None:
+        embeddings = await fetch_embeddings(store, namespace, _best_placed(nodes), reads)
     causal = causal_scores(base, _causal_targets(base, causal_seeds, entity_seeds))
     ranked = hybrid_rank(
         nodes,

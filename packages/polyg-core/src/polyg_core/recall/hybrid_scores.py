@@ -32,6 +32,7 @@ from polyg_core.errors import InvalidInput
 from polyg_core.recall.probability import Link, probabilities_to_targets
 from polyg_core.storage.schema import CAUSAL, EMBEDDED_LABELS, X_AFFECTS, X_REFERS_TO
 from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.write_stamp import StampedReads
 
 logger = logging.getLogger(__name__)
 
@@ -127,15 +128,29 @@ class Ranked:
 
 
 async def fetch_embeddings(
-    store: FalkorStore, namespace: str, nodes: Sequence[ContextNode]
+    store: FalkorStore,
+    namespace: str,
+    nodes: Sequence[ContextNode],
+    reads: StampedReads | None = None,
 ) -> dict[str, Vector]:
-    """Embeddings of the given nodes, in one query (one index lookup per label, no scan)."""
+    """Embeddings of the given nodes, in one query (one index lookup per label, no scan).
+
+    With `reads` (kept under the namespace's write stamp), a node's vector read by an
+    earlier recall is not read again (nor is the absence of one)."""
+    out: dict[str, Vector] = {}
     by_label: dict[str, list[str]] = {}
     for n in nodes:
-        if n.label in EMBEDDED_LABELS:
-            by_label.setdefault(n.label, []).append(n.uuid)
+        if n.label not in EMBEDDED_LABELS:
+            continue
+        key = ("embedding", n.uuid)
+        if reads is not None and key in reads:
+            kept: Vector | None = reads.get(key)
+            if kept is not None:
+                out[n.uuid] = kept
+            continue
+        by_label.setdefault(n.label, []).append(n.uuid)
     if not by_label:
-        return {}
+        return out
     parts: list[str] = []
     params: dict[str, Any] = {}
     for i, (label, ids) in enumerate(sorted(by_label.items())):
@@ -145,12 +160,18 @@ async def fetch_embeddings(
             "RETURN n.uuid AS uuid, n.embedding AS embedding"
         )
     res = await store.query(namespace, " UNION ALL ".join(parts), params, read_only=True)
-    out: dict[str, Vector] = {}
+    read: dict[str, Vector | None] = {}
     for uuid, emb in res.rows:
         vec = np.asarray(emb, dtype=np.float32)
         norm = float(np.linalg.norm(vec))
-        if norm > 0:
-            out[str(uuid)] = vec / norm
+        read[str(uuid)] = vec / norm if norm > 0 else None
+    for ids in by_label.values():
+        for uuid in ids:
+            vec = read.get(uuid)
+            if vec is not None:
+                out[uuid] = vec
+            if reads is not None:
+                reads.put(("embedding", uuid), vec)
     return out
 
 

@@ -397,9 +397,55 @@ async def rank_memories(
 
     Reads only: the catalogue and the vector index.
     """
+    first = await first_stage(
+        store,
+        namespace,
+        catalogue,
+        question,
+        intent,
+        vector,
+        retrievers=retrievers,
+        weights=weights,
+        names=names,
+        multi_hop=multi_hop,
+    )
+    return rank_after(
+        first,
+        now_ms=now_ms,
+        memory_filter=memory_filter,
+        decay_tau_days=decay_tau_days,
+        graph_nodes=graph_nodes,
+        ended=ended,
+    )
+
+
+@dataclass
+class FirstStage:
+    """The first-stage retrievers' scores for one question (lexical, dense, entity, time:
+    none needs what the graph side reaches), from which `rank_after` finishes the ranking."""
+
+    question: _Question | None
+    ranking: MemoryRanking
+    window: tuple[int, int] | None = None
+
+
+async def first_stage(
+    store: FalkorStore,
+    namespace: str,
+    catalogue: NamespaceCatalogue,
+    question: str,
+    intent: Intent,
+    vector: npt.NDArray[np.float32] | None,
+    *,
+    retrievers: Collection[str] = RETRIEVERS,
+    weights: FusionWeights | None = None,
+    names: Sequence[str] = (),
+    multi_hop: bool = False,
+) -> FirstStage:
+    """`rank_memories`' first stage: it can run while the graph side expands."""
     out = MemoryRanking()
     if not len(catalogue):
-        return out
+        return FirstStage(None, out)
     q = _Question(
         catalogue=catalogue,
         text=without_hedges(question) if intent.inferential else question,
@@ -412,11 +458,27 @@ async def rank_memories(
         multi_hop=multi_hop,
     )
     window = await _collect_signals(out.signals, store, namespace, q, vector)
+    return FirstStage(q, out, window)
+
+
+def rank_after(
+    first: FirstStage,
+    *,
+    now_ms: int,
+    memory_filter: MemoryFilter | None = None,
+    decay_tau_days: float = 30.0,
+    graph_nodes: Sequence[ContextNode] = (),
+    ended: Sequence[EndedValue] = (),
+) -> MemoryRanking:
+    """`rank_memories` from its first stage, with the nodes the graph side reached."""
+    q, out, window = first.question, first.ranking, first.window
+    if q is None:
+        return out
     fused = _fuse(out.signals, _base_weights(q))
     _expand_and_lift(out.signals, fused, q, graph_nodes)
     in_window = window is not None and window[1] < now_ms
     ranked = _scored_entries(
-        catalogue,
+        q.catalogue,
         fused,
         memory_filter or MemoryFilter(),
         age_weight=0.0 if in_window else q.weights.age,

@@ -59,10 +59,12 @@ from polyg_core.recall.hybrid_scores import Mode, RankingWeights, check_mode
 from polyg_core.recall.linearizer import linearize
 from polyg_core.recall.memories import (
     COMMON_NAME_SHARE,
+    FirstStage,
     FusionWeights,
     MemoryRanking,
     check_retrievers,
-    rank_memories,
+    first_stage,
+    rank_after,
     with_memories,
 )
 from polyg_core.recall.merger import merge_views
@@ -79,6 +81,7 @@ from polyg_core.recall.views import (
 )
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.store import FalkorStore, check_embedding
+from polyg_core.storage.write_stamp import StampedReads
 
 logger = logging.getLogger(__name__)
 
@@ -179,14 +182,22 @@ class RecallPipeline:
             EmbeddingMismatch: the namespace was built with another model or dimension (the
                 same clear error writes give, instead of FalkorDB's or silently nothing).
         """
+        vector, _stamp = await self._embed_and_stamp(namespace, text)
+        return vector
+
+    async def _embed_and_stamp(self, namespace: str, text: str) -> tuple[Vector, str | None]:
+        """`embed_for`, and the namespace's write stamp read with its embedding record
+        (`storage.write_stamp`: what this recall may reuse of earlier recalls' reads)."""
         # The namespace's record is read while the text is embedded (the local model runs
         # in a thread); it is checked with the vector made, so a remote model's first call
         # needs no probe.
-        vector, record = await _both(self.embed(text), self.store.embedding_record(namespace))
+        vector, (record, stamp) = await _both(
+            self.embed(text), self.store.embedding_record_and_stamp(namespace)
+        )
         model = self.embedder.model_name
         check_embedding(namespace, record, model, None)
         check_embedding(namespace, record, model, len(vector))
-        return vector
+        return vector, stamp
 
     async def seeds(
         self,
@@ -299,11 +310,12 @@ class RecallPipeline:
         seed_text = without_names(query_text, common)
         # Values of the asked subjects that newer facts replaced (for ranking memories) are
         # read while the question is embedded.
-        run.vector, replaced = await _both(
-            self.embed_for(run.namespace, seed_text),
+        (run.vector, run.stamp), replaced = await _both(
+            self._embed_and_stamp(run.namespace, seed_text),
             self.temporal.replaced_facts(run.namespace, intent.entities),
         )
         run.ended = [EndedValue(old.object, new.object) for old, new in replaced]
+        run.reads = self.store.stamped_reads(run.namespace, run.stamp)
         # A name found in most memories (a speaker, the user) says little about which
         # ones answer: it does not seed the graph views on its own. Events and facts
         # are seeded by the words of the same text the vector embeds.
@@ -319,21 +331,31 @@ class RecallPipeline:
             else (intent.multi_hop or len(intent.entities) >= 2)
         )
 
-    async def _rank_memories(self, run: _Run, graph_nodes: Sequence[ContextNode] = ()) -> None:
-        run.ranking = await rank_memories(
+    async def _rank_memories(self, run: _Run) -> None:
+        run.ranking = self._rank_after(run, await self._first_stage(run))
+
+    async def _first_stage(self, run: _Run) -> FirstStage:
+        return await first_stage(
             self.store,
             run.namespace,
             run.catalogue,
             run.question,
             run.intent,
             run.vector,
-            now_ms=to_epoch_ms(run.ref),
             retrievers=run.chosen,
             weights=self.fusion_weights,
-            memory_filter=run.memory_filter,
             names=run.speakers,
-            decay_tau_days=self.decay_policy.tau_days if run.opts.decay else 1e9,
             multi_hop=run.use_ppr,
+        )
+
+    def _rank_after(
+        self, run: _Run, first: FirstStage, graph_nodes: Sequence[ContextNode] = ()
+    ) -> MemoryRanking:
+        return rank_after(
+            first,
+            now_ms=to_epoch_ms(run.ref),
+            memory_filter=run.memory_filter,
+            decay_tau_days=self.decay_policy.tau_days if run.opts.decay else 1e9,
             graph_nodes=graph_nodes,
             # Values of the asked subjects that newer facts replaced: a memory holding
             # one ranks below the memory holding its successor (recall.currency).
@@ -368,19 +390,30 @@ class RecallPipeline:
 
     async def _expand(self, run: _Run) -> list[ViewResult]:
         """Step 3: the expansion views (and the memories ranked with what they reached)."""
-        ctx = ViewContext(self.store, run.namespace, run.seed_intent, run.seeds, now=run.ref)
+        ctx = ViewContext(
+            self.store,
+            run.namespace,
+            run.seed_intent,
+            run.seeds,
+            now=run.ref,
+            reads=run.reads,
+        )
         expanding = run_views(ctx, timeout_s=self.settings.parallel_timeout_s, ppr=run.use_ppr)
         if run.use_ppr:
-            # The named people's memories need no view: they are read while the views run.
-            views, people = await _both(
+            # The named people's memories need no view, nor does the memory ranking's first
+            # stage (lexical, dense, entity, time): both run while the views wait on FalkorDB.
+            views, (people, first) = await _both(
                 expanding,
-                people_reach(
-                    self.store,
-                    run.namespace,
-                    run.catalogue,
-                    question=run.question,
-                    people=[*run.intent.entities, *run.speakers],
-                    vector=run.vector,
+                _both(
+                    people_reach(
+                        self.store,
+                        run.namespace,
+                        run.catalogue,
+                        question=run.question,
+                        people=[*run.intent.entities, *run.speakers],
+                        vector=run.vector,
+                    ),
+                    self._first_stage(run),
                 ),
             )
             reached = await graph_reach(
@@ -394,7 +427,7 @@ class RecallPipeline:
                 vector=run.vector,
                 people_found=people,
             )
-            await self._rank_memories(run, reached)
+            run.ranking = self._rank_after(run, first, reached)
         else:
             views = await expanding
         if run.memory_filter.active:
@@ -433,6 +466,7 @@ class RecallPipeline:
             policy=self.decay_policy,
             memory_filter=run.memory_filter,
             weights=self.ranking_weights,
+            reads=run.reads,
         )
         return ranked.merged, ranked
 
@@ -500,6 +534,8 @@ class _Run:
     ended: list[EndedValue] = field(default_factory=lambda: [])
     ranking: MemoryRanking = field(default_factory=MemoryRanking)
     seeds: Seeds = field(default_factory=Seeds)
+    stamp: str | None = None
+    reads: StampedReads | None = None
 
     async def timed(self, step: str, work: Awaitable[_T]) -> _T:
         """`work`'s result, its time recorded under `step`."""

@@ -82,10 +82,13 @@ class Neighbourhood:
 
 
 async def seed_specificity(
-    store: FalkorStore, namespace: str, seeds: dict[str, dict[str, float]]
+    store: FalkorStore,
+    namespace: str,
+    seeds: dict[str, dict[str, float]],
+    walks: GraphWalks | None = None,
 ) -> dict[int, float]:
     """Internal id -> seed weight `score / (fan_in + 1)` for seeds given by label -> uuid -> score."""
-    rows = await GraphWalks(store).seed_fan_in(
+    rows = await (walks or GraphWalks(store)).seed_fan_in(
         namespace, {label: list(by_uuid) for label, by_uuid in seeds.items()}
     )
     scores = {u: s for by_uuid in seeds.values() for u, s in by_uuid.items()}
@@ -117,6 +120,7 @@ async def fetch_neighbourhood(
     max_edges_per_hop: int,
     deadline: float,
     chunk: int = CHUNK,
+    walks: GraphWalks | None = None,
 ) -> Neighbourhood:
     """Breadth-first fetch of the seeds' neighbourhood (every edge type), bounded.
 
@@ -124,7 +128,7 @@ async def fetch_neighbourhood(
     aggregated per node); the fetch stops at `max_nodes` nodes, `max_edges_per_hop`
     edges in a hop, or the deadline, checked between chunks.
     """
-    walks = GraphWalks(store)
+    walks = walks or GraphWalks(store)
     position: dict[int, int] = {node_id: i for i, node_id in enumerate(seeds)}
     ids = list(seeds)
     src: list[int] = []
@@ -224,10 +228,10 @@ def _rank(hood: Neighbourhood, config: PPRConfig, time_budget: float) -> dict[in
 
 
 async def _context_nodes(
-    ctx: ViewContext, scores: dict[int, float]
+    ctx: ViewContext, scores: dict[int, float], walks: GraphWalks
 ) -> tuple[list[ContextNode], dict[int, str]]:
     """The ranked nodes as context nodes (marked `ppr`), best first, and their uuids."""
-    rows = await ctx.walks.nodes_by_id(ctx.namespace, list(scores))
+    rows = await walks.nodes_by_id(ctx.namespace, list(scores))
     nodes: list[ContextNode] = []
     uuid_of: dict[int, str] = {}
     for node_id, labels, raw in rows:
@@ -264,7 +268,8 @@ async def ppr_view(ctx: ViewContext, config: PPRConfig | None = None) -> ViewRes
     by_label = {ENTITY: s.entities, EVENT: s.events, FACT: s.facts, CAUSAL: s.causal}
     if not any(by_label.values()):
         return ViewResult(view="ppr", status="skipped", error="no seed nodes")
-    weights = await seed_specificity(ctx.store, ctx.namespace, by_label)
+    walks = ctx.walks
+    weights = await seed_specificity(ctx.store, ctx.namespace, by_label, walks)
     if not weights:
         return ViewResult(view="ppr", status="skipped", error="seed nodes not found")
     hood = await fetch_neighbourhood(
@@ -275,9 +280,10 @@ async def ppr_view(ctx: ViewContext, config: PPRConfig | None = None) -> ViewRes
         max_nodes=config.max_nodes,
         max_edges_per_hop=config.max_edges_per_hop,
         deadline=deadline,
+        walks=walks,
     )
     scores = _rank(hood, config, max(0.05, deadline - time.monotonic()))
-    nodes, uuid_of = await _context_nodes(ctx, scores)
+    nodes, uuid_of = await _context_nodes(ctx, scores, walks)
     logger.debug(
         "ppr: %d nodes, %d edges, %d hops, truncated=%s, %.1f ms",
         len(hood.ids),

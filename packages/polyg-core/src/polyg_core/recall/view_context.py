@@ -19,6 +19,7 @@ from polyg_core.graphs.walks import GraphWalks
 from polyg_core.recall.context_nodes import to_context
 from polyg_core.storage.cypher import clean
 from polyg_core.storage.store import FalkorStore
+from polyg_core.storage.write_stamp import StampedReads
 
 MAX_VIEW_NODES = 50
 
@@ -53,11 +54,13 @@ class ViewContext:
     seeds: Seeds
     max_nodes: int = MAX_VIEW_NODES
     now: datetime = field(default_factory=utc_now)
+    reads: StampedReads | None = None
+    """Replies kept under the write stamp this recall read (`FalkorStore.stamped_reads`)."""
 
     @property
     def walks(self) -> GraphWalks:
         """The graphs' read steps over this context's store."""
-        return GraphWalks(self.store)
+        return GraphWalks(self.store, self.reads)
 
     def window(self) -> tuple[int | None, int | None]:
         tf = self.intent.timeframe

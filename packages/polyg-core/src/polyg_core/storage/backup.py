@@ -39,6 +39,7 @@ from polyg_core.errors import EmbeddedServerError, InvalidInput
 from polyg_core.storage import server_lock
 from polyg_core.storage.embedded import EmbeddedFalkorDB, server_binaries
 from polyg_core.storage.namespace import validate_namespace
+from polyg_core.storage.write_stamp import restamp_query
 
 SNAPSHOT = "falkordb.rdb"
 MANIFEST = "backup.json"
@@ -242,6 +243,9 @@ def restore_graph(
         with client.pipeline(transaction=True) as tx:
             tx.delete(graph)
             tx.restore(graph, 0, payload)
+            # A new write stamp: what other processes kept under the stamp the backup
+            # holds may be newer than the restored data (storage.write_stamp).
+            tx.execute_command("GRAPH.QUERY", graph, restamp_query())
             tx.execute()
     finally:
         client.close()

@@ -47,6 +47,14 @@ from polyg_core.storage.schema import (
     META,
     RANGE_INDEXES,
 )
+from polyg_core.storage.write_stamp import (
+    STAMP_PARAM,
+    STAMP_PROPERTY,
+    StampedReads,
+    new_stamp,
+    stamped,
+    writes_data,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -194,6 +202,9 @@ class FalkorStore:
     _primary: Endpoint = field(init=False, repr=False)
     _router: ReplicaRouter | None = field(default=None, init=False, repr=False)
     _shards: dict[str, Endpoint] = field(default_factory=lambda: {}, init=False, repr=False)
+    _reads: dict[str, StampedReads] = field(
+        default_factory=dict[str, StampedReads], init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         self._primary = Endpoint(role="primary", address="")
@@ -287,6 +298,9 @@ class FalkorStore:
         if failed is not None and self._db is not failed:
             return
         db, self._db = self._db, None
+        # A server that went away may come back with other data (a restart that lost its
+        # last writes): nothing read before is kept.
+        self._reads.clear()
         await close_dropped(db, "a broken connection")
 
     @property
@@ -398,6 +412,11 @@ class FalkorStore:
         dimension = self._dimensions.get(namespace)
         if dimension and args:
             args = compact_vectors(args, dimension)
+        if not read_only and writes_data(cypher):
+            # Every write sets a new write stamp in the same query (storage.write_stamp):
+            # what readers keep between recalls holds only while the stamp does.
+            cypher = stamped(cypher)
+            args[STAMP_PARAM] = new_stamp()
 
         command: list[Any] = [
             "GRAPH.RO_QUERY" if read_only else "GRAPH.QUERY",
@@ -493,6 +512,7 @@ class FalkorStore:
         self._bootstrapped.discard(namespace)
         self._vectors.pop(namespace, None)
         self._dimensions.pop(namespace, None)
+        self._reads.pop(namespace, None)
 
     async def memory_usage(self, namespace: str) -> int | None:
         """Bytes FalkorDB reports for a graph (GRAPH.MEMORY USAGE, whole-MB resolution)."""
@@ -685,18 +705,41 @@ class FalkorStore:
     async def embedding_record(self, namespace: str) -> tuple[str, int] | None:
         """The embedding model and dimension a namespace recorded at its first vector, or
         None when it has none yet (or does not exist)."""
+        record, _stamp = await self.embedding_record_and_stamp(namespace)
+        return record
+
+    async def embedding_record_and_stamp(
+        self, namespace: str
+    ) -> tuple[tuple[str, int] | None, str | None]:
+        """`embedding_record` and the namespace's write stamp (`storage.write_stamp`; None
+        before its first stamped write), read together from its metadata node."""
         res = await self.query(
             namespace,
-            f"MATCH (m:{META} {{key: 'meta'}}) RETURN m.embedding_model, m.dimension",
+            f"MATCH (m:{META} {{key: 'meta'}}) "
+            f"RETURN m.embedding_model, m.dimension, m.{STAMP_PROPERTY}",
             read_only=True,
         )
-        model, dim = res.rows[0] if res.rows else (None, None)
+        model, dim, stamp = res.rows[0] if res.rows else (None, None, None)
+        stamp = str(stamp) if stamp is not None else None
         if model is None:
             self._dimensions.pop(namespace, None)
-            return None
+            return None, stamp
         if dim:
             self._dimensions[namespace] = int(dim)
-        return str(model), int(dim or 0)
+        return (str(model), int(dim or 0)), stamp
+
+    def stamped_reads(self, namespace: str, stamp: str | None) -> StampedReads | None:
+        """The replies kept for `namespace` under `stamp`, a stamp the caller has just read
+        (`embedding_record_and_stamp`) before reading anything it keeps there; a new, empty
+        cache when the stamp changed. None when nothing may be kept: the namespace has no
+        stamp yet, or reads are spread over replicas (a replica may lag behind the stamp
+        read on another server)."""
+        if stamp is None or self._router is not None:
+            return None
+        reads = self._reads.get(namespace)
+        if reads is None or reads.stamp != stamp:
+            reads = self._reads[namespace] = StampedReads(stamp)
+        return reads
 
     async def ensure_vectors(self, namespace: str, model: str, dimension: int) -> None:
         """Record the embedding model/dimension of a namespace and create its vector indexes.

@@ -3,6 +3,7 @@ text, the best sentence of a stored text, and times as an answer writes them."""
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime
 
@@ -42,11 +43,19 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> set[str]:
     """Stemmed content words of `text` (no stop words, no question words)."""
-    return {
+    # A set of its own for each caller (some take words out of it).
+    return set(_terms(text))
+
+
+# An answer reads the same memories' words again for each sentence it weighs, and a
+# process answers many questions from the same memories: kept per text, bounded.
+@functools.lru_cache(maxsize=1 << 14)
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(
         stem(w)
         for w in _WORD.findall(text.lower())
         if w not in STOP_WORDS and w not in _QUESTION_WORDS
-    }
+    )
 
 
 def overlap(wanted: set[str], text: str) -> float:
