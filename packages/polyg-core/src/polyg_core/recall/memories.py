@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-from polyg_shared.intents import Intent
+from polyg_shared.intents import Intent, IntentType
 from polyg_shared.retrieval import RETRIEVERS, ContextNode, MergedSubgraph, RecalledMemory
 from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms
 
@@ -529,8 +529,12 @@ def _in_order_of_currency(
         ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
     elif asks_about_now(q.text, q.intent, now_ms):
         # What is current wins: ties go to the newer memory, and an update ranks above
-        # what it changes (recall.currency).
+        # what it changes (recall.currency). A question for a reason ("Why does Lena
+        # commute by train?") asks what was said of a cause, not a value a later note
+        # replaces: a newer note about the same person is no update of it.
         ranked.sort(key=lambda es: (-es[1], -es[0].created_at, es[0].uuid))
+        if q.intent.type is IntentType.WHY:
+            return ranked, {}
         return _reordered(
             catalogue, q.text, ranked, _subjects(q), ended, meaning=signals.get("dense")
         )
@@ -918,7 +922,9 @@ def _reordered(
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
     moved = supersede(
-        ranked,
+        # A memory that only asks ("How is the new flat?") states no value: it updates
+        # nothing, whatever words it shares with the question.
+        [(e, score) for e, score in ranked if not only_asks(e.content)],
         [t for t in lexical.tokens(question) if t not in function_words],
         lexical.tokens,
         lambda term: lexical.idf(term, at_least=IDF_COLLECTION_FLOOR),
