@@ -128,18 +128,7 @@ def one_round() -> dict[str, float]:
         t0 = time.perf_counter()
         server = _Server(data_dir)
         try:
-            rid = server.send(
-                "initialize",
-                {
-                    "protocolVersion": PROTOCOL,
-                    "capabilities": {},
-                    "clientInfo": {"name": "bench-cold-start", "version": "0"},
-                },
-            )
-            server.reply(rid)
-            server.send("notifications/initialized", {}, notify=True)
-            rid = server.send("tools/list", {})
-            tools = server.reply(rid)
+            tools = _initialized(server)
             listed = time.perf_counter() - t0
             listed_cpu = _cpu_s(server.proc.pid)
             rid = server.send(

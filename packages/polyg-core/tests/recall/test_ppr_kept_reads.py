@@ -5,7 +5,6 @@ answers as one on a fresh connection; after a write from another process, as wel
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
 import numpy as np
@@ -37,14 +36,6 @@ QUESTIONS = [
     "What have Wren and Bo both made?",
     "Where has Wren camped?",
 ]
-
-
-@pytest.fixture
-async def other_store(falkordb_settings: StorageSettings) -> AsyncIterator[FalkorStore]:
-    s = FalkorStore(falkordb_settings)
-    await s.connect()
-    yield s
-    await s.close()
 
 
 async def _fresh_store(settings: StorageSettings) -> FalkorStore:

@@ -8,12 +8,12 @@ while the stamp it reads stays the same, so a write of any kind from another pro
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
 import pytest
-from polyg_core.config import Settings, StorageSettings
+from polyg_core.config import Settings
 from polyg_core.memory import Memory
 from polyg_core.storage.backup import backup, restore_graph
 from polyg_core.storage.store import FalkorStore
@@ -25,15 +25,6 @@ from polyg_core.transfer import RecordWriter, iter_export, iter_records, write_j
 pytestmark = pytest.mark.anyio
 
 REF = "2026-03-02T09:00:00Z"
-
-
-@pytest.fixture
-async def other_store(falkordb_settings: StorageSettings) -> AsyncIterator[FalkorStore]:
-    """A second connection of its own: another process writing to the same server."""
-    s = FalkorStore(falkordb_settings)
-    await s.connect()
-    yield s
-    await s.close()
 
 
 def _memory(store: FalkorStore, ns: str) -> Memory:

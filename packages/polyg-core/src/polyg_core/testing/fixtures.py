@@ -21,6 +21,7 @@ __all__ = [
     "falkordb_server",
     "falkordb_settings",
     "namespace",
+    "other_store",
     "restartable_falkordb",
     "store",
 ]
@@ -60,6 +61,16 @@ def restartable_falkordb(tmp_path: Path) -> Iterator[RestartableFalkorDB]:
 @pytest.fixture
 async def store(falkordb_settings: StorageSettings) -> AsyncIterator[FalkorStore]:
     """A connected store on the session server."""
+    s = FalkorStore(falkordb_settings)
+    await s.connect()
+    yield s
+    await s.close()
+
+
+@pytest.fixture
+async def other_store(falkordb_settings: StorageSettings) -> AsyncIterator[FalkorStore]:
+    """A second connection of its own to the session server: another process writing to
+    the same data."""
     s = FalkorStore(falkordb_settings)
     await s.connect()
     yield s
