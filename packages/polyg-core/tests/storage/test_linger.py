@@ -18,8 +18,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from polyg_core.config import StorageSettings
 from polyg_core.storage import server_lock
 from polyg_core.storage.embedded import EmbeddedFalkorDB
+from polyg_core.storage.store import FalkorStore
 
 pytestmark = pytest.mark.slow
 
@@ -142,9 +144,9 @@ def test_with_no_user_back_the_server_stops_when_the_linger_ends(data_dir: Path)
     server = EmbeddedFalkorDB(data_dir)
     assert wait_until(lambda: not alive(pid)), "the lingering server was never stopped"
     assert wait_until(lambda: not server_lock.held(server.db_dir), 15)
+    assert wait_until(lambda: not reapers(data_dir), 15)  # the reaper is done, and gone
     assert not server.pid_file.exists()
     assert server.lingering_until() is None
-    assert wait_until(lambda: not reapers(data_dir), 15)
     assert "stopping the server" in (server.db_dir / "linger.log").read_text()
     # The next session starts a new server on the same files.
     again = session(data_dir, linger_s=0)
@@ -218,3 +220,25 @@ def test_without_a_linger_the_last_user_stops_the_server(data_dir: Path) -> None
 def test_a_negative_linger_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="linger_s must be 0"):
         EmbeddedFalkorDB(tmp_path, linger_s=-1)
+
+
+@pytest.mark.anyio
+async def test_the_setting_reaches_the_stores_server(data_dir: Path) -> None:
+    store = FalkorStore(StorageSettings(data_dir=data_dir, embedded_linger_s=60))
+    await store.connect()
+    await store.query("linger_probe", "CREATE (:E_Entity {uuid: 'l1', name: 'kept up'})")
+    assert store.embedded is not None and store.embedded.linger_s == 60
+    pid = store.embedded.pid
+    assert isinstance(pid, int)
+    await store.close()  # the last user: the server stays for the next one
+    assert alive(pid) and EmbeddedFalkorDB(data_dir).lingering_until() is not None
+
+    again = FalkorStore(StorageSettings(data_dir=data_dir, embedded_linger_s=0))
+    await again.connect()
+    try:
+        assert again.embedded is not None and again.embedded.pid == pid
+        res = await again.query("linger_probe", "MATCH (n:E_Entity) RETURN n.name", read_only=True)
+        assert res.rows == [["kept up"]]
+    finally:
+        await again.close()  # no linger: the last user stops it
+    assert wait_until(lambda: not alive(pid), 30)
