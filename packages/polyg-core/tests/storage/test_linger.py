@@ -242,3 +242,16 @@ async def test_the_setting_reaches_the_stores_server(data_dir: Path) -> None:
     finally:
         await again.close()  # no linger: the last user stops it
     assert wait_until(lambda: not alive(pid), 30)
+
+
+def test_without_a_way_to_start_the_reaper_the_last_user_stops_the_server(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = EmbeddedFalkorDB(data_dir, linger_s=60)
+    server.ensure_running()
+    pid = server.pid
+    assert isinstance(pid, int)
+    monkeypatch.setattr(sys, "executable", str(data_dir / "no-python-here"))
+    server.stop()  # a server nobody would ever stop is worse than a new start
+    assert not alive(pid)
+    assert server.lingering_until() is None

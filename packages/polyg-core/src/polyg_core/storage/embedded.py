@@ -200,7 +200,12 @@ def _spawn_reaper(data_dir: Path, token: str, log: Path) -> None:
     Through `sh -c '"$@" &'`: the shell exits at once and the reaper, its child, is
     re-parented to init, so no polyg process has to wait for it (no zombie either), and
     in a session of its own a Ctrl-C or a hang-up aimed at the user does not reach it.
+
+    Raises:
+        OSError: no Python interpreter to run it (the shell would not say so).
     """
+    if not sys.executable or not os.access(sys.executable, os.X_OK):
+        raise OSError(f"no Python interpreter to run the reaper ({sys.executable!r})")
     with open(log, "ab") as err:
         subprocess.run(
             [
@@ -746,7 +751,7 @@ class EmbeddedFalkorDB:
         tmp.replace(self.linger_file)
         try:
             _spawn_reaper(self.data_dir, token, self.db_dir / "linger.log")
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
             logger.warning("could not start the embedded FalkorDB's reaper, stopping now: %s", exc)
             with contextlib.suppress(FileNotFoundError):
                 self.linger_file.unlink()
