@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -255,3 +256,14 @@ def test_without_a_way_to_start_the_reaper_the_last_user_stops_the_server(
     server.stop()  # a server nobody would ever stop is worse than a new start
     assert not alive(pid)
     assert server.lingering_until() is None
+
+
+def test_a_lingering_server_whose_data_dir_is_removed_is_stopped(tmp_path: Path) -> None:
+    """A temporary data dir removed while its server lingers: nobody can adopt it any
+    more, so the reaper stops it at once instead of leaving it running for good."""
+    data_dir = tmp_path / "scratch"
+    pid = session(data_dir, linger_s=120)["pid"]
+    assert isinstance(pid, int) and alive(pid)
+    shutil.rmtree(data_dir)
+    assert wait_until(lambda: not alive(pid)), "the server of a removed data dir kept running"
+    assert wait_until(lambda: not reapers(data_dir), 15)

@@ -194,8 +194,8 @@ def _rewrite_done(client: redis.Redis, deadline: float) -> bool:
         time.sleep(0.02)
 
 
-def _spawn_reaper(data_dir: Path, token: str, log: Path) -> None:
-    """Start `python -m polyg_core.storage.linger DATA_DIR TOKEN`, detached.
+def _spawn_reaper(data_dir: Path, token: str, server_pid: int, log: Path) -> None:
+    """Start `python -m polyg_core.storage.linger DATA_DIR TOKEN SERVER_PID`, detached.
 
     Through `sh -c '"$@" &'`: the shell exits at once and the reaper, its child, is
     re-parented to init, so no polyg process has to wait for it (no zombie either), and
@@ -218,6 +218,7 @@ def _spawn_reaper(data_dir: Path, token: str, log: Path) -> None:
                 "polyg_core.storage.linger",
                 str(data_dir),
                 token,
+                str(server_pid),
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -750,7 +751,7 @@ class EmbeddedFalkorDB:
         tmp.write_text(json.dumps(record))
         tmp.replace(self.linger_file)
         try:
-            _spawn_reaper(self.data_dir, token, self.db_dir / "linger.log")
+            _spawn_reaper(self.data_dir, token, info[0], self.db_dir / "linger.log")
         except (OSError, subprocess.SubprocessError) as exc:
             logger.warning("could not start the embedded FalkorDB's reaper, stopping now: %s", exc)
             with contextlib.suppress(FileNotFoundError):
@@ -775,16 +776,22 @@ class EmbeddedFalkorDB:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def reap_after_linger(self, token: str, poll_s: float = 1.0) -> bool:
+    def reap_after_linger(
+        self, token: str, server_pid: int | None = None, poll_s: float = 1.0
+    ) -> bool:
         """The reaper's work: wait for the linger to end, then stop the server unless a
         user came back. Returns True when it stopped the server.
 
         The stop is cancelled (False) when `linger.json` no longer holds `token` (a user
         adopted the server, a later last user started a newer reaper, or someone stopped
         it), when a live user is registered, or when the pid file names another server.
+        A data dir removed under the lingering server (a temporary one) leaves nobody to
+        adopt it: the server `server_pid` is then stopped at once.
         """
         while True:
             record = self._read_linger()
+            if record is None and server_pid is not None and not self.db_dir.exists():
+                return self._stop_orphan_of_removed_dir(server_pid)
             if record is None or record[0] != token:
                 return False
             left = record[2] - time.time()
@@ -805,6 +812,29 @@ class EmbeddedFalkorDB:
             logger.info("the linger ended with no user back: stopping the server (pid %s)", info[0])
             self._stop_adopted()
             return True
+
+    def _stop_orphan_of_removed_dir(self, pid: int) -> bool:
+        """Stop the server `pid` whose data dir is gone, if it is still this dir's server
+        (a redis-server whose command line names the dir: a reused pid is left alone)."""
+        try:
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            args = []
+        # redis-server retitles itself ("redis-server unixsocket:<socket>"); before that,
+        # its arguments hold `--dir <db dir>`.
+        dirs = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--dir"]
+        ours = os.path.realpath(self.db_dir)
+        titled = any(arg.split()[-1:] == [f"unixsocket:{self.socket_path}"] for arg in args)
+        if not _pid_alive(pid) or not (titled or any(os.path.realpath(d) == ours for d in dirs)):
+            return False
+        logger.info("the data dir of the lingering server (pid %s) was removed: stopping it", pid)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        if not _wait_dead(pid, 15.0):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            _wait_dead(pid, 5.0)
+        return True
 
     def _stop_adopted(self) -> None:
         """Stop a server this object did not start (its starter left or died)."""

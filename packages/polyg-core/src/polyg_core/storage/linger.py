@@ -1,4 +1,5 @@
-"""The reaper of a lingering embedded FalkorDB: `python -m polyg_core.storage.linger DATA_DIR TOKEN`.
+"""The reaper of a lingering embedded FalkorDB (`python -m polyg_core.storage.linger
+DATA_DIR TOKEN SERVER_PID`).
 
 Started detached by the last user to leave a server with a linger (see
 `polyg_core.storage.embedded`); it stops the server when the linger ends unless a user
@@ -13,8 +14,11 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python -m polyg_core.storage.linger DATA_DIR TOKEN", file=sys.stderr)
+    if len(argv) != 3 or not argv[2].isdigit():
+        print(
+            "usage: python -m polyg_core.storage.linger DATA_DIR TOKEN SERVER_PID",
+            file=sys.stderr,
+        )
         return 2
     from polyg_core.storage.embedded import EmbeddedFalkorDB
 
@@ -22,7 +26,7 @@ def main(argv: list[str]) -> int:
         level=logging.INFO, format="%(asctime)s %(process)d %(levelname)s %(message)s"
     )
     server = EmbeddedFalkorDB(Path(argv[0]))
-    server.reap_after_linger(argv[1])
+    server.reap_after_linger(argv[1], int(argv[2]))
     return 0
 
 
