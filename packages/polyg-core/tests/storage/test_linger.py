@@ -95,7 +95,7 @@ def reapers(data_dir: Path) -> list[int]:
             args = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"polyg_core.storage.linger" in args and str(data_dir).encode() in args:
+        if any(a.endswith(b"storage/linger.py") for a in args) and str(data_dir).encode() in args:
             found.append(int(entry.name))
     return found
 

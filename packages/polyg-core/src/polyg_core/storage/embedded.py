@@ -14,7 +14,7 @@ are ignored and removed.
 
 With a linger (`linger_s` > 0), the last user to leave does not stop the server:
 it writes `linger.json` (a token and the time the linger ends) and starts a small
-detached reaper process (`python -m polyg_core.storage.linger`), then goes. No
+detached reaper process (`storage/linger.py`), then goes. No
 polyg process has to stay alive for the stop. A user that arrives meanwhile adopts
 the running server and removes the file, which cancels the stop; when the linger
 ends, the reaper takes the start lock and stops the server only if the file still
@@ -195,7 +195,7 @@ def _rewrite_done(client: redis.Redis, deadline: float) -> bool:
 
 
 def _spawn_reaper(data_dir: Path, token: str, server_pid: int, log: Path) -> None:
-    """Start `python -m polyg_core.storage.linger DATA_DIR TOKEN SERVER_PID`, detached.
+    """Start `python .../storage/linger.py DATA_DIR TOKEN SERVER_PID`, detached.
 
     Through `sh -c '"$@" &'`: the shell exits at once and the reaper, its child, is
     re-parented to init, so no polyg process has to wait for it (no zombie either), and
@@ -214,8 +214,7 @@ def _spawn_reaper(data_dir: Path, token: str, server_pid: int, log: Path) -> Non
                 '"$@" &',
                 "sh",
                 sys.executable,
-                "-m",
-                "polyg_core.storage.linger",
+                str(Path(__file__).with_name("linger.py")),
                 str(data_dir),
                 token,
                 str(server_pid),
