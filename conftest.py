@@ -15,6 +15,11 @@ settings.register_profile("repeatable", derandomize=True, print_blob=True, deadl
 settings.register_profile("explore", print_blob=True, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
+# The polyg processes tests start (CLI, servers) stop the embedded FalkorDB with their
+# last one, as each test expects, instead of leaving it up for the next session; the
+# tests of the linger set it themselves.
+os.environ["POLYG_EMBEDDED_LINGER_S"] = "0"
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Skip `heavy` tests (many minutes each) unless POLYG_HEAVY_TESTS=1."""

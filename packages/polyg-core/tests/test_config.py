@@ -55,6 +55,7 @@ def test_every_documented_variable_is_a_setting() -> None:
         ("FALKORDB_GRAPH", "team-notes", "namespace", "team-notes"),
         ("POLYG_DATA_DIR", "/var/lib/polyg", "storage.data_dir", Path("/var/lib/polyg")),
         ("POLYG_APPENDFSYNC", "always", "storage.appendfsync", "always"),
+        ("POLYG_EMBEDDED_LINGER_S", "0", "storage.embedded_linger_s", 0.0),
         ("LLM_MODEL", "openai/gpt-4o-mini", "llm_model", "openai/gpt-4o-mini"),
         ("EMBEDDING_MODEL", "ollama/nomic-embed-text", "embedding_model", "ollama/nomic-embed-text"),
         ("MAGMA_MULTI_VIEW_BOOST", "2.5", "magma_multi_view_boost", 2.5),
@@ -107,6 +108,12 @@ def test_every_bad_variable_is_named_in_one_error() -> None:
     for variable, value in bad.items():
         assert f"{variable}={value!r}" in message
     assert "'DEBUG', 'INFO', 'WARNING' or 'ERROR'" in message
+
+
+def test_a_negative_linger_is_refused_naming_the_variable() -> None:
+    with pytest.raises(InvalidInput, match=r"POLYG_EMBEDDED_LINGER_S='-5'"):
+        settings_from_env({"POLYG_EMBEDDED_LINGER_S": "-5"})
+    assert settings_from_env({"POLYG_EMBEDDED_LINGER_S": "90"}).storage.embedded_linger_s == 90
 
 
 def test_a_bad_graph_name_is_refused_with_the_rule() -> None:

@@ -75,6 +75,18 @@ class StorageSettings(BaseModel):
             "slower writes)."
         ),
     )
+    embedded_linger_s: float = setting(
+        600.0,
+        "POLYG_EMBEDDED_LINGER_S",
+        ge=0,
+        le=7 * 24 * 3600,
+        description=(
+            "Seconds the embedded FalkorDB stays up after its last polyg process left, so "
+            "that the next one (a new stdio session) adopts it instead of starting it again "
+            "(a large data dir's start rebuilds its vector indexes: minutes); 0 stops it "
+            "with the last process."
+        ),
+    )
     query_timeout_ms: int = setting(
         30_000,
         "POLYG_QUERY_TIMEOUT_MS",

@@ -24,7 +24,7 @@ pytestmark = [
 async def test_jobs_queued_before_a_restart_run_after_it(
     kit: Any, tmp_path: Path, embedder: Embedder
 ) -> None:
-    settings = StorageSettings(data_dir=tmp_path, query_timeout_ms=30_000)
+    settings = StorageSettings(data_dir=tmp_path, query_timeout_ms=30_000, embedded_linger_s=0)
     server = EmbeddedFalkorDB(tmp_path)
     await anyio.to_thread.run_sync(server.ensure_running)
     store = await FalkorStore(settings, embedded=server).connect()

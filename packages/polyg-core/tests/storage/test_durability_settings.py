@@ -31,7 +31,11 @@ def fsync_policy(sock: str) -> str:
 
 async def test_appendfsync_always_reaches_the_server(tmp_path: Path) -> None:
     settings = StorageSettings.model_validate(
-        {"POLYG_DATA_DIR": str(tmp_path), "POLYG_APPENDFSYNC": "always"}
+        {
+            "POLYG_DATA_DIR": str(tmp_path),
+            "POLYG_APPENDFSYNC": "always",
+            "POLYG_EMBEDDED_LINGER_S": "0",
+        }
     )
     assert settings.appendfsync == "always"
     store = FalkorStore(settings)

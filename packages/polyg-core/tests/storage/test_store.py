@@ -196,7 +196,7 @@ async def test_list_and_delete_graphs(store: FalkorStore, namespace: str) -> Non
 
 
 async def test_data_survives_restart_of_the_embedded_server(tmp_path: Path) -> None:
-    settings = StorageSettings(data_dir=tmp_path)
+    settings = StorageSettings(data_dir=tmp_path, embedded_linger_s=0)
     s = FalkorStore(settings)
     await s.connect()
     await s.query("keep", "CREATE (:E_Entity {uuid: 'k1', name: 'persisted'})")
@@ -251,7 +251,7 @@ def test_stale_pid_file_is_recovered(tmp_path: Path) -> None:
 
 
 async def test_server_going_away_gives_clear_error_then_reconnects(tmp_path: Path) -> None:
-    settings = StorageSettings(data_dir=tmp_path, max_retries=0)
+    settings = StorageSettings(data_dir=tmp_path, max_retries=0, embedded_linger_s=0)
     s = FalkorStore(settings)
     await s.connect()
     try:

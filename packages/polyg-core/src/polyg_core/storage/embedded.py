@@ -12,6 +12,16 @@ adopted by the next polyg process and stopped when the last user leaves. Files o
 dead processes (pid gone, or reused by another program: the start time differs)
 are ignored and removed.
 
+With a linger (`linger_s` > 0), the last user to leave does not stop the server:
+it writes `linger.json` (a token and the time the linger ends) and starts a small
+detached reaper process (`storage/linger.py`), then goes. No
+polyg process has to stay alive for the stop. A user that arrives meanwhile adopts
+the running server and removes the file, which cancels the stop; when the linger
+ends, the reaper takes the start lock and stops the server only if the file still
+holds its token, no live user is registered and the pid file still names the same
+server. A large data dir's server then answers a session that follows the last one
+within the linger at once, instead of loading and rebuilding its vector indexes.
+
 Persistence is an append-only file (AOF) with an RDB base. A start that replays
 commands from the AOF's incremental part can leave the vector indexes broken
 (see `polyg_core.storage.index_check`), so such a start verifies every vector
@@ -31,6 +41,7 @@ import logging
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -183,6 +194,40 @@ def _rewrite_done(client: redis.Redis, deadline: float) -> bool:
         time.sleep(0.02)
 
 
+def _spawn_reaper(data_dir: Path, token: str, server_pid: int, log: Path) -> None:
+    """Start `python .../storage/linger.py DATA_DIR TOKEN SERVER_PID`, detached.
+
+    Through `sh -c '"$@" &'`: the shell exits at once and the reaper, its child, is
+    re-parented to init, so no polyg process has to wait for it (no zombie either), and
+    in a session of its own a Ctrl-C or a hang-up aimed at the user does not reach it.
+
+    Raises:
+        OSError: no Python interpreter to run it (the shell would not say so).
+    """
+    if not sys.executable or not os.access(sys.executable, os.X_OK):
+        raise OSError(f"no Python interpreter to run the reaper ({sys.executable!r})")
+    with open(log, "ab") as err:
+        subprocess.run(
+            [
+                "/bin/sh",
+                "-c",
+                '"$@" &',
+                "sh",
+                sys.executable,
+                str(Path(__file__).with_name("linger.py")),
+                str(data_dir),
+                token,
+                str(server_pid),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            check=True,
+            timeout=30,
+        )
+
+
 def _socket_client(sock: str) -> Any:
     from redis.asyncio.connection import UnixDomainSocketConnection
 
@@ -230,6 +275,9 @@ class EmbeddedFalkorDB:
         verify_indexes: after a start that replayed the AOF, probe every vector index
             and rebuild the broken ones (off only to reproduce the damage in tests).
         compact_timeout: seconds a clean stop waits for the AOF rewrite into its base.
+        linger_s: seconds the server stays up after its last user left, for the next
+            one to adopt (0: the last user stops it at once). `stop(force=True)` does
+            not linger.
     """
 
     data_dir: Path
@@ -238,10 +286,17 @@ class EmbeddedFalkorDB:
     appendfsync: str = "everysec"
     verify_indexes: bool = True
     compact_timeout: float = 120.0
+    linger_s: float = 0.0
     owner: bool = field(default=False, init=False)
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _token: str = field(default_factory=lambda: uuid.uuid4().hex[:12], init=False, repr=False)
     _at_exit_hooked: bool = field(default=False, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.linger_s < 0:
+            raise ValueError(
+                f"linger_s must be 0 (stop with the last user) or more seconds, got {self.linger_s}"
+            )
 
     @property
     def db_dir(self) -> Path:
@@ -259,6 +314,11 @@ class EmbeddedFalkorDB:
     @property
     def _user_file(self) -> Path:
         return self.users_dir / f"{os.getpid()}-{self._token}"
+
+    @property
+    def linger_file(self) -> Path:
+        """While the server outlives its last user: the reaper's token and the linger's end."""
+        return self.db_dir / "linger.json"
 
     @property
     def log_file(self) -> Path:
@@ -321,6 +381,9 @@ class EmbeddedFalkorDB:
                         self.pid_file.unlink()
                 sock = self._start()
             self._register()
+            # A server left lingering by its last user is adopted: its stop is cancelled.
+            with contextlib.suppress(FileNotFoundError):
+                self.linger_file.unlink()
             return sock
 
     def _lock(self) -> FileLock:
@@ -633,9 +696,12 @@ class EmbeddedFalkorDB:
         Whoever started it: the last user stops a server it adopted (its starter died)
         as well as its own. The append-only file is first rewritten into its base (see
         `compact`), so the next start loads a snapshot instead of replaying commands.
+        With `linger_s` > 0 the last user leaves it running and a detached reaper stops
+        it when the linger ends with no user back (see the module's docstring).
 
         Args:
-            force: stop it even while other processes use it (tests, benchmarks).
+            force: stop it at once, even while other processes use it or a linger is
+                set (tests, benchmarks, commands that need it stopped).
         """
         if not self.db_dir.exists():
             return
@@ -650,12 +716,124 @@ class EmbeddedFalkorDB:
                 self.owner = False
                 self._process = None
                 return
+            if not force and self.linger_s > 0 and self._linger():
+                self.owner = False
+                self._process = None
+                return
+            with contextlib.suppress(FileNotFoundError):
+                self.linger_file.unlink()  # a stop now: a pending reaper has nothing to do
             if self.owner and self._process is not None:
                 self._stop_child(self._process)
             else:
                 self._stop_adopted()
             self.owner = False
             self._process = None
+
+    def _linger(self) -> bool:
+        """Leave the running server to a detached reaper that stops it after `linger_s`.
+
+        Called under the start lock by the last user. False when there is no live
+        server to leave running, or the reaper could not be started (the caller then
+        stops the server now).
+        """
+        info = self._read_pid()
+        if info is None or not _pid_alive(info[0]):
+            return False
+        token = uuid.uuid4().hex
+        record = {
+            "token": token,
+            "server_pid": info[0],
+            "linger_s": self.linger_s,
+            "until": time.time() + self.linger_s,
+        }
+        tmp = self.linger_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record))
+        tmp.replace(self.linger_file)
+        try:
+            _spawn_reaper(self.data_dir, token, info[0], self.db_dir / "linger.log")
+        except (OSError, subprocess.SubprocessError) as exc:
+            logger.warning("could not start the embedded FalkorDB's reaper, stopping now: %s", exc)
+            with contextlib.suppress(FileNotFoundError):
+                self.linger_file.unlink()
+            return False
+        logger.info(
+            "leaving the embedded FalkorDB (pid %s) running for %.0f s after its last user",
+            info[0],
+            self.linger_s,
+        )
+        return True
+
+    def lingering_until(self) -> float | None:
+        """When a pending linger stops the server (epoch seconds), or None."""
+        record = self._read_linger()
+        return record[2] if record is not None else None
+
+    def _read_linger(self) -> tuple[str, int, float] | None:
+        try:
+            data = json.loads(self.linger_file.read_text())
+            return str(data["token"]), int(data["server_pid"]), float(data["until"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def reap_after_linger(
+        self, token: str, server_pid: int | None = None, poll_s: float = 1.0
+    ) -> bool:
+        """The reaper's work: wait for the linger to end, then stop the server unless a
+        user came back. Returns True when it stopped the server.
+
+        The stop is cancelled (False) when `linger.json` no longer holds `token` (a user
+        adopted the server, a later last user started a newer reaper, or someone stopped
+        it), when a live user is registered, or when the pid file names another server.
+        A data dir removed under the lingering server (a temporary one) leaves nobody to
+        adopt it: the server `server_pid` is then stopped at once.
+        """
+        while True:
+            record = self._read_linger()
+            if record is None and server_pid is not None and not self.db_dir.exists():
+                return self._stop_orphan_of_removed_dir(server_pid)
+            if record is None or record[0] != token:
+                return False
+            left = record[2] - time.time()
+            if left <= 0:
+                break
+            time.sleep(min(left, poll_s))
+        with self._lock():
+            record = self._read_linger()
+            if record is None or record[0] != token:
+                return False
+            with contextlib.suppress(FileNotFoundError):
+                self.linger_file.unlink()
+            if self.live_users():
+                return False
+            info = self._read_pid()
+            if info is None or info[0] != record[1]:
+                return False
+            logger.info("the linger ended with no user back: stopping the server (pid %s)", info[0])
+            self._stop_adopted()
+            return True
+
+    def _stop_orphan_of_removed_dir(self, pid: int) -> bool:
+        """Stop the server `pid` whose data dir is gone, if it is still this dir's server
+        (a redis-server whose command line names the dir: a reused pid is left alone)."""
+        try:
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            args = []
+        # redis-server retitles itself ("redis-server unixsocket:<socket>"); before that,
+        # its arguments hold `--dir <db dir>`.
+        dirs = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--dir"]
+        ours = os.path.realpath(self.db_dir)
+        titled = any(arg.split()[-1:] == [f"unixsocket:{self.socket_path}"] for arg in args)
+        if not _pid_alive(pid) or not (titled or any(os.path.realpath(d) == ours for d in dirs)):
+            return False
+        logger.info("the data dir of the lingering server (pid %s) was removed: stopping it", pid)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        if not _wait_dead(pid, 15.0):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            _wait_dead(pid, 5.0)
+        return True
 
     def _stop_adopted(self) -> None:
         """Stop a server this object did not start (its starter left or died)."""

@@ -243,7 +243,9 @@ class FalkorStore:
             return self._open_external()
         if self.embedded is None:
             self.embedded = EmbeddedFalkorDB(
-                s.data_dir or default_data_dir(), appendfsync=s.appendfsync
+                s.data_dir or default_data_dir(),
+                appendfsync=s.appendfsync,
+                linger_s=s.embedded_linger_s,
             )
         sock = await anyio.to_thread.run_sync(self.embedded.ensure_running)
         return self._client(

@@ -42,7 +42,9 @@ class RestartableFalkorDB:
 
     def settings(self, **update: Any) -> StorageSettings:
         """Embedded-mode settings on this data dir (the store reuses the running server)."""
-        base = StorageSettings(data_dir=self.data_dir, query_timeout_ms=30_000, max_retries=3)
+        base = StorageSettings(
+            data_dir=self.data_dir, query_timeout_ms=30_000, max_retries=3, embedded_linger_s=0
+        )
         return base.model_copy(update=update)
 
     def start(self) -> EmbeddedFalkorDB:
