@@ -55,7 +55,9 @@ def test_remember_then_recall_pretty_and_json(env: dict[str, str], graph: str) -
 
 
 async def _enqueue(data_dir: str, graph: str) -> str:
-    store = await FalkorStore(StorageSettings(data_dir=Path(data_dir))).connect()
+    store = await FalkorStore(
+        StorageSettings(data_dir=Path(data_dir), embedded_linger_s=0)
+    ).connect()
     try:
         queue = await JobQueue.open(store)
         try:

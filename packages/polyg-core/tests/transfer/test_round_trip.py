@@ -192,7 +192,9 @@ async def test_a_generated_10k_namespace_round_trips(
     falkordb_server: EmbeddedFalkorDB, namespace: str, tmp_path: Path
 ) -> None:
     # Batches of 1,000 vectors can take more than the default 30 s on a busy machine.
-    settings = StorageSettings(data_dir=falkordb_server.data_dir, query_timeout_ms=600_000)
+    settings = StorageSettings(
+        data_dir=falkordb_server.data_dir, query_timeout_ms=600_000, embedded_linger_s=0
+    )
     store = await FalkorStore(settings).connect()
     try:
         with anyio.fail_after(7200):

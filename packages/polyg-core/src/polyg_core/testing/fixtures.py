@@ -43,9 +43,14 @@ def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
 
 @pytest.fixture(scope="session")
 def falkordb_settings(falkordb_server: EmbeddedFalkorDB) -> StorageSettings:
-    """Settings that point at the session's embedded server (no external host)."""
+    """Settings that point at the session's embedded server (no external host). A store
+    that starts a server of its own from a copy of them (another data dir) stops it with
+    its last user (no linger): a test leaves no server behind."""
     return StorageSettings(
-        data_dir=falkordb_server.data_dir, query_timeout_ms=30_000, max_retries=3
+        data_dir=falkordb_server.data_dir,
+        query_timeout_ms=30_000,
+        max_retries=3,
+        embedded_linger_s=0,
     )
 
 
