@@ -10,12 +10,11 @@ the same server. These tests use short linger times and bounded polling only.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,8 @@ from polyg_core.config import StorageSettings
 from polyg_core.storage import server_lock
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
+from polyg_core.testing.processes import server_alive as alive
+from polyg_core.testing.processes import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -74,17 +75,6 @@ def leave(proc: subprocess.Popen[str]) -> None:
     assert proc.wait(timeout=120) == 0
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return b"redis-server" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
 def reapers(data_dir: Path) -> list[int]:
     """Pids of the reaper processes waiting on this data dir."""
     found: list[int] = []
@@ -98,15 +88,6 @@ def reapers(data_dir: Path) -> list[int]:
         if any(a.endswith(b"storage/linger.py") for a in args) and str(data_dir).encode() in args:
             found.append(int(entry.name))
     return found
-
-
-def wait_until(check: Callable[[], bool], timeout_s: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def sleep_past(epoch_s: float, margin_s: float = 2.5) -> None:

@@ -10,12 +10,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from polyg_core.storage.embedded import EmbeddedFalkorDB
+from polyg_core.testing.processes import server_alive as alive
+from polyg_core.testing.processes import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -45,26 +46,6 @@ def user(data_dir: Path, mode: str) -> subprocess.Popen[str]:
     return proc
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return b"redis-server" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
-def wait_until(check: Callable[[], bool], timeout_s: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path
@@ -86,7 +67,7 @@ def test_the_next_process_adopts_a_server_whose_starter_was_killed_and_stops_it(
     assert alive(server_pid)  # orphaned: nobody stopped it
     follower = user(data_dir, "leave")  # uses it (same server), then leaves
     assert follower.wait(timeout=60) == 0
-    assert wait_until(lambda: not alive(server_pid))
+    assert wait_until(lambda: not alive(server_pid), timeout_s=30.0)
     assert not EmbeddedFalkorDB(data_dir).pid_file.exists()
 
 
@@ -111,7 +92,7 @@ def test_the_server_stays_while_another_process_uses_it_and_stops_with_the_last(
     last.ensure_running()
     assert last.pid == server_pid
     last.stop()
-    assert wait_until(lambda: not alive(server_pid))
+    assert wait_until(lambda: not alive(server_pid), timeout_s=30.0)
 
 
 def test_a_user_file_of_a_reused_pid_does_not_count(data_dir: Path) -> None:
@@ -127,4 +108,4 @@ def test_a_user_file_of_a_reused_pid_does_not_count(data_dir: Path) -> None:
     pid = server.pid
     assert pid is not None
     server.stop()
-    assert wait_until(lambda: not alive(pid))
+    assert wait_until(lambda: not alive(pid), timeout_s=30.0)
