@@ -49,6 +49,22 @@ _CURSOR_RESERVE: Final = 40
 """Tokens kept for next_cursor and truncated, which are set after the page is filled."""
 _ELLIPSIS: Final = "…"
 _PIECE = re.compile(r"[A-Za-z]+|[0-9]+|[^\x00-\x7f]|\s+|[^A-Za-z0-9\s]")
+# The pieces counted by class over the text's UTF-8 bytes, each class seen through a
+# translation that keeps its own characters and turns every other byte into one filler
+# (bytes outside ASCII are never a letter, a digit or a space, as the pieces have it).
+_LETTER, _DIGIT, _SPACE, _OTHER = ord("a"), ord("0"), ord(" "), ord("x")
+_ASCII_SPACE: Final = frozenset(c for c in range(128) if chr(c).isspace())
+
+
+def _view(keep: Callable[[int], bool], mark: int) -> bytes:
+    return bytes(mark if c < 128 and keep(c) else _OTHER for c in range(256))
+
+
+_LETTER_VIEW = _view(lambda c: chr(c).isalpha(), _LETTER)
+_DIGIT_VIEW = _view(lambda c: chr(c).isdigit(), _DIGIT)
+_SPACE_VIEW = _view(lambda c: c in _ASCII_SPACE, _SPACE)
+_PUNCTUATION = bytes(c for c in range(128) if not (chr(c).isalnum() or c in _ASCII_SPACE))
+_WIDE_SPACE = re.compile(r"(?=\s)[^\x00-\x7f]")
 _PAGING_FIELDS: Final = frozenset({"cursor", "max_tokens"})
 
 
@@ -62,6 +78,57 @@ def estimate_tokens(text: str) -> int:
     non-Latin text are where a plain characters-per-token rule falls short. Strings
     of random letters are the exception: cl100k_base cuts them finer than words.
     """
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: the piece walk says so as before
+        return _estimate_by_piece(text)
+    if len(data) != len(text) and _WIDE_SPACE.search(text):
+        return _estimate_by_piece(text)  # a run of spaces may take in a wide one
+    letters = b"x" + data.translate(_LETTER_VIEW)
+    digits = b"x" + data.translate(_DIGIT_VIEW)
+    spaces = b"x" + data.translate(_SPACE_VIEW)
+    ascii_count = len(text.encode("ascii", "ignore"))
+    return (
+        _letter_tokens(letters)
+        + _digit_tokens(digits)
+        + _space_tokens(spaces)
+        + len(data)
+        - len(data.translate(None, _PUNCTUATION))
+        + len(data)
+        - ascii_count  # bytes outside ASCII
+    )
+
+
+def _digit_tokens(view: bytes) -> int:
+    """One token per two digits of each run, rounded up: half of all digits and of the
+    runs of odd length (what is left of a run once its pairs are taken out)."""
+    digits = view.count(b"0")
+    odd_runs = view.replace(b"00", b"").count(b"0")
+    return (digits + odd_runs) // 2
+
+
+def _letter_tokens(view: bytes) -> int:
+    """One token per run of letters, and one more per three letters past the sixth: with
+    each three letters written as one mark, a run of n letters holds n // 3 marks, of
+    which all but two count."""
+    thirds = view.replace(b"aaa", b"b")
+    past_six = thirds.count(b"b") - thirds.count(b"xb") - thirds.count(b"xbb")
+    return view.count(b"xa") + past_six
+
+
+def _space_tokens(view: bytes) -> int:
+    """One token per eight characters of each run of spaces, rounded down."""
+    total = 0
+    length = 8
+    while found := view.count(b"x" + b" " * length):  # runs of at least `length`
+        total += found
+        length += 8
+    return total
+
+
+def _estimate_by_piece(text: str) -> int:
+    """`estimate_tokens` piece by piece: the rule itself, for text holding whitespace
+    outside ASCII (a run of spaces may take it in)."""
     count = 0
     for match in _PIECE.finditer(text):
         piece = match.group(0)
@@ -97,8 +164,7 @@ def json_tokens(value: Any) -> int:
 
 
 def _json(value: Any) -> str:
-    data = to_jsonable_python(value, by_alias=True)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return _dumps(to_jsonable_python(value, by_alias=True))
 
 
 @dataclass(frozen=True)
@@ -190,26 +256,66 @@ def within_budget(
     """An answer that fits `max_tokens`: the fields of `drop` emptied in turn, then the
     lists of `trim` cut from the end (one item stays), until it fits.
 
+    The answer's JSON is estimated once; each step then adds the estimate of what it put
+    in and takes off that of what it took out. That is exact: in compact JSON a field's
+    value and a list's items are bounded by punctuation, which `estimate_tokens` never
+    joins to a neighbouring piece, so a text's estimate is the sum of its parts'.
+
     Returns:
         The answer and the names of the fields emptied or cut, in that order.
     """
     budget = max_tokens - _CURSOR_RESERVE
+    data = cast(dict[str, Any], to_jsonable_python(answer, by_alias=True))
+    text = _dumps(data)
+    if len(text.encode()) <= budget:  # the estimate never exceeds the bytes
+        return answer, []
+    total = estimate_tokens(text)
+    keys = _json_keys(type(answer))
     omitted: list[str] = []
     for field in drop:
-        if json_tokens(answer) <= budget:
+        if total <= budget:
             return answer, omitted
-        answer = answer.model_copy(update={field: _emptied(getattr(answer, field))})
+        emptied = _emptied(getattr(answer, field))
+        answer = answer.model_copy(update={field: emptied})
+        key = keys[field]
+        new = to_jsonable_python(emptied, by_alias=True)
+        total += estimate_tokens(_dumps(new)) - estimate_tokens(_dumps(data[key]))
+        data[key] = new
         omitted.append(field)
     for field in trim:
-        items: list[Any] = list(getattr(answer, field))
-        cut = False
-        while len(items) > 1 and json_tokens(answer) > budget:
-            items = items[: len(items) // 2] if len(items) > 8 else items[:-1]
-            answer = answer.model_copy(update={field: items})
-            cut = True
-        if cut:
+        if total <= budget:
+            break
+        key = keys[field]
+        items = cast(list[Any], data[key])
+        costs = [estimate_tokens(_dumps(item)) for item in items]
+        kept = len(items)
+        while kept > 1 and total > budget:
+            fewer = kept // 2 if kept > 8 else kept - 1
+            total -= _list_tokens(costs[:kept]) - _list_tokens(costs[:fewer])
+            kept = fewer
+        if kept < len(items):
+            answer = answer.model_copy(update={field: list(getattr(answer, field))[:kept]})
+            data[key] = items[:kept]
             omitted.append(field)
     return answer, omitted
+
+
+def _list_tokens(costs: Sequence[int]) -> int:
+    """The estimate of a JSON list whose items' estimates are `costs`: its brackets and
+    the commas between items are a token each."""
+    return 2 + sum(costs) + max(0, len(costs) - 1)
+
+
+def _json_keys(model: type[BaseModel]) -> dict[str, str]:
+    """Each field's key in the model's JSON by alias."""
+    return {
+        name: info.serialization_alias or info.alias or name
+        for name, info in model.model_fields.items()
+    }
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def _emptied(value: Any) -> Any:
