@@ -254,6 +254,29 @@ def exact_top(stored: F32, query_vectors: F32) -> npt.NDArray[np.int64]:
     return np.take_along_axis(top, np.argsort(-np.take_along_axis(sims, top, 1), 1), 1)
 
 
+def pca_agreement(stored: F32, query_vectors: F32, truth: Any, dims: list[int]) -> dict[str, Any]:
+    """Offline (numpy only): how much of the exact top 10 a projection of every vector onto
+    its first `d` principal components (fitted on the stored vectors) keeps."""
+    mean = stored.mean(axis=0)
+    _, _, components = np.linalg.svd(stored - mean, full_matrices=False)
+    out: dict[str, Any] = {}
+    for d in dims:
+        basis = components[:d].T.astype(np.float32)
+        # Vectors are projected as they are (not centred): at d = 384 this is a rotation,
+        # which keeps every cosine.
+        low_stored = unit((stored @ basis).astype(np.float32))
+        low_queries = unit((query_vectors @ basis).astype(np.float32))
+        found = exact_top(low_stored, low_queries)
+        kept = [len(set(truth[q].tolist()) & set(found[q].tolist())) / K for q in range(len(found))]
+        first = [int(found[q][0] == truth[q][0]) for q in range(len(found))]
+        out[str(d)] = {
+            "recall_at_10": round(statistics.fmean(kept), 4),
+            "top1_same": round(statistics.fmean(first), 4),
+            "bytes_per_vector_f32": 4 * d,
+        }
+    return out
+
+
 def load_avg() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -392,8 +415,12 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     )
     truth = exact_top(stored, query_vectors)
     result: dict[str, Any] = {"n": args.n, "queries": args.queries, "vectors": made, "runs": []}
+    if args.pca:
+        dims = [int(d) for d in args.pca.split(",")]
+        result["pca"] = pca_agreement(stored, query_vectors, truth, dims)
+        print(json.dumps({"pca": result["pca"]}), flush=True)
     base = Path(args.data_dir or tempfile.mkdtemp(prefix="polyg-vector-index-"))
-    for text in args.configs.split(","):
+    for text in filter(None, args.configs.split(",")):
         config = Config.parse(text.strip())
         if time.monotonic() > budget_end:
             result["runs"].append({"config": config.name, "skipped": "over --budget-s"})
@@ -420,6 +447,9 @@ if __name__ == "__main__":
     parser.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "polyg-bench")
     parser.add_argument("--data-dir", type=Path, help="where the servers' data dirs go")
     parser.add_argument("--budget-s", type=float, default=3600.0, help="no new config after this")
+    parser.add_argument(
+        "--pca", help="also: top-10 agreement of a projection to these dimensions, e.g. 128,192"
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args()
     if args.n < 2 * K or args.queries < 3:
