@@ -102,7 +102,7 @@ DEFAULT_HNSW: Final = HnswOptions(m=16, ef_construction=100, ef_runtime=64)
 """What polyg gives a new vector index (docs/benchmarks.md, section 18, "HNSW parameters",
 100,000 name vectors): efConstruction 100 instead of 200 costs a third less CPU per insert
 and per vector at every server start (which rebuilds the index), for k-NN recall@10 of
-0.945 against 0.952 at what polyg's queries examine (2k + 16 = 36 before, efRuntime 64
+0.945 against 0.953 at what polyg's queries examine (2k + 16 = 36 before, efRuntime 64
 now). M 8 would save ~330 bytes per vector (of ~2.2 KB) for recall@10 0.85: kept at 16."""
 
 HNSW_OPTIONS: Final[dict[str, HnswOptions]] = {label: DEFAULT_HNSW for label in EMBEDDED_LABELS}
