@@ -94,6 +94,36 @@ class StorageSettings(BaseModel):
         description="Per-query timeout in milliseconds (0 = none).",
     )
     max_retries: int = setting(3, "POLYG_MAX_RETRIES", ge=0, le=20)
+    hnsw_m: int | None = setting(
+        None,
+        "POLYG_HNSW_M",
+        ge=4,
+        le=128,
+        description=(
+            "HNSW links per node of the vector indexes polyg creates from now on (unset: "
+            "polyg's default per label); existing indexes keep theirs."
+        ),
+    )
+    hnsw_ef_construction: int | None = setting(
+        None,
+        "POLYG_HNSW_EF_CONSTRUCTION",
+        ge=8,
+        le=4096,
+        description=(
+            "Candidates an insert into a new vector index examines (unset: polyg's default "
+            "per label); higher costs insert CPU and server start time."
+        ),
+    )
+    hnsw_ef_runtime: int | None = setting(
+        None,
+        "POLYG_HNSW_EF_RUNTIME",
+        ge=1,
+        le=4096,
+        description=(
+            "Candidates a k-NN query on a new vector index examines at least (unset: polyg's "
+            "default per label); a query asking for more examines that many."
+        ),
+    )
     max_connections: int = setting(
         64,
         "POLYG_MAX_CONNECTIONS",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 ENTITY: Final = "E_Entity"
@@ -65,6 +66,49 @@ EDGES_OF_GRAPH: Final = {
 # time, their memory and full-text search, and a vector on each would be most of the
 # store at scale (three events and one fact per entity, ~4.5 KB per indexed vector).
 EMBEDDED_LABELS: Final = (ENTITY, CAUSAL, CONCEPT, MEMORY, SCRATCH)
+
+
+@dataclass(frozen=True)
+class HnswOptions:
+    """The HNSW parameters of a vector index (options of FalkorDB's CREATE VECTOR INDEX).
+
+    Attributes:
+        m: links per node and layer (twice that on the bottom layer): memory and insert
+            cost grow with it, and so does how well the graph is connected.
+        ef_construction: candidates an insert examines to choose its links: insert CPU
+            (also at every server start, which rebuilds the index) grows with it.
+        ef_runtime: candidates a query examines at least; a query asking for k > ef_runtime
+            examines k (polyg asks 2k + 16, `storage/vector.knn`).
+    """
+
+    m: int
+    ef_construction: int
+    ef_runtime: int
+
+    def cypher(self, dimension: int) -> str:
+        """The OPTIONS map of a cosine index of `dimension`, with these parameters."""
+        return (
+            f"{{dimension: {int(dimension)}, similarityFunction: 'cosine', M: {int(self.m)}, "
+            f"efConstruction: {int(self.ef_construction)}, efRuntime: {int(self.ef_runtime)}}}"
+        )
+
+
+FALKORDB_HNSW: Final = HnswOptions(m=16, ef_construction=200, ef_runtime=10)
+"""FalkorDB's own defaults, which every vector index polyg created before had. Those
+indexes are left as they are (an index change in the replayed part of the append-only
+file is what breaks FalkorDB 4.16.3's vector indexes, docs/reliability.md)."""
+
+DEFAULT_HNSW: Final = HnswOptions(m=16, ef_construction=100, ef_runtime=64)
+"""What polyg gives a new vector index (docs/benchmarks.md, section 18, "HNSW parameters",
+100,000 name vectors): efConstruction 100 instead of 200 costs a third less CPU per insert
+and per vector at every server start (which rebuilds the index), for k-NN recall@10 of
+0.945 against 0.953 at what polyg's queries examine (2k + 16 = 36 before, efRuntime 64
+now). M 8 would save ~330 bytes per vector (of ~2.2 KB) for recall@10 0.85: kept at 16."""
+
+HNSW_OPTIONS: Final[dict[str, HnswOptions]] = {label: DEFAULT_HNSW for label in EMBEDDED_LABELS}
+"""The options polyg gives a vector index it creates, per label (docs/benchmarks.md,
+section 18, "HNSW parameters"); `StorageSettings.hnsw_*` override them for every label."""
+
 
 RANGE_INDEXES: Final[dict[str, tuple[str, ...]]] = {
     ENTITY: ("uuid", "name_key", "entity_type"),

@@ -44,8 +44,10 @@ from polyg_core.storage.reply import NeedsSchema, Reply, cypher_params, read_rep
 from polyg_core.storage.schema import (
     EMBEDDED_LABELS,
     FULLTEXT_INDEXES,
+    HNSW_OPTIONS,
     META,
     RANGE_INDEXES,
+    HnswOptions,
 )
 from polyg_core.storage.write_stamp import (
     STAMP_PARAM,
@@ -746,6 +748,9 @@ class FalkorStore:
     async def ensure_vectors(self, namespace: str, model: str, dimension: int) -> None:
         """Record the embedding model/dimension of a namespace and create its vector indexes.
 
+        A missing index is created with `hnsw_options`; an existing one is left as it is,
+        whatever its options (a namespace created with FalkorDB's defaults keeps them).
+
         Raises:
             EmbeddingMismatch: the namespace was built with another model or dimension.
         """
@@ -768,7 +773,7 @@ class FalkorStore:
                 await self._create_index(
                     namespace,
                     f"CREATE VECTOR INDEX FOR (n:{label}) ON (n.embedding) "
-                    f"OPTIONS {{dimension: {int(dimension)}, similarityFunction: 'cosine'}}",
+                    f"OPTIONS {self.hnsw_options(label).cypher(dimension)}",
                 )
                 created = True
         if created:
@@ -779,6 +784,17 @@ class FalkorStore:
         await self._vector_indexes_operational(namespace)
         self._vectors[namespace] = (model, dimension)
         self._dimensions[namespace] = dimension
+
+    def hnsw_options(self, label: str) -> HnswOptions:
+        """The HNSW options this store gives a new vector index on `label`: polyg's default
+        for the label, each parameter the settings set taking its place."""
+        default = HNSW_OPTIONS[label]
+        s = self.settings
+        return HnswOptions(
+            m=s.hnsw_m or default.m,
+            ef_construction=s.hnsw_ef_construction or default.ef_construction,
+            ef_runtime=s.hnsw_ef_runtime or default.ef_runtime,
+        )
 
     async def _vector_indexes_operational(
         self, namespace: str, timeout_s: float = VECTOR_INDEX_WAIT_S
