@@ -267,13 +267,15 @@ async def _child(
     asked: Path | None,
     warm_up: bool,
     profile: Path | None,
+    seed: int | None,
 ) -> None:
     t0 = time.perf_counter()
     settings = Settings(storage=StorageSettings(data_dir=data_dir))
     memory = await Memory.open(settings, namespace=namespace)
     try:
         opened = time.perf_counter() - t0
-        rng = random.Random()
+        # A seed makes two runs (code before and after a change) ask the same questions.
+        rng = random.Random(seed)
         if asked is None:
             pool = [{"question": q, "entity": ""} for q in QUESTIONS]
         else:
@@ -310,8 +312,9 @@ async def _child(
             )
         profiler = cProfile.Profile() if profile is not None else None
         timed: dict[str, list[float]] = {}
+        counted: dict[str, list[int]] = {}
         if profiler is not None:
-            _time_queries(memory, timed)
+            _time_queries(memory, timed, counted)
             profiler.enable()  # the warm calls only
         for k in range(warm_calls):
             item = picked[1 + k % (len(picked) - 1)] if len(picked) > 1 else picked[0]
@@ -329,6 +332,7 @@ async def _child(
             profiler.disable()
             profiler.dump_stats(str(profile))
             await anyio.Path(f"{profile}.queries.json").write_text(json.dumps(timed))
+            await anyio.Path(f"{profile}.rows.json").write_text(json.dumps(counted))
         out = {
             "load": load,
             "open_ms": opened * 1000,
@@ -354,37 +358,86 @@ async def _child(
         await memory.close()
 
 
-def _time_queries(memory: Memory, timed: dict[str, list[float]]) -> None:
+def _time_queries(
+    memory: Memory, timed: dict[str, list[float]], counted: dict[str, list[int]]
+) -> None:
     """Time every query the store sends (wall clock as the caller sees it, queueing and
-    the other queries in flight included), grouped by the start of its Cypher text."""
+    the other queries in flight included) and count the rows it answers, grouped by the
+    start of its Cypher text."""
     store: Any = memory.store
     send = store.query
 
     async def query(namespace: str, cypher: str, *args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
+        key = " ".join(cypher.split())[:90]
+        rows = 0
         try:
-            return await send(namespace, cypher, *args, **kwargs)
+            res = await send(namespace, cypher, *args, **kwargs)
+            rows = len(getattr(res, "rows", ()) or ())
+            return res
         finally:
-            key = " ".join(cypher.split())[:90]
             timed.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
+            counted.setdefault(key, []).append(rows)
 
     store.query = query
 
 
 def _query_report(profile: Path, runs: int, recalls: int) -> None:
-    """Per query kind over every process's warm calls: calls per recall, ms per recall."""
+    """Per query kind over every process's warm calls: calls per recall, ms per recall,
+    rows per recall; then what the profiles counted per recall."""
     merged: dict[str, list[float]] = {}
+    rows: dict[str, int] = {}
     for run in range(runs):
         path = Path(f"{profile}.{run + 1}.queries.json")
         if path.exists():
             for key, ms in json.loads(path.read_text()).items():
                 merged.setdefault(key, []).extend(ms)
-    print(f"\nqueries over {recalls} warm recalls (wall clock per call, as recall awaits it):")
+        counts = Path(f"{profile}.{run + 1}.rows.json")
+        if counts.exists():
+            for key, n in json.loads(counts.read_text()).items():
+                rows[key] = rows.get(key, 0) + sum(n)
+    calls = sum(len(ms) for ms in merged.values())
+    print(
+        f"\nqueries over {recalls} warm recalls (wall clock per call, as recall awaits it; "
+        f"{calls / recalls:.2f} round trips and {sum(rows.values()) / recalls:.1f} rows "
+        "per recall):"
+    )
     for key, ms in sorted(merged.items(), key=lambda kv: -sum(kv[1]))[:15]:
         print(
             f"  {len(ms) / recalls:5.2f} per recall  {sum(ms) / recalls:6.1f} ms per recall  "
+            f"{rows.get(key, 0) / recalls:6.1f} rows  "
             f"median {statistics.median(ms):5.1f}  p95 {_p95(ms):6.1f}  {key}"
         )
+    _profile_counts(profile, runs, recalls)
+
+
+PROFILE_COUNTS = {
+    "maps decoded from replies (storage/reply._map)": ("reply.py", "_map"),
+    "context nodes built (recall/context_nodes.to_context)": ("context_nodes.py", "to_context"),
+    "nodes offered to a view (ViewCollector.add)": ("view_context.py", "add"),
+}
+"""Calls counted in the profiles, per recall: what recall decodes and builds."""
+
+
+def _profile_counts(profile: Path, runs: int, recalls: int) -> None:
+    import pstats
+
+    totals = dict.fromkeys(PROFILE_COUNTS, 0)
+    for run in range(runs):
+        path = Path(f"{profile}.{run + 1}")
+        if not path.exists():
+            continue
+        stats = cast(
+            dict[tuple[str, int, str], tuple[int, int, float, float, Any]],
+            pstats.Stats(str(path)).stats,  # type: ignore[attr-defined]
+        )
+        for (file, _line, func), (_cc, ncalls, _tt, _ct, _callers) in stats.items():
+            for what, (suffix, name) in PROFILE_COUNTS.items():
+                if func == name and file.endswith(suffix):
+                    totals[what] += ncalls
+    print(f"\nper warm recall, from the profiles ({recalls} recalls):")
+    for what, n in totals.items():
+        print(f"  {n / recalls:8.1f}  {what}")
 
 
 def _rounded(row: dict[str, Any]) -> dict[str, Any]:
@@ -405,6 +458,7 @@ async def _parent(
     remembered: int,
     warm_up: bool,
     profile: Path | None,
+    seed: int | None,
 ) -> None:
     settings = Settings(storage=StorageSettings(data_dir=data_dir))
     memory = await Memory.open(settings, namespace=namespace)  # keeps the server up
@@ -433,6 +487,8 @@ async def _parent(
                 command += ["--warm-up"]
             if profile is not None:
                 command += ["--profile", f"{profile}.{run + 1}"]
+            if seed is not None:
+                command += ["--seed", str(seed + run)]
             out = await anyio.run_process(command, check=True)
             row = json.loads(out.stdout.decode().strip().splitlines()[-1])
             rows.append(row)
@@ -566,6 +622,13 @@ if __name__ == "__main__":
         help="cProfile each process's warm calls into this path (.1, .2, ... per process) "
         "and time each query they send (reported per query kind)",
     )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="pick each process's questions with this seed (process k: seed + k - 1), so "
+        "that two runs ask the same questions in the same order",
+    )
     parser.add_argument("--questions", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -580,6 +643,7 @@ if __name__ == "__main__":
             args.questions,
             args.warm_up,
             args.profile,
+            args.seed,
         )
     else:
         anyio.run(
@@ -593,4 +657,5 @@ if __name__ == "__main__":
             args.remember,
             args.warm_up,
             args.profile,
+            args.seed,
         )
