@@ -313,8 +313,9 @@ async def _child(
         profiler = cProfile.Profile() if profile is not None else None
         timed: dict[str, list[float]] = {}
         counted: dict[str, list[int]] = {}
+        sent: list[tuple[str, str, dict[str, Any]]] = []
         if profiler is not None:
-            _time_queries(memory, timed, counted)
+            _time_queries(memory, timed, counted, sent)
             profiler.enable()  # the warm calls only
         for k in range(warm_calls):
             item = picked[1 + k % (len(picked) - 1)] if len(picked) > 1 else picked[0]
@@ -333,6 +334,8 @@ async def _child(
             profiler.dump_stats(str(profile))
             await anyio.Path(f"{profile}.queries.json").write_text(json.dumps(timed))
             await anyio.Path(f"{profile}.rows.json").write_text(json.dumps(counted))
+            costs = await anyio.to_thread.run_sync(_query_costs, data_dir, sent)
+            await anyio.Path(f"{profile}.costs.json").write_text(json.dumps(costs))
         out = {
             "load": load,
             "open_ms": opened * 1000,
@@ -359,17 +362,23 @@ async def _child(
 
 
 def _time_queries(
-    memory: Memory, timed: dict[str, list[float]], counted: dict[str, list[int]]
+    memory: Memory,
+    timed: dict[str, list[float]],
+    counted: dict[str, list[int]],
+    sent: list[tuple[str, str, dict[str, Any]]],
 ) -> None:
     """Time every query the store sends (wall clock as the caller sees it, queueing and
     the other queries in flight included) and count the rows it answers, grouped by the
-    start of its Cypher text."""
+    start of its Cypher text; keep each read (namespace, Cypher, parameters) in `sent`."""
     store: Any = memory.store
     send = store.query
 
     async def query(namespace: str, cypher: str, *args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
         key = " ".join(cypher.split())[:90]
+        if kwargs.get("read_only"):
+            params = args[0] if args else kwargs.get("params")
+            sent.append((namespace, cypher, dict(params or {})))
         rows = 0
         try:
             res = await send(namespace, cypher, *args, **kwargs)
@@ -380,6 +389,47 @@ def _time_queries(
             counted.setdefault(key, []).append(rows)
 
     store.query = query
+
+
+_EXECUTION = re.compile(r"internal execution time: ([0-9.]+) milliseconds")
+
+
+def _query_costs(
+    data_dir: Path, sent: list[tuple[str, str, dict[str, Any]]], repeat: int = 3
+) -> dict[str, list[list[float]]]:
+    """Each read the warm calls sent, sent again alone (`repeat` times, nothing else in
+    flight from this process) straight to the server: per query kind, [FalkorDB's own
+    execution time in ms (the best of the repeats), rows, ms to decode the reply as the
+    store does (`storage.reply.read_reply`)] per call."""
+    import redis
+    from polyg_core.storage.reply import cypher_params, read_reply
+    from polyg_core.storage.store import compact_vectors
+
+    sock = EmbeddedFalkorDB(data_dir).running_socket()
+    if sock is None:
+        return {}
+    client = redis.Redis(unix_socket_path=sock, socket_timeout=600, decode_responses=True)
+    out: dict[str, list[list[float]]] = {}
+    try:
+        for namespace, cypher, params in sent:
+            text = cypher_params(compact_vectors(params, DIM)) + cypher
+            best = float("inf")
+            rows, decode = 0, float("inf")
+            for _ in range(repeat):
+                response: Any = client.execute_command(
+                    "GRAPH.RO_QUERY", namespace, text, "--compact"
+                )
+                found = _EXECUTION.search(" ".join(str(x) for x in response[-1]))
+                best = min(best, float(found.group(1)) if found else float("nan"))
+                t0 = time.perf_counter()
+                reply = read_reply(response)
+                decode = min(decode, (time.perf_counter() - t0) * 1000)
+                rows = len(reply.rows)
+            key = " ".join(cypher.split())[:90]
+            out.setdefault(key, []).append([best, rows, decode])
+    finally:
+        client.close()
+    return out
 
 
 def _query_report(profile: Path, runs: int, recalls: int) -> None:
@@ -409,6 +459,32 @@ def _query_report(profile: Path, runs: int, recalls: int) -> None:
             f"median {statistics.median(ms):5.1f}  p95 {_p95(ms):6.1f}  {key}"
         )
     _profile_counts(profile, runs, recalls)
+    _costs_report(profile, runs, recalls)
+
+
+def _costs_report(profile: Path, runs: int, recalls: int) -> None:
+    """Per query kind, each read sent again alone: FalkorDB's own time and the decoding."""
+    merged: dict[str, list[list[float]]] = {}
+    for run in range(runs):
+        path = Path(f"{profile}.{run + 1}.costs.json")
+        if path.exists():
+            for key, calls in json.loads(path.read_text()).items():
+                merged.setdefault(key, []).extend(calls)
+    if not merged:
+        return
+    total = sum(c[0] for calls in merged.values() for c in calls) / recalls
+    decode = sum(c[2] for calls in merged.values() for c in calls) / recalls
+    print(
+        f"\nreads sent again alone, per warm recall: FalkorDB {total:.2f} ms, "
+        f"decoding {decode:.2f} ms; by kind:"
+    )
+    for key, calls in sorted(merged.items(), key=lambda kv: -sum(c[0] for c in kv[1]))[:15]:
+        print(
+            f"  {len(calls) / recalls:5.2f} per recall  FalkorDB "
+            f"{sum(c[0] for c in calls) / recalls:6.2f} ms  "
+            f"{sum(c[1] for c in calls) / recalls:6.1f} rows  decoding "
+            f"{sum(c[2] for c in calls) / recalls:5.2f} ms  {key}"
+        )
 
 
 PROFILE_COUNTS = {

@@ -411,6 +411,8 @@ async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
 
 async def _carry_entities(ctx: ViewContext, col: ViewCollector, link: EntityLink) -> None:
     """Add the entities the view's nodes are cross-linked to, with those links as edges."""
+    if not col.can_take((ENTITY,)):
+        return
     rows: list[tuple[str, dict[str, Any]]] = []
     for label in sorted({n.label for n in col.nodes.values() if n.label != ENTITY}):
         ids = [u for u, n in col.nodes.items() if n.label == label]
@@ -495,6 +497,8 @@ async def _walk_causes(
 async def _carry_causal_targets(ctx: ViewContext, col: ViewCollector) -> None:
     """Add what the view's causal nodes affect or refer to, with those links as edges."""
     seeds = ctx.seeds
+    if not col.can_take((ENTITY, EVENT)):
+        return
     rows = await ctx.walks.causal_targets(
         ctx.namespace,
         [u for u, n in col.nodes.items() if n.label == CAUSAL],
