@@ -7,9 +7,7 @@ reads, with labels and relationship types from `storage.schema`. Every query rea
 and is anchored on indexed uuids (or internal ids) before it walks: an unanchored
 `x.uuid IN $ids` scans every node.
 
-The walks' rows name the nodes they reach by uuid: a walk reads many more rows than
-become nodes (a node met again, rows past the view's cap), so a node's properties are
-read once, for the nodes kept (`properties`, embeddings left out); turning them into
+Rows come back as plain tuples of properties (embeddings left out); turning them into
 recall's nodes is the caller's business.
 """
 
@@ -80,14 +78,14 @@ def _events_involving(part: str = "", node: str = "", ent: str = "") -> str:
     return (
         f"MATCH (n:{ENTITY}) WHERE n.uuid IN $ents WITH n "
         f"MATCH (e:{EVENT})-[:{X_INVOLVES}]->(n) WHERE {_EVENT_IN_WINDOW} "
-        f"RETURN {part}e.uuid{node}, n.uuid{ent} ORDER BY e.occurred_at DESC LIMIT $cap"
+        f"RETURN {part}{props('e')}{node}, n.uuid{ent} ORDER BY e.occurred_at DESC LIMIT $cap"
     )
 
 
 def _events(part: str = "", node: str = "", extra: str = "") -> str:
     return (
         f"MATCH (e:{EVENT}) WHERE e.uuid IN $evs AND {_EVENT_IN_WINDOW} "
-        f"RETURN {part}e.uuid{node}{extra}"
+        f"RETURN {part}{props('e')}{node}{extra}"
     )
 
 
@@ -95,16 +93,19 @@ def _facts_involving(valid: str, part: str = "", node: str = "", ent: str = "") 
     return (
         f"MATCH (n:{ENTITY}) WHERE n.uuid IN $ents WITH n "
         f"MATCH (f:{FACT})-[:{X_INVOLVES}]->(n) WHERE {valid} "
-        f"RETURN {part}f.uuid{node}, n.uuid{ent} LIMIT $cap"
+        f"RETURN {part}{props('f')}{node}, n.uuid{ent} LIMIT $cap"
     )
 
 
 def _facts(valid: str, part: str = "", node: str = "", extra: str = "") -> str:
-    return f"MATCH (f:{FACT}) WHERE f.uuid IN $facts AND {valid} RETURN {part}f.uuid{node}{extra}"
+    return (
+        f"MATCH (f:{FACT}) WHERE f.uuid IN $facts AND {valid} "
+        f"RETURN {part}{props('f')}{node}{extra}"
+    )
 
 
 def _causal_nodes(part: str = "", node: str = "", extra: str = "") -> str:
-    return f"MATCH (c:{CAUSAL}) WHERE c.uuid IN $ids RETURN {part}c.uuid{node}{extra}"
+    return f"MATCH (c:{CAUSAL}) WHERE c.uuid IN $ids RETURN {part}{props('c')}{node}{extra}"
 
 
 def _causal_step(way: CausalWay) -> str:
@@ -120,7 +121,7 @@ def _causal_touching(part: str = "", node: str = "") -> str:
         f"MATCH (c:{CAUSAL})-[:{X_AFFECTS}]->(t) RETURN c, t.uuid AS tu "
         f"UNION MATCH (t:{EVENT}) WHERE t.uuid IN $evs WITH t "
         f"MATCH (c:{CAUSAL})-[:{X_REFERS_TO}]->(t) RETURN c, t.uuid AS tu }} "
-        f"RETURN {part}c.uuid{node}, tu LIMIT $cap"
+        f"RETURN {part}{props('c')}{node}, tu LIMIT $cap"
     )
 
 
@@ -142,14 +143,14 @@ class GraphWalks:
 
     # -- entity graph -------------------------------------------------------------------------
 
-    async def entities(self, namespace: str, ids: Sequence[str]) -> list[str]:
-        """The uuids of the entities with these uuids that exist."""
+    async def entities(self, namespace: str, ids: Sequence[str]) -> list[Row]:
+        """The entities with these uuids."""
         rows = await self._rows(
             namespace,
-            f"MATCH (e:{ENTITY}) WHERE e.uuid IN $ids RETURN e.uuid",
+            f"MATCH (e:{ENTITY}) WHERE e.uuid IN $ids RETURN {props('e')}",
             {"ids": list(ids)},
         )
-        return [str(e) for (e,) in rows]
+        return [raw for (raw,) in rows]
 
     async def relations_held(
         self,
@@ -160,17 +161,17 @@ class GraphWalks:
         end: int | None,
         now: int,
         cap: int,
-    ) -> list[tuple[str, bool, str, str]]:
+    ) -> list[tuple[str, bool, str, Row]]:
         """One hop over `E_RELATES` from the entities `ids`, walking only relations that
         held in `[start, end]` (or at `now` without either): (from uuid, whether the
-        relation leaves it, relationship type, uuid of the entity reached)."""
+        relation leaves it, relationship type, the entity reached)."""
         rows = await self._rows(
             namespace,
             _RELATIONS_HELD
-            + "RETURN a.uuid, startNode(r) = a, r.relationship_type, b.uuid LIMIT $cap",
+            + f"RETURN a.uuid, startNode(r) = a, r.relationship_type, {props('b')} LIMIT $cap",
             {"ids": list(ids), "cap": cap, **held_params(start, end, now)},
         )
-        return [(str(a), bool(out), str(rel), str(b)) for a, out, rel, b in rows]
+        return [(str(a), bool(out), str(rel), raw) for a, out, rel, raw in rows]
 
     async def entities_and_relations(
         self,
@@ -181,21 +182,20 @@ class GraphWalks:
         end: int | None,
         now: int,
         cap: int,
-    ) -> tuple[list[str], list[tuple[str, bool, str, str]]]:
-        """The uuids of the entities `ids` that exist and the first hop
-        `relations_held(ids, ...)` in one query: the entity view's first two reads, which
-        depend on nothing but the seeds."""
+    ) -> tuple[list[Row], list[tuple[str, bool, str, Row]]]:
+        """`entities(ids)` and the first hop `relations_held(ids, ...)` in one query: the
+        entity view's first two reads, which depend on nothing but the seeds."""
         rows = await self._rows(
             namespace,
             f"CALL {{ MATCH (e:{ENTITY}) WHERE e.uuid IN $ids "
-            "RETURN 0 AS part, null AS a, null AS out, null AS rel, e.uuid AS node "
+            f"RETURN 0 AS part, null AS a, null AS out, null AS rel, {props('e')} AS node "
             f"UNION ALL {_RELATIONS_HELD}RETURN 1 AS part, a.uuid AS a, startNode(r) = a AS out, "
-            "r.relationship_type AS rel, b.uuid AS node LIMIT $cap } "
+            f"r.relationship_type AS rel, {props('b')} AS node LIMIT $cap }} "
             "RETURN part, a, out, rel, node",
             {"ids": list(ids), "cap": cap, **held_params(start, end, now)},
         )
-        found = [str(node) for part, _, _, _, node in rows if part == 0]
-        hop = [(str(a), bool(out), str(rel), str(b)) for part, a, out, rel, b in rows if part == 1]
+        found = [raw for part, _, _, _, raw in rows if part == 0]
+        hop = [(str(a), bool(out), str(rel), raw) for part, a, out, rel, raw in rows if part == 1]
         return found, hop
 
     async def entities_represented(
@@ -218,16 +218,15 @@ class GraphWalks:
 
     async def linked_entities(
         self, namespace: str, label: str, ids: Sequence[str], link: EntityLink, cap: int
-    ) -> list[tuple[str, str]]:
-        """The entities the `label` nodes `ids` point to over `link`: (node uuid, entity
-        uuid)."""
+    ) -> list[tuple[str, Row]]:
+        """The entities the `label` nodes `ids` point to over `link`: (node uuid, entity)."""
         rows = await self._rows(
             namespace,
             f"MATCH (x:{check_label(label)}) WHERE x.uuid IN $ids WITH x "
-            f"MATCH (x)-[:{_LINKS[link]}]->(n:{ENTITY}) RETURN x.uuid, n.uuid LIMIT $cap",
+            f"MATCH (x)-[:{_LINKS[link]}]->(n:{ENTITY}) RETURN x.uuid, {props('n')} LIMIT $cap",
             {"ids": list(ids), "cap": cap},
         )
-        return [(str(src), str(n)) for src, n in rows]
+        return [(str(src), raw) for src, raw in rows]
 
     # -- temporal graph -----------------------------------------------------------------------
 
@@ -239,26 +238,26 @@ class GraphWalks:
         start: int | None,
         end: int | None,
         cap: int,
-    ) -> list[tuple[str, str]]:
-        """Events in `[start, end]` that involve the entities, newest first: (event uuid,
+    ) -> list[tuple[Row, str]]:
+        """Events in `[start, end]` that involve the entities, newest first: (event,
         entity uuid)."""
         rows = await self._rows(
             namespace,
             _events_involving(),
             {"ents": list(entity_ids), "start": start, "end": end, "cap": cap},
         )
-        return [(str(ev), str(ent)) for ev, ent in rows]
+        return [(raw, str(ent)) for raw, ent in rows]
 
     async def events(
         self, namespace: str, ids: Sequence[str], *, start: int | None, end: int | None
-    ) -> list[str]:
-        """The uuids of the events with these uuids that fall in `[start, end]`."""
+    ) -> list[Row]:
+        """The events with these uuids that fall in `[start, end]`."""
         rows = await self._rows(
             namespace,
             _events(),
             {"evs": list(ids), "start": start, "end": end},
         )
-        return [str(ev) for (ev,) in rows]
+        return [raw for (raw,) in rows]
 
     async def events_of_seeds(
         self,
@@ -269,7 +268,7 @@ class GraphWalks:
         start: int | None,
         end: int | None,
         cap: int,
-    ) -> tuple[list[tuple[str, str]], list[str]]:
+    ) -> tuple[list[tuple[Row, str]], list[Row]]:
         """`events_involving(entity_ids, ...)` and `events(event_ids, ...)` in one query,
         each answered as on its own (an empty list answers nothing)."""
         rows = await self._rows(
@@ -287,20 +286,20 @@ class GraphWalks:
                 "cap": cap,
             },
         )
-        involving = [(str(ev), str(ent)) for part, ev, ent in rows if part == 0]
-        return involving, [str(ev) for part, ev, _ in rows if part == 1]
+        involving = [(raw, str(ent)) for part, raw, ent in rows if part == 0]
+        return involving, [raw for part, raw, _ in rows if part == 1]
 
     async def events_in_window(
         self, namespace: str, *, start: int | None, end: int | None, cap: int
-    ) -> list[str]:
-        """The uuids of the earliest `cap` events in `[start, end]`."""
+    ) -> list[Row]:
+        """The earliest `cap` events in `[start, end]`."""
         rows = await self._rows(
             namespace,
-            f"MATCH (e:{EVENT}) WHERE {_EVENT_IN_WINDOW} RETURN e.uuid "
+            f"MATCH (e:{EVENT}) WHERE {_EVENT_IN_WINDOW} RETURN {props('e')} "
             "ORDER BY e.occurred_at ASC LIMIT $cap",
             {"start": start, "end": end, "cap": cap},
         )
-        return [str(ev) for (ev,) in rows]
+        return [raw for (raw,) in rows]
 
     async def events_next_to(
         self,
@@ -310,17 +309,17 @@ class GraphWalks:
         start: int | None,
         end: int | None,
         cap: int,
-    ) -> list[tuple[str, str]]:
+    ) -> list[tuple[str, Row]]:
         """One hop over `T_BEFORE` (either way) from the events `ids`, staying in
-        `[start, end]`: (from uuid, uuid of the event reached)."""
+        `[start, end]`: (from uuid, event reached)."""
         rows = await self._rows(
             namespace,
             f"MATCH (a:{EVENT}) WHERE a.uuid IN $ids WITH a "
             f"MATCH (a)-[:{R_BEFORE}]-(e:{EVENT}) WHERE {_EVENT_IN_WINDOW} "
-            "RETURN a.uuid, e.uuid LIMIT $cap",
+            f"RETURN a.uuid, {props('e')} LIMIT $cap",
             {"ids": list(ids), "start": start, "end": end, "cap": cap},
         )
-        return [(str(a), str(e)) for a, e in rows]
+        return [(str(a), raw) for a, raw in rows]
 
     async def facts_involving(
         self,
@@ -331,16 +330,16 @@ class GraphWalks:
         end: int | None,
         asof: int,
         cap: int,
-    ) -> list[tuple[str, str]]:
+    ) -> list[tuple[Row, str]]:
         """Facts involving the entities, valid at some time in `[start, end]` (without
-        either: valid at `asof`): (fact uuid, entity uuid)."""
+        either: valid at `asof`): (fact, entity uuid)."""
         valid, params = _fact_validity(start, end, asof)
         rows = await self._rows(
             namespace,
             _facts_involving(valid),
             {"ents": list(entity_ids), "cap": cap, **params},
         )
-        return [(str(f), str(ent)) for f, ent in rows]
+        return [(raw, str(ent)) for raw, ent in rows]
 
     async def facts(
         self,
@@ -350,15 +349,15 @@ class GraphWalks:
         start: int | None,
         end: int | None,
         asof: int,
-    ) -> list[str]:
-        """The uuids of the facts with these uuids, valid as `facts_involving` asks."""
+    ) -> list[Row]:
+        """The facts with these uuids, valid as `facts_involving` asks."""
         valid, params = _fact_validity(start, end, asof)
         rows = await self._rows(
             namespace,
             _facts(valid),
             {"facts": list(ids), **params},
         )
-        return [str(f) for (f,) in rows]
+        return [raw for (raw,) in rows]
 
     async def facts_of_seeds(
         self,
@@ -370,7 +369,7 @@ class GraphWalks:
         end: int | None,
         asof: int,
         cap: int,
-    ) -> tuple[list[tuple[str, str]], list[str]]:
+    ) -> tuple[list[tuple[Row, str]], list[Row]]:
         """`facts_involving(entity_ids, ...)` and `facts(fact_ids, ...)` in one query, each
         answered as on its own (an empty list answers nothing)."""
         valid, params = _fact_validity(start, end, asof)
@@ -383,31 +382,31 @@ class GraphWalks:
             + " } RETURN part, node, ent",
             {"ents": list(entity_ids), "facts": list(fact_ids), "cap": cap, **params},
         )
-        involving = [(str(f), str(ent)) for part, f, ent in rows if part == 0]
-        return involving, [str(f) for part, f, _ in rows if part == 1]
+        involving = [(raw, str(ent)) for part, raw, ent in rows if part == 0]
+        return involving, [raw for part, raw, _ in rows if part == 1]
 
     # -- causal graph -------------------------------------------------------------------------
 
-    async def causal_nodes(self, namespace: str, ids: Sequence[str]) -> list[str]:
-        """The uuids of the causal nodes with these uuids that exist."""
+    async def causal_nodes(self, namespace: str, ids: Sequence[str]) -> list[Row]:
+        """The causal nodes with these uuids."""
         rows = await self._rows(
             namespace,
             _causal_nodes(),
             {"ids": list(ids)},
         )
-        return [str(c) for (c,) in rows]
+        return [raw for (raw,) in rows]
 
     async def causal_touching(
         self, namespace: str, entity_ids: Sequence[str], event_ids: Sequence[str], cap: int
-    ) -> list[tuple[str, str]]:
-        """Causal nodes that affect the entities or refer to the events: (causal node's
-        uuid, entity or event uuid)."""
+    ) -> list[tuple[Row, str]]:
+        """Causal nodes that affect the entities or refer to the events: (causal node,
+        entity or event uuid)."""
         rows = await self._rows(
             namespace,
             _causal_touching(),
             {"ents": list(entity_ids), "evs": list(event_ids), "cap": cap},
         )
-        return [(str(c), str(target)) for c, target in rows]
+        return [(raw, str(target)) for raw, target in rows]
 
     async def causal_starts(
         self,
@@ -416,7 +415,7 @@ class GraphWalks:
         entity_ids: Sequence[str],
         event_ids: Sequence[str],
         cap: int,
-    ) -> tuple[list[str], list[tuple[str, str]]]:
+    ) -> tuple[list[Row], list[tuple[Row, str]]]:
         """`causal_nodes(causal_ids)` and `causal_touching(entity_ids, event_ids, cap)` in
         one query, each answered as on its own (empty lists answer nothing)."""
         rows = await self._rows(
@@ -433,31 +432,30 @@ class GraphWalks:
                 "cap": cap,
             },
         )
-        found = [str(c) for part, c, _ in rows if part == 0]
-        return found, [(str(c), str(target)) for part, c, target in rows if part == 1]
+        found = [raw for part, raw, _ in rows if part == 0]
+        return found, [(raw, str(target)) for part, raw, target in rows if part == 1]
 
     async def causal_steps(
         self, namespace: str, ids: Sequence[str], way: CausalWay, cap: int
-    ) -> list[tuple[str, float | None, str]]:
+    ) -> list[tuple[str, float | None, Row]]:
         """One hop over `C_CAUSES` from the causal nodes `ids`: to their causes (`up`) or
-        their effects (`down`): (from uuid, the link's confidence, uuid of the node
-        reached)."""
+        their effects (`down`): (from uuid, the link's confidence, node reached)."""
         rows = await self._rows(
             namespace,
             f"MATCH {_causal_step(way)} WHERE a.uuid IN $ids "
-            "RETURN a.uuid, r.confidence, b.uuid LIMIT $cap",
+            f"RETURN a.uuid, r.confidence, {props('b')} LIMIT $cap",
             {"ids": list(ids), "cap": cap},
         )
-        return [(str(a), float(conf) if conf is not None else None, str(b)) for a, conf, b in rows]
+        return [(str(a), float(conf) if conf is not None else None, raw) for a, conf, raw in rows]
 
     async def causal_steps_both(
         self, namespace: str, ids: Sequence[str], cap: int
-    ) -> tuple[list[tuple[str, float | None, str]], list[tuple[str, float | None, str]]]:
+    ) -> tuple[list[tuple[str, float | None, Row]], list[tuple[str, float | None, Row]]]:
         """`causal_steps(ids, "up", cap)` and `causal_steps(ids, "down", cap)` in one query:
         the first hop of a walk both ways."""
         branches = [
             f"MATCH {_causal_step(way)} WHERE a.uuid IN $ids RETURN {part} AS part, "
-            "a.uuid AS a, r.confidence AS conf, b.uuid AS node LIMIT $cap"
+            f"a.uuid AS a, r.confidence AS conf, {props('b')} AS node LIMIT $cap"
             for part, way in enumerate(("up", "down"))
         ]
         rows = await self._rows(
@@ -465,48 +463,23 @@ class GraphWalks:
             f"CALL {{ {' UNION ALL '.join(branches)} }} RETURN part, a, conf, node",
             {"ids": list(ids), "cap": cap},
         )
-        steps: tuple[list[tuple[str, float | None, str]], ...] = ([], [])
-        for part, a, conf, b in rows:
-            steps[int(part)].append((str(a), float(conf) if conf is not None else None, str(b)))
+        steps: tuple[list[tuple[str, float | None, Row]], ...] = ([], [])
+        for part, a, conf, raw in rows:
+            steps[int(part)].append((str(a), float(conf) if conf is not None else None, raw))
         return steps[0], steps[1]
 
     async def causal_targets(
         self, namespace: str, ids: Sequence[str], cap: int
-    ) -> list[tuple[str, str, str, str]]:
+    ) -> list[tuple[str, str, str, Row]]:
         """What the causal nodes `ids` affect (entities) or refer to (events): (causal
-        uuid, link type, label of the target, uuid of the target)."""
+        uuid, link type, label of the target, target)."""
         rows = await self._rows(
             namespace,
             f"MATCH (c:{CAUSAL})-[r:{X_AFFECTS}|{X_REFERS_TO}]->(t) WHERE c.uuid IN $ids "
-            "RETURN c.uuid, type(r), labels(t)[0], t.uuid LIMIT $cap",
+            f"RETURN c.uuid, type(r), labels(t)[0], {props('t')} LIMIT $cap",
             {"ids": list(ids), "cap": cap},
         )
-        return [(str(src), str(rel), str(label), str(t)) for src, rel, label, t in rows]
-
-    async def properties(
-        self, namespace: str, by_label: Mapping[str, Sequence[str]]
-    ) -> dict[tuple[str, str], Row]:
-        """The properties (embedding left out) of the nodes given by label -> uuids, read
-        once for all labels: (label, uuid) -> properties. A uuid of no node is left out.
-
-        Raises:
-            ValueError: a label that is not one of polyg's (labels never come from input).
-        """
-        parts: list[str] = []
-        params: dict[str, Any] = {}
-        for i, (label, uuids) in enumerate(sorted(by_label.items())):
-            if not uuids:
-                continue
-            params[f"ids{i}"] = list(dict.fromkeys(uuids))
-            parts.append(
-                f"MATCH (n:{check_label(label)}) WHERE n.uuid IN $ids{i} "
-                f"RETURN {i} AS part, {props('n')} AS node"
-            )
-        if not parts:
-            return {}
-        labels = sorted(by_label)
-        rows = await self._rows(namespace, " UNION ALL ".join(parts), params)
-        return {(labels[int(part)], str(raw["uuid"])): raw for part, raw in rows}
+        return [(str(src), str(rel), str(label), raw) for src, rel, label, raw in rows]
 
     # -- semantic graph -------------------------------------------------------------------------
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from polyg_shared.intents import Intent
-from polyg_shared.retrieval import ContextEdge, ViewResult
+from polyg_shared.retrieval import ContextEdge, ContextNode, ViewResult
 from polyg_shared.timeutil import to_epoch_ms, utc_now
 
 from polyg_core.graphs.walks import GraphWalks
@@ -72,71 +73,45 @@ class ViewContext:
 
 
 class ViewCollector:
-    """The nodes one view found (best score per uuid, at most `cap`) and its edges.
-
-    The view's walks name nodes by uuid; a node's properties are read once, for the nodes
-    the view keeps (`result`): a walk meets most nodes again, or after the view is full.
-    """
+    """The nodes one view found (best score per uuid, at most `cap`) and its edges."""
 
     def __init__(self, view: str, cap: int) -> None:
         self.view = view
         self.cap = cap
-        self.found: dict[str, tuple[str, float]] = {}
-        """uuid -> (label, best score), in the order the nodes joined the view."""
+        self.nodes: dict[str, ContextNode] = {}
         self.edges: list[ContextEdge] = []
 
     @property
     def full(self) -> bool:
-        return len(self.found) >= self.cap
+        return len(self.nodes) >= self.cap
 
-    def __contains__(self, uuid: object) -> bool:
-        return uuid in self.found
+    def add(self, label: str, raw: dict[str, Any], score: float) -> bool:
+        """Add a node (or raise its score); False when it was known or the view is full.
 
-    def score(self, uuid: str) -> float:
-        """The best score of a node the view holds."""
-        return self.found[uuid][1]
-
-    def uuids(self, label: str) -> list[str]:
-        """The view's nodes of `label`, in the order they joined."""
-        return [u for u, (lab, _) in self.found.items() if lab == label]
-
-    def labels(self) -> set[str]:
-        """The labels of the view's nodes."""
-        return {lab for lab, _ in self.found.values()}
-
-    def add(self, label: str, uuid: str, score: float) -> bool:
-        """Add a node (or raise its score); False when it was known or the view is full."""
-        score = max(0.0, float(score))  # a node's score is never negative (`to_context`)
-        known = self.found.get(uuid)
+        A node is built only when it joins the view: most rows a walk reads name a node
+        the view holds already, or come once it is full."""
+        uuid = str(raw.get("uuid", ""))
+        score = max(0.0, float(score))  # as `to_context` keeps it
+        known = self.nodes.get(uuid)
         if known is not None:
-            if known[1] < score:
-                self.found[uuid] = (known[0], score)
+            if known.score < score:
+                self.nodes[uuid] = known.model_copy(update={"score": score})
             return False
         if self.full:
             return False
-        self.found[uuid] = (label, score)
+        self.nodes[uuid] = to_context(label, clean(raw), score)
         return True
 
     def can_take(self, labels: Collection[str]) -> bool:
         """Whether a read of nodes of `labels` could change the view: it has room for
         another node, or holds one of those labels whose score a row may raise (an edge
         to a node left out is dropped with it)."""
-        return not self.full or not self.labels().isdisjoint(labels)
+        return not self.full or any(n.label in labels for n in self.nodes.values())
 
-    async def result(self, walks: GraphWalks, namespace: str) -> ViewResult:
-        """The nodes, their properties read once for all, and the edges between them,
-        each edge once: a walk meets an edge from both of its ends (hop 1 from `a`, hop 2
-        from `b`). A node deleted since the walk met it is left out with its edges."""
-        by_label: dict[str, list[str]] = {}
-        for uuid, (label, _) in self.found.items():
-            by_label.setdefault(label, []).append(uuid)
-        stored = await walks.properties(namespace, by_label) if by_label else {}
-        nodes = [
-            to_context(label, clean(stored[label, uuid]), score)
-            for uuid, (label, score) in self.found.items()
-            if (label, uuid) in stored
-        ]
-        keep = {n.uuid for n in nodes}
+    def result(self) -> ViewResult:
+        """The nodes and the edges between them, each edge once: a walk meets an edge
+        from both of its ends (hop 1 from `a`, hop 2 from `b`)."""
+        keep = set(self.nodes)
         edges: list[ContextEdge] = []
         seen: set[tuple[str, str, str, str | None]] = set()
         for e in self.edges:
@@ -144,4 +119,4 @@ class ViewCollector:
             if e.source in keep and e.target in keep and key not in seen:
                 seen.add(key)
                 edges.append(e)
-        return ViewResult(view=self.view, nodes=nodes, edges=edges)  # type: ignore[arg-type]
+        return ViewResult(view=self.view, nodes=list(self.nodes.values()), edges=edges)  # type: ignore[arg-type]

@@ -210,12 +210,11 @@ async def _seed_represented(
     rows = await walks.entities_represented(namespace, concept_ids, memory_ids, REPRESENTED_LIMIT)
     for src, concept, raw in rows:
         score = nodes[src].score if src in nodes else min_score
-        uuid = str(raw.get("uuid", ""))
-        known = nodes.get(uuid)
-        if known is None or known.score < score:  # an entity met again is built once
-            nodes[uuid] = to_context(ENTITY, clean(raw), score)
-        bump(seeds.entities, uuid, score)
-        edges.append(ContextEdge(source=concept, target=uuid, type=X_REPRESENTS))
+        node = to_context(ENTITY, clean(raw), score)
+        if node.uuid not in nodes or nodes[node.uuid].score < score:
+            nodes[node.uuid] = node
+        bump(seeds.entities, node.uuid, score)
+        edges.append(ContextEdge(source=concept, target=node.uuid, type=X_REPRESENTS))
 
 
 async def find_seeds(
@@ -271,8 +270,8 @@ async def entity_view(ctx: ViewContext, depth: int) -> ViewResult:
         now=to_epoch_ms(ctx.now),
         cap=ctx.max_nodes * 4,
     )
-    for uuid in found:
-        col.add(ENTITY, uuid, ctx.seeds.entities.get(uuid, 0.5))
+    for raw in found:
+        col.add(ENTITY, raw, ctx.seeds.entities.get(raw["uuid"], 0.5))
     frontier = dict(ctx.seeds.entities)
     for hop in range(depth):
         if not frontier or col.full:
@@ -290,14 +289,15 @@ async def entity_view(ctx: ViewContext, depth: int) -> ViewResult:
             )
         )
         nxt: dict[str, float] = {}
-        for a, outgoing, rel, b in rows:
+        for a, outgoing, rel, raw in rows:
             score = frontier[a] * HOP_DECAY
-            if col.add(ENTITY, b, score):
+            b = raw["uuid"]
+            if col.add(ENTITY, raw, score):
                 nxt[b] = score
             src, dst = (a, b) if outgoing else (b, a)
             col.edges.append(ContextEdge(source=src, target=dst, type=R_RELATES, label=rel))
         frontier = nxt
-    return await col.result(ctx.walks, ctx.namespace)
+    return col.result()
 
 
 # -- the temporal view ------------------------------------------------------------------------
@@ -309,7 +309,7 @@ async def _events_of_seeds(ctx: ViewContext, col: ViewCollector) -> dict[str, fl
     start, end = ctx.window()
     seeds = ctx.seeds
     scores: dict[str, float] = {}
-    found: list[tuple[str, float]] = []
+    found: list[tuple[dict[str, Any], float]] = []
     if seeds.entities or seeds.events:
         involving, seed_events = await ctx.walks.events_of_seeds(
             ctx.namespace,
@@ -319,18 +319,18 @@ async def _events_of_seeds(ctx: ViewContext, col: ViewCollector) -> dict[str, fl
             end=end,
             cap=ctx.max_nodes,
         )
-        found.extend((ev, seeds.entities[ent] * 0.9) for ev, ent in involving)
-        found.extend((ev, seeds.events[ev]) for ev in seed_events)
-    for ev, score in found:
-        col.add(EVENT, ev, score)
-        scores[ev] = max(scores.get(ev, 0.0), score)
+        found.extend((raw, seeds.entities[ent] * 0.9) for raw, ent in involving)
+        found.extend((raw, seeds.events[raw["uuid"]]) for raw in seed_events)
+    for raw, score in found:
+        col.add(EVENT, raw, score)
+        scores[raw["uuid"]] = max(scores.get(raw["uuid"], 0.0), score)
     if not scores and not seeds.entities and (start is not None or end is not None):
         rows = await ctx.walks.events_in_window(
             ctx.namespace, start=start, end=end, cap=ctx.max_nodes
         )
-        for ev in rows:
-            col.add(EVENT, ev, 0.6)
-            scores[ev] = 0.6
+        for raw in rows:
+            col.add(EVENT, raw, 0.6)
+            scores[raw["uuid"]] = 0.6
     return scores
 
 
@@ -346,14 +346,14 @@ async def _walk_events(
             ctx.namespace, list(frontier), start=start, end=end, cap=ctx.max_nodes
         )
         nxt: dict[str, float] = {}
-        for a, ev in rows:
+        for a, raw in rows:
             score = frontier[a] * HOP_DECAY
-            if col.add(EVENT, ev, score):
-                nxt[ev] = score
+            if col.add(EVENT, raw, score):
+                nxt[raw["uuid"]] = score
         frontier = nxt
 
 
-async def _facts_of_seeds(ctx: ViewContext) -> list[tuple[str, float]]:
+async def _facts_of_seeds(ctx: ViewContext) -> list[tuple[dict[str, Any], float]]:
     """Facts involving the seed entities and the seed facts, with their scores: current
     ones, or those valid at some time in the asked timeframe ("in March 2025" takes what
     held then, also a fact that ended or began within the month)."""
@@ -370,8 +370,8 @@ async def _facts_of_seeds(ctx: ViewContext) -> list[tuple[str, float]]:
         asof=to_epoch_ms(ctx.now),
         cap=ctx.max_nodes,
     )
-    return [(fact, seeds.entities[ent] * 0.9) for fact, ent in involving] + [
-        (fact, seeds.facts[fact]) for fact in seed_facts
+    return [(raw, seeds.entities[ent] * 0.9) for raw, ent in involving] + [
+        (raw, seeds.facts[raw["uuid"]]) for raw in seed_facts
     ]
 
 
@@ -385,7 +385,7 @@ async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
             view="temporal", status="skipped", error="no seed entities, events or timeframe"
         )
     col = ViewCollector("temporal", ctx.max_nodes)
-    facts: list[tuple[str, float]] = []
+    facts: list[tuple[dict[str, Any], float]] = []
 
     async def events() -> None:
         scores = await _events_of_seeds(ctx, col)
@@ -403,39 +403,38 @@ async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
     except BaseExceptionGroup as group:
         # The view reports polyg's own error (storage down, timeout), not a group of them.
         raise group.exceptions[0] from group
-    for fact, score in facts:
-        col.add(FACT, fact, score)
+    for raw, score in facts:
+        col.add(FACT, raw, score)
     await _carry_entities(ctx, col, X_INVOLVES)
-    return await col.result(ctx.walks, ctx.namespace)
+    return col.result()
 
 
 async def _carry_entities(ctx: ViewContext, col: ViewCollector, link: EntityLink) -> None:
     """Add the entities the view's nodes are cross-linked to, with those links as edges."""
     if not col.can_take((ENTITY,)):
         return
-    rows: list[tuple[str, str]] = []
-    for label in sorted(col.labels() - {ENTITY}):
-        ids = col.uuids(label)
+    rows: list[tuple[str, dict[str, Any]]] = []
+    for label in sorted({n.label for n in col.nodes.values() if n.label != ENTITY}):
+        ids = [u for u, n in col.nodes.items() if n.label == label]
         rows.extend(
             await ctx.walks.linked_entities(ctx.namespace, label, ids, link, ctx.max_nodes * 2)
         )
-    for src, entity in rows:
-        base = col.score(src)
-        seed = ctx.seeds.entities.get(entity)
-        col.add(ENTITY, entity, max(base * 0.9, seed or 0.0))
-        col.edges.append(ContextEdge(source=src, target=entity, type=link))
+    for src, raw in rows:
+        base = col.nodes[src].score
+        seed = ctx.seeds.entities.get(raw["uuid"])
+        col.add(ENTITY, raw, max(base * 0.9, seed or 0.0))
+        col.edges.append(ContextEdge(source=src, target=raw["uuid"], type=link))
 
 
 # -- the causal view --------------------------------------------------------------------------
 
 
-async def _causal_starts(ctx: ViewContext) -> tuple[dict[str, float], set[str]]:
+async def _causal_starts(ctx: ViewContext) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
     """Where the causal walk starts: the causal seeds and the causal nodes that affect
-    the seed entities or refer to the seed events (uuid -> score), and which of them
-    exist."""
+    the seed entities or refer to the seed events (uuid -> score, uuid -> node)."""
     seeds = ctx.seeds
     start: dict[str, float] = dict(seeds.causal)
-    exist: set[str] = set()
+    raw_nodes: dict[str, dict[str, Any]] = {}
     if seeds.causal or seeds.entities or seeds.events:
         found, rows = await ctx.walks.causal_starts(
             ctx.namespace,
@@ -444,12 +443,13 @@ async def _causal_starts(ctx: ViewContext) -> tuple[dict[str, float], set[str]]:
             list(seeds.events),
             ctx.max_nodes,
         )
-        exist.update(found)
-        for uuid, target in rows:
+        for raw in found:
+            raw_nodes[raw["uuid"]] = raw
+        for raw, target in rows:
             score = (seeds.entities.get(target) or seeds.events.get(target) or 0.5) * 0.9
-            bump(start, uuid, score)
-            exist.add(uuid)
-    return start, exist
+            bump(start, raw["uuid"], score)
+            raw_nodes[raw["uuid"]] = raw
+    return start, raw_nodes
 
 
 def _causal_ways(direction: CausalDirection) -> list[CausalWay]:
@@ -467,12 +467,12 @@ async def _walk_causes(
     start: dict[str, float],
     way: CausalWay,
     depth: int,
-    first_hop: Sequence[tuple[str, float | None, str]] | None = None,
+    first_hop: Sequence[tuple[str, float | None, dict[str, Any]]] | None = None,
 ) -> None:
     """Up (to causes) or down (to effects) C_CAUSES from `start`, `depth` hops; a node's
     score is the best of start score times the path's confidence. `first_hop`: the first
     hop's rows when already read."""
-    frontier = {u: s for u, s in start.items() if u in col}
+    frontier = {u: s for u, s in start.items() if u in col.nodes}
     for hop in range(depth):
         if not frontier:
             break
@@ -482,15 +482,16 @@ async def _walk_causes(
             else await ctx.walks.causal_steps(ctx.namespace, list(frontier), way, ctx.max_nodes * 4)
         )
         nxt: dict[str, float] = {}
-        for a, confidence, b in rows:
+        for a, confidence, raw in rows:
             conf = confidence if confidence is not None else 0.5
             score = frontier[a] * conf
-            added = col.add(CAUSAL, b, score)
-            if added or (b in col and b not in frontier and score > nxt.get(b, 0.0)):
+            b = raw["uuid"]
+            added = col.add(CAUSAL, raw, score)
+            if added or (b in col.nodes and b not in frontier and score > nxt.get(b, 0.0)):
                 nxt[b] = score
             src, dst = (b, a) if way == "up" else (a, b)
             col.edges.append(ContextEdge(source=src, target=dst, type=R_CAUSES, confidence=conf))
-        frontier = {u: s for u, s in nxt.items() if u in col}
+        frontier = {u: s for u, s in nxt.items() if u in col.nodes}
 
 
 async def _carry_causal_targets(ctx: ViewContext, col: ViewCollector) -> None:
@@ -500,30 +501,29 @@ async def _carry_causal_targets(ctx: ViewContext, col: ViewCollector) -> None:
         return
     rows = await ctx.walks.causal_targets(
         ctx.namespace,
-        col.uuids(CAUSAL),
+        [u for u, n in col.nodes.items() if n.label == CAUSAL],
         ctx.max_nodes * 2,
     )
-    for src, rel, label, target in rows:
-        seed = seeds.entities.get(target) or seeds.events.get(target)
-        col.add(label, target, max(col.score(src) * 0.9, seed or 0.0))
-        col.edges.append(ContextEdge(source=src, target=target, type=rel))
+    for src, rel, label, raw in rows:
+        seed = seeds.entities.get(raw["uuid"]) or seeds.events.get(raw["uuid"])
+        col.add(label, raw, max(col.nodes[src].score * 0.9, seed or 0.0))
+        col.edges.append(ContextEdge(source=src, target=raw["uuid"], type=rel))
 
 
 async def causal_view(ctx: ViewContext, depth: int) -> ViewResult:
     """Causal nodes affecting the seeds (or matched directly), walked up and/or down C_CAUSES
     to `depth`; a node's score is its start score times the best path confidence to it."""
-    start, exist = await _causal_starts(ctx)
+    start, raw_nodes = await _causal_starts(ctx)
     if not start:
         return ViewResult(
             view="causal", status="skipped", error="no causal nodes linked to the seeds"
         )
     col = ViewCollector("causal", ctx.max_nodes)
     for uuid, score in sorted(start.items(), key=lambda kv: -kv[1]):
-        if uuid in exist:  # a causal seed deleted since the search found it is left out
-            col.add(CAUSAL, uuid, score)
+        col.add(CAUSAL, raw_nodes[uuid], score)
     ways = _causal_ways(ctx.intent.causal_direction)
-    first: dict[str, list[tuple[str, float | None, str]]] = {}
-    frontier = [u for u in start if u in col]
+    first: dict[str, list[tuple[str, float | None, dict[str, Any]]]] = {}
+    frontier = [u for u in start if u in col.nodes]
     if len(ways) == 2 and depth > 0 and frontier:
         # Both walks start from the same frontier (the start nodes in the view; the walk
         # up adds none of them): their first hops are read together.
@@ -533,7 +533,7 @@ async def causal_view(ctx: ViewContext, depth: int) -> ViewResult:
     for way in ways:
         await _walk_causes(ctx, col, start, way, depth, first.get(way))
     await _carry_causal_targets(ctx, col)
-    return await col.result(ctx.walks, ctx.namespace)
+    return col.result()
 
 
 async def run_views(
