@@ -334,7 +334,7 @@ async def _child(
             profiler.dump_stats(str(profile))
             await anyio.Path(f"{profile}.queries.json").write_text(json.dumps(timed))
             await anyio.Path(f"{profile}.rows.json").write_text(json.dumps(counted))
-            costs = await anyio.to_thread.run_sync(_query_costs, data_dir, sent)
+            costs = await _query_costs(memory, data_dir, sent)
             await anyio.Path(f"{profile}.costs.json").write_text(json.dumps(costs))
         out = {
             "load": load,
@@ -376,7 +376,7 @@ def _time_queries(
     async def query(namespace: str, cypher: str, *args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
         key = " ".join(cypher.split())[:90]
-        if kwargs.get("read_only"):
+        if kwargs.get("read_only") and len(sent) < COSTED_READS:
             params = args[0] if args else kwargs.get("params")
             sent.append((namespace, cypher, dict(params or {})))
         rows = 0
@@ -391,18 +391,29 @@ def _time_queries(
     store.query = query
 
 
+COSTED_READS = 400
+"""Reads of the warm calls sent again alone by `--profile` (the first ones): enough for
+the common kinds, few enough for a loaded machine."""
+
 _EXECUTION = re.compile(r"internal execution time: ([0-9.]+) milliseconds")
 
 
-def _query_costs(
-    data_dir: Path, sent: list[tuple[str, str, dict[str, Any]]], repeat: int = 3
+def _server_cpu(client: Any) -> float:
+    cpu: dict[str, Any] = client.info("cpu")
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+
+async def _query_costs(
+    memory: Memory, data_dir: Path, sent: list[tuple[str, str, dict[str, Any]]], repeat: int = 3
 ) -> dict[str, list[list[float]]]:
-    """Each read the warm calls sent, sent again alone (`repeat` times, nothing else in
-    flight from this process) straight to the server: per query kind, [FalkorDB's own
-    execution time in ms (the best of the repeats), rows, ms to decode the reply as the
-    store does (`storage.reply.read_reply`)] per call."""
+    """Each read the warm calls sent, sent again alone through the store `repeat` times,
+    nothing else in flight from this process: per query kind and call, [the server's CPU
+    ms (its `used_cpu` over the repeats, less what the `INFO` probe itself costs), the
+    process's CPU ms (building the query, the round trip, decoding the reply), FalkorDB's
+    own execution time in ms as it reports it, rows]. Other clients of the server count
+    in its CPU: on a shared server only the comparison of two runs means something."""
     import redis
-    from polyg_core.storage.reply import cypher_params, read_reply
+    from polyg_core.storage.reply import cypher_params
     from polyg_core.storage.store import compact_vectors
 
     sock = EmbeddedFalkorDB(data_dir).running_socket()
@@ -411,25 +422,30 @@ def _query_costs(
     client = redis.Redis(unix_socket_path=sock, socket_timeout=600, decode_responses=True)
     out: dict[str, list[list[float]]] = {}
     try:
+        c0 = _server_cpu(client)
+        probe = (_server_cpu(client) - c0) * 1000  # one INFO's own cost
         for namespace, cypher, params in sent:
-            text = cypher_params(compact_vectors(params, DIM)) + cypher
-            best = float("inf")
-            rows, decode = 0, float("inf")
+            s0 = _server_cpu(client)
+            p0 = time.process_time()
+            rows = 0
             for _ in range(repeat):
-                response: Any = client.execute_command(
-                    "GRAPH.RO_QUERY", namespace, text, "--compact"
-                )
-                found = _EXECUTION.search(" ".join(str(x) for x in response[-1]))
-                best = min(best, float(found.group(1)) if found else float("nan"))
-                t0 = time.perf_counter()
-                reply = read_reply(response)
-                decode = min(decode, (time.perf_counter() - t0) * 1000)
-                rows = len(reply.rows)
+                res = await memory.store.query(namespace, cypher, params, read_only=True)
+                rows = len(res.rows)
+            process = (time.process_time() - p0) * 1000 / repeat
+            server = max(0.0, ((_server_cpu(client) - s0) * 1000 - probe) / repeat)
+            text = cypher_params(compact_vectors(params, DIM)) + cypher
+            response: Any = client.execute_command("GRAPH.RO_QUERY", namespace, text, "--compact")
+            found = _EXECUTION.search(" ".join(str(x) for x in response[-1]))
+            own = float(found.group(1)) if found else float("nan")
             key = " ".join(cypher.split())[:90]
-            out.setdefault(key, []).append([best, rows, decode])
+            out.setdefault(key, []).append([server, process, own, rows])
     finally:
         client.close()
     return out
+
+
+_ROUND_TRIPS: dict[str, float] = {}
+"""Round trips per warm recall of the last report (to scale the reads sent again)."""
 
 
 def _query_report(profile: Path, runs: int, recalls: int) -> None:
@@ -447,6 +463,7 @@ def _query_report(profile: Path, runs: int, recalls: int) -> None:
             for key, n in json.loads(counts.read_text()).items():
                 rows[key] = rows.get(key, 0) + sum(n)
     calls = sum(len(ms) for ms in merged.values())
+    _ROUND_TRIPS["per_recall"] = calls / recalls
     print(
         f"\nqueries over {recalls} warm recalls (wall clock per call, as recall awaits it; "
         f"{calls / recalls:.2f} round trips and {sum(rows.values()) / recalls:.1f} rows "
@@ -463,7 +480,7 @@ def _query_report(profile: Path, runs: int, recalls: int) -> None:
 
 
 def _costs_report(profile: Path, runs: int, recalls: int) -> None:
-    """Per query kind, each read sent again alone: FalkorDB's own time and the decoding."""
+    """Per query kind, each read sent again alone: the server's and the process's CPU."""
     merged: dict[str, list[list[float]]] = {}
     for run in range(runs):
         path = Path(f"{profile}.{run + 1}.costs.json")
@@ -472,18 +489,25 @@ def _costs_report(profile: Path, runs: int, recalls: int) -> None:
                 merged.setdefault(key, []).extend(calls)
     if not merged:
         return
-    total = sum(c[0] for calls in merged.values() for c in calls) / recalls
-    decode = sum(c[2] for calls in merged.values() for c in calls) / recalls
+
+    def per_recall(calls: list[list[float]], i: int) -> float:
+        return sum(c[i] for c in calls) / recalls
+
+    every = [c for calls in merged.values() for c in calls]
+    # Only the first COSTED_READS reads of each process were sent again: scale to a recall.
+    sent_per_recall = _ROUND_TRIPS.get("per_recall") or 0.0
+    if sent_per_recall:
+        recalls = max(1, round(len(every) / sent_per_recall))
     print(
-        f"\nreads sent again alone, per warm recall: FalkorDB {total:.2f} ms, "
-        f"decoding {decode:.2f} ms; by kind:"
+        f"\nreads sent again alone, CPU per warm recall: server {per_recall(every, 0):.2f} ms "
+        f"(its own execution time {per_recall(every, 2):.2f} ms), process "
+        f"{per_recall(every, 1):.2f} ms; by kind:"
     )
-    for key, calls in sorted(merged.items(), key=lambda kv: -sum(c[0] for c in kv[1]))[:15]:
+    for key, calls in sorted(merged.items(), key=lambda kv: -per_recall(kv[1], 0))[:16]:
         print(
-            f"  {len(calls) / recalls:5.2f} per recall  FalkorDB "
-            f"{sum(c[0] for c in calls) / recalls:6.2f} ms  "
-            f"{sum(c[1] for c in calls) / recalls:6.1f} rows  decoding "
-            f"{sum(c[2] for c in calls) / recalls:5.2f} ms  {key}"
+            f"  {len(calls) / recalls:5.2f} per recall  server {per_recall(calls, 0):6.2f} ms "
+            f"(execution {per_recall(calls, 2):5.2f})  process {per_recall(calls, 1):5.2f} ms  "
+            f"{per_recall(calls, 3):6.1f} rows  {key}"
         )
 
 

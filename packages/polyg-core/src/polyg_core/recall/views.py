@@ -210,11 +210,12 @@ async def _seed_represented(
     rows = await walks.entities_represented(namespace, concept_ids, memory_ids, REPRESENTED_LIMIT)
     for src, concept, raw in rows:
         score = nodes[src].score if src in nodes else min_score
-        node = to_context(ENTITY, clean(raw), score)
-        if node.uuid not in nodes or nodes[node.uuid].score < score:
-            nodes[node.uuid] = node
-        bump(seeds.entities, node.uuid, score)
-        edges.append(ContextEdge(source=concept, target=node.uuid, type=X_REPRESENTS))
+        uuid = str(raw.get("uuid", ""))
+        known = nodes.get(uuid)
+        if known is None or known.score < score:  # an entity met again is built once
+            nodes[uuid] = to_context(ENTITY, clean(raw), score)
+        bump(seeds.entities, uuid, score)
+        edges.append(ContextEdge(source=concept, target=uuid, type=X_REPRESENTS))
 
 
 async def find_seeds(
