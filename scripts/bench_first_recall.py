@@ -267,13 +267,15 @@ async def _child(
     asked: Path | None,
     warm_up: bool,
     profile: Path | None,
+    seed: int | None,
 ) -> None:
     t0 = time.perf_counter()
     settings = Settings(storage=StorageSettings(data_dir=data_dir))
     memory = await Memory.open(settings, namespace=namespace)
     try:
         opened = time.perf_counter() - t0
-        rng = random.Random()
+        # A seed makes two runs (code before and after a change) ask the same questions.
+        rng = random.Random(seed)
         if asked is None:
             pool = [{"question": q, "entity": ""} for q in QUESTIONS]
         else:
@@ -310,8 +312,10 @@ async def _child(
             )
         profiler = cProfile.Profile() if profile is not None else None
         timed: dict[str, list[float]] = {}
+        counted: dict[str, list[int]] = {}
+        sent: list[tuple[str, str, dict[str, Any]]] = []
         if profiler is not None:
-            _time_queries(memory, timed)
+            _time_queries(memory, timed, counted, sent)
             profiler.enable()  # the warm calls only
         for k in range(warm_calls):
             item = picked[1 + k % (len(picked) - 1)] if len(picked) > 1 else picked[0]
@@ -329,6 +333,9 @@ async def _child(
             profiler.disable()
             profiler.dump_stats(str(profile))
             await anyio.Path(f"{profile}.queries.json").write_text(json.dumps(timed))
+            await anyio.Path(f"{profile}.rows.json").write_text(json.dumps(counted))
+            costs = await _query_costs(memory, data_dir, sent)
+            await anyio.Path(f"{profile}.costs.json").write_text(json.dumps(costs))
         out = {
             "load": load,
             "open_ms": opened * 1000,
@@ -354,37 +361,183 @@ async def _child(
         await memory.close()
 
 
-def _time_queries(memory: Memory, timed: dict[str, list[float]]) -> None:
+def _time_queries(
+    memory: Memory,
+    timed: dict[str, list[float]],
+    counted: dict[str, list[int]],
+    sent: list[tuple[str, str, dict[str, Any]]],
+) -> None:
     """Time every query the store sends (wall clock as the caller sees it, queueing and
-    the other queries in flight included), grouped by the start of its Cypher text."""
+    the other queries in flight included) and count the rows it answers, grouped by the
+    start of its Cypher text; keep each read (namespace, Cypher, parameters) in `sent`."""
     store: Any = memory.store
     send = store.query
 
     async def query(namespace: str, cypher: str, *args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
+        key = " ".join(cypher.split())[:90]
+        if kwargs.get("read_only") and len(sent) < COSTED_READS:
+            params = args[0] if args else kwargs.get("params")
+            sent.append((namespace, cypher, dict(params or {})))
+        rows = 0
         try:
-            return await send(namespace, cypher, *args, **kwargs)
+            res = await send(namespace, cypher, *args, **kwargs)
+            rows = len(getattr(res, "rows", ()) or ())
+            return res
         finally:
-            key = " ".join(cypher.split())[:90]
             timed.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
+            counted.setdefault(key, []).append(rows)
 
     store.query = query
 
 
+COSTED_READS = 400
+"""Reads of the warm calls sent again alone by `--profile` (the first ones): enough for
+the common kinds, few enough for a loaded machine."""
+
+_EXECUTION = re.compile(r"internal execution time: ([0-9.]+) milliseconds")
+
+
+def _server_cpu(client: Any) -> float:
+    cpu: dict[str, Any] = client.info("cpu")
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+
+async def _query_costs(
+    memory: Memory, data_dir: Path, sent: list[tuple[str, str, dict[str, Any]]], repeat: int = 3
+) -> dict[str, list[list[float]]]:
+    """Each read the warm calls sent, sent again alone through the store `repeat` times,
+    nothing else in flight from this process: per query kind and call, [the server's CPU
+    ms (its `used_cpu` over the repeats, less what the `INFO` probe itself costs), the
+    process's CPU ms (building the query, the round trip, decoding the reply), FalkorDB's
+    own execution time in ms as it reports it, rows]. Other clients of the server count
+    in its CPU: on a shared server only the comparison of two runs means something."""
+    import redis
+    from polyg_core.storage.reply import cypher_params
+    from polyg_core.storage.store import compact_vectors
+
+    sock = EmbeddedFalkorDB(data_dir).running_socket()
+    if sock is None:
+        return {}
+    client = redis.Redis(unix_socket_path=sock, socket_timeout=600, decode_responses=True)
+    out: dict[str, list[list[float]]] = {}
+    try:
+        c0 = _server_cpu(client)
+        probe = (_server_cpu(client) - c0) * 1000  # one INFO's own cost
+        for namespace, cypher, params in sent:
+            s0 = _server_cpu(client)
+            p0 = time.process_time()
+            rows = 0
+            for _ in range(repeat):
+                res = await memory.store.query(namespace, cypher, params, read_only=True)
+                rows = len(res.rows)
+            process = (time.process_time() - p0) * 1000 / repeat
+            server = max(0.0, ((_server_cpu(client) - s0) * 1000 - probe) / repeat)
+            text = cypher_params(compact_vectors(params, DIM)) + cypher
+            response: Any = client.execute_command("GRAPH.RO_QUERY", namespace, text, "--compact")
+            found = _EXECUTION.search(" ".join(str(x) for x in response[-1]))
+            own = float(found.group(1)) if found else float("nan")
+            key = " ".join(cypher.split())[:90]
+            out.setdefault(key, []).append([server, process, own, rows])
+    finally:
+        client.close()
+    return out
+
+
+_ROUND_TRIPS: dict[str, float] = {}
+"""Round trips per warm recall of the last report (to scale the reads sent again)."""
+
+
 def _query_report(profile: Path, runs: int, recalls: int) -> None:
-    """Per query kind over every process's warm calls: calls per recall, ms per recall."""
+    """Per query kind over every process's warm calls: calls per recall, ms per recall,
+    rows per recall; then what the profiles counted per recall."""
     merged: dict[str, list[float]] = {}
+    rows: dict[str, int] = {}
     for run in range(runs):
         path = Path(f"{profile}.{run + 1}.queries.json")
         if path.exists():
             for key, ms in json.loads(path.read_text()).items():
                 merged.setdefault(key, []).extend(ms)
-    print(f"\nqueries over {recalls} warm recalls (wall clock per call, as recall awaits it):")
+        counts = Path(f"{profile}.{run + 1}.rows.json")
+        if counts.exists():
+            for key, n in json.loads(counts.read_text()).items():
+                rows[key] = rows.get(key, 0) + sum(n)
+    calls = sum(len(ms) for ms in merged.values())
+    _ROUND_TRIPS["per_recall"] = calls / recalls
+    print(
+        f"\nqueries over {recalls} warm recalls (wall clock per call, as recall awaits it; "
+        f"{calls / recalls:.2f} round trips and {sum(rows.values()) / recalls:.1f} rows "
+        "per recall):"
+    )
     for key, ms in sorted(merged.items(), key=lambda kv: -sum(kv[1]))[:15]:
         print(
             f"  {len(ms) / recalls:5.2f} per recall  {sum(ms) / recalls:6.1f} ms per recall  "
+            f"{rows.get(key, 0) / recalls:6.1f} rows  "
             f"median {statistics.median(ms):5.1f}  p95 {_p95(ms):6.1f}  {key}"
         )
+    _profile_counts(profile, runs, recalls)
+    _costs_report(profile, runs, recalls)
+
+
+def _costs_report(profile: Path, runs: int, recalls: int) -> None:
+    """Per query kind, each read sent again alone: the server's and the process's CPU."""
+    merged: dict[str, list[list[float]]] = {}
+    for run in range(runs):
+        path = Path(f"{profile}.{run + 1}.costs.json")
+        if path.exists():
+            for key, calls in json.loads(path.read_text()).items():
+                merged.setdefault(key, []).extend(calls)
+    if not merged:
+        return
+
+    def per_recall(calls: list[list[float]], i: int) -> float:
+        return sum(c[i] for c in calls) / recalls
+
+    every = [c for calls in merged.values() for c in calls]
+    # Only the first COSTED_READS reads of each process were sent again: scale to a recall.
+    sent_per_recall = _ROUND_TRIPS.get("per_recall") or 0.0
+    if sent_per_recall:
+        recalls = max(1, round(len(every) / sent_per_recall))
+    print(
+        f"\nreads sent again alone, CPU per warm recall: server {per_recall(every, 0):.2f} ms "
+        f"(its own execution time {per_recall(every, 2):.2f} ms), process "
+        f"{per_recall(every, 1):.2f} ms; by kind:"
+    )
+    for key, calls in sorted(merged.items(), key=lambda kv: -per_recall(kv[1], 0))[:16]:
+        print(
+            f"  {len(calls) / recalls:5.2f} per recall  server {per_recall(calls, 0):6.2f} ms "
+            f"(execution {per_recall(calls, 2):5.2f})  process {per_recall(calls, 1):5.2f} ms  "
+            f"{per_recall(calls, 3):6.1f} rows  {key}"
+        )
+
+
+PROFILE_COUNTS = {
+    "maps decoded from replies (storage/reply._map)": ("reply.py", "_map"),
+    "context nodes built (recall/context_nodes.to_context)": ("context_nodes.py", "to_context"),
+    "nodes offered to a view (ViewCollector.add)": ("view_context.py", "add"),
+}
+"""Calls counted in the profiles, per recall: what recall decodes and builds."""
+
+
+def _profile_counts(profile: Path, runs: int, recalls: int) -> None:
+    import pstats
+
+    totals = dict.fromkeys(PROFILE_COUNTS, 0)
+    for run in range(runs):
+        path = Path(f"{profile}.{run + 1}")
+        if not path.exists():
+            continue
+        stats = cast(
+            dict[tuple[str, int, str], tuple[int, int, float, float, Any]],
+            pstats.Stats(str(path)).stats,  # type: ignore[attr-defined]
+        )
+        for (file, _line, func), (_cc, ncalls, _tt, _ct, _callers) in stats.items():
+            for what, (suffix, name) in PROFILE_COUNTS.items():
+                if func == name and file.endswith(suffix):
+                    totals[what] += ncalls
+    print(f"\nper warm recall, from the profiles ({recalls} recalls):")
+    for what, n in totals.items():
+        print(f"  {n / recalls:8.1f}  {what}")
 
 
 def _rounded(row: dict[str, Any]) -> dict[str, Any]:
@@ -405,6 +558,7 @@ async def _parent(
     remembered: int,
     warm_up: bool,
     profile: Path | None,
+    seed: int | None,
 ) -> None:
     settings = Settings(storage=StorageSettings(data_dir=data_dir))
     memory = await Memory.open(settings, namespace=namespace)  # keeps the server up
@@ -433,6 +587,8 @@ async def _parent(
                 command += ["--warm-up"]
             if profile is not None:
                 command += ["--profile", f"{profile}.{run + 1}"]
+            if seed is not None:
+                command += ["--seed", str(seed + run)]
             out = await anyio.run_process(command, check=True)
             row = json.loads(out.stdout.decode().strip().splitlines()[-1])
             rows.append(row)
@@ -566,6 +722,13 @@ if __name__ == "__main__":
         help="cProfile each process's warm calls into this path (.1, .2, ... per process) "
         "and time each query they send (reported per query kind)",
     )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="pick each process's questions with this seed (process k: seed + k - 1), so "
+        "that two runs ask the same questions in the same order",
+    )
     parser.add_argument("--questions", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -580,6 +743,7 @@ if __name__ == "__main__":
             args.questions,
             args.warm_up,
             args.profile,
+            args.seed,
         )
     else:
         anyio.run(
@@ -593,4 +757,5 @@ if __name__ == "__main__":
             args.remember,
             args.warm_up,
             args.profile,
+            args.seed,
         )

@@ -7,6 +7,7 @@ use them without importing the views (and the views can import the PPR view).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -85,18 +86,27 @@ class ViewCollector:
         return len(self.nodes) >= self.cap
 
     def add(self, label: str, raw: dict[str, Any], score: float) -> bool:
-        """Add a node (or raise its score); False when it was known or the view is full."""
-        node = to_context(label, clean(raw), score)
-        if node.uuid in self.nodes:
-            if self.nodes[node.uuid].score < node.score:
-                self.nodes[node.uuid] = self.nodes[node.uuid].model_copy(
-                    update={"score": node.score}
-                )
+        """Add a node (or raise its score); False when it was known or the view is full.
+
+        A node is built only when it joins the view: most rows a walk reads name a node
+        the view holds already, or come once it is full."""
+        uuid = str(raw.get("uuid", ""))
+        score = max(0.0, float(score))  # as `to_context` keeps it
+        known = self.nodes.get(uuid)
+        if known is not None:
+            if known.score < score:
+                self.nodes[uuid] = known.model_copy(update={"score": score})
             return False
         if self.full:
             return False
-        self.nodes[node.uuid] = node
+        self.nodes[uuid] = to_context(label, clean(raw), score)
         return True
+
+    def can_take(self, labels: Collection[str]) -> bool:
+        """Whether a read of nodes of `labels` could change the view: it has room for
+        another node, or holds one of those labels whose score a row may raise (an edge
+        to a node left out is dropped with it)."""
+        return not self.full or any(n.label in labels for n in self.nodes.values())
 
     def result(self) -> ViewResult:
         """The nodes and the edges between them, each edge once: a walk meets an edge

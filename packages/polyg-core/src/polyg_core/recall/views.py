@@ -210,11 +210,12 @@ async def _seed_represented(
     rows = await walks.entities_represented(namespace, concept_ids, memory_ids, REPRESENTED_LIMIT)
     for src, concept, raw in rows:
         score = nodes[src].score if src in nodes else min_score
-        node = to_context(ENTITY, clean(raw), score)
-        if node.uuid not in nodes or nodes[node.uuid].score < score:
-            nodes[node.uuid] = node
-        bump(seeds.entities, node.uuid, score)
-        edges.append(ContextEdge(source=concept, target=node.uuid, type=X_REPRESENTS))
+        uuid = str(raw.get("uuid", ""))
+        known = nodes.get(uuid)
+        if known is None or known.score < score:  # an entity met again is built once
+            nodes[uuid] = to_context(ENTITY, clean(raw), score)
+        bump(seeds.entities, uuid, score)
+        edges.append(ContextEdge(source=concept, target=uuid, type=X_REPRESENTS))
 
 
 async def find_seeds(
@@ -411,6 +412,8 @@ async def temporal_view(ctx: ViewContext, depth: int) -> ViewResult:
 
 async def _carry_entities(ctx: ViewContext, col: ViewCollector, link: EntityLink) -> None:
     """Add the entities the view's nodes are cross-linked to, with those links as edges."""
+    if not col.can_take((ENTITY,)):
+        return
     rows: list[tuple[str, dict[str, Any]]] = []
     for label in sorted({n.label for n in col.nodes.values() if n.label != ENTITY}):
         ids = [u for u, n in col.nodes.items() if n.label == label]
@@ -495,6 +498,8 @@ async def _walk_causes(
 async def _carry_causal_targets(ctx: ViewContext, col: ViewCollector) -> None:
     """Add what the view's causal nodes affect or refer to, with those links as edges."""
     seeds = ctx.seeds
+    if not col.can_take((ENTITY, EVENT)):
+        return
     rows = await ctx.walks.causal_targets(
         ctx.namespace,
         [u for u, n in col.nodes.items() if n.label == CAUSAL],
