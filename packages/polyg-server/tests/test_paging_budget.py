@@ -115,7 +115,7 @@ def _visited(answer: Answer) -> list[int]:
     return seen
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(ANSWER, st.integers(41, 3_000))
 def test_the_answer_is_the_one_estimating_every_step_gives(answer: Answer, max_tokens: int) -> None:
     fast, fast_omitted = within_budget(answer, max_tokens, DROP, TRIM)
@@ -124,7 +124,7 @@ def test_the_answer_is_the_one_estimating_every_step_gives(answer: Answer, max_t
     assert fast.model_dump() == slow.model_dump()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(ANSWER, st.data())
 def test_a_budget_at_a_step_s_exact_size_stops_where_estimating_every_step_does(
     answer: Answer, data: st.DataObject
@@ -176,7 +176,7 @@ PIECES = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(st.one_of(st.text(), PIECES))
 def test_the_estimate_by_class_equals_the_estimate_piece_by_piece(text: str) -> None:
     assert estimate_tokens(text) == _estimate_by_piece(text)
