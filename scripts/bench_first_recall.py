@@ -375,7 +375,7 @@ def _time_queries(
 
     async def query(namespace: str, cypher: str, *args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
-        key = " ".join(cypher.split())[:90]
+        key = _kind(cypher)
         if kwargs.get("read_only") and len(sent) < COSTED_READS:
             params = args[0] if args else kwargs.get("params")
             sent.append((namespace, cypher, dict(params or {})))
@@ -389,6 +389,11 @@ def _time_queries(
             counted.setdefault(key, []).append(rows)
 
     store.query = query
+
+
+def _kind(cypher: str) -> str:
+    """A query's kind in the reports: the start of its Cypher text."""
+    return " ".join(cypher.split())[:90]
 
 
 COSTED_READS = 400
@@ -437,15 +442,10 @@ async def _query_costs(
             response: Any = client.execute_command("GRAPH.RO_QUERY", namespace, text, "--compact")
             found = _EXECUTION.search(" ".join(str(x) for x in response[-1]))
             own = float(found.group(1)) if found else float("nan")
-            key = " ".join(cypher.split())[:90]
-            out.setdefault(key, []).append([server, process, own, rows])
+            out.setdefault(_kind(cypher), []).append([server, process, own, rows])
     finally:
         client.close()
     return out
-
-
-_ROUND_TRIPS: dict[str, float] = {}
-"""Round trips per warm recall of the last report (to scale the reads sent again)."""
 
 
 def _query_report(profile: Path, runs: int, recalls: int) -> None:
@@ -463,7 +463,6 @@ def _query_report(profile: Path, runs: int, recalls: int) -> None:
             for key, n in json.loads(counts.read_text()).items():
                 rows[key] = rows.get(key, 0) + sum(n)
     calls = sum(len(ms) for ms in merged.values())
-    _ROUND_TRIPS["per_recall"] = calls / recalls
     print(
         f"\nqueries over {recalls} warm recalls (wall clock per call, as recall awaits it; "
         f"{calls / recalls:.2f} round trips and {sum(rows.values()) / recalls:.1f} rows "
@@ -476,11 +475,12 @@ def _query_report(profile: Path, runs: int, recalls: int) -> None:
             f"median {statistics.median(ms):5.1f}  p95 {_p95(ms):6.1f}  {key}"
         )
     _profile_counts(profile, runs, recalls)
-    _costs_report(profile, runs, recalls)
+    _costs_report(profile, runs, calls / recalls)
 
 
-def _costs_report(profile: Path, runs: int, recalls: int) -> None:
-    """Per query kind, each read sent again alone: the server's and the process's CPU."""
+def _costs_report(profile: Path, runs: int, round_trips: float) -> None:
+    """Per query kind, each read sent again alone: the server's and the process's CPU, per
+    warm recall (`round_trips`: reads per warm recall, to scale the reads sent again)."""
     merged: dict[str, list[list[float]]] = {}
     for run in range(runs):
         path = Path(f"{profile}.{run + 1}.costs.json")
@@ -490,14 +490,14 @@ def _costs_report(profile: Path, runs: int, recalls: int) -> None:
     if not merged:
         return
 
+    every = [c for calls in merged.values() for c in calls]
+    # Only the first COSTED_READS reads of each process were sent again: the recalls they
+    # stand for.
+    recalls = max(1, round(len(every) / round_trips)) if round_trips else 1
+
     def per_recall(calls: list[list[float]], i: int) -> float:
         return sum(c[i] for c in calls) / recalls
 
-    every = [c for calls in merged.values() for c in calls]
-    # Only the first COSTED_READS reads of each process were sent again: scale to a recall.
-    sent_per_recall = _ROUND_TRIPS.get("per_recall") or 0.0
-    if sent_per_recall:
-        recalls = max(1, round(len(every) / sent_per_recall))
     print(
         f"\nreads sent again alone, CPU per warm recall: server {per_recall(every, 0):.2f} ms "
         f"(its own execution time {per_recall(every, 2):.2f} ms), process "
@@ -618,10 +618,9 @@ def _server_figures(sock: str, namespace: str | None) -> dict[str, Any]:
 
     client = redis.Redis(unix_socket_path=sock, socket_timeout=600, decode_responses=True)
     try:
-        cpu: dict[str, Any] = client.info("cpu")  # type: ignore[assignment]
         mem: dict[str, Any] = client.info("memory")  # type: ignore[assignment]
         out: dict[str, Any] = {
-            "server_cpu_s": round(float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]), 1),
+            "server_cpu_s": round(_server_cpu(client), 1),
             "used_memory_mb": round(float(mem["used_memory"]) / 2**20, 1),
             "rss_mb": round(float(mem["used_memory_rss"]) / 2**20, 1),
         }
