@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import hashlib
 import json
 import statistics
@@ -36,6 +35,7 @@ from polyg_bench.dataset import load_dataset
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings import make_embedder
+from polyg_core.recall.warm import freeze_heap as freeze_recall_heap
 from polyg_core.recall.warm import warm_recall
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
@@ -126,9 +126,8 @@ async def replay(
             for ppr in (False, True):
                 await memory.recall("What happened?", graph=ns, reference_time=ref, ppr=ppr)
             if freeze_heap:
-                # As the server does once warm (polyg_core.recall.warm.freeze_heap).
-                gc.collect()
-                gc.freeze()
+                # As the server does once warm.
+                freeze_recall_heap()
             for r in range(rounds):
                 for qi, q in enumerate(asked):
                     sent, alone = counter.sent, counter.alone
