@@ -84,6 +84,9 @@ def _fingerprint(result: Any) -> dict[str, Any]:
         "nodes": [n.uuid for n in result.nodes],
         "answer": result.answer,
         "confidence": round(result.confidence, 9),
+        # The dense retriever's scaled scores: FalkorDB's HNSW index can answer the same
+        # vector with another tail under load, which moves them (and the fused scores).
+        "dense": [m.retrievers.get("dense") for m in result.memories],
         # A view that ran out of time, or PPR's fetch cut short by its time budget (a
         # loaded machine), changes what is found.
         "views": [[v.view, v.status, v.error] for v in result.views],
@@ -213,9 +216,11 @@ def compare(a_path: Path, b_path: Path) -> None:
             if r["result"][k] == other["result"][k]:
                 same[k] += 1
             elif k in ("memories", "whole"):
+                dense = "dense" in r["result"] and r["result"]["dense"] != other["result"]["dense"]
                 differ.append(
                     f"{k} differ: {r['question']}"
                     + (f" (timed out: {timed_out})" if timed_out else "")
+                    + (" (the dense k-NN scores differ)" if dense else "")
                 )
     print(f"{len(a)} recalls compared: " + ", ".join(f"{k} equal {v}" for k, v in same.items()))
     for q in differ:
