@@ -23,11 +23,11 @@ YOUNG_COLLECTION_EVERY = 10_000
 """Allocations between two passes over the youngest generation once the heap is frozen
 (CPython's default: 700). A recall makes a few thousand objects that outlive the next
 few hundred allocations (replies being read, nodes being built): at 700 the collector ran
-8-9 young passes per recall on the dev conversation, about a tenth of them leading to a
-full pass (15-20 ms each, walking what the process kept since the freeze), landing in
-whichever recall was running. At 10,000: ~0.1 young passes per recall and full passes a
-hundred times rarer; 2.8 -> 0.9 ms of the collector's CPU per recall. Garbage cycles wait
-for at most that many allocations, as before for 700."""
+8-9 young passes per recall on the dev conversation, and a full pass (15-20 ms, walking
+what the process kept since the freeze) in about one recall out of ten, whichever was
+running. At 10,000: ~0.1 young passes per recall, full passes a hundred times rarer, and
+2.8 -> 0.9 ms of the collector's CPU per recall. Garbage cycles wait for at most that many
+allocations, as they waited for 700."""
 
 
 def warm_recall() -> None:
