@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
+import hashlib
 import json
 import statistics
 import time
@@ -35,6 +35,8 @@ from polyg_bench.dataset import load_dataset
 from polyg_core.config import Settings, StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings import make_embedder
+from polyg_core.recall.warm import freeze_heap as freeze_recall_heap
+from polyg_core.recall.warm import warm_recall
 from polyg_core.storage.embedded import EmbeddedFalkorDB
 from polyg_core.storage.store import FalkorStore
 from polyg_shared.retrieval import RETRIEVERS
@@ -66,12 +68,25 @@ class _QueryCounter:
         store.query = counted  # type: ignore[method-assign]
 
 
+def _whole(result: Any) -> str:
+    """A digest of the whole result but its timings (the context, edges, reasoning, sources,
+    every memory's retriever scores...): equal digests, equal results."""
+    data = result.model_dump(mode="json", exclude={"timings_ms"})
+    for view in data.get("views", []):
+        view.pop("elapsed_ms", None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
 def _fingerprint(result: Any) -> dict[str, Any]:
     return {
+        "whole": _whole(result),
         "memories": [[m.uuid, round(m.score, 9)] for m in result.memories],
         "nodes": [n.uuid for n in result.nodes],
         "answer": result.answer,
         "confidence": round(result.confidence, 9),
+        # The dense retriever's scaled scores: FalkorDB's HNSW index can answer the same
+        # vector with another tail under load, which moves them (and the fused scores).
+        "dense": [m.retrievers.get("dense") for m in result.memories],
         # A view that ran out of time, or PPR's fetch cut short by its time budget (a
         # loaded machine), changes what is found.
         "views": [[v.view, v.status, v.error] for v in result.views],
@@ -106,13 +121,16 @@ async def replay(
             ref = conv.sessions[-1].date_time if conv.sessions else None
             asked = [q for q in dataset.questions if q.conversation_id == conv.id]
             # Warm-up: the model, the catalogue file, the classifier's tables, the modules
-            # the graph side imports on first use.
+            # the graph side imports on first use; PageRank's scipy and dateparser's data
+            # as the server and `polyg bench retrieval` load them before the first question
+            # (the warm-up questions reach no PageRank: without it the first PPR question
+            # paid for importing scipy, ~0.8 s, 8 ms on the PPR questions' mean).
+            warm_recall()
             for ppr in (False, True):
                 await memory.recall("What happened?", graph=ns, reference_time=ref, ppr=ppr)
             if freeze_heap:
-                # As the server does once warm (polyg_core.recall.warm.freeze_heap).
-                gc.collect()
-                gc.freeze()
+                # As the server does once warm.
+                freeze_recall_heap()
             for r in range(rounds):
                 for qi, q in enumerate(asked):
                     sent, alone = counter.sent, counter.alone
@@ -181,6 +199,8 @@ def compare(a_path: Path, b_path: Path) -> None:
     b: list[dict[str, Any]] = json.loads(b_path.read_text())
     by_key: Mapping[tuple[int, int], dict[str, Any]] = {(r["round"], r["index"]): r for r in b}
     same = {"memories": 0, "nodes": 0, "answer": 0, "confidence": 0}
+    if all("whole" in row["result"] for row in (*a, *b)):
+        same["whole"] = 0
     differ: list[str] = []
     for r in a:
         other = by_key.get((r["round"], r["index"]))
@@ -195,11 +215,16 @@ def compare(a_path: Path, b_path: Path) -> None:
         for k in same:
             if r["result"][k] == other["result"][k]:
                 same[k] += 1
-            elif k == "memories":
-                differ.append(r["question"] + (f" (timed out: {timed_out})" if timed_out else ""))
+            elif k in ("memories", "whole"):
+                dense = "dense" in r["result"] and r["result"]["dense"] != other["result"]["dense"]
+                differ.append(
+                    f"{k} differ: {r['question']}"
+                    + (f" (timed out: {timed_out})" if timed_out else "")
+                    + (" (the dense k-NN scores differ)" if dense else "")
+                )
     print(f"{len(a)} recalls compared: " + ", ".join(f"{k} equal {v}" for k, v in same.items()))
     for q in differ:
-        print(f"  memories differ: {q}")
+        print(f"  {q}")
 
 
 def main() -> None:

@@ -256,6 +256,28 @@ def test_a_words_idf_is_read_once_and_follows_a_later_write(tmp_path: Path) -> N
     cat.reader.close()
 
 
+def test_a_concepts_memories_are_kept_and_follow_a_later_write(tmp_path: Path) -> None:
+    path = tmp_path / "ns.sqlite"
+    first = ["Imogen: kiln lit", "Tobias: glaze mixed", "Imogen: kiln cooled", "Wren: shelf"]
+    cat = _catalogue(path, [_entry(i, t) for i, t in enumerate(first)], [])
+    assert cat.about_uuids("c0") == ["m0000", "m0003"]
+    before = cat.concept_specificity("c0")
+    assert before == cat.specificity(2)
+    # Asked again: the same answer (kept), and what a caller does with it changes nothing.
+    cat.about_uuids("c0").append("m9999")
+    assert cat.about_uuids("c0") == ["m0000", "m0003"]
+    assert [e.uuid for e in cat.about("c0")] == ["m0000", "m0003"]
+    # Another process adds memories about the concept: the next refresh reads them.
+    later = ["Wren: kiln relit", "Wren: kiln shelf cracked", "Tobias: glaze sieved"]
+    writer = CatalogueWriter(path)
+    assert writer.append([_entry(4 + i, t) for i, t in enumerate(later)], (4, 3_000), (7, 6_000))
+    writer.close()
+    cat.refresh()
+    assert cat.about_uuids("c0") == ["m0000", "m0003", "m0006"]
+    assert cat.concept_specificity("c0") == cat.specificity(3) != before
+    cat.reader.close()
+
+
 def test_a_write_on_a_stale_base_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "ns.sqlite"
     one, two = CatalogueWriter(path), CatalogueWriter(path)

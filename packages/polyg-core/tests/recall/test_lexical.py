@@ -10,7 +10,7 @@ import pytest
 import Stemmer  # PyStemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from polyg_core.recall.lexical import LexicalIndex
+from polyg_core.recall.lexical import LexicalIndex, Tokenizer
 from polyg_core.text.normalize import STOP_WORDS_EN
 
 CORPUS = [
@@ -106,3 +106,22 @@ def test_stop_words_are_bm25s_english_set_without_loading_it() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_a_texts_terms_are_the_same_when_asked_again_and_each_caller_owns_its_list() -> None:
+    tokens = Tokenizer()
+    text = "Oksana's greenhouse tomatoes ripened early; the greenhouse door sticks."
+    first = tokens(text)
+    assert first == [
+        "oksana",
+        "greenhous",
+        "tomato",
+        "ripen",
+        "earli",
+        "greenhous",
+        "door",
+        "stick",
+    ]
+    first.clear()  # a caller that changes its list changes no one else's
+    assert tokens(text) == tokens(text) == Tokenizer()(text)
+    assert tokens(text) is not tokens(text)

@@ -61,6 +61,8 @@ MAX_CACHED_ENTRIES = 50_000
 """Entries kept in the process per namespace; beyond this the cache starts again."""
 MAX_CACHED_FREQUENCIES = 100_000
 """Words whose document frequency is kept per namespace; beyond this the cache starts again."""
+MAX_CACHED_CONCEPTS = 100_000
+"""Concepts whose memories are kept per namespace; beyond this the cache starts again."""
 
 
 def without_names(text: str, names: Iterable[str]) -> str:
@@ -171,6 +173,7 @@ class NamespaceCatalogue:
     _mentions: dict[str, list[int]] = field(default_factory=lambda: {})
     _authored: dict[str, list[int]] = field(default_factory=lambda: {})
     _frequencies: dict[str, int] = field(default_factory=lambda: {})
+    _concepts: dict[str, list[int]] = field(default_factory=lambda: {})
 
     def refresh(self) -> None:
         """Read the file's state again; forget cached entries if it was rebuilt."""
@@ -179,6 +182,7 @@ class NamespaceCatalogue:
             self._mentions.clear()
             self._authored.clear()
             self._frequencies.clear()
+            self._concepts.clear()
         if state.generation != self.state.generation:
             self._by_doc.clear()
             self._doc_by_uuid.clear()
@@ -335,15 +339,26 @@ class NamespaceCatalogue:
 
     def concept_specificity(self, concept: str) -> float:
         """The specificity of a concept by how many memories are about it."""
-        return self.specificity(self.reader.concept_count(concept))
+        return self.specificity(len(self._concept_docs(concept)))
 
     def about(self, concept: str) -> list[CatalogueEntry]:
         """Memories about `concept` (by uuid)."""
-        return self.entries_at(self.reader.concept_docs(concept))
+        return self.entries_at(self._concept_docs(concept))
 
     def about_uuids(self, concept: str) -> list[str]:
         """The uuids of `about(concept)`."""
-        return self.uuids_at(self.reader.concept_docs(concept))
+        return self.uuids_at(self._concept_docs(concept))
+
+    def _concept_docs(self, concept: str) -> list[int]:
+        """The documents about `concept`, kept until the file changes: a multi-hop recall
+        asks for the same concepts' memories and counts over a hundred times (one file
+        read each)."""
+        docs = self._concepts.get(concept)
+        if docs is None:
+            if len(self._concepts) >= MAX_CACHED_CONCEPTS:
+                self._concepts.clear()
+            docs = self._concepts[concept] = self.reader.concept_docs(concept)
+        return docs
 
     def created_between(self, lo: int, hi: int) -> list[str]:
         """The uuids of memories created in [lo, hi] (epoch ms)."""

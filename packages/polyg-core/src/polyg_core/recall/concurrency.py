@@ -22,13 +22,16 @@ async def both(first: Awaitable[_T], second: Awaitable[_U]) -> tuple[_T, _U]:
     """Both results, the two run concurrently; the first failure is raised as itself."""
     out: list[Any] = [None, None]
 
-    async def one(i: int, work: Awaitable[Any]) -> None:
-        out[i] = await work
+    async def other(work: Awaitable[Any]) -> None:
+        out[1] = await work
 
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(one, 0, first)
-            tg.start_soon(one, 1, second)
+            tg.start_soon(other, second)
+            # The first runs in this task (one task fewer to start: a recall awaits a dozen
+            # pairs) and still goes first: the second starts at its first wait. A failure
+            # of either cancels the other.
+            out[0] = await first
     except BaseExceptionGroup as group:
         # Callers expect polyg's own error (storage down, timeout), not a group of them.
         raise group.exceptions[0] from group

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, cast
 
 from polyg_shared.retrieval import ContextNode
@@ -29,6 +30,13 @@ _ATTRIBUTES = (
     "superseded_by",
 )
 _MAX_TEXT = 400
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def iso_at(ms: int) -> str:
+    """`iso_ms`, kept per instant: recall writes the same memories' and events' times
+    into many results (an ISO string costs a datetime and its formatting each time)."""
+    return iso_ms(ms)
 
 
 def node_text(label: str, props: dict[str, Any]) -> str:
@@ -60,7 +68,7 @@ def to_context(label: str, props: dict[str, Any], score: float) -> ContextNode:
     attributes = {k: props[k] for k in _ATTRIBUTES if props.get(k) is not None}
     if "occurred_at_iso" not in attributes and isinstance(attributes.get("occurred_at"), int):
         # Events store their instant as epoch ms only; older ones also kept its ISO text.
-        attributes["occurred_at_iso"] = iso_ms(int(attributes["occurred_at"]))
+        attributes["occurred_at_iso"] = iso_at(int(attributes["occurred_at"]))
     return ContextNode(
         uuid=str(props.get("uuid", "")),
         label=label,

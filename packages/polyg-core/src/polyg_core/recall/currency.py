@@ -25,6 +25,7 @@ Ties between memories are broken by recency for present-tense questions.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -109,6 +110,11 @@ _PAST_WINDOW = re.compile(
 )
 
 
+# Rules read per memory text are kept per text (a memory's text never changes); bounded.
+_PER_TEXT = 1 << 14
+
+
+@functools.lru_cache(maxsize=_PER_TEXT)
 def says_change(text: str) -> bool:
     """Whether `text` says that something changed (see `CHANGE_LANGUAGE`)."""
     return CHANGE_LANGUAGE.search(text) is not None

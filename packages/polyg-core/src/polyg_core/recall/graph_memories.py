@@ -226,7 +226,9 @@ async def _by_concepts(
     phrase of the memories about it, so this matches the question phrase by phrase where
     a whole memory's vector blurs it. Score: the best concept's similarity times its
     specificity."""
-    hits = await knn(store, namespace, CONCEPT, vector.tolist(), CONCEPT_K)
+    # Only the concepts' uuids are read: the other properties of the 216 rows asked for
+    # (2k+16) were most of the reply, and nothing below reads them.
+    hits = await knn(store, namespace, CONCEPT, vector.tolist(), CONCEPT_K, fields=("uuid",))
     scores: dict[str, float] = {}
     for hit in hits:
         about = catalogue.about(hit.uuid)

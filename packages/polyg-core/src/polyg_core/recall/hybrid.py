@@ -191,8 +191,10 @@ async def rank_recall(
         multipliers=multipliers,
         weights=w,
     )
+    # A node without a multiplier keeps its score (times 1.0): no copy for it.
     decayed = [
-        n.model_copy(update={"score": n.score * multipliers.get(n.uuid, 1.0)}) for n in nodes
+        n if (m := multipliers.get(n.uuid)) is None else n.model_copy(update={"score": n.score * m})
+        for n in nodes
     ]
     decayed.sort(key=lambda n: (-n.score, n.text))
     report = RankingReport(

@@ -244,7 +244,9 @@ def hybrid_rank(
     if q is not None:
         norm = float(np.linalg.norm(q))
         q = q / norm if norm > 0 else None
-    scored: list[tuple[float, ContextNode]] = []
+    # Each candidate's scores beside it; only the nodes kept are copied with them (a
+    # budget of a few dozen out of every candidate).
+    scored: list[tuple[float, ContextNode, tuple[float, float, float]]] = []
     for n in nodes:
         vec = _cosine(q, embeddings.get(n.uuid))
         if vec is None:
@@ -253,20 +255,13 @@ def hybrid_rank(
         cause = causal.get(n.uuid, 0.0)
         hybrid = (w.vector * vec + w.graph * graph + w.causal * cause) / total
         hybrid *= multipliers.get(n.uuid, 1.0)
-        attrs = {
-            **n.attributes,
-            "hybrid": round(hybrid, 4),
-            "vector": round(vec, 4),
-            "graph": round(graph, 4),
-            "causal": round(cause, 4),
-        }
-        scored.append((hybrid, n.model_copy(update={"score": hybrid, "attributes": attrs})))
+        scored.append((hybrid, n, (vec, graph, cause)))
     scored.sort(key=lambda item: (-item[0], item[1].text))
     out = Ranked(mode=mode, candidates=len(scored))
     kept: list[ContextNode] = []
     kept_vecs: list[Vector] = []
     budget = BUDGETS[mode]
-    for hybrid, node in scored:
+    for hybrid, node, (vec, graph, cause) in scored:
         if hybrid < w.threshold:
             out.below_threshold += 1
             continue
@@ -276,7 +271,14 @@ def hybrid_rank(
         ):
             out.duplicates += 1
             continue
-        kept.append(node)
+        attrs = {
+            **node.attributes,
+            "hybrid": round(hybrid, 4),
+            "vector": round(vec, 4),
+            "graph": round(graph, 4),
+            "causal": round(cause, 4),
+        }
+        kept.append(node.model_copy(update={"score": hybrid, "attributes": attrs}))
         if emb is not None:
             kept_vecs.append(emb)
         if len(kept) >= budget.core + budget.extended:

@@ -30,6 +30,7 @@ from polyg_core.text.normalize import STOP_WORDS_EN
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 MAX_CACHED_STEMS = 500_000
+MAX_CACHED_TEXTS = 20_000
 K1 = 1.5
 B = 0.75
 
@@ -50,8 +51,21 @@ class Tokenizer:
     _stop: frozenset[str] = field(default_factory=lambda: STOP_WORDS_EN)
     _stem: Any = field(default_factory=_stemmer)
     _stems: dict[str, str] = field(default_factory=lambda: {})
+    _texts: dict[str, tuple[str, ...]] = field(default_factory=lambda: {})
 
     def __call__(self, text: str) -> list[str]:
+        # Recall's rules tokenize the same memories again and again (a hundred texts a
+        # recall, most of them seen by earlier recalls): each text's terms are kept.
+        known = self._texts.get(text)
+        if known is not None:
+            return list(known)
+        out = self._terms(text)
+        if len(self._texts) >= MAX_CACHED_TEXTS:
+            self._texts.clear()
+        self._texts[text] = tuple(out)
+        return out
+
+    def _terms(self, text: str) -> list[str]:
         stems = self._stems
         out: list[str] = []
         for w in _TOKEN.findall(text.lower()):

@@ -44,6 +44,7 @@ about a stated past window, so a memory that matches is never vetoed by its age.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import defaultdict
@@ -54,13 +55,13 @@ import numpy as np
 import numpy.typing as npt
 from polyg_shared.intents import Intent, IntentType
 from polyg_shared.retrieval import RETRIEVERS, ContextNode, MergedSubgraph, RecalledMemory
-from polyg_shared.timeutil import from_epoch_ms, iso, to_epoch_ms
+from polyg_shared.timeutil import to_epoch_ms
 
 from polyg_core.errors import InvalidInput
 from polyg_core.recall.answer.event_time import asks_time, duration_in, is_how_long, resolve
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue, name_tokens
 from polyg_core.recall.classifier import without_hedges
-from polyg_core.recall.context_nodes import to_context
+from polyg_core.recall.context_nodes import iso_at, to_context
 from polyg_core.recall.currency import (
     EndedValue,
     accumulates,
@@ -213,18 +214,16 @@ class MemoryRanking:
     def to_models(self, limit: int) -> list[RecalledMemory]:
         """The first `limit` memories as result models."""
         out: list[RecalledMemory] = []
+        signals = list(self.signals.items())
         for entry, score in self.ranked[:limit]:
-            found = {
-                name: round(sig[entry.uuid], 4)
-                for name, sig in self.signals.items()
-                if entry.uuid in sig
-            }
+            uuid = entry.uuid
+            found = {name: round(sig[uuid], 4) for name, sig in signals if uuid in sig}
             out.append(
                 RecalledMemory(
-                    uuid=entry.uuid,
+                    uuid=uuid,
                     content=entry.content,
                     source_id=entry.source_id,
-                    created_at=iso(from_epoch_ms(entry.created_at)) if entry.created_at else None,
+                    created_at=iso_at(entry.created_at) if entry.created_at else None,
                     score=round(max(score, 0.0), 6),
                     retrievers=found,
                 )
@@ -257,6 +256,7 @@ _WORDS_OF_A_STATEMENT = 5
 _BRACKETED = re.compile(r"\[[^\]]*\]")
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def only_asks(text: str) -> bool:
     """Whether a memory says nothing but asks: every sentence of five words or more is a
     question ("Wow, Noor! What trail did you hike?"), so it holds no answer of its own."""

@@ -151,8 +151,8 @@ async def fetch_neighbourhood(
             rows = await walks.links_by_id(namespace, frontier[i : i + chunk])
             for a, links in rows:
                 at = position[a]
+                rows_in_hop += len(links)
                 for b, outgoing, rel, weight in links:
-                    rows_in_hop += 1
                     other = position.get(b)
                     if other is None:
                         if len(ids) >= max_nodes:
@@ -167,7 +167,8 @@ async def fetch_neighbourhood(
                         src.append(key[0])
                         dst.append(key[1])
                         relations.append(rel)
-                        weights.append(_weight(weight))
+                        # Most links carry no weight (1): no checks for those.
+                        weights.append(1.0 if weight is None else _weight(weight))
             if rows_in_hop > max_edges_per_hop:
                 truncated = True
                 break

@@ -55,7 +55,21 @@ def _unknown(value: Any) -> None:
 
 
 def _array(value: list[Any]) -> list[Any]:
-    return list(map(_scalar, value))
+    # A reply's rows and PPR's links are arrays of cells (`[type, value]`): integers, text,
+    # nested arrays and nulls are read inline, without a call per cell.
+    out: list[Any] = []
+    append = out.append
+    for cell in value:
+        kind, item = cell
+        if (kind == _INTEGER and type(item) is int) or (kind == _STRING and type(item) is str):
+            append(item)
+        elif kind == _ARRAY:
+            append(_array(item))
+        elif kind == _NULL:
+            append(None)
+        else:
+            append(_scalar(cell))
+    return out
 
 
 def _map(value: list[Any]) -> dict[str, Any]:
@@ -173,7 +187,7 @@ def read_reply(response: Any) -> Reply:
     header = [_header_name(h) for h in raw_header]
     rows: list[list[Any]] = []
     if header:
-        rows = [list(map(_scalar, row)) for row in response[1]]
+        rows = [_array(row) for row in response[1]]
     return Reply(header, rows, list(response[-1]))
 
 

@@ -246,6 +246,8 @@ def _nearest(
     out: list[Neighbour] = []
     seen: set[str] = set()
     for node, distance in rows:
+        if len(out) >= k:
+            break  # the index asked for 2k+16: the rest cannot be among the first k
         uuid = str(node.get("uuid", ""))
         if uuid in seen:
             continue

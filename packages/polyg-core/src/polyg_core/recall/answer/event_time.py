@@ -10,6 +10,7 @@ long" question is answered by the duration the evidence states ("for 4 years").
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -143,6 +144,9 @@ def full_weekdays(text: str) -> str:
     return _SHORT_WEEKDAY.sub(lambda m: f"{m[1]} {_WEEKDAY_OF[m[2].lower()]}", text)
 
 
+# Reading a text's times is kept per (text, time said): memories are read again by many
+# questions, and `Dated` is frozen. Bounded.
+@functools.lru_cache(maxsize=1 << 14)
 def resolve(sentence: str, stated_ms: int) -> Dated | None:
     """The date `sentence` gives its event, read against the time it was stated.
 
@@ -184,6 +188,7 @@ def is_how_long(question: str) -> bool:
     return bool(_HOW_LONG.search(question))
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def duration_in(sentence: str) -> str | None:
     """The first duration the sentence states ("4 years", "five years ago"), or None."""
     m = _DURATION.search(sentence)
