@@ -29,6 +29,13 @@ Models (each is skipped, with the reason, when its package or files are absent):
   so its timing is numpy's, not onnxruntime's. `--check-numpy` runs the same numpy
   pass on MiniLM's BERT weights and prints the worst cosine to the product's vectors.
 
+`--as-product MODEL -- ARGS` runs the `polyg` command line (e.g. `bench retrieval FILE
+--ablation`) with MODEL as the embedder of the whole pipeline (remember, resolution,
+recall), under the name `local/MODEL`, without changing the product: only the
+embedder factory of this process is replaced. Only the onnxruntime models
+(`minilm-int8`, `paraphrase-l3`) can stand in; their vectors are cached per text as the
+product's embedder does.
+
 Timing (`--threads`, default 1): 64 turns embedded one call each (batch 1), then 256
 turns in one call (batches of 32, sorted by length); wall and process-CPU milliseconds
 per text. The machine's other work moves wall time; CPU time moves less.
@@ -41,6 +48,7 @@ import importlib
 import importlib.metadata
 import json
 import math
+import os
 import struct
 import sys
 import time
@@ -558,7 +566,72 @@ def print_table(results: dict[str, Any], datasets: Sequence[Path]) -> None:
         )
 
 
+@dataclass
+class ProductStandIn:
+    """A benchmark model behind polyg's `Embedder` protocol, for `--as-product`."""
+
+    model: OnnxMeanPooled
+    _cache: dict[str, F32] = field(default_factory=dict[str, F32])
+
+    @property
+    def model_name(self) -> str:
+        return f"local/{self.model.name}"
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.info["dimension"])
+
+    def embed_sync(self, texts: Sequence[str]) -> F32:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            for text, vec in zip(missing, self.model.embed(missing, query=False), strict=True):
+                self._cache[text] = vec
+        return (
+            np.stack([self._cache[t] for t in texts])
+            if texts
+            else np.zeros((0, self.dimension), np.float32)
+        )
+
+    async def embed(self, texts: Sequence[str]) -> F32:
+        import anyio
+
+        return await anyio.to_thread.run_sync(self.embed_sync, list(texts))
+
+
+def as_product(name: str, cli_args: Sequence[str], threads: int) -> int:
+    """Run the `polyg` command line with `name` as the embedder everywhere in the process."""
+    import polyg_core.providers.embeddings as embeddings
+
+    parser = argparse.Namespace(threads=threads, mpnet_dir=None)
+    model = make_model(name, parser)
+    if not isinstance(model, OnnxMeanPooled):
+        raise SystemExit(
+            f"--as-product takes an onnxruntime model (minilm-int8, paraphrase-l3), not {name}"
+        )
+    stand_in = ProductStandIn(model)
+    original = embeddings.make_embedder
+
+    def make(model_name: str = "local/minilm", *, api_base: str | None = None) -> Any:
+        if model_name == stand_in.model_name:
+            return stand_in
+        return original(model_name, api_base=api_base)
+
+    embeddings.make_embedder = make
+    os.environ["EMBEDDING_MODEL"] = stand_in.model_name  # the setting polyg reads
+    from polyg_cli.app import main as polyg_main
+
+    sys.argv = ["polyg", *cli_args]
+    polyg_main()
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--as-product" in argv:
+        at = argv.index("--as-product")
+        rest = argv[at + 2 :]
+        threads = min(4, os.cpu_count() or 1)
+        return as_product(argv[at + 1], rest[1:] if rest[:1] == ["--"] else rest, threads)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     parser.add_argument("--datasets", nargs="+", type=Path, default=list(DEFAULT_DATASETS))
