@@ -7,7 +7,7 @@
 Each model embeds every non-empty turn of a retrieval dataset (`speaker: text`, as
 `polyg bench retrieval`'s dense baseline does) and every question; the turns are ranked
 by cosine to the question, and evidence recall@k (`polyg_bench.retrieval.recall_at`) is
-averaged per category and overall. `minilm` runs the product's own embedder
+averaged per category and overall; the evidence turns' ranks are summed up by quartile. `minilm` runs the product's own embedder
 (`MiniLMEmbedder`, cache off), so its figures must match the dense row of
 `polyg bench retrieval` on the same file; the other models run through the same
 steps with their own tokenizer, pooling, normalisation and prefixes.
@@ -455,6 +455,9 @@ def dense_recall(model: Model, dataset_path: Path) -> dict[str, Any]:
 
     dataset = load_dataset(dataset_path)
     per: dict[str, list[list[float]]] = defaultdict(list)
+    # Each evidence turn's rank by cosine (1 = first), per category: where the turns
+    # that the top k misses sit.
+    ranks: dict[str, list[int]] = defaultdict(list)
     for conv in dataset.conversations:
         turns = dataset.turn_texts(conv.id)
         ids = list(turns)
@@ -467,14 +470,23 @@ def dense_recall(model: Model, dataset_path: Path) -> dict[str, Any]:
             order = np.argsort(-(vectors @ v), kind="stable")
             ranked = [ids[int(i)] for i in order[: max(KS)]]
             per[q.category].append([recall_at(ranked, q.evidence, k) for k in KS])
+            position = {ids[int(i)]: rank + 1 for rank, i in enumerate(order)}
+            ranks[q.category] += [position[e] for e in set(q.evidence)]
     table: dict[str, Any] = {}
     everything: list[list[float]] = []
     for category in sorted(per):
         rows = per[category]
         everything += rows
-        table[category] = {"n": len(rows), **_means(rows)}
-    table["overall"] = {"n": len(everything), **_means(everything)}
+        table[category] = {"n": len(rows), **_means(rows), **_rank_quartiles(ranks[category])}
+    every_rank = [r for category in ranks for r in ranks[category]]
+    table["overall"] = {"n": len(everything), **_means(everything), **_rank_quartiles(every_rank)}
     return table
+
+
+def _rank_quartiles(ranks: list[int]) -> dict[str, float]:
+    """Evidence turns' rank by cosine: 25th, 50th and 75th percentile."""
+    q1, q2, q3 = np.percentile(ranks, [25, 50, 75]) if ranks else (0.0, 0.0, 0.0)
+    return {"rank_p25": float(q1), "rank_p50": float(q2), "rank_p75": float(q3)}
 
 
 def _means(rows: list[list[float]]) -> dict[str, float]:
@@ -547,6 +559,20 @@ def print_table(results: dict[str, Any], datasets: Sequence[Path]) -> None:
                 continue
             cells = [
                 "/".join(f"{table[c][f'R@{k}']:.3f}" for k in KS) + f" (n={table[c]['n']})"
+                if c in table
+                else "-"
+                for c in categories
+            ]
+            print(f"| {name} | " + " | ".join(cells) + " |")
+        print("\nevidence turns' rank by cosine, p25/p50/p75")
+        print("| model | " + " | ".join(categories) + " |")
+        print("|---|" + "---|" * len(categories))
+        for name, r in results.items():
+            table = r.get("recall", {}).get(key)
+            if table is None:
+                continue
+            cells = [
+                "/".join(f"{table[c][p]:g}" for p in ("rank_p25", "rank_p50", "rank_p75"))
                 if c in table
                 else "-"
                 for c in categories
