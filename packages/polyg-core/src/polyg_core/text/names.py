@@ -562,7 +562,10 @@ def _candidates(text: str) -> list[_Candidate]:
         out.extend(_lower_kind_names(text))
     if _DOMAIN_NEEDS.search(text):
         out.extend(_matches(_DOMAIN, text))
-    out.extend(_kind_named(text))
+    if _KIND_BEFORE_NEEDS.search(text):
+        out.extend(_kind_named(_KIND_BEFORE, text))
+    if _KIND_AFTER_NEEDS.search(text):
+        out.extend(_kind_named(_KIND_AFTER, text))
     out.extend(_capitalised(text))
     return out
 
@@ -598,14 +601,12 @@ def _lower_kind_names(text: str) -> Iterator[_Candidate]:
             yield start, m.end("name"), text[start : m.end("name")], False
 
 
-def _kind_named(text: str) -> Iterator[_Candidate]:
-    """Short names that the word next to them calls a service, host or database."""
-    for pattern, needs in ((_KIND_BEFORE, _KIND_BEFORE_NEEDS), (_KIND_AFTER, _KIND_AFTER_NEEDS)):
-        if not needs.search(text):
-            continue
-        for m in pattern.finditer(text):
-            if not _not_name(m.group("name")):
-                yield m.start("name"), m.end("name"), m.group("name"), False
+def _kind_named(pattern: re.Pattern[str], text: str) -> Iterator[_Candidate]:
+    """Short names that the word next to them (`_KIND_BEFORE`, `_KIND_AFTER`) calls a
+    service, host or database."""
+    for m in pattern.finditer(text):
+        if not _not_name(m.group("name")):
+            yield m.start("name"), m.end("name"), m.group("name"), False
 
 
 def _capitalised(text: str) -> Iterator[_Candidate]:
