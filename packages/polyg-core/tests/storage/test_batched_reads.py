@@ -7,7 +7,6 @@ import pytest
 from polyg_core.config import StorageSettings
 from polyg_core.memory import Memory
 from polyg_core.providers.embeddings.base import Embedder
-from polyg_core.recall.context_nodes import CONTEXT_FIELDS, to_context
 from polyg_core.storage import FalkorStore
 from polyg_core.storage.fulltext import word_search, word_search_labels
 from polyg_core.storage.schema import CAUSAL, CONCEPT, ENTITY, EVENT, FACT, MEMORY
@@ -49,30 +48,6 @@ async def test_one_knn_query_over_the_labels_answers_as_one_per_label(
         found_any = found_any or any(each.values())
     # Something was found, so the comparison compared answers, not empty lists.
     assert found_any
-
-
-@pytest.mark.parametrize("k", [10, 3, 40])
-async def test_reading_only_the_context_fields_keeps_the_order_and_the_context_nodes(
-    store: FalkorStore, embedder: Embedder, filled: str, k: int
-) -> None:
-    vectors = await embedder.embed(QUESTIONS)
-    for vector in vectors:
-        values = [float(x) for x in vector]
-        whole = await knn_labels(store, filled, LABELS, values, k, min_similarity=0.0)
-        some = await knn_labels(
-            store, filled, LABELS, values, k, min_similarity=0.0, fields=CONTEXT_FIELDS
-        )
-        assert any(whole.values())
-        for label in LABELS:
-            # The same nodes in the same order (exact ties included) at the same similarity.
-            assert [(h.uuid, h.similarity) for h in some[label]] == [
-                (h.uuid, h.similarity) for h in whole[label]
-            ]
-            for part, full in zip(some[label], whole[label], strict=True):
-                assert set(part.properties) <= set(CONTEXT_FIELDS)
-                assert to_context(label, part.properties, part.similarity) == to_context(
-                    label, full.properties, full.similarity
-                )
 
 
 async def test_labels_with_fewer_nodes_than_asked_answer_all_they_have(

@@ -30,11 +30,6 @@ _ATTRIBUTES = (
     "superseded_by",
 )
 _MAX_TEXT = 400
-_TEXT_FIELDS = ("name", "description", "content")
-_FACT_FIELDS = ("subject", "predicate", "object")
-CONTEXT_FIELDS = ("uuid", *_TEXT_FIELDS, *_FACT_FIELDS, *_ATTRIBUTES)
-"""Every property `to_context` reads: a read that only builds context nodes asks for
-these, not every property (a property it leaves out reads as absent, as it would be)."""
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -50,7 +45,7 @@ def node_text(label: str, props: dict[str, Any]) -> str:
         return (
             f"{props.get('subject', '?')} {props.get('predicate', '?')} {props.get('object', '?')}"
         )
-    for key in _TEXT_FIELDS:
+    for key in ("name", "description", "content"):
         value = props.get(key)
         if value:
             text = str(value)

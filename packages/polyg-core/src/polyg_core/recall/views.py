@@ -22,7 +22,7 @@ from polyg_shared.timeutil import to_epoch_ms, utc_now
 
 from polyg_core.errors import PolygError
 from polyg_core.graphs.walks import CausalWay, EntityLink, GraphWalks
-from polyg_core.recall.context_nodes import CONTEXT_FIELDS, to_context
+from polyg_core.recall.context_nodes import to_context
 from polyg_core.recall.ppr import PPRConfig, ppr_view
 from polyg_core.recall.view_context import (
     MAX_VIEW_NODES,
@@ -121,14 +121,7 @@ async def _search(
         assert vector is not None
         near.update(
             await knn_labels(
-                store,
-                namespace,
-                SEARCH_LABELS,
-                vector.tolist(),
-                top_k,
-                min_similarity=min_score,
-                # The hits become context nodes (`_seed_hits`): only what those read.
-                fields=CONTEXT_FIELDS,
+                store, namespace, SEARCH_LABELS, vector.tolist(), top_k, min_similarity=min_score
             )
         )
 

@@ -187,11 +187,9 @@ async def knn_labels(
     k: int,
     *,
     min_similarity: float = 0.0,
-    fields: Sequence[str] = (),
 ) -> dict[str, list[Neighbour]]:
     """`knn` over several labels with one vector, in one query: label to its `k` nearest
     live nodes, best first, at or above `min_similarity` (the same as one `knn` per label).
-    `fields`: the properties to read (with `uuid`); default all.
 
     A label whose index answered short of `k` is asked again for 8 times as many, all
     such labels in one more query, as `knn` does. A namespace without vector indexes
@@ -206,16 +204,17 @@ async def knn_labels(
     values = [float(x) for x in vector]
     fetch = min(2 * k + 16, MAX_FETCH)
     try:
-        rows = await _labels_rows(store, namespace, wanted, values, fetch, fields)
+        rows = await _labels_rows(store, namespace, wanted, values, fetch)
         short = [lb for lb in wanted if len(rows[lb]) < k]
         if short and fetch < MAX_FETCH:
-            more = min(fetch * 8, MAX_FETCH)
-            rows.update(await _labels_rows(store, namespace, short, values, more, fields))
+            rows.update(
+                await _labels_rows(store, namespace, short, values, min(fetch * 8, MAX_FETCH))
+            )
     except Exception as exc:  # no index yet for a label: one query per label says which
         if "index" not in str(exc).lower():
             raise
         found = [
-            await knn(store, namespace, lb, values, k, min_similarity=min_similarity, fields=fields)
+            await knn(store, namespace, lb, values, k, min_similarity=min_similarity)
             for lb in wanted
         ]
         return dict(zip(wanted, found, strict=True))
@@ -223,19 +222,12 @@ async def knn_labels(
 
 
 async def _labels_rows(
-    store: FalkorStore,
-    namespace: str,
-    labels: Sequence[str],
-    vector: list[float],
-    fetch: int,
-    fields: Sequence[str] = (),
+    store: FalkorStore, namespace: str, labels: Sequence[str], vector: list[float], fetch: int
 ) -> dict[str, list[list[Any]]]:
-    """The index's answers for each label, nearest first: label -> rows of (node, distance).
-    What is returned of each node does not change the order: the sort reads the score."""
-    node = _returned(fields)
+    """The index's answers for each label, nearest first: label -> rows of (node, distance)."""
     parts = [
         f"CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, vecf32($v)) "
-        f"YIELD node, score RETURN {i} AS part, {node} AS node, score "
+        f"YIELD node, score RETURN {i} AS part, {props('node')} AS node, score "
         "ORDER BY score ASC"
         for i, label in enumerate(labels)
     ]
