@@ -323,8 +323,9 @@ class _Named:
 
 @functools.lru_cache(maxsize=_PER_TEXT)
 def _names_in(text: str) -> tuple[str, ...]:
-    """The names `find_names` finds in a memory's text, in order."""
-    return tuple(mention.name for mention in find_names(text))
+    """The names `find_names` finds in a memory's text, in order (their types are not
+    read, so not guessed)."""
+    return tuple(mention.name for mention in find_names(text, typed=False))
 
 
 def _person_top(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -175,6 +176,16 @@ _LOWER_KIND = re.compile(
     r"\b(?:[Tt]he|[Oo]ur|[Mm]y|[Tt]heir|[Hh]is|[Hh]er|[Yy]our|a|an)\s+"
     r"(?P<name>(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*\s+){1,2}(?:team|squad|service|project))\b"
 )
+# The patterns the type rules and the candidates' trimming apply, compiled once: built
+# from the letter classes above, their text is thousands of characters long, and
+# `re.fullmatch(text, ...)` hashed it again for each name it looked up in re's cache.
+_TITLE_CASE = re.compile(rf"[{UPPER}][{LOWER}]+(?: [{UPPER}][{LOWER}]+)?")
+_TITLE_WORDS = re.compile(rf"[{UPPER}][{LOWER}]+(?: [{UPPER}][{LOWER}]+){{0,2}}")
+_CONFIG_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_DEPLOY_NAME = re.compile(r"(?:deploy|deployment|release|build)[\W_]*v?\d", re.IGNORECASE)
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+\S*", re.IGNORECASE)
+_IDENT_PARTS = re.compile(r"[-_.]")
+_WORD = re.compile(r"\S+")
 _NOT_MODIFIERS = words(
     """
     new old same other whole entire next last first second best main own big small
@@ -217,7 +228,25 @@ def guess_entity_type(name: str, following: str = "", preceding: str = "") -> st
 
 
 def _first_word(text: str) -> str:
-    return text.split()[0].lower().strip(".,;:!?") if text.split() else ""
+    split = text.split()
+    return split[0].lower().strip(".,;:!?") if split else ""
+
+
+# What the type rules read of a name alone, kept per name: a conversation says the same
+# few hundred names (and capitalised sentence starts) again and again.
+_PER_NAME = 1 << 14
+
+
+@functools.lru_cache(maxsize=_PER_NAME)
+def _name_facts(name: str) -> tuple[tuple[str, ...], str, bool]:
+    """A name's words, its key and whether it is one or two title-case words."""
+    return tuple(_split_words(name)), normalize_name(name), _TITLE_CASE.fullmatch(name) is not None
+
+
+@functools.lru_cache(maxsize=_PER_NAME)
+def _key_of(name: str) -> str:
+    """`normalize_name`, kept per name."""
+    return normalize_name(name)
 
 
 @dataclass(frozen=True)
@@ -225,7 +254,7 @@ class _Around:
     """A name, its words and the words next to it, as the type rules read them."""
 
     name: str
-    words: list[str]
+    words: tuple[str, ...]
     key: str
     following: str
     next_word: str
@@ -240,17 +269,17 @@ class _Around:
         prev_word = before[-1].lower().strip(".,;:!?") if before else ""
         # "moved to the ...": the word before the article says what kind of name follows.
         before_article = before[:-1][-1:] if prev_word == "the" else []
+        words, key, capitalised = _name_facts(name)
         return cls(
             name=name,
-            words=_split_words(name),
-            key=normalize_name(name),
+            words=words,
+            key=key,
             following=following,
             next_word=_first_word(following),
             last_before=before[-1].lower() if before else "",
             prev_word=prev_word,
             place_word=before_article[0].lower() if before_article else prev_word,
-            capitalised=re.fullmatch(rf"[{UPPER}][{LOWER}]+(?: [{UPPER}][{LOWER}]+)?", name)
-            is not None,
+            capitalised=capitalised,
         )
 
     @property
@@ -264,13 +293,18 @@ class _Around:
 
 def _by_shape(a: _Around) -> str | None:
     """CONFIG_NAMES, files, deployments and versions, by how they are written."""
-    if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", a.name):
+    return _shape_of(a.name)
+
+
+@functools.lru_cache(maxsize=_PER_NAME)
+def _shape_of(name: str) -> str | None:
+    if _CONFIG_NAME.fullmatch(name):
         return "config"
-    if _FILE.fullmatch(a.name):
+    if _FILE.fullmatch(name):
         return "file"
-    if re.search(r"(?:deploy|deployment|release|build)[\W_]*v?\d", a.name, re.IGNORECASE):
+    if _DEPLOY_NAME.search(name):
         return "deployment"
-    if re.fullmatch(r"v?\d+(?:\.\d+)+\S*", a.name, re.IGNORECASE):
+    if _VERSION.fullmatch(name):
         return "version"
     return None
 
@@ -334,7 +368,7 @@ def _by_gazetteer(a: _Around) -> str | None:
 
 def _by_word_before(a: _Around) -> str | None:
     """A title-case name after a place word ("moved to") or an organisation word ("at")."""
-    if not re.fullmatch(rf"[{UPPER}][{LOWER}]+(?: [{UPPER}][{LOWER}]+){{0,2}}", a.name):
+    if not _TITLE_WORDS.fullmatch(a.name):
         return None
     if a.place_word in _PLACE_BEFORE:
         return "place"
@@ -490,18 +524,50 @@ _Candidate = tuple[int, int, str, bool]
 """(start, end, name, weak) of a name-like word; a weak one counts only if seen elsewhere."""
 
 
+# What each pattern below cannot match without: a text holding none of a pattern's
+# strings is not searched with it. Most texts are plain sentences, and searching one
+# with a pattern that finds nothing cost 5-12 µs (a third of `find_names`); looking for
+# a few plain strings costs well under one.
+def _any_of(*needs: str) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, needs)))
+
+
+_DEPLOY_NEEDS = _any_of("eploy", "elease", "uild")  # [Dd]eploy, [Rr]elease, [Bb]uild
+_FILE_NEEDS = re.compile(
+    r"\.(?:py|ts|js|go|rs|java|rb|yaml|yml|json|toml|md|sql|sh|cfg|ini|env|txt)"
+)
+_DOMAIN_NEEDS = re.compile(r"\.(?:com|org|net|io|dev|internal|local|cloud)")
+_IDENT_NEEDS = re.compile(r"[-_.][A-Za-z0-9]")  # a separator and what follows it
+_CAMEL_NEEDS = re.compile(r"[a-z0-9][A-Z]")  # both of _CAMEL's forms hold one
+_LOWER_KIND_NEEDS = _any_of("team", "squad", "service", "project")
+_KIND_BEFORE_NEEDS = _any_of("ervice", "erver", "ost", "ode", "atabase", "luster")
+_KIND_AFTER_NEEDS = _any_of(
+    *("disk", "host", "server", "node", "volume", "db", "database"),
+    *("cluster", "queue", "cache", "service"),
+)
+
+
 def _candidates(text: str) -> list[_Candidate]:
     """Name-like words of the text, pattern by pattern (the order breaks ties)."""
-    return [
-        *_matches(_FILE, text),
-        *_matches(_DEPLOY, text),
-        *_identifiers(text),
-        *_matches(_CAMEL, text),
-        *_lower_kind_names(text),
-        *_matches(_DOMAIN, text),
-        *_kind_named(text),
-        *_capitalised(text),
-    ]
+    out: list[_Candidate] = []
+    if _FILE_NEEDS.search(text):
+        out.extend(_matches(_FILE, text))
+    if _DEPLOY_NEEDS.search(text):
+        out.extend(_matches(_DEPLOY, text))
+    if _IDENT_NEEDS.search(text):
+        out.extend(_identifiers(text))
+    if _CAMEL_NEEDS.search(text):
+        out.extend(_matches(_CAMEL, text))
+    if _LOWER_KIND_NEEDS.search(text):
+        out.extend(_lower_kind_names(text))
+    if _DOMAIN_NEEDS.search(text):
+        out.extend(_matches(_DOMAIN, text))
+    if _KIND_BEFORE_NEEDS.search(text):
+        out.extend(_kind_named(_KIND_BEFORE, text))
+    if _KIND_AFTER_NEEDS.search(text):
+        out.extend(_kind_named(_KIND_AFTER, text))
+    out.extend(_capitalised(text))
+    return out
 
 
 def _matches(pattern: re.Pattern[str], text: str) -> Iterator[_Candidate]:
@@ -513,7 +579,7 @@ def _identifiers(text: str) -> Iterator[_Candidate]:
     """kebab, snake and dotted identifiers with a digit or a technical part."""
     for m in _IDENT.finditer(text):
         name = m.group(0)
-        parts = re.split(r"[-_.]", name)
+        parts = _IDENT_PARTS.split(name)
         if (
             any(c.isdigit() for c in name)
             or ("_" in name and len(name) >= 4)
@@ -525,7 +591,7 @@ def _identifiers(text: str) -> Iterator[_Candidate]:
 def _lower_kind_names(text: str) -> Iterator[_Candidate]:
     """Lower-case team, service and project names: the words before the kind word."""
     for m in _LOWER_KIND.finditer(text):
-        parts = list(re.finditer(r"\S+", m.group("name")))
+        parts = list(_WORD.finditer(m.group("name")))
         while len(parts) > 1 and (
             parts[0].group(0) in _NOT_MODIFIERS or parts[0].group(0) in STOP_WORDS
         ):
@@ -535,12 +601,12 @@ def _lower_kind_names(text: str) -> Iterator[_Candidate]:
             yield start, m.end("name"), text[start : m.end("name")], False
 
 
-def _kind_named(text: str) -> Iterator[_Candidate]:
-    """Short names that the word next to them calls a service, host or database."""
-    for pattern in (_KIND_BEFORE, _KIND_AFTER):
-        for m in pattern.finditer(text):
-            if not _not_name(m.group("name")):
-                yield m.start("name"), m.end("name"), m.group("name"), False
+def _kind_named(pattern: re.Pattern[str], text: str) -> Iterator[_Candidate]:
+    """Short names that the word next to them (`_KIND_BEFORE`, `_KIND_AFTER`) calls a
+    service, host or database."""
+    for m in pattern.finditer(text):
+        if not _not_name(m.group("name")):
+            yield m.start("name"), m.end("name"), m.group("name"), False
 
 
 def _capitalised(text: str) -> Iterator[_Candidate]:
@@ -563,8 +629,7 @@ def _capitalised(text: str) -> Iterator[_Candidate]:
 
 def _trimmed_words(text: str, m: re.Match[str]) -> list[tuple[int, int, str]]:
     words = [
-        (m.start() + w.start(), m.start() + w.end(), w.group(0))
-        for w in re.finditer(r"\S+", m.group(0))
+        (m.start() + w.start(), m.start() + w.end(), w.group(0)) for w in _WORD.finditer(m.group(0))
     ]
     # "a band called The Night Owls": a capital "The" inside a sentence belongs to the name.
     titled = (
@@ -580,7 +645,9 @@ def _trimmed_words(text: str, m: re.Match[str]) -> list[tuple[int, int, str]]:
     return words
 
 
-def find_names(text: str, matcher: EntityMatcher | None = None) -> list[NameMention]:
+def find_names(
+    text: str, matcher: EntityMatcher | None = None, *, typed: bool = True
+) -> list[NameMention]:
     """Known entity mentions plus new name-like words, every occurrence, in text order.
 
     New names are CamelCase, kebab-case or snake_case identifiers with a digit or a
@@ -588,6 +655,10 @@ def find_names(text: str, matcher: EntityMatcher | None = None) -> list[NameMent
     "deploy v1.2" phrases, and capitalised words that do not start a sentence
     (or do, when a verb like "said" follows: "Alice said ..."). Later occurrences
     of a name carry the name (and type) of its first occurrence.
+
+    With `typed=False` a new name's type is not guessed (its `entity_type` is
+    "entity"): the same names at the same spans, for a caller that reads only the
+    names, at about two thirds of the cost.
     """
     known = matcher.find(text) if matcher else []
     taken = [m.span for m in known]
@@ -595,11 +666,17 @@ def find_names(text: str, matcher: EntityMatcher | None = None) -> list[NameMent
     for m in known:
         by_key.setdefault(normalize_name(m.name), m)
     out = list(known)
-    cands = sorted(_candidates(text), key=lambda c: (c[0], -(c[1] - c[0])))
-    strong = set(by_key) | {normalize_name(_POSSESSIVE.sub("", c[2])) for c in cands if not c[3]}
-    for start, end, name, weak in cands:
-        name = _POSSESSIVE.sub("", name).strip()
-        key = normalize_name(name)
+    cands = [
+        (start, end, _POSSESSIVE.sub("", name), weak)
+        for start, end, name, weak in sorted(
+            _candidates(text), key=lambda c: (c[0], -(c[1] - c[0]))
+        )
+    ]
+    # A key ignores the spaces `strip` takes off a name: one key per candidate serves both.
+    keys = [_key_of(c[2]) for c in cands]
+    strong = set(by_key) | {key for key, c in zip(keys, cands, strict=True) if not c[3]}
+    for (start, end, name, weak), key in zip(cands, keys, strict=True):
+        name = name.strip()
         if not _free_name(name, key, (start, end), taken) or (weak and key not in strong):
             continue
         taken.append((start, end))
@@ -607,7 +684,7 @@ def find_names(text: str, matcher: EntityMatcher | None = None) -> list[NameMent
         if first is not None:
             out.append(NameMention(first.name, (start, end), first.known, first.entity_type))
             continue
-        mention = _first_mention(text, name, key, (start, end), matcher)
+        mention = _first_mention(text, name, key, (start, end), matcher, typed)
         by_key[key] = mention
         out.append(mention)
     out.sort(key=lambda m: m.span[0])
@@ -623,12 +700,19 @@ def _free_name(name: str, key: str, span: tuple[int, int], taken: list[tuple[int
 
 
 def _first_mention(
-    text: str, name: str, key: str, span: tuple[int, int], matcher: EntityMatcher | None
+    text: str,
+    name: str,
+    key: str,
+    span: tuple[int, int],
+    matcher: EntityMatcher | None,
+    typed: bool = True,
 ) -> NameMention:
     """The first mention of a name: a known entity by its stored name, else a new name
-    with the type its words and surroundings suggest."""
+    with the type its words and surroundings suggest (when `typed`)."""
     if matcher and key in matcher.by_key:
         return NameMention(matcher.by_key[key], span, True, "entity", 1.0)
+    if not typed:
+        return NameMention(name, span, False, "entity", 1.0)
     start, end = span
     etype = guess_entity_type(name, text[end:][:40], text[:start][-20:])
     return NameMention(name, span, False, etype, 1.0)
