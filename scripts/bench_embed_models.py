@@ -53,7 +53,7 @@ import struct
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -551,33 +551,20 @@ def print_table(results: dict[str, Any], datasets: Sequence[Path]) -> None:
             for c in r.get("recall", {}).get(key, {}):
                 if c not in categories:
                     categories.append(c)
-        print("| model | " + " | ".join(categories) + " |")
-        print("|---|" + "---|" * len(categories))
-        for name, r in results.items():
-            table = r.get("recall", {}).get(key)
-            if table is None:
-                continue
-            cells = [
-                "/".join(f"{table[c][f'R@{k}']:.3f}" for k in KS) + f" (n={table[c]['n']})"
-                if c in table
-                else "-"
-                for c in categories
-            ]
-            print(f"| {name} | " + " | ".join(cells) + " |")
+        _print_models(
+            results,
+            key,
+            categories,
+            lambda cell: "/".join(f"{cell[f'R@{k}']:.3f}" for k in KS) + f" (n={cell['n']})",
+        )
         print("\nevidence turns' rank by cosine, p25/p50/p75")
-        print("| model | " + " | ".join(categories) + " |")
-        print("|---|" + "---|" * len(categories))
-        for name, r in results.items():
-            table = r.get("recall", {}).get(key)
-            if table is None:
-                continue
-            cells = [
-                "/".join(f"{table[c][p]:g}" for p in ("rank_p25", "rank_p50", "rank_p75"))
-                if c in table
-                else "-"
-                for c in categories
-            ]
-            print(f"| {name} | " + " | ".join(cells) + " |")
+        _print_models(
+            results,
+            key,
+            categories,
+            lambda cell: "/".join(f"{cell[p]:g}" for p in ("rank_p25", "rank_p50", "rank_p75")),
+        )
+
     print("\n## cost per text (ms: batch 1 wall / CPU, batch 32 wall / CPU), size")
     print("| model | dim | layers x hidden | size MB | batch 1 | batch 32 | license |")
     print("|---|---|---|---|---|---|---|")
@@ -590,6 +577,23 @@ def print_table(results: dict[str, Any], datasets: Sequence[Path]) -> None:
             f"{t['batch1_wall_ms']} / {t['batch1_cpu_ms']} | "
             f"{t['batch32_wall_ms']} / {t['batch32_cpu_ms']} | {info['license']} |"
         )
+
+
+def _print_models(
+    results: dict[str, Any],
+    key: str,
+    categories: list[str],
+    show: Callable[[dict[str, Any]], str],
+) -> None:
+    """One row per model of one dataset's table: `show` writes a category's cell."""
+    print("| model | " + " | ".join(categories) + " |")
+    print("|---|" + "---|" * len(categories))
+    for name, r in results.items():
+        table = r.get("recall", {}).get(key)
+        if table is None:
+            continue
+        cells = [show(table[c]) if c in table else "-" for c in categories]
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 @dataclass

@@ -18,7 +18,7 @@ import hashlib
 import logging
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,18 @@ MAX_CACHED_FREQUENCIES = 100_000
 """Words whose document frequency is kept per namespace; beyond this the cache starts again."""
 MAX_CACHED_CONCEPTS = 100_000
 """Concepts whose memories are kept per namespace; beyond this the cache starts again."""
+
+
+def _kept(
+    cache: dict[str, list[int]], key: str, limit: int, read: Callable[[str], list[int]]
+) -> list[int]:
+    """`cache[key]`, read with `read` the first time; a cache of `limit` entries starts again."""
+    docs = cache.get(key)
+    if docs is None:
+        if len(cache) >= limit:
+            cache.clear()
+        docs = cache[key] = read(key)
+    return docs
 
 
 def without_names(text: str, names: Iterable[str]) -> str:
@@ -299,12 +311,7 @@ class NamespaceCatalogue:
         return self.entries_at(self._mention_docs(name))
 
     def _authored_docs(self, key: str) -> list[int]:
-        cached = self._authored.get(key)
-        if cached is None:
-            if len(self._authored) >= MAX_CACHED_NAMES:
-                self._authored.clear()
-            cached = self._authored[key] = self.reader.authored_docs(key)
-        return cached
+        return _kept(self._authored, key, MAX_CACHED_NAMES, self.reader.authored_docs)
 
     def mention_uuids(self, name: str) -> list[str]:
         """The uuids of `mentions(name)`."""
@@ -353,12 +360,7 @@ class NamespaceCatalogue:
         """The documents about `concept`, kept until the file changes: a multi-hop recall
         asks for the same concepts' memories and counts over a hundred times (one file
         read each)."""
-        docs = self._concepts.get(concept)
-        if docs is None:
-            if len(self._concepts) >= MAX_CACHED_CONCEPTS:
-                self._concepts.clear()
-            docs = self._concepts[concept] = self.reader.concept_docs(concept)
-        return docs
+        return _kept(self._concepts, concept, MAX_CACHED_CONCEPTS, self.reader.concept_docs)
 
     def created_between(self, lo: int, hi: int) -> list[str]:
         """The uuids of memories created in [lo, hi] (epoch ms)."""
