@@ -628,6 +628,10 @@ class ProductStandIn:
         return await anyio.to_thread.run_sync(self.embed_sync, list(texts))
 
 
+PRODUCT_MODELS = ("minilm-int8", "paraphrase-l3")
+"""The models `--as-product` can run: those on onnxruntime."""
+
+
 def as_product(name: str, cli_args: Sequence[str], threads: int) -> int:
     """Run the `polyg` command line with `name` as the embedder everywhere in the process."""
     import polyg_core.providers.embeddings as embeddings
@@ -657,12 +661,19 @@ def as_product(name: str, cli_args: Sequence[str], threads: int) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "--as-product" in argv:
-        at = argv.index("--as-product")
-        rest = argv[at + 2 :]
-        threads = min(4, os.cpu_count() or 1)
-        return as_product(argv[at + 1], rest[1:] if rest[:1] == ["--"] else rest, threads)
+    # What follows `--` is the polyg command line `--as-product` runs.
+    cli_args = argv[argv.index("--") + 1 :] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument(
+        "--as-product",
+        metavar="MODEL",
+        choices=PRODUCT_MODELS,
+        default=None,
+        help="run the polyg command line given after `--` with MODEL as the whole pipeline's "
+        f"embedder ({', '.join(PRODUCT_MODELS)}), e.g. `--as-product paraphrase-l3 -- bench "
+        "retrieval DATASET --ablation`",
+    )
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     parser.add_argument("--datasets", nargs="+", type=Path, default=list(DEFAULT_DATASETS))
     parser.add_argument("--threads", type=int, default=1)
@@ -671,6 +682,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check-numpy", action="store_true")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.as_product is not None:
+        if not cli_args:
+            parser.error("--as-product needs the polyg command line after `--`")
+        return as_product(args.as_product, cli_args, min(4, os.cpu_count() or 1))
+    if cli_args:
+        parser.error("arguments after `--` are for --as-product")
     datasets = [p for p in args.datasets if p.is_file()]
     for p in args.datasets:
         if not p.is_file():
