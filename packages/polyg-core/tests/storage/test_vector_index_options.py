@@ -10,6 +10,7 @@ append-only file is what breaks FalkorDB 4.16.3's vector indexes (docs/reliabili
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,66 +172,67 @@ async def create_as_before(store: FalkorStore, ns: str, embedder: Embedder) -> N
     assert store.embedded.compact(60.0)
 
 
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RestartableFalkorDB]:
+    """An embedded FalkorDB of its own, for a test that restarts it."""
+    falkordb = RestartableFalkorDB(tmp_path / "data")
+    falkordb.start()
+    try:
+        yield falkordb
+    finally:
+        falkordb.stop()
+
+
 @pytest.mark.slow
 async def test_a_namespace_with_the_old_options_reads_and_writes_with_its_indexes_untouched(
-    tmp_path: Path, embedder: Embedder
+    server: RestartableFalkorDB, embedder: Embedder
 ) -> None:
     ns = "older"
-    server = RestartableFalkorDB(tmp_path / "data")
-    server.start()
-    try:
-        async with server.store() as store:
-            await create_as_before(store, ns, embedder)
-            graph = EntityGraph(store, embedder, NameResolver(store, embedder))
-            await graph.add_many(ns, [(name, "thing", None) for name in NAMES[:10]])
-        server.restart()
-        assert server.server is not None
-        async with server.store() as store:
-            graph = EntityGraph(store, embedder, NameResolver(store, embedder))
-            assert (await graph.get(ns, "Mira Dunholt")).name == "Mira Dunholt"
-            await graph.add_many(ns, [(name, "thing", None) for name in NAMES[10:]])
-            found = await vector_options(store, ns)
-            assert {hnsw_of(o) for o in found.values()} == {FALKORDB_HNSW}
-            assert set(found) == set(EMBEDDED_LABELS)
-            for name in ("Varnish Lite 3", "Orla Vantresk"):  # one written before, one after
-                hits = await knn(store, ns, ENTITY, await vector_of(embedder, name), 3)
-                assert hits[0].properties["name"] == name
-            checks = await store.check_vector_indexes()
-            assert all(c.healthy and c.rebuilt_s is None for c in checks if c.graph == ns)
-            replayed = incremental_aof(server.server)
-        assert "VECTOR INDEX" not in replayed.upper()
-        assert "Varnish Lite 3" in replayed  # the writes are there: the file is the right one
-    finally:
-        server.stop()
+    async with server.store() as store:
+        await create_as_before(store, ns, embedder)
+        graph = EntityGraph(store, embedder, NameResolver(store, embedder))
+        await graph.add_many(ns, [(name, "thing", None) for name in NAMES[:10]])
+    server.restart()
+    assert server.server is not None
+    async with server.store() as store:
+        graph = EntityGraph(store, embedder, NameResolver(store, embedder))
+        assert (await graph.get(ns, "Mira Dunholt")).name == "Mira Dunholt"
+        await graph.add_many(ns, [(name, "thing", None) for name in NAMES[10:]])
+        found = await vector_options(store, ns)
+        assert {hnsw_of(o) for o in found.values()} == {FALKORDB_HNSW}
+        assert set(found) == set(EMBEDDED_LABELS)
+        for name in ("Varnish Lite 3", "Orla Vantresk"):  # one written before, one after
+            hits = await knn(store, ns, ENTITY, await vector_of(embedder, name), 3)
+            assert hits[0].properties["name"] == name
+        checks = await store.check_vector_indexes()
+        assert all(c.healthy and c.rebuilt_s is None for c in checks if c.graph == ns)
+        replayed = incremental_aof(server.server)
+    assert "VECTOR INDEX" not in replayed.upper()
+    assert "Varnish Lite 3" in replayed  # the writes are there: the file is the right one
 
 
 @pytest.mark.slow
 async def test_knn_with_polygs_options_finds_exact_and_near_names_across_a_restart(
-    tmp_path: Path, embedder: Embedder
+    server: RestartableFalkorDB, embedder: Embedder
 ) -> None:
     ns = "names"
-    server = RestartableFalkorDB(tmp_path / "data")
-    server.start()
-    try:
-        async with server.store() as store:
-            graph = EntityGraph(store, embedder, NameResolver(store, embedder))
-            await graph.add_many(ns, [(name, "thing", None) for name in NAMES])
-            found = await vector_options(store, ns)
-            assert hnsw_of(found[ENTITY]) == HNSW_OPTIONS[ENTITY]
-        server.restart()  # a start rebuilds the index from the snapshot, with its options
-        async with server.store() as store:
-            asked = {
-                "Jory Castellane": "Jory Castellane",  # exact
-                "jory castelane": "Jory Castellane",  # a letter dropped, lower case
-                "Pro 14 Quillstone": "Quillstone Pro 14",  # another word order
-                "ledger sync worker": "ledger-sync-worker",  # spaces for hyphens
-                "Kelmore harbour depot": "Kelmore Harbor depot",  # another spelling
-            }
-            for text, name in asked.items():
-                vector = await vector_of(embedder, text)
-                hits = await knn(store, ns, ENTITY, vector, 5)
-                assert hits[0].properties["name"] == name, text
-            every = await knn(store, ns, ENTITY, await vector_of(embedder, "a"), 50)
-            assert sorted(h.properties["name"] for h in every) == sorted(NAMES)
-    finally:
-        server.stop()
+    async with server.store() as store:
+        graph = EntityGraph(store, embedder, NameResolver(store, embedder))
+        await graph.add_many(ns, [(name, "thing", None) for name in NAMES])
+        found = await vector_options(store, ns)
+        assert hnsw_of(found[ENTITY]) == HNSW_OPTIONS[ENTITY]
+    server.restart()  # a start rebuilds the index from the snapshot, with its options
+    async with server.store() as store:
+        asked = {
+            "Jory Castellane": "Jory Castellane",  # exact
+            "jory castelane": "Jory Castellane",  # a letter dropped, lower case
+            "Pro 14 Quillstone": "Quillstone Pro 14",  # another word order
+            "ledger sync worker": "ledger-sync-worker",  # spaces for hyphens
+            "Kelmore harbour depot": "Kelmore Harbor depot",  # another spelling
+        }
+        for text, name in asked.items():
+            vector = await vector_of(embedder, text)
+            hits = await knn(store, ns, ENTITY, vector, 5)
+            assert hits[0].properties["name"] == name, text
+        every = await knn(store, ns, ENTITY, await vector_of(embedder, "a"), 50)
+        assert sorted(h.properties["name"] for h in every) == sorted(NAMES)

@@ -132,6 +132,17 @@ def _aged(
     return out, multipliers
 
 
+def _decayed(nodes: list[ContextNode], multipliers: Mapping[str, float]) -> list[ContextNode]:
+    """The nodes with their scores times their multipliers, best first (ties by text). A
+    node without a multiplier keeps its score (times 1.0): no copy for it."""
+    out = [
+        n if (m := multipliers.get(n.uuid)) is None else n.model_copy(update={"score": n.score * m})
+        for n in nodes
+    ]
+    out.sort(key=lambda n: (-n.score, n.text))
+    return out
+
+
 def _best_placed(nodes: Sequence[ContextNode]) -> list[ContextNode]:
     """Vectors travel as 384 floats each: they are read only for the best-placed
     candidates, the only ones that can reach the core and extended lists."""
@@ -191,12 +202,7 @@ async def rank_recall(
         multipliers=multipliers,
         weights=w,
     )
-    # A node without a multiplier keeps its score (times 1.0): no copy for it.
-    decayed = [
-        n if (m := multipliers.get(n.uuid)) is None else n.model_copy(update={"score": n.score * m})
-        for n in nodes
-    ]
-    decayed.sort(key=lambda n: (-n.score, n.text))
+    decayed = _decayed(nodes, multipliers)
     report = RankingReport(
         weights={"vector": w.vector, "graph": w.graph, "causal": w.causal},
         threshold=w.threshold,

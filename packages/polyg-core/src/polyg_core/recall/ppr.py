@@ -102,7 +102,9 @@ async def seed_specificity(
 
 def _weight(value: Any) -> float:
     """An edge's transition weight: its confidence or score when that is a finite number
-    >= 0, else 1."""
+    >= 0, else 1. Most links carry none."""
+    if value is None:
+        return 1.0
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         number = float(value)
         if math.isfinite(number):
@@ -167,8 +169,7 @@ async def fetch_neighbourhood(
                         src.append(key[0])
                         dst.append(key[1])
                         relations.append(rel)
-                        # Most links carry no weight (1): no checks for those.
-                        weights.append(1.0 if weight is None else _weight(weight))
+                        weights.append(_weight(weight))
             if rows_in_hop > max_edges_per_hop:
                 truncated = True
                 break
