@@ -69,7 +69,9 @@ def test_a_question_about_june_names_june_and_no_month() -> None:
 def test_a_month_after_a_time_word_is_still_a_month() -> None:
     intent = RuleClassifier().classify("What did Tamsin plant in June?", KNOWN, REF)
     assert intent.entities == ["Tamsin"]
-    assert intent.timeframe is not None and intent.timeframe.start.month == 6
+    frame = intent.timeframe
+    assert frame is not None and frame.start is not None
+    assert frame.start.month == 6
 
 
 def test_a_modal_does_not_name_will() -> None:
