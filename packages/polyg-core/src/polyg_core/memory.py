@@ -48,6 +48,8 @@ from polyg_core.remember.write import RememberWriter
 from polyg_core.resolve import NameResolver
 from polyg_core.storage.namespace import validate_namespace
 from polyg_core.storage.store import FalkorStore
+from polyg_core.text.names import named_in_text
+from polyg_core.text.normalize import normalize_name
 
 logger = logging.getLogger(__name__)
 
@@ -323,6 +325,10 @@ class Memory:
             )
 
         known = await self.entities.named_in(namespace, content)
+        speaker = who.strip() if who else ""
+        if speaker and named_in_text(content, speaker):
+            # Who wrote it is a name even when it is also a word ("June: ...", "Will").
+            known.append((speaker, normalize_name(speaker)))
         outcome = await extract(
             content, known, ref, llm=self.llm, max_tokens=self.settings.classifier_max_tokens * 4
         )

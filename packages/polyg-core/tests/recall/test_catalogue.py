@@ -213,6 +213,16 @@ def test_the_file_ranks_exactly_as_the_in_process_index(
     cat.reader.close()
 
 
+def test_an_author_whose_name_is_a_word_is_asked_about_only_by_name(tmp_path: Path) -> None:
+    texts = ["Will: kiln lit", "Imogen: glaze mixed", "Will: cone bent"]
+    cat = _catalogue(tmp_path / "ns.sqlite", [_entry(i, t) for i, t in enumerate(texts)], [1, 2])
+    assert cat.authors_in("What will Imogen glaze next?") == ["imogen"]
+    assert cat.authors_in("Will Imogen glaze the bowl?") == ["imogen"]
+    assert cat.authors_in("What did Will say about the kiln?") == ["will"]
+    assert cat.authors_in("What did Imogen tell Will?") == ["will", "imogen"]
+    cat.reader.close()
+
+
 def test_time_order_authors_and_concepts_come_from_the_file(tmp_path: Path) -> None:
     texts = ["Imogen: kiln lit", "Tobias: glaze mixed", "Imogen: cone bent", "no author here"]
     cat = _catalogue(tmp_path / "ns.sqlite", [_entry(i, t) for i, t in enumerate(texts)], [1, 2])

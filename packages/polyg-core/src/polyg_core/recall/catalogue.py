@@ -40,6 +40,7 @@ from polyg_core.recall.lexical import Posting, Tokenizer, bm25_top, idf
 from polyg_core.storage.embedded import default_data_dir
 from polyg_core.storage.schema import CONCEPT, MEMORY, R_ABOUT
 from polyg_core.storage.store import FalkorStore
+from polyg_core.text.names import is_word_name, named_in_text
 
 __all__ = [
     "CatalogueEntry",
@@ -320,7 +321,12 @@ class NamespaceCatalogue:
     def authors_in(self, text: str) -> list[str]:
         """Authors of memories whose whole name occurs in `text` (as words)."""
         have = " " + " ".join(name_tokens(text)) + " "
-        return [a for a in self.reader.author_keys() if f" {a} " in have]
+        # "What will Dana do?" does not name an author called Will.
+        return [
+            a
+            for a in self.reader.author_keys()
+            if f" {a} " in have and (not is_word_name(a) or named_in_text(text, a))
+        ]
 
     def common_names(self, names: Sequence[str], share: float) -> set[str]:
         """The names found in (or authoring) more than `share` of the memories."""

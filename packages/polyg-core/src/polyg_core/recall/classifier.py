@@ -30,6 +30,7 @@ from polyg_core.text.names import (
     EntityMatcher,
     KnownEntities,
     find_names,
+    is_word_name,
     words,
 )
 from polyg_core.text.normalize import normalize_name
@@ -219,8 +220,9 @@ class RuleClassifier:
         )
         ref = reference or datetime.now(UTC)
         text = question[:_MAX_QUESTION]
-        timeframe = parse_timeframe(text, ref)
-        entities = _entities(text, matcher, ref)
+        timed = _without_word_names(text, matcher)
+        timeframe = parse_timeframe(timed, ref)
+        entities = _entities(text, matcher, ref, timed)
         # A value of someone or something at a time; with nothing named, "What was true
         # on 2024-03-15?" asks for that time's state, a WHEN answer.
         value_at_time = bool(entities) and asks_value_at_time(text)
@@ -248,10 +250,20 @@ class RuleClassifier:
         )
 
 
-def _entities(text: str, matcher: EntityMatcher, ref: datetime) -> list[str]:
+def _without_word_names(text: str, matcher: EntityMatcher) -> str:
+    """The question with known names that are also words blanked where they are written
+    as names, for reading its times: "What is June's job?" names no month."""
+    for m in matcher.find(text) if matcher else []:
+        if is_word_name(normalize_name(m.name)):
+            start, end = m.span
+            text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _entities(text: str, matcher: EntityMatcher, ref: datetime, timed: str) -> list[str]:
     """The names the question mentions; a time expression is never an entity ("Jan 5",
-    "Q4 2025", "Monday")."""
-    time_spans = [tm.span for tm in match_times(text, ref)]
+    "Q4 2025", "Monday"). `timed` is the text its times are read from."""
+    time_spans = [tm.span for tm in match_times(timed, ref)]
     mentions = [
         m
         for m in find_names(text, matcher)

@@ -11,7 +11,7 @@ from datetime import datetime
 from polyg_shared.intents import ExtractedFact
 from polyg_shared.nodes import MemoryCategory
 
-from polyg_core.text.names import LETTER, STOP_WORDS, NameMention, words
+from polyg_core.text.names import LETTER, STOP_WORDS, NameMention, is_word_name, words
 from polyg_core.text.normalize import normalize_name
 from polyg_core.text.timeparse import TimeMatch
 
@@ -205,6 +205,16 @@ def _object_entity(
         ),
         None,
     )
+
+
+def names_are_not_times(
+    times: Sequence[TimeMatch], names: Sequence[NameMention]
+) -> list[TimeMatch]:
+    """The times that are not a known name written as one: a person called June or May
+    ("Thanks, June!", "June: ...") is not the month. The matcher keeps such a name only
+    where it is written as a name (`text.names.as_name`: "in June" stays a month)."""
+    known = [m.span for m in names if m.known and is_word_name(normalize_name(m.name))]
+    return [t for t in times if not any(s < t.span[1] and t.span[0] < e for s, e in known)]
 
 
 def is_name(mention: NameMention, times: Sequence[TimeMatch]) -> bool:

@@ -31,6 +31,7 @@ from polyg_core.remember.extract_rules import (
     fact_spans,
     is_event_sentence,
     is_name,
+    names_are_not_times,
     sentence_spans,
     settled_facts,
     strip_times,
@@ -97,8 +98,9 @@ class _Note:
 
     @classmethod
     def read(cls, text: str, matcher: EntityMatcher, reference: datetime) -> _Note:
-        times = match_times(text, reference)
-        mentions = [m for m in find_names(text, matcher) if is_name(m, times)]
+        names = find_names(text, matcher)
+        times = names_are_not_times(match_times(text, reference), names)
+        mentions = [m for m in names if is_name(m, times)]
         return cls(text, reference, times, mentions, _speaker(text, mentions))
 
     def entities(self) -> list[ExtractedEntity]:

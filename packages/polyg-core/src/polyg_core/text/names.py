@@ -24,8 +24,11 @@ __all__ = [
     "EntityMatcher",
     "KnownEntities",
     "NameMention",
+    "as_name",
     "find_names",
     "guess_entity_type",
+    "is_word_name",
+    "named_in_text",
     "words",
 ]
 
@@ -143,6 +146,69 @@ _NOT_NAMES = (
     | GREETINGS
 )
 _QUARTER = re.compile(r"[QH][1-4]|FY\d{2,4}")
+
+# Given names that are also ordinary words. Such a name (and a month's or a modal's,
+# "June", "May", "Will") stands for the person only where it is written as a name
+# (`as_name`): "I hope so" is not Hope, "in June" is a month, "Will you come?" asks.
+_WORD_NAMES = words(
+    """
+    april may june july august will hope grace faith joy mark bill rose summer autumn
+    dawn eve iris ivy lily daisy holly pearl ruby amber crystal robin wren sage jade
+    hazel olive violet heather penny victor drew chase gene miles guy ray sandy sunny
+    frank rob pat sue jack art don bob rich sky river storm rain honey
+    """
+)
+_CALENDAR_WORDS = words(
+    """
+    january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday
+    """
+)
+# A word before a month that makes it a time ("in June", "since May", "mid-April").
+_TIME_BEFORE = words(
+    "in on since until till during by early mid late last next this every through of"
+)
+_NAME_AFTER = re.compile(r"['’]s\b|\s*[:,!?]|\s+and\s+(?:I|me|my)\b")
+_LAST_WORD = re.compile(r"(\w+)\W*$")
+
+
+def is_word_name(key: str) -> bool:
+    """Whether a one-word name's key is also an ordinary word, a month or a weekday."""
+    return key in _WORD_NAMES or key in STOP_WORDS or key in _CALENDAR_WORDS
+
+
+def as_name(text: str, start: int, end: int) -> bool:
+    """Whether the word at text[start:end] (a possessive included) is written as a name.
+
+    It is capitalised; no number follows ("June 5", "May 2024") and no time word comes
+    before it ("in June", "mid-May"); at a sentence's start a possessive, a colon, a comma,
+    "and I" or a verb of what people do follows ("Will's", "Hope: ...", "June said").
+    """
+    word = text[start:end]
+    if not word[:1].isupper():
+        return False
+    after = text[end:]
+    if _POSSESSIVE.search(word):
+        return True
+    if re.match(r"\s*\d", after):
+        return False
+    if _sentence_initial(text, start):
+        following = re.match(r"\s+(\w+)", after)
+        return bool(_NAME_AFTER.match(after)) or (
+            following is not None and following.group(1).lower() in _PERSON_VERBS
+        )
+    before = _LAST_WORD.search(text[max(0, start - 20) : start])
+    return before is None or before.group(1).lower() not in _TIME_BEFORE
+
+
+def named_in_text(text: str, name: str) -> bool:
+    """Whether `name` occurs in `text` as a name: any whole-word occurrence, or for a name
+    that is also an ordinary word, one written as a name (`as_name`)."""
+    pattern = re.compile(rf"(?<!\w){re.escape(name)}(?:['’]s)?(?!\w)", re.IGNORECASE)
+    if not is_word_name(normalize_name(name)):
+        return pattern.search(text) is not None
+    return any(as_name(text, m.start(), m.end()) for m in pattern.finditer(text))
+
 
 _TECH_PARTS = words(
     """
@@ -448,6 +514,8 @@ class EntityMatcher:
                 best, budget = self._fuzzy(grams, keys, budget)
             if best is None:
                 best = self._head(tokens, i)
+            if best is not None and best[0] == 1 and not self._written_as_name(text, tokens[i]):
+                best = None
             if best is None:
                 i += 1
                 continue
@@ -457,6 +525,15 @@ class EntityMatcher:
             out.append(NameMention(name, span, True, entity_type, score))
             i += n
         return out
+
+    @staticmethod
+    def _written_as_name(text: str, token: tuple[int, int, str]) -> bool:
+        """A one-word match stands: unless the word is also an ordinary one ("will",
+        "hope", "june") and is not written as a name here."""
+        start, end, word = token
+        if not is_word_name(normalize_name(_POSSESSIVE.sub("", word))):
+            return True
+        return as_name(text, start, end)
 
     def _exact(self, grams: list[tuple[int, str]]) -> _Match | None:
         """The longest word n-gram here that is a known name's key."""
@@ -724,7 +801,10 @@ def ngram_keys(text: str, max_words: int = 4) -> list[str]:
     keys: set[str] = set()
     for n in range(1, max_words + 1):
         for i in range(len(words) - n + 1):
-            key = normalize_name(" ".join(words[i : i + n]))
-            if len(key) >= 2:
-                keys.add(key)
+            gram = " ".join(words[i : i + n])
+            # "June's" is June's: the name without its possessive is a key too.
+            for form in (gram, _POSSESSIVE.sub("", gram)):
+                key = normalize_name(form)
+                if len(key) >= 2:
+                    keys.add(key)
     return sorted(keys)
