@@ -233,9 +233,9 @@ def test_variants_take_the_pairs_in_order_and_pass_over_names_already_words() ->
     # c2 already, so the first spare name takes its place.
     assert list(first["c2"].values()) == [*NAME_PAIRS[0], SPARE_NAMES[0]]
     second = variant_names(data, 2)
-    # "Will" is c1's own speaker: a spare name takes its place.
-    assert list(second["c1"].values()) == [NAME_PAIRS[1][0], SPARE_NAMES[0]]
-    assert list(second["c2"].values()) == [SPARE_NAMES[0], NAME_PAIRS[1][1], NAME_PAIRS[2][0]]
+    # "Will" is c1's own speaker: a spare name takes its place, from the second on.
+    assert list(second["c1"].values()) == [NAME_PAIRS[1][0], SPARE_NAMES[1]]
+    assert list(second["c2"].values()) == [SPARE_NAMES[1], NAME_PAIRS[1][1], NAME_PAIRS[2][0]]
     last = variant_names(data, len(NAME_PAIRS))
     assert list(last["c2"].values())[2] == NAME_PAIRS[0][0]  # wraps around the list
     assert variant_names(data, 3) == variant_names(data, 3)

@@ -51,9 +51,10 @@ NAME_PAIRS: tuple[tuple[str, str], ...] = (
 """Invented speaker names, two per pair: plain names, and names that are also English words
 or months (June, Will, Hope, Mark, Grace, Summer, May, Rose, Faith, Bill)."""
 
-SPARE_NAMES: tuple[str, ...] = ("Ivy", "Robin", "Iris", "Jasper")
+SPARE_NAMES: tuple[str, ...] = ("Ivy", "Robin", "Iris", "Dawn", "Clay")
 """Names given in place of a pair's name that already occurs in a conversation as a word
-(also words, but seldom capitalised in talk: a variant keeps its kind of name)."""
+(words too, but seldom capitalised in talk, so a variant keeps its kind of name); variant
+k starts at the k-th, so that variants differ."""
 
 SHORT_FORM_MIN = 3
 """The fewest letters a short form of a name has."""
@@ -248,8 +249,8 @@ def variant_names(dataset: Dataset, variant: int) -> dict[str, dict[str, str]]:
     around), one per speaker in order, so a conversation with more speakers takes more
     names. A name that already occurs in the conversation as a word (a month, a word
     that starts a sentence) cannot be given; its place goes to the first free name of
-    `SPARE_NAMES`, then of the rest of the list. Conversations without speakers are left
-    out.
+    `SPARE_NAMES` from the k-th on (wrapping around), then of the rest of the list.
+    Conversations without speakers are left out.
 
     Raises:
         InvalidInput: `variant` is out of range, or a conversation has more speakers than
@@ -270,7 +271,9 @@ def variant_names(dataset: Dataset, variant: int) -> dict[str, dict[str, str]]:
             continue
         texts = _Scope.of(dataset, conv.id).texts
         free = [n for n in [*ordered, *SPARE_NAMES] if not occurs_as_word(n, texts)]
-        spares = [n for n in [*SPARE_NAMES, *ordered[len(speakers) :]] if n in free]
+        turn = (variant - 1) % len(SPARE_NAMES)
+        spare = [*SPARE_NAMES[turn:], *SPARE_NAMES[:turn]]
+        spares = [n for n in [*spare, *ordered[len(speakers) :]] if n in free]
         chosen: list[str] = []
         for slot in ordered[: len(speakers)]:
             pick = next((n for n in [slot, *spares] if n in free and n not in chosen), None)
@@ -387,7 +390,8 @@ def comparison_table(
 
 
 def _rounded(values: Mapping[str, float]) -> dict[str, float]:
-    return {k: round(v, 3) for k, v in values.items()}
+    # + 0.0: a difference that rounds to nothing reads 0.0, never -0.0.
+    return {k: round(v, 3) + 0.0 for k, v in values.items()}
 
 
 def renamed_data(given: RetrievalReport, runs: Sequence[RenamedRun]) -> dict[str, Any]:
