@@ -28,6 +28,7 @@ import typer
 from polyg_cli.runtime import CliState, run, state
 
 if TYPE_CHECKING:
+    from polyg_bench.renaming import RenamedRun
     from polyg_bench.retrieval import RetrievalReport
     from polyg_core.config import Settings
     from polyg_core.memory import Memory
@@ -396,6 +397,20 @@ def retrieval_command(
             "are not deleted (open them with POLYG_DATA_DIR=DIR).",
         ),
     ] = None,
+    renamed_speakers: Annotated[
+        int,
+        typer.Option(
+            "--renamed-speakers",
+            metavar="K",
+            help="After the run, ingest and ask the dataset again K times (1 to 10, 0 = "
+            "off) with its speakers renamed to invented names (variant k: the bench's name "
+            "pairs k, k+1...; names, possessives and short forms in the turns, questions "
+            "and answers; evidence untouched), each in namespaces of its own "
+            "(bench_retrieval_renamed<k>_<n>), and print polyg's R@k per category as "
+            "given, per variant, their mean and minimum, and as given minus the mean "
+            "(JSON key renamed_speakers): how much recall depends on the speakers' names.",
+        ),
+    ] = 0,
 ) -> None:
     """Evidence recall@1/5/10/20 of polyg's recalled memories against BM25 and dense k-NN.
 
@@ -410,6 +425,7 @@ def retrieval_command(
     st = state(ctx)
     _quiet_bm25s()
     names = run(st, lambda: _retrievers(retrievers))
+    run(st, lambda: _renamed_count(renamed_speakers))
     data = run(st, lambda: _load(dataset))
     data_dir = keep if keep is not None else st.settings.storage.data_dir
 
@@ -432,9 +448,13 @@ def retrieval_command(
                 ablation=ablation,
                 progress=lambda line: st.err.print(line, highlight=False),
             )
-            return report, standin
+            # Counted before the renamed runs send their own requests.
+            by_kind: list[dict[str, Any]] = standin.by_kind() if standin is not None else []
+            plumbing: dict[str, int] = standin.plumbing() if standin is not None else {}
+            renamed = await _renamed_runs(st, memory, data, renamed_speakers, keep, names)
+            return report, by_kind, plumbing, renamed
 
-    report, standin = run(st, go)
+    report, by_kind, plumbing, renamed = run(st, go)
     table = report.table()
     print(
         f"machine: {machine()}; dataset {dataset}: {report.turns} turns ingested "
@@ -481,11 +501,10 @@ def retrieval_command(
         model = f"{llm_standin} (local stand-in: real prompt sizes, rule-based answers)"
     print(f"\nLLM usage per call, p50 / mean (model: {model or 'none, rule-based path'}):\n")
     print(_usage_markdown(usage))
-    by_kind: list[dict[str, Any]] = standin.by_kind() if standin is not None else []
-    plumbing: dict[str, int] = standin.plumbing() if standin is not None else {}
     _print_standin(by_kind, plumbing)
     _print_ablation(report)
     _print_data_location(st, data_dir, keep, report)
+    renamed_json = _print_renamed(report, renamed, keep) if renamed is not None else {}
     _write_json(
         json_out,
         {
@@ -497,8 +516,63 @@ def retrieval_command(
             "usage": usage,
             "llm_requests_by_kind": by_kind,
             "llm_plumbing": plumbing,
+            **renamed_json,
         },
     )
+
+
+async def _renamed_count(count: int) -> int:
+    """The --renamed-speakers count, checked before minutes of ingesting."""
+    from polyg_bench.renaming import check_variant_count
+
+    return check_variant_count(count)
+
+
+async def _renamed_runs(
+    st: CliState,
+    memory: Memory,
+    data: Any,
+    count: int,
+    keep: Path | None,
+    retrievers: list[str] | None,
+) -> list[RenamedRun] | None:
+    """The --renamed-speakers variants, run on the same store (None when off)."""
+    if not count:
+        return None
+    from polyg_bench.renaming import run_renamed
+
+    return await run_renamed(
+        memory,
+        data,
+        count,
+        keep=keep is not None,
+        retrievers=retrievers,
+        progress=lambda line: st.err.print(line, highlight=False),
+    )
+
+
+def _print_renamed(
+    report: RetrievalReport, runs: list[RenamedRun], keep: Path | None
+) -> dict[str, Any]:
+    """Print the renamed-speakers comparison; its JSON under `renamed_speakers`."""
+    from polyg_bench.renaming import renamed_data
+
+    data = renamed_data(report, runs)
+    print(
+        f"\nrenamed speakers: polyg's evidence recall with the dataset as given and with "
+        f"its speakers renamed ({len(runs)} variant(s); names, possessives and short forms "
+        "replaced in turns, questions and answers; evidence untouched)\n"
+    )
+    print(
+        markdown(
+            data["comparison"],
+            ["category", "run", "speakers", "n", "R@1", "R@5", "R@10", "R@20"],
+        )
+    )
+    namespaces = [ns for r in runs for ns in r.report.namespaces]
+    fate = "kept" if keep is not None else "deleted"
+    print(f"renamed-speaker namespaces {fate}: {', '.join(namespaces)}")
+    return {"renamed_speakers": data}
 
 
 def _print_answers(report: RetrievalReport) -> None:
