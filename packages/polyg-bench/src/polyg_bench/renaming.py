@@ -151,6 +151,18 @@ def _check_mapping(mapping: Mapping[str, str], scope: _Scope) -> None:
             f"cannot rename {', '.join(map(repr, unknown))}: not a speaker of the dataset "
             f"(its speakers: {', '.join(map(repr, speakers)) or 'none'})"
         )
+    _check_new_names(mapping)
+    texts = scope.texts
+    taken = [new for new in mapping.values() if occurs_as_word(new, texts)]
+    if taken:
+        raise InvalidInput(
+            f"{', '.join(map(repr, taken))} already occurs in the dataset as a word: the "
+            "renamed speaker could not be told from it; choose another name"
+        )
+
+
+def _check_new_names(mapping: Mapping[str, str]) -> None:
+    """Refuse a blank or padded new name, and one new name for two speakers."""
     for old, new in mapping.items():
         if not new.strip() or new != new.strip() or not re.search(_LETTERS, new):
             raise InvalidInput(
@@ -164,13 +176,6 @@ def _check_mapping(mapping: Mapping[str, str], scope: _Scope) -> None:
         raise InvalidInput(
             f"{', '.join(map(repr, olds))} would all be renamed {doubled[0]!r}: give each "
             "speaker a name of its own"
-        )
-    texts = scope.texts
-    taken = [new for new in news if occurs_as_word(new, texts)]
-    if taken:
-        raise InvalidInput(
-            f"{', '.join(map(repr, taken))} already occurs in the dataset as a word: the "
-            "renamed speaker could not be told from it; choose another name"
         )
 
 
@@ -270,15 +275,7 @@ def variant_names(dataset: Dataset, variant: int) -> dict[str, dict[str, str]]:
         if not speakers:
             continue
         texts = _Scope.of(dataset, conv.id).texts
-        free = [n for n in [*ordered, *SPARE_NAMES] if not occurs_as_word(n, texts)]
-        turn = (variant - 1) % len(SPARE_NAMES)
-        spare = [*SPARE_NAMES[turn:], *SPARE_NAMES[:turn]]
-        spares = [n for n in [*spare, *ordered[len(speakers) :]] if n in free]
-        chosen: list[str] = []
-        for slot in ordered[: len(speakers)]:
-            pick = next((n for n in [slot, *spares] if n in free and n not in chosen), None)
-            if pick is not None:
-                chosen.append(pick)
+        chosen = _chosen_names(len(speakers), ordered, texts, variant)
         if len(chosen) < len(speakers):
             raise InvalidInput(
                 f"conversation {conv.id!r} has {len(speakers)} speakers but only "
@@ -287,6 +284,21 @@ def variant_names(dataset: Dataset, variant: int) -> dict[str, dict[str, str]]:
             )
         out[conv.id] = dict(zip(speakers, chosen, strict=True))
     return out
+
+
+def _chosen_names(count: int, ordered: list[str], texts: list[str], variant: int) -> list[str]:
+    """Up to `count` names for a conversation's speakers (`variant_names`): each slot's
+    own name of `ordered`, else the first free spare."""
+    free = [n for n in [*ordered, *SPARE_NAMES] if not occurs_as_word(n, texts)]
+    turn = (variant - 1) % len(SPARE_NAMES)
+    spare = [*SPARE_NAMES[turn:], *SPARE_NAMES[:turn]]
+    spares = [n for n in [*spare, *ordered[count:]] if n in free]
+    chosen: list[str] = []
+    for slot in ordered[:count]:
+        pick = next((n for n in [slot, *spares] if n in free and n not in chosen), None)
+        if pick is not None:
+            chosen.append(pick)
+    return chosen
 
 
 def renamed_variant(dataset: Dataset, variant: int) -> tuple[Dataset, dict[str, dict[str, str]]]:
