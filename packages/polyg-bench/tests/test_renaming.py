@@ -31,37 +31,39 @@ def _turn(tid: str, who: str, text: str) -> dict[str, str]:
     return {"id": tid, "speaker": who, "text": text}
 
 
+def _conversation(
+    cid: str, speakers: list[str], session: tuple[str, str], turns: list[dict[str, str]]
+) -> dict[str, Any]:
+    """One conversation of one session (id, time) holding `turns`."""
+    sid, when = session
+    return {
+        "id": cid,
+        "speakers": speakers,
+        "sessions": [{"id": sid, "date_time": when, "turns": turns}],
+    }
+
+
 def _data() -> dict[str, Any]:
     """Two invented people, Rosalind (called Ros and Rosa) and Will, and a willow tree."""
     return {
         "conversations": [
-            {
-                "id": "c1",
-                "speakers": ["Rosalind", "Will"],
-                "sessions": [
-                    {
-                        "id": "s1",
-                        "date_time": "2025-04-02T09:00:00Z",
-                        "turns": [
-                            _turn("a1", "Rosalind", "Will, I planted a Willow by the canal."),
-                            _turn("a2", "Will", "Nice, Ros! Will it grow fast? I will water it."),
-                            _turn("a3", "Rosalind", "Rosa's mum says Rosalind's tree will thrive."),
-                            _turn("a4", "Will", "WILL and ROSALIND, the canal club (Rose too)."),
-                        ],
-                    }
+            _conversation(
+                "c1",
+                ["Rosalind", "Will"],
+                ("s1", "2025-04-02T09:00:00Z"),
+                [
+                    _turn("a1", "Rosalind", "Will, I planted a Willow by the canal."),
+                    _turn("a2", "Will", "Nice, Ros! Will it grow fast? I will water it."),
+                    _turn("a3", "Rosalind", "Rosa's mum says Rosalind's tree will thrive."),
+                    _turn("a4", "Will", "WILL and ROSALIND, the canal club (Rose too)."),
                 ],
-            },
-            {
-                "id": "c2",
-                "speakers": ["Quentin"],
-                "sessions": [
-                    {
-                        "id": "s2",
-                        "date_time": "2025-04-03T09:00:00Z",
-                        "turns": [_turn("b1", "Quentin", "Rosalind never visits the pier.")],
-                    }
-                ],
-            },
+            ),
+            _conversation(
+                "c2",
+                ["Quentin"],
+                ("s2", "2025-04-03T09:00:00Z"),
+                [_turn("b1", "Quentin", "Rosalind never visits the pier.")],
+            ),
         ],
         "questions": [
             {
@@ -154,20 +156,15 @@ def test_a_speaker_whose_name_is_another_speakers_prefix_keeps_it() -> None:
     data = Dataset.model_validate(
         {
             "conversations": [
-                {
-                    "id": "c",
-                    "speakers": ["Jon", "Jonathan"],
-                    "sessions": [
-                        {
-                            "id": "s",
-                            "date_time": "2025-01-01T00:00:00Z",
-                            "turns": [
-                                _turn("1", "Jon", "Jonathan, call me Jon."),
-                                _turn("2", "Jonathan", "Jonat is what Jon calls me."),
-                            ],
-                        }
+                _conversation(
+                    "c",
+                    ["Jon", "Jonathan"],
+                    ("s", "2025-01-01T00:00:00Z"),
+                    [
+                        _turn("1", "Jon", "Jonathan, call me Jon."),
+                        _turn("2", "Jonathan", "Jonat is what Jon calls me."),
                     ],
-                }
+                )
             ],
             "questions": [
                 {

@@ -29,6 +29,7 @@ from polyg_core.text.names import (
     STOP_WORDS,
     EntityMatcher,
     KnownEntities,
+    NameMention,
     find_names,
     is_word_name,
     words,
@@ -220,9 +221,10 @@ class RuleClassifier:
         )
         ref = reference or datetime.now(UTC)
         text = question[:_MAX_QUESTION]
-        timed = _without_word_names(text, matcher)
+        names = find_names(text, matcher)
+        timed = _without_word_names(text, names)
         timeframe = parse_timeframe(timed, ref)
-        entities = _entities(text, matcher, ref, timed)
+        entities = _entities(names, ref, timed)
         # A value of someone or something at a time; with nothing named, "What was true
         # on 2024-03-15?" asks for that time's state, a WHEN answer.
         value_at_time = bool(entities) and asks_value_at_time(text)
@@ -250,25 +252,21 @@ class RuleClassifier:
         )
 
 
-def _without_word_names(text: str, matcher: EntityMatcher) -> str:
+def _without_word_names(text: str, names: list[NameMention]) -> str:
     """The question with known names that are also words blanked where they are written
     as names, for reading its times: "What is June's job?" names no month."""
-    for m in matcher.find(text) if matcher else []:
-        if is_word_name(normalize_name(m.name)):
+    for m in names:
+        if m.known and is_word_name(normalize_name(m.name)):
             start, end = m.span
             text = text[:start] + " " * (end - start) + text[end:]
     return text
 
 
-def _entities(text: str, matcher: EntityMatcher, ref: datetime, timed: str) -> list[str]:
-    """The names the question mentions; a time expression is never an entity ("Jan 5",
-    "Q4 2025", "Monday"). `timed` is the text its times are read from."""
+def _entities(names: list[NameMention], ref: datetime, timed: str) -> list[str]:
+    """The names the question mentions (`names`, found in it); a time expression is never
+    an entity ("Jan 5", "Q4 2025", "Monday"). `timed` is the text its times are read from."""
     time_spans = [tm.span for tm in match_times(timed, ref)]
-    mentions = [
-        m
-        for m in find_names(text, matcher)
-        if not any(s < m.span[1] and m.span[0] < e for s, e in time_spans)
-    ]
+    mentions = [m for m in names if not any(s < m.span[1] and m.span[0] < e for s, e in time_spans)]
     return _dedupe([m.name for m in mentions])
 
 

@@ -803,7 +803,7 @@ def ngram_keys(text: str, max_words: int = 4) -> list[str]:
         for i in range(len(words) - n + 1):
             gram = " ".join(words[i : i + n])
             # "June's" is June's: the name without its possessive is a key too.
-            for form in (gram, _POSSESSIVE.sub("", gram)):
+            for form in {gram, _POSSESSIVE.sub("", gram)}:
                 key = normalize_name(form)
                 if len(key) >= 2:
                     keys.add(key)
