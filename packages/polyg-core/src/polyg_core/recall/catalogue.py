@@ -294,8 +294,15 @@ class NamespaceCatalogue:
         cached = self._mentions.get(key)
         if cached is not None:
             return cached
-        found = self.reader.word_docs(want[0])
-        for w in want[1:]:
+        *first, last = want
+        # A name's last word may be written in the possessive ("Dana's office"), which
+        # the index holds as one word.
+        found = self.reader.word_docs(last)
+        if "'" not in last:
+            possessive = self.reader.word_docs(f"{last}'s")
+            if len(possessive):
+                found = np.sort(np.concatenate([found, possessive]))
+        for w in first:
             found = np.intersect1d(found, self.reader.word_docs(w), assume_unique=True)
         both = np.sort(np.concatenate([found, np.asarray(self._authored_docs(key), np.int32)]))
         # Not np.union1d: numpy's unique imports numpy.ma on first use (0.2 s).

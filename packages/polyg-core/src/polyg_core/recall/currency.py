@@ -9,8 +9,13 @@ A pair of ranked memories is an update when
   weight (BM25 idf) of the asked words the earlier one holds, and at least one shared word
   is specific (not a name found in most memories);
 * or, without change words, the later one names the same specific subject as the earlier
-  one (a name the question asks about) and answers the question by meaning about as well
-  (`MEANING_SHARE`): "Kemal is gluten-free" after "Kemal has no dietary restrictions";
+  one (a name the question asks about) and answers the question by meaning about as well:
+  its cosine similarity to the question at most `MEANING_MARGIN` below the earlier one's
+  ("Kemal is gluten-free" after "Kemal has no dietary restrictions"), unscaled, so that
+  three memories compare as three thousand do. Of several such notes, one that holds an
+  asked word the earlier one holds besides the names (the attribute asked about: "backend"
+  in "What does the Ledger backend use?") is preferred to one that does not (the frontend
+  note), and then the closest in meaning;
 * or the temporal graph says so: a fact about the question's subject was ended by a newer
   one, the earlier memory holds the ended fact's value and the later one the new value,
   and both name what the question asks about (a note that only names the old value, "Bram
@@ -60,10 +65,10 @@ RELEVANT_SHARE = 0.4
 """An update scores at least this share of what it changes (fused, before the swap)."""
 HELD_SHARE = 0.6
 """The share of the earlier memory's asked-word weight an update holding it speaks to."""
-MEANING_SHARE = 0.6
+MEANING_MARGIN = 0.15
 """A later memory about the same named subject that says no change supersedes an earlier
-one when it is at least this close in meaning to the question (the dense retriever's scaled
-score) as the earlier one: it answers the same question with another value."""
+one when its cosine similarity to the question is at most this much below the earlier
+one's: it answers the same question with another value."""
 BELOW = 1e-4
 """How far below its update a superseded memory is placed."""
 
@@ -79,16 +84,24 @@ CHANGE_LANGUAGE = re.compile(
     r"(?:has|have|got|is|are)\s+(?:a|an|the)\s+new|dropped|"
     r"upgraded|downgraded|migrated|transferred|reassigned|promoted|renamed|relicensed|"
     r"rebranded|became|instead|from\s+now\s+on|going\s+forward|these\s+days|nowadays|"
-    r"stopped|quit|joined|gave\s+up|retired|transitioned"
+    r"stopped|quit|joined|gave\s+up|retired|transitioned|"
+    # a correction of what was said, and a date or time moved
+    r"correction|corrected|to\s+correct|"
+    r"extended|postponed|rescheduled|delayed|brought\s+forward|pushed\s+(?:back|out)|"
+    r"moved\s+(?:up|back)|as\s+of|under\s+the\s+new"
     r")\b",
     re.IGNORECASE,
 )
-"""Words that say a value changed. `now` and `new` alone count: a note written later that
+"""Words that say a value changed, a correction of it ("Correction: ...", "Actually, it's
+May") or a date moved ("extended to", "postponed"). `now` and `new` alone count: a note written later that
 says "the team is now X" changes what an earlier note said; "for years now" and the noun
 "a change" do not."""
 
+# "How long before a session times out?" asks a duration, not what held before.
+_BEFORE = r"(?<!how\slong\s)(?<!how\ssoon\s)before"
+
 _HISTORY = re.compile(
-    r"\b(?:before|previous(?:ly)?|formerly|former|originally|original|used\s+to|"
+    rf"\b(?:{_BEFORE}|previous(?:ly)?|formerly|former|originally|original|used\s+to|"
     r"at\s+first|initially|earlier|old|older|prior|history|historically|until|"
     r"back\s+then|back\s+in|at\s+the\s+time|in\s+the\s+past|first|once)\b",
     re.IGNORECASE,
@@ -96,7 +109,7 @@ _HISTORY = re.compile(
 
 
 _EARLIER_VALUE = re.compile(
-    r"\b(?:before|previous(?:ly)?|formerly|former|originally|original|used\s+to|"
+    rf"\b(?:{_BEFORE}|previous(?:ly)?|formerly|former|originally|original|used\s+to|"
     r"at\s+first|initially|prior|back\s+then|in\s+the\s+past)\b",
     re.IGNORECASE,
 )
@@ -248,6 +261,7 @@ class _Pairs:
     named: Sequence[set[str]]
     ended: Sequence[EndedValue]
     meaning: Mapping[str, float] = field(default_factory=lambda: {})
+    name_terms: set[str] = field(default_factory=set[str])
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -294,12 +308,17 @@ class _Pairs:
         return any(older in uuids and newer in uuids for uuids in self.named)
 
     def same_answer(self, older: str, newer: str) -> bool:
-        # Both name the same specific subject and answer the question about as well by
-        # meaning: the later one gives the same attribute another value.
+        # Both name the same specific subject and the later one answers the question about
+        # as well by meaning: it may give the same attribute another value.
         if not self._named_together(older, newer):
             return False
-        before = self.meaning.get(older, 0.0)
-        return before > 0 and self.meaning.get(newer, 0.0) >= MEANING_SHARE * before
+        before, after = self.meaning.get(older), self.meaning.get(newer)
+        return before is not None and after is not None and after >= before - MEANING_MARGIN
+
+    def holds_attribute(self, older: str, newer: str) -> bool:
+        # The later one holds an asked word the earlier one holds besides the names: the
+        # attribute asked about ("backend" in "What does the Ledger backend use?").
+        return bool((self.hits[older] - self.name_terms) & self.hits[newer])
 
     def is_update(self, older: Candidate, newer: Candidate) -> bool:
         if newer.created_at <= older.created_at:
@@ -330,7 +349,12 @@ class _Pairs:
             and not says_change(n.content)
             and self.same_answer(older.uuid, n.uuid)
         ]
-        return [max(silent, key=lambda n: self.meaning.get(n.uuid, 0.0))] if silent else []
+        # Of those, the ones that hold the asked attribute, if any: "the frontend is built
+        # with Svelte" is no update of "the backend is written in Rails" when "the backend
+        # runs on Elixir" is there, however close in meaning.
+        holding = [n for n in silent if self.holds_attribute(older.uuid, n.uuid)]
+        pool = holding or silent
+        return [max(pool, key=lambda n: self.meaning.get(n.uuid, 0.0))] if pool else []
 
 
 def supersede(
@@ -344,6 +368,7 @@ def supersede(
     ended: Sequence[EndedValue] = (),
     earlier: bool = False,
     meaning: Mapping[str, float] | None = None,
+    name_terms: Iterable[str] = (),
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
 
@@ -357,8 +382,10 @@ def supersede(
         ended: values of ended facts about the question's subject, with their successors.
         earlier: the question asks what held before the change: each changed memory takes
             its update's place (or keeps its own, if higher) and the update goes just below.
-        meaning: each memory's closeness in meaning to the question (scaled dense score);
+        meaning: each memory's closeness in meaning to the question (cosine similarity);
             without it, only a later memory that says a change supersedes.
+        name_terms: the terms of the names the question asks about (what is left of the
+            asked words a memory holds is the attribute asked about).
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
@@ -373,6 +400,7 @@ def supersede(
         named,
         ended,
         meaning or {},
+        set(name_terms),
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

@@ -210,6 +210,9 @@ class MemoryRanking:
     ranked: list[tuple[CatalogueEntry, float]] = field(default_factory=lambda: [])
     signals: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
     superseded_by: dict[str, str] = field(default_factory=dict[str, str])
+    closeness: dict[str, float] = field(default_factory=dict[str, float])
+    """Each dense hit's cosine similarity to the question, unscaled: how close in meaning
+    two memories are to it does not depend on how many others were found."""
 
     def to_models(self, limit: int) -> list[RecalledMemory]:
         """The first `limit` memories as result models."""
@@ -457,7 +460,7 @@ async def first_stage(
         retrievers=retrievers,
         multi_hop=multi_hop,
     )
-    window = await _collect_signals(out.signals, store, namespace, q, vector)
+    window = await _collect_signals(out, store, namespace, q, vector)
     return FirstStage(q, out, window)
 
 
@@ -485,7 +488,7 @@ def rank_after(
         now_ms=now_ms,
         decay_tau_days=decay_tau_days,
     )
-    out.ranked, out.superseded_by = _in_order_of_currency(q, ranked, now_ms, ended, out.signals)
+    out.ranked, out.superseded_by = _in_order_of_currency(q, ranked, now_ms, ended, out.closeness)
     return out
 
 
@@ -518,7 +521,7 @@ def _in_order_of_currency(
     ranked: list[tuple[CatalogueEntry, float]],
     now_ms: int,
     ended: Sequence[EndedValue],
-    signals: Mapping[str, Mapping[str, float]],
+    closeness: Mapping[str, float],
 ) -> tuple[list[tuple[CatalogueEntry, float]], dict[str, str]]:
     """Best first, updates placed for what the question asks: the current value for the
     present, the replaced one for "before", every value for a question that gathers."""
@@ -536,7 +539,7 @@ def _in_order_of_currency(
         if q.intent.type is IntentType.WHY:
             return ranked, {}
         return _reordered(
-            catalogue, q.text, ranked, _subjects(q), ended, meaning=signals.get("dense")
+            catalogue, q.text, ranked, _subjects(q), ended, meaning=closeness
         )
     else:
         ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
@@ -549,7 +552,7 @@ def _in_order_of_currency(
                 _subjects(q),
                 ended,
                 earlier=True,
-                meaning=signals.get("dense"),
+                meaning=closeness,
             )
     return ranked, {}
 
@@ -573,17 +576,27 @@ class _Question:
 
 
 async def _collect_signals(
-    signals: dict[str, dict[str, float]],
+    out: MemoryRanking,
     store: FalkorStore,
     namespace: str,
     q: _Question,
     vector: npt.NDArray[np.float32] | None,
 ) -> tuple[int, int] | None:
-    """Each first-stage retriever's scaled scores into `signals`; the question's time window."""
+    """Each first-stage retriever's scaled scores into `out.signals` (and the dense hits'
+    cosines into `out.closeness`); the question's time window."""
+    signals = out.signals
     if "lexical" in q.retrievers:
         signals["lexical"] = _lexical_signal(q)
     if "dense" in q.retrievers and vector is not None:
-        signals["dense"] = await _dense_signal(store, namespace, q.catalogue, vector)
+        out.closeness = await _dense_hits(store, namespace, q.catalogue, vector)
+        signals["dense"] = _scaled(
+            out.closeness,
+            # Cosine has no usable zero (unrelated texts score anywhere from 0 to 0.3, and
+            # short texts that share a name far more): dense stays scaled over its own list.
+            # Measured: scaling a short list from 0.2 lets BM25 outvote dense on a question
+            # that asks what would be ("Would Dana enjoy a theme park?").
+            ranged=True,
+        )
     if "entity" in q.retrievers and q.names:
         signals["entity"] = _entity_signal(q.catalogue, q.names)
     window: tuple[int, int] | None = None
@@ -609,21 +622,15 @@ def _lexical_signal(q: _Question) -> dict[str, float]:
     return _scaled({e.uuid: s for e, s in hits}, ranged=len(hits) >= RANGE_FROM)
 
 
-async def _dense_signal(
+async def _dense_hits(
     store: FalkorStore,
     namespace: str,
     catalogue: NamespaceCatalogue,
     vector: npt.NDArray[np.float32],
 ) -> dict[str, float]:
+    """The memories nearest the question by vector, with their cosine similarity."""
     found = await knn(store, namespace, MEMORY, vector.tolist(), DENSE_K, fields=("uuid",))
-    return _scaled(
-        {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)},
-        # Cosine has no usable zero (unrelated texts score anywhere from 0 to 0.3, and
-        # short texts that share a name far more): dense stays scaled over its own list.
-        # Measured: scaling a short list from 0.2 lets BM25 outvote dense on a question
-        # that asks what would be ("Would Dana enjoy a theme park?").
-        ranged=True,
-    )
+    return {h.uuid: h.similarity for h in found if catalogue.get(h.uuid)}
 
 
 def _base_weights(q: _Question) -> dict[str, float]:
@@ -902,6 +909,37 @@ def capitalised_names(question: str, tokens: Callable[[str], Sequence[str]]) -> 
     return out
 
 
+_NAME_RUN = re.compile(r"[A-Z][\w-]*(?:['’]s)?(?:\s+[A-Z][\w-]*(?:['’]s)?)*")
+_NAME_PART = re.compile(r"[\w]+")
+
+
+def _naming(catalogue: NamespaceCatalogue, name: str) -> set[str]:
+    """The memories that name `name`: every word of it, or its first or last word alone
+    where nothing else is written with it as one name ("Bao's favourite now" names Bao
+    Nguyen-Castillo; "Bao Tran" does not)."""
+    found = set(catalogue.mention_uuids(name))
+    parts = _NAME_PART.findall(name)
+    if len(parts) < 2:
+        return found
+    allowed = {p.lower() for p in parts}
+    for part in dict.fromkeys((parts[0], parts[-1])):
+        if len(part) < 3 or part.lower() in NAME_STOP_WORDS:
+            continue
+        for entry in catalogue.mentions(part):
+            if entry.uuid not in found and _named_alone(entry.content, part, allowed):
+                found.add(entry.uuid)
+    return found
+
+
+def _named_alone(text: str, part: str, allowed: set[str]) -> bool:
+    """Whether `part` is written in `text` as a name whose words are all in `allowed`."""
+    for run in _NAME_RUN.finditer(text):
+        words = {w.lower() for w in _NAME_PART.findall(re.sub(r"['’]s\b", "", run.group(0)))}
+        if part.lower() in words and words <= allowed:
+            return True
+    return False
+
+
 def _reordered(
     catalogue: NamespaceCatalogue,
     question: str,
@@ -917,7 +955,7 @@ def _reordered(
     lexical = catalogue.lexical
     common_names = catalogue.common_names(list(names), COMMON_NAME_SHARE)
     common = {t for n in common_names for t in lexical.tokens(n)}
-    named = [set(catalogue.mention_uuids(n)) for n in dict.fromkeys(names) if n not in common_names]
+    named = [_naming(catalogue, n) for n in dict.fromkeys(names) if n not in common_names]
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
@@ -933,6 +971,7 @@ def _reordered(
         ended=ended,
         earlier=earlier,
         meaning=meaning,
+        name_terms={t for n in names for t in lexical.tokens(n)},
     )
     if not moved.scores:
         return ranked, moved.superseded_by
