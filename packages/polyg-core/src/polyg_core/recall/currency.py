@@ -265,6 +265,7 @@ class _Pairs:
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
+        self.elsewhere: set[str] = set()
         self.asked_weight = sum(self.weight(t) for t in set[str]().union(*self.hits.values()))
 
     def same_subject(self, older: str, newer: str) -> bool:
@@ -353,7 +354,11 @@ class _Pairs:
         # with Svelte" is no update of "the backend is written in Rails" when "the backend
         # runs on Elixir" is there, however close in meaning.
         holding = [n for n in silent if self.holds_attribute(older.uuid, n.uuid)]
-        pool = holding or silent
+        if holding:
+            # ... and the others are about another attribute of the subject: no later
+            # version of this one either.
+            self.elsewhere.update(n.uuid for n in silent if n not in holding)
+        pool = [n for n in holding or silent if n.uuid not in self.elsewhere]
         return [max(pool, key=lambda n: self.meaning.get(n.uuid, 0.0))] if pool else []
 
 

@@ -83,6 +83,7 @@ from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
+from polyg_core.text.gazetteer import KINSHIP
 from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
 from polyg_core.text.normalize import STOP_WORDS_EN
 
@@ -910,33 +911,53 @@ def capitalised_names(question: str, tokens: Callable[[str], Sequence[str]]) -> 
 
 
 _NAME_RUN = re.compile(r"[A-Z][\w-]*(?:['’]s)?(?:\s+[A-Z][\w-]*(?:['’]s)?)*")
-_NAME_PART = re.compile(r"[\w]+")
+_NAME_PART = re.compile(r"\w+")
+_POSSESSIVE_END = re.compile(r"['’]s$")
+_NEXT_WORD = re.compile(r"\s*(\w+)")
 
 
-def _naming(catalogue: NamespaceCatalogue, name: str) -> set[str]:
-    """The memories that name `name`: every word of it, or its first or last word alone
-    where nothing else is written with it as one name ("Bao's favourite now" names Bao
+def _naming(catalogue: NamespaceCatalogue, name: str, asked: Collection[str]) -> set[str]:
+    """The memories that name `name` (see `_names`): for a name of several words, the
+    whole name or its first or last word alone ("Bao's favourite now" names Bao
     Nguyen-Castillo; "Bao Tran" does not)."""
-    found = set(catalogue.mention_uuids(name))
     parts = _NAME_PART.findall(name)
-    if len(parts) < 2:
-        return found
-    allowed = {p.lower() for p in parts}
-    for part in dict.fromkeys((parts[0], parts[-1])):
-        if len(part) < 3 or part.lower() in NAME_STOP_WORDS:
-            continue
-        for entry in catalogue.mentions(part):
-            if entry.uuid not in found and _named_alone(entry.content, part, allowed):
-                found.add(entry.uuid)
-    return found
+    if not parts:
+        return set()
+    entries = {e.uuid: e for e in catalogue.mentions(name)}
+    if len(parts) > 1:
+        for part in dict.fromkeys((parts[0], parts[-1])):
+            if len(part) >= 3 and part.lower() not in NAME_STOP_WORDS:
+                entries.update((e.uuid, e) for e in catalogue.mentions(part))
+    return {u for u, e in entries.items() if _names(e.content, parts, asked)}
 
 
-def _named_alone(text: str, part: str, allowed: set[str]) -> bool:
-    """Whether `part` is written in `text` as a name whose words are all in `allowed`."""
+_COPULA = re.compile(r"\s*(?:is|was|are|were)\b", re.IGNORECASE)
+
+
+def _names(text: str, parts: Sequence[str], asked: Collection[str]) -> bool:
+    """Whether `text` writes the name of words `parts` as a name: a run of capitalised
+    words holding the whole name ("Bao Nguyen" in "Bao Nguyen-Castillo's"), or for a name
+    of several words a run of its words only ("Bao's", not "Kaisa Virtanen" for Lena
+    Virtanen). Said in the possessive before a relation the question does not ask about,
+    it names someone else ("Lena's sister celebrates in March" is not about Lena's
+    birthday), unless it says who that is ("Priya's manager is Ines")."""
+    whole = re.compile(r"(?i)\b" + r"\W{1,3}".join(map(re.escape, parts)) + r"\b")
+    words = {p.lower() for p in parts}
     for run in _NAME_RUN.finditer(text):
-        words = {w.lower() for w in _NAME_PART.findall(re.sub(r"['’]s\b", "", run.group(0)))}
-        if part.lower() in words and words <= allowed:
-            return True
+        said = {w.lower() for w in _NAME_PART.findall(_POSSESSIVE_END.sub("", run.group(0)))}
+        said -= NAME_STOP_WORDS
+        if whole.search(run.group(0)) is None and not (len(parts) > 1 and said and said <= words):
+            continue
+        if _POSSESSIVE_END.search(run.group(0)):
+            after = _NEXT_WORD.match(text, run.end())
+            relation = after.group(1).lower() if after else ""
+            if (
+                relation in KINSHIP
+                and relation not in asked
+                and _COPULA.match(text, after.end() if after else run.end()) is None
+            ):
+                continue
+        return True
     return False
 
 
@@ -955,7 +976,8 @@ def _reordered(
     lexical = catalogue.lexical
     common_names = catalogue.common_names(list(names), COMMON_NAME_SHARE)
     common = {t for n in common_names for t in lexical.tokens(n)}
-    named = [_naming(catalogue, n) for n in dict.fromkeys(names) if n not in common_names]
+    asked = {w.lower() for w in _NAME_PART.findall(question)}
+    named = [_naming(catalogue, n, asked) for n in dict.fromkeys(names) if n not in common_names]
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
