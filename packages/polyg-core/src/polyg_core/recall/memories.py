@@ -545,8 +545,9 @@ def _in_order_of_currency(
     else:
         ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
         if asks_about_earlier(q.text):
-            # What held before a change: the changed memory ranks above its update.
-            ranked, _ = _reordered(
+            # What held before a change: the changed memory ranks above its update (and
+            # is marked as changed, so that the answer quotes it, not the update).
+            return _reordered(
                 catalogue,
                 q.text,
                 ranked,

@@ -552,8 +552,18 @@ def _latest_of_the_best(q: Question, ranked: list[ContextNode]) -> list[ContextN
 
 
 def _before_the_latest(q: Question, ranked: list[ContextNode]) -> list[ContextNode]:
-    """For "how did X ... before?": of the memories that speak to the asked words, the
-    latest states what holds now; the ones before it answer."""
+    """For "how did X ... before?": a memory recall marked as changed by a later one
+    (`superseded_by`, `recall.currency`) answers, whatever words its update shares with
+    the question ("reports to Dariusz" for "Who was Priya's manager before the reorg?",
+    not "after the reorg, Priya's manager is Ines"). Else, of the memories that speak to
+    the asked words, the latest states what holds now; the ones before it answer."""
+    here = {n.uuid for n in ranked}
+    changed = [n for n in ranked if n.attributes.get("superseded_by") in here]
+    if changed and _memory_fit(q, changed[0]) > 0:
+        first = changed[0]
+        later = {n.uuid for n in ranked if n.uuid == first.attributes.get("superseded_by")}
+        rest = [n for n in ranked if n is not first and n.uuid not in later]
+        return [first, *rest, *(n for n in ranked if n.uuid in later)]
     top = _memory_fit(q, ranked[0])
     speaking = [n for n in ranked if top > 0 and _memory_fit(q, n) >= 0.5 * top]
     if len(speaking) < 2:

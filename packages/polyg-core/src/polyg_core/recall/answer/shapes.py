@@ -21,6 +21,8 @@ from typing import Literal
 from polyg_shared.intents import Timeframe
 from polyg_shared.timeutil import from_epoch_ms, to_epoch_ms
 
+from polyg_core.recall.currency import asks_about_earlier
+
 __all__ = [
     "Relation",
     "asks_previous",
@@ -101,8 +103,10 @@ def held(begin: int | None, stop: int | None, tf: Timeframe, relation: Relation)
 
 def asks_previous(question: str) -> bool:
     """True for a question about the value before the current one ("How did Dana take her
-    tea before?", "What did Dana use to drive?", "Dana's previous team")."""
-    return _PREVIOUS.search(question) is not None
+    tea before?", "What did Dana use to drive?", "Dana's previous team", "What was the
+    original deadline?"): the questions recall ranks what held before a change for
+    (`currency.asks_about_earlier`) and these."""
+    return _PREVIOUS.search(question) is not None or asks_about_earlier(question)
 
 
 def is_how_often(question: str) -> bool:
