@@ -28,11 +28,12 @@ from polyg_core.recall.currency import says_change
 
 __all__ = ["Update", "current_update", "history_note", "later_change", "later_note"]
 
-# "When does the backup start?" asks for a current value; "When did Jonas move?" for the
-# time of an event, which the WHEN answer gives.
+# "When does the backup start?" and "How long before a session times out?" ask for a
+# current value; "When did Jonas move?" for the time of an event, which the WHEN answer
+# gives.
 _ASKS_CURRENT_WHEN = re.compile(
-    r"^\s*(?:when|what\s+time|how\s+(?:long|often|much|many))\s+(?:\w+\s+)?"
-    r"(?:do|does|is|are)\b",
+    r"^\s*(?:(?:when|what\s+time|how\s+(?:long|often|much|many))\s+(?:\w+\s+)?"
+    r"(?:do|does|is|are)\b|how\s+long\s+(?:before|until)\b)",
     re.I,
 )
 

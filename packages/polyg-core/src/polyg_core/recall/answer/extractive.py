@@ -667,8 +667,7 @@ def _previous_answer(q: Question, update: Update) -> Answer:
     old = update.replaced[0]
     answer = _memories_answer(q, [old, *update.replaced[1:]])
     said = as_sentence(best_sentence(q.wanted, old.text))
-    now = as_sentence(best_sentence(q.wanted, update.current.text))
-    answer.text = f"{said} Now: {now}"
+    answer.text = f"{said} {later_note(q, update.current)}"
     answer.evidence.shaped = True
     answer.sources = [old.uuid, update.current.uuid]
     return answer

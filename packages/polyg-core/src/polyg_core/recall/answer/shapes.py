@@ -21,8 +21,6 @@ from typing import Literal
 from polyg_shared.intents import Timeframe
 from polyg_shared.timeutil import from_epoch_ms, to_epoch_ms
 
-from polyg_core.recall.currency import asks_about_earlier
-
 __all__ = [
     "Relation",
     "asks_previous",
@@ -48,7 +46,8 @@ _PREVIOUS = re.compile(
     r"[\w'’-]+(?:\s+[\w'’-]+){0,5}\s*(?:[,;?!]|\.?$)"
     # "What did Ines used to drive", not the passive "the tool (that is) used to deploy".
     r"|(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)(?<!\bbeen\s)\bused\s+to\b"
-    r"|\b(?:previous|former)\s+\w+",
+    r"|\b(?:previous|former)\s+\w+"
+    r"|\b(?:originally|original|initially|previously)\b",
     re.IGNORECASE,
 )
 _HOW_OFTEN = re.compile(
@@ -104,9 +103,8 @@ def held(begin: int | None, stop: int | None, tf: Timeframe, relation: Relation)
 def asks_previous(question: str) -> bool:
     """True for a question about the value before the current one ("How did Dana take her
     tea before?", "What did Dana use to drive?", "Dana's previous team", "What was the
-    original deadline?"): the questions recall ranks what held before a change for
-    (`currency.asks_about_earlier`) and these."""
-    return _PREVIOUS.search(question) is not None or asks_about_earlier(question)
+    original deadline?", "Which desk did Dana previously have?")."""
+    return _PREVIOUS.search(question) is not None
 
 
 def is_how_often(question: str) -> bool:
