@@ -76,7 +76,10 @@ CHANGE_LANGUAGE = re.compile(
     r"\b(?:"
     r"moved|relocated|replaced|replaces|switched|swapped|took\s+over|taken\s+over|"
     r"takes\s+over|handed\s+(?:over|off)|changed|changes?\s+(?:to|from|over)|"
-    r"(?:after|since|following|with)\s+(?:the\s+|a\s+|an\s+)?(?:[\w-]+\s+){0,2}?change|"
+    # "after the reorg", "since last weekend's upgrade", "following the migration"
+    r"(?:after|since|following|with)\s+(?:the\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){0,2}?"
+    r"(?:change|upgrade|update|migration|move|reorg|reorgani[sz]ation|merger|rename|"
+    r"switch|handover|promotion)s?|"
     # "now", unless it closes a span of time ("seven years now": nothing changed)
     r"(?<!years\s)(?<!year\s)(?<!months\s)(?<!weeks\s)(?<!days\s)(?<!while\s)now|no\s+longer|"
     r"not\s+anymore|any\s?more|cancell?ed|went\s+(?:up|down)|goes\s+up|"
