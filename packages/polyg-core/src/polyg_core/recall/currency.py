@@ -86,6 +86,10 @@ CHANGE_LANGUAGE = re.compile(
     r"(?:raised|lowered|increased|decreased|reduced|bumped|upgraded|downgraded)\s+(?:\S+\s+){0,6}?to|"
     r"(?:has|have|got|is|are)\s+(?:a|an|the)\s+new|dropped|"
     r"upgraded|downgraded|migrated|transferred|reassigned|promoted|renamed|relicensed|"
+    # "the new landlord is", "New goal: ...", "at its new spot": a new value
+    r"new|cut\s+to|starting|effective|"
+    # a relationship's status: each later one replaces the one before
+    r"engaged|married|divorced|separated|broke\s+up|"
     r"rebranded|became|instead|from\s+now\s+on|going\s+forward|these\s+days|nowadays|"
     r"stopped|quit|joined|gave\s+up|retired|transitioned|"
     # a correction of what was said, and a date or time moved
@@ -130,10 +134,28 @@ _PAST_WINDOW = re.compile(
 _PER_TEXT = 1 << 14
 
 
+# "hasn't changed", "did not move": a change denied.
+_DENIED = re.compile(
+    r"\b(?:not|never|n[o'’]t|hasn[o'’]?t|haven[o'’]?t|didn[o'’]?t|isn[o'’]?t|won[o'’]?t)\s+"
+    r"(?:\w+\s+)?$",
+    re.IGNORECASE,
+)
+# A note that opens with a correction ("Actually, call me Sasha") changes what was said; in
+# the middle of a turn "actually" seldom does.
+_OPENS_WITH_CORRECTION = re.compile(r"^\s*actually\b", re.IGNORECASE)
+
+
 @functools.lru_cache(maxsize=_PER_TEXT)
 def says_change(text: str) -> bool:
-    """Whether `text` says that something changed (see `CHANGE_LANGUAGE`)."""
-    return CHANGE_LANGUAGE.search(text) is not None
+    """Whether `text` says that something changed (see `CHANGE_LANGUAGE`), and does not
+    deny it ("the guest password hasn't changed")."""
+    if _OPENS_WITH_CORRECTION.search(text) is not None:
+        return True
+    return any(
+        m.group(0).lower().startswith(("any", "no", "not"))  # "not ... anymore" says one
+        or _DENIED.search(text[max(0, m.start() - 24) : m.start()]) is None
+        for m in CHANGE_LANGUAGE.finditer(text)
+    )
 
 
 def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
@@ -265,6 +287,10 @@ class _Pairs:
     ended: Sequence[EndedValue]
     meaning: Mapping[str, float] = field(default_factory=lambda: {})
     name_terms: set[str] = field(default_factory=set[str])
+    people: Sequence[set[str]] = ()
+    """Of `named`, the names of several words (a person's, "Ada Wrenfield"): a memory
+    without it is about someone else. A one-word name may be a thing said in other
+    words ("API" for "the public tier rate limit")."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -272,9 +298,13 @@ class _Pairs:
         self.asked_weight = sum(self.weight(t) for t in set[str]().union(*self.hits.values()))
 
     def same_subject(self, older: str, newer: str) -> bool:
-        # A name the question asks about that both memories hold, else the asked words.
+        # A name the question asks about that both memories hold, else the asked words;
+        # a memory that lacks the asked name the earlier one holds is about someone else
+        # ("Hollis mentors three new hires" is no update of "Ada's mentor is Hollis").
         if any(older in uuids and newer in uuids for uuids in self.named):
             return True
+        if any(older in uuids for uuids in self.people):
+            return False
         return _same_subject(
             self.hits[older], self.hits[newer], self.asked_weight, self.weight, self.common
         )
@@ -295,6 +325,11 @@ class _Pairs:
         # specific name, not one in most memories) changes what is asked even when it
         # shares nothing else with the question ("Tamsin switched to oat milk chai").
         if self._named_together(older, newer):
+            return True
+        # ... or it answers the question about as well by meaning ("The wiki got renamed to
+        # Compass" for "What is the internal wiki called?" after "is called Hearth").
+        before, after = self.meaning.get(older), self.meaning.get(newer)
+        if before is not None and after is not None and after >= before - MEANING_MARGIN:
             return True
         # Fused scores of a few memories say little (min-max over three): an update that
         # holds most of what the earlier one holds of the question speaks to it as well.
@@ -377,6 +412,7 @@ def supersede(
     earlier: bool = False,
     meaning: Mapping[str, float] | None = None,
     name_terms: Iterable[str] = (),
+    people: Sequence[set[str]] = (),
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
 
@@ -394,6 +430,7 @@ def supersede(
             without it, only a later memory that says a change supersedes.
         name_terms: the terms of the names the question asks about (what is left of the
             asked words a memory holds is the attribute asked about).
+        people: of `named`, those of names of several words (see `_Pairs.people`).
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
@@ -409,6 +446,7 @@ def supersede(
         ended,
         meaning or {},
         set(name_terms),
+        people,
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

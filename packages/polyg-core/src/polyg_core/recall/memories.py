@@ -978,7 +978,9 @@ def _reordered(
     common_names = catalogue.common_names(list(names), COMMON_NAME_SHARE)
     common = {t for n in common_names for t in lexical.tokens(n)}
     asked = {w.lower() for w in _NAME_PART.findall(question)}
-    named = [_naming(catalogue, n, asked) for n in dict.fromkeys(names) if n not in common_names]
+    specific = [n for n in dict.fromkeys(names) if n not in common_names]
+    named = [_naming(catalogue, n, asked) for n in specific]
+    people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
@@ -995,6 +997,7 @@ def _reordered(
         earlier=earlier,
         meaning=meaning,
         name_terms={t for n in names for t in lexical.tokens(n)},
+        people=people,
     )
     if not moved.scores:
         return ranked, moved.superseded_by

@@ -42,6 +42,8 @@ _SINCE = re.compile(r"^\W*since\b", re.IGNORECASE)
 # after "before" ("before May 2025") is the classifier's timeframe, which callers test first.
 _PREVIOUS = re.compile(
     r"\b(?:before|previously|formerly|originally|earlier|at\s+first)\W*$"
+    # "... before relocating?", "... before switching?"
+    r"|\bbefore\s+\w+ing\W*$"
     # "How long before a session times out?" asks a duration.
     r"|(?<!how\slong\s)(?<!how\ssoon\s)\b(?:before|prior\s+to)\s+(?:the|a|an|his|her|their|its|our|my|your|that|this)\s+"
     r"[\w'’-]+(?:\s+[\w'’-]+){0,5}\s*(?:[,;?!]|\.?$)"

@@ -78,7 +78,10 @@ def short_time(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# A title before a name ("Dr. Lindgren", "Mr. Osei") ends no sentence.
+_SENTENCE = re.compile(
+    r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)\s+"
+)
 SPEAKER = re.compile(r"^([A-Z][\w .'-]{0,40}):\s+")
 
 
