@@ -962,6 +962,10 @@ def _names(text: str, parts: Sequence[str], asked: Collection[str]) -> bool:
     return False
 
 
+_ASKS_ABOUT_THE_USER = re.compile(r"\b(?:the\s+user|user['’]s|I|my|me)\b")
+_FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|me|mine|we|our|us)\b", re.IGNORECASE)
+
+
 def _reordered(
     catalogue: NamespaceCatalogue,
     question: str,
@@ -981,6 +985,10 @@ def _reordered(
     specific = [n for n in dict.fromkeys(names) if n not in common_names]
     named = [_naming(catalogue, n, asked) for n in specific]
     people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
+    if _ASKS_ABOUT_THE_USER.search(question) is not None:
+        # Notes a user keeps about themselves say "I" and "my": that is who is asked about.
+        mine = {e.uuid for e, _ in ranked if _FIRST_PERSON.search(e.content) is not None}
+        named.append(mine)
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
