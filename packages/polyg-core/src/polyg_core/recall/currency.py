@@ -347,12 +347,21 @@ class _Pairs:
         return any(older in uuids and newer in uuids for uuids in self.named)
 
     def same_answer(self, older: str, newer: str) -> bool:
-        # Both name the same specific subject and the later one answers the question about
-        # as well by meaning: it may give the same attribute another value.
-        if not self._named_together(older, newer):
+        # Both name the same specific subject (or the later one holds every asked word the
+        # earlier one holds: "Friday takeout: Nonna Rosa's" after "Friday takeout: Golden
+        # Lotus"), and the later one answers the question about as well by meaning: it may
+        # give the same attribute another value.
+        if not self._named_together(older, newer) and not self._same_words(older, newer):
             return False
         before, after = self.meaning.get(older), self.meaning.get(newer)
         return before is not None and after is not None and after >= before - MEANING_MARGIN
+
+    def _same_words(self, older: str, newer: str) -> bool:
+        held = self.hits[older] - self.common
+        if any(older in uuids for uuids in self.named):
+            # A memory of a name the question asks about keeps to memories of it.
+            return False
+        return len(held) >= 2 and held <= self.hits[newer]
 
     def holds_attribute(self, older: str, newer: str) -> bool:
         # The later one holds an asked word the earlier one holds besides the names: the
