@@ -69,6 +69,9 @@ MEANING_MARGIN = 0.15
 """A later memory about the same named subject that says no change supersedes an earlier
 one when its cosine similarity to the question is at most this much below the earlier
 one's: it answers the same question with another value."""
+SAME_WORDS_MARGIN = 0.25
+"""The same for a later memory that holds every asked word the earlier one holds (its
+other words, a new value told at length, pull its vector away from the question's)."""
 BELOW = 1e-4
 """How far below its update a superseded memory is placed."""
 
@@ -83,7 +86,8 @@ CHANGE_LANGUAGE = re.compile(
     # "now", unless it closes a span of time ("seven years now": nothing changed)
     r"(?<!years\s)(?<!year\s)(?<!months\s)(?<!weeks\s)(?<!days\s)(?<!while\s)now|no\s+longer|"
     r"not\s+anymore|any\s?more|cancell?ed|went\s+(?:up|down)|goes\s+up|"
-    r"(?:raised|lowered|increased|decreased|reduced|bumped|upgraded|downgraded)\s+(?:\S+\s+){0,6}?to|"
+    r"(?:raised|lowered|increased|decreased|reduced|bumped|upgraded|downgraded|pushed|"
+    r"shifted|ported)\s+(?:\S+\s+){0,6}?to|rebooked|cut\s?over|"
     r"(?:has|have|got|is|are)\s+(?:a|an|the)\s+new|dropped|"
     r"upgraded|downgraded|migrated|transferred|reassigned|promoted|renamed|relicensed|"
     # "the new landlord is", "New goal: ...", "at its new spot": a new value
@@ -351,10 +355,12 @@ class _Pairs:
         # earlier one holds: "Friday takeout: Nonna Rosa's" after "Friday takeout: Golden
         # Lotus"), and the later one answers the question about as well by meaning: it may
         # give the same attribute another value.
-        if not self._named_together(older, newer) and not self._same_words(older, newer):
+        named = self._named_together(older, newer)
+        if not named and not self._same_words(older, newer):
             return False
         before, after = self.meaning.get(older), self.meaning.get(newer)
-        return before is not None and after is not None and after >= before - MEANING_MARGIN
+        margin = MEANING_MARGIN if named else SAME_WORDS_MARGIN
+        return before is not None and after is not None and after >= before - margin
 
     def _same_words(self, older: str, newer: str) -> bool:
         held = self.hits[older] - self.common
