@@ -42,8 +42,11 @@ _SINCE = re.compile(r"^\W*since\b", re.IGNORECASE)
 # after "before" ("before May 2025") is the classifier's timeframe, which callers test first.
 _PREVIOUS = re.compile(
     r"\b(?:before|previously|formerly|originally|earlier|at\s+first)\W*$"
-    # "... before relocating?", "... before switching?"
+    # "... before relocating?", "... before Bristol?", "... before middle school?" (not a
+    # time: "before June 2025?" asks what held then)
     r"|\bbefore\s+\w+ing\W*$"
+    r"|\bbefore\s+(?!(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\d)"
+    r"[\w'’-]+(?:\s+[\w'’-]+){0,2}\s*\?\s*$"
     # "How long before a session times out?" asks a duration.
     r"|(?<!how\slong\s)(?<!how\ssoon\s)\b(?:before|prior\s+to)\s+(?:the|a|an|his|her|their|its|our|my|your|that|this)\s+"
     r"[\w'’-]+(?:\s+[\w'’-]+){0,5}\s*(?:[,;?!]|\.?$)"
