@@ -15,6 +15,7 @@ from polyg_core.recall.answer.confidence import CONTRADICTED_CAP, Evidence, conf
 from polyg_core.recall.answer.event_time import duration_in, resolve
 from polyg_core.recall.answer.extractive import Answer, extractive_answer
 from polyg_core.recall.answer.span import asked_span
+from polyg_core.recall.answer.words import best_sentence
 from polyg_shared.intents import Intent, IntentType, Timeframe
 from polyg_shared.retrieval import ContextEdge, ContextNode, MergedSubgraph
 
@@ -327,3 +328,8 @@ def test_confidence_orders_the_evidence_factors() -> None:
         confidence_of(Evidence(match=1.0, entity=0.0, agreement=2, margin=0.5)) <= CONTRADICTED_CAP
     )
     assert confidence_of(Evidence(found=False, match=1.0)) <= 0.1
+
+
+def test_a_title_before_a_name_ends_no_sentence() -> None:
+    text = "My new GP is Dr. Ilse Marr at Quayside. The clinic shuts on Fridays."
+    assert best_sentence({"gp"}, text) == "My new GP is Dr. Ilse Marr at Quayside."

@@ -213,6 +213,14 @@ def test_the_file_ranks_exactly_as_the_in_process_index(
     cat.reader.close()
 
 
+def test_a_name_said_in_the_possessive_is_mentioned(tmp_path: Path) -> None:
+    texts = ["Orsolya's kiln is lit", "the kiln of Orsolya Bene", "Orsolya Bene's glaze", "kiln"]
+    cat = _catalogue(tmp_path / "ns.sqlite", [_entry(i, t) for i, t in enumerate(texts)], [2])
+    assert cat.mention_uuids("Orsolya") == ["m0000", "m0001", "m0002"]
+    assert cat.mention_uuids("Orsolya Bene") == ["m0001", "m0002"]
+    cat.reader.close()
+
+
 def test_an_author_whose_name_is_a_word_is_asked_about_only_by_name(tmp_path: Path) -> None:
     texts = ["Will: kiln lit", "Imogen: glaze mixed", "Will: cone bent"]
     cat = _catalogue(tmp_path / "ns.sqlite", [_entry(i, t) for i, t in enumerate(texts)], [1, 2])

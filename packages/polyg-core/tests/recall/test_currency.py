@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from polyg_core.memory import Memory
+from polyg_core.recall.answer.shapes import asks_previous
 from polyg_core.recall.currency import (
     EndedValue,
     Supersession,
@@ -19,6 +20,7 @@ from polyg_core.recall.currency import (
     supersede,
 )
 from polyg_core.recall.lexical import LexicalIndex
+from polyg_core.recall.memories import _names  # pyright: ignore[reportPrivateUsage]
 from polyg_shared.intents import Intent, Timeframe
 
 from ..conftest import add_said
@@ -387,3 +389,117 @@ def test_a_silent_later_note_supersedes_when_nothing_says_a_change() -> None:
     )
     assert moved.superseded_by["old"] == "new"
     assert moved.scores["new"] > moved.scores["old"]
+
+
+# -- change said in other ways, names said in part, questions about the user -----------------
+
+
+def test_corrections_moved_dates_and_new_values_say_a_change() -> None:
+    for text in (
+        "Correction: the Lattice review is at 15:30, not 14:00.",
+        "Actually, Senna's birthday is in October.",
+        "The grant deadline was extended to 9 November.",
+        "Harlow pushed the roof start to 3 May (scaffold delay).",
+        "The depot rebooked our slot for Friday.",
+        "Orders cut over to cluster db-21 on Monday.",
+        "My new dentist is Dr. Achebe at Northgate.",
+        "Quill and Ravi got engaged in Porto.",
+        "Mara is not in the choir anymore.",
+        "Ledger prod is on Postgres 17 since the upgrade.",
+    ):
+        assert says_change(text), text
+    # A change denied is none; "actually" inside a turn seldom corrects anything.
+    assert not says_change("The guest password hasn't changed, ask at the desk.")
+    assert not says_change("That sounds great! I actually went hiking with my kids.")
+
+
+def test_how_long_before_asks_a_duration_not_the_earlier_value() -> None:
+    plain = Intent()
+    question = "How long before an idle Quarry session times out?"
+    assert not asks_about_earlier(question)
+    assert asks_about_now(question, plain, NOW_MS)
+    assert not asks_previous(question)
+    for earlier in (
+        "Which desk did Oren previously have?",
+        "What was the original Quarry launch date?",
+        "Which timezone did Oren work in before relocating?",
+        "Where did Oren live before Lisbon?",
+    ):
+        assert asks_previous(earlier), earlier
+    assert not asks_previous("What did Oren work on before June 2025?")
+
+
+def test_a_name_is_said_whole_or_by_one_of_its_words_alone() -> None:
+    parts = ["Bao", "Nguyen-Castillo"]
+    assert _names("Bao's been into Georgian food lately.", parts, set())
+    assert _names("Bao Nguyen-Castillo's favourite cuisine is Ethiopian.", ["Bao", "Nguyen"], set())
+    assert not _names("Bao Tran cooked for everyone.", parts, set())
+    # Another person of the same family name is not the one asked about.
+    assert not _names("Kaisa Virtanen celebrates in March.", ["Lena", "Virtanen"], set())
+    # A relation said in the possessive is someone else, unless asked or said to be who it is.
+    sister = "Kaisa, Lena's sister, celebrates her birthday in March."
+    assert not _names(sister, ["Lena", "Virtanen"], {"when", "is", "lena", "birthday"})
+    assert _names(sister, ["Lena", "Virtanen"], {"who", "is", "lena", "sister"})
+    assert _names("Priya's manager is Ines Moen.", ["Priya", "Holt"], {"who", "priya", "report"})
+
+
+def test_a_silent_note_is_compared_by_cosine_so_three_memories_rank_as_many() -> None:
+    # Of three memories a scaled score gives the runner-up nothing; cosine does not.
+    notes = [
+        _Note("old", "The Harbinger backend is written in Django.", 100),
+        _Note("new", "Harbinger's backend runs on Go and Gin.", 300),
+        _Note("front", "Harbinger's frontend is built with Vue.", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[2], 0.6), (notes[1], 0.5)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "What framework does the Harbinger backend use?",
+        named=[{"old", "new", "front"}],
+        name_terms={"harbing"},
+        # Cosine similarities to the question: the frontend note is as close as the update.
+        meaning={"old": 0.72, "front": 0.71, "new": 0.61},
+    )
+    # The note about the backend is the update; the frontend one is about another thing,
+    # no later version of either.
+    assert moved.superseded_by == {"old": "new"}
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
+
+
+async def test_a_correction_in_a_namespace_of_three_ranks_first(memory: Memory) -> None:
+    old = await _add(memory, "The Lattice design review is at 14:00 in room 2.", 30)
+    new = await _add(memory, "Correction: the Lattice review is at 15:30, not 14:00.", 29)
+    await _add(memory, "The Lattice retro is on Fridays at 11:00.", 10)
+    result = await memory.recall("What time is the Lattice design review?", reference_time=NOW)
+    assert [m.uuid for m in result.memories[:2]] == [new, old]
+
+
+async def test_a_question_about_the_user_reads_notes_in_the_first_person(
+    memory: Memory,
+) -> None:
+    # The update shares no asked word: the user is its subject.
+    old = await _add(memory, "I have a membership at Copperline Gym on Hale Road.", 300)
+    new = await _add(memory, "Cancelled Copperline in March; I'm training at Brightwater now.", 40)
+    result = await memory.recall("Which gym does the user go to?", reference_time=NOW)
+    assert [m.uuid for m in result.memories[:2]] == [new, old]
+    assert "Brightwater" in result.answer
+
+
+async def test_another_persons_note_is_no_update_of_the_asked_one(memory: Memory) -> None:
+    # The latest note says "new" and shares the asked word "mentor", but is about Bram.
+    await _add(memory, "Ilse Varga's mentor is Bram Kessel.", 300)
+    new = await _add(memory, "Ilse Varga has a new mentor, Noor Hadid.", 30)
+    await _add(memory, "Bram Kessel mentors three new interns this spring.", 10)
+    result = await memory.recall("Who is Ilse Varga's mentor?", reference_time=NOW)
+    assert result.memories[0].uuid == new
+    assert "Noor Hadid" in result.answer
+
+
+async def test_the_value_before_a_change_is_answered_from_the_changed_note(
+    memory: Memory,
+) -> None:
+    old = await _add(memory, "Tavi Roos reports to Emre Kaya on the billing team.", 300)
+    await _add(memory, "After the reorg, Tavi Roos's manager is Lise Moen.", 40)
+    result = await memory.recall("Who was Tavi's manager before the reorg?", reference_time=NOW)
+    assert result.memories[0].uuid == old
+    assert result.answer.startswith("Tavi Roos reports to Emre Kaya")

@@ -539,9 +539,7 @@ def _in_order_of_currency(
         ranked.sort(key=lambda es: (-es[1], -es[0].created_at, es[0].uuid))
         if q.intent.type is IntentType.WHY:
             return ranked, {}
-        return _reordered(
-            catalogue, q.text, ranked, _subjects(q), ended, meaning=closeness
-        )
+        return _reordered(catalogue, q.text, ranked, _subjects(q), ended, meaning=closeness)
     else:
         ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
         if asks_about_earlier(q.text):
