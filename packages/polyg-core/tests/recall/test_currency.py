@@ -419,6 +419,7 @@ def test_how_long_before_asks_a_duration_not_the_earlier_value() -> None:
     assert not asks_about_earlier(question)
     assert asks_about_now(question, plain, NOW_MS)
     assert not asks_previous(question)
+    assert not asks_previous("How long before it expires?")
     for earlier in (
         "Which desk did Oren previously have?",
         "What was the original Quarry launch date?",

@@ -103,10 +103,11 @@ CHANGE_LANGUAGE = re.compile(
     r")\b",
     re.IGNORECASE,
 )
-"""Words that say a value changed, a correction of it ("Correction: ...", "Actually, it's
-May") or a date moved ("extended to", "postponed"). `now` and `new` alone count: a note written later that
-says "the team is now X" changes what an earlier note said; "for years now" and the noun
-"a change" do not."""
+"""Words that say a value changed, a correction of it ("Correction: ...") or a date moved
+("extended to", "postponed"). `now` and `new` alone count: a note written later that says
+"the team is now X" or "the new landlord is Y" changes what an earlier note said; "for
+years now" and the noun "a change" do not (`says_change` also reads a note that opens
+with "Actually," and leaves out a change denied)."""
 
 # "How long before a session times out?" asks a duration, not what held before.
 _BEFORE = r"(?<!how\slong\s)(?<!how\ssoon\s)before"
@@ -140,8 +141,8 @@ _PER_TEXT = 1 << 14
 
 # "hasn't changed", "did not move": a change denied.
 _DENIED = re.compile(
-    r"\b(?:not|never|n[o'’]t|hasn[o'’]?t|haven[o'’]?t|didn[o'’]?t|isn[o'’]?t|won[o'’]?t)\s+"
-    r"(?:\w+\s+)?$",
+    r"\b(?:not|never|n[o'’]t|hasn[o'’]?t|haven[o'’]?t|didn[o'’]?t|isn[o'’]?t|"
+    r"won[o'’]?t)\s+(?:\w+\s+)?$",
     re.IGNORECASE,
 )
 # A note that opens with a correction ("Actually, call me Sasha") changes what was said; in

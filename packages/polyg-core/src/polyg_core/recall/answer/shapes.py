@@ -44,11 +44,13 @@ _PREVIOUS = re.compile(
     r"\b(?:before|previously|formerly|originally|earlier|at\s+first)\W*$"
     # "... before relocating?", "... before Bristol?", "... before middle school?" (not a
     # time: "before June 2025?" asks what held then)
+    # ("How long before it expires?" asks a duration).
     r"|\bbefore\s+\w+ing\W*$"
-    r"|\bbefore\s+(?!(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\d)"
+    r"|(?<!how\slong\s)(?<!how\ssoon\s)\bbefore\s+"
+    r"(?!(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\d)"
     r"[\w'’-]+(?:\s+[\w'’-]+){0,2}\s*\?\s*$"
-    # "How long before a session times out?" asks a duration.
-    r"|(?<!how\slong\s)(?<!how\ssoon\s)\b(?:before|prior\s+to)\s+(?:the|a|an|his|her|their|its|our|my|your|that|this)\s+"
+    r"|(?<!how\slong\s)(?<!how\ssoon\s)\b(?:before|prior\s+to)\s+"
+    r"(?:the|a|an|his|her|their|its|our|my|your|that|this)\s+"
     r"[\w'’-]+(?:\s+[\w'’-]+){0,5}\s*(?:[,;?!]|\.?$)"
     # "What did Ines used to drive", not the passive "the tool (that is) used to deploy".
     r"|(?<!\bis\s)(?<!\bare\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)(?<!\bbeen\s)\bused\s+to\b"
