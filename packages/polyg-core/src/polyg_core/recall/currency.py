@@ -368,7 +368,13 @@ class _Pairs:
         if any(older in uuids for uuids in self.named):
             # A memory of a name the question asks about keeps to memories of it.
             return False
-        return len(held) >= 2 and held <= self.hits[newer]
+        # ... and the earlier one is about what is asked: it holds most of the question's
+        # weight, not only its common words ("team", "owns").
+        return (
+            len(held) >= 2
+            and held <= self.hits[newer]
+            and sum(self.weight(t) for t in held) >= ASKED_WEIGHT * self.asked_weight
+        )
 
     def holds_attribute(self, older: str, newer: str) -> bool:
         # The later one holds an asked word the earlier one holds besides the names: the
