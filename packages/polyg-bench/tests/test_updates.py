@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from polyg_bench.updates import (
+    SETS,
     UpdateQuestion,
     answer_right,
     filler_texts,
@@ -27,6 +28,21 @@ def test_the_shipped_set_has_enough_cases_of_each_kind() -> None:
     tenses = [q.tense for c in cases for q in c.questions]
     assert tenses.count("present") >= 60
     assert tenses.count("past") >= 10
+
+
+@pytest.mark.parametrize("name", [n for n in SETS if n != "ours"])
+def test_each_set_written_apart_loads_with_questions_of_both_tenses(name: str) -> None:
+    cases = load_cases(name=name)
+    assert len(cases) >= 45
+    tenses = [q.tense for c in cases for q in c.questions]
+    assert tenses.count("present") == len(cases)
+    assert tenses.count("past") >= 10
+    assert len({c.id for c in cases}) == len(cases)
+
+
+def test_an_unknown_set_is_refused_with_the_known_ones() -> None:
+    with pytest.raises(InvalidInput, match="blind-1"):
+        load_cases(name="blind-9")
 
 
 def test_a_malformed_case_is_refused_with_its_line(tmp_path: Path) -> None:

@@ -906,9 +906,17 @@ def updates_command(
     cases: Annotated[
         Path | None,
         typer.Option(
-            "--cases", help="A JSON Lines file of update cases (default: the shipped set)."
+            "--cases", help="A JSON Lines file of update cases (default: the shipped --set)."
         ),
     ] = None,
+    case_set: Annotated[
+        str,
+        typer.Option(
+            "--set",
+            help="A shipped set: ours (written beside the ranking rules) or blind-1 to "
+            "blind-4 (each written apart from the rules and the other sets).",
+        ),
+    ] = "ours",
     size: Annotated[
         list[str] | None,
         typer.Option("--size", help="small (the case's notes only) and/or large (plus filler)."),
@@ -929,7 +937,7 @@ def updates_command(
 
     st = state(ctx)
     try:
-        chosen = load_cases(cases)[:limit]
+        chosen = load_cases(cases, case_set)[:limit]
     except InvalidInput as exc:
         typer.echo(f"Error: {exc}", err=True)
         raise typer.Exit(2) from exc
