@@ -74,6 +74,7 @@ def test_a_question_about_the_past_is_not_about_now() -> None:
     plain = Intent()
     assert asks_about_now("Who runs the kiln?", plain, NOW_MS)
     assert not asks_about_now("Who ran the kiln before?", plain, NOW_MS)
+    assert not asks_about_now("Which potter fixed the kiln and how?", plain, NOW_MS)
     assert not asks_about_now("Where did Mara live originally?", plain, NOW_MS)
     past = Intent(
         timeframe=Timeframe(

@@ -130,6 +130,8 @@ _EARLIER_VALUE = re.compile(
 # "When did Ana start pottery?", "What was the plan?": the question is in the past tense.
 _PAST_VERB = re.compile(r"\b(?:did|was|were|had|didn't|wasn't|weren't)\b", re.IGNORECASE)
 _PRESENT_VERB = re.compile(r"\b(?:do|does|is|are|am)\b", re.IGNORECASE)
+# "Which engineer fixed the latency?", "Who owned it?": asked in the simple past.
+_SIMPLE_PAST = re.compile(r"^\s*(?:who|which|what)\s+(?:\w+\s+)?\w{2,}ed\b", re.IGNORECASE)
 _PAST_WINDOW = re.compile(
     r"\b(?:last|ago|yesterday|previous|past|earlier|\d{4}|\d{1,2}[/.-]\d{1,2})\b", re.IGNORECASE
 )
@@ -171,7 +173,11 @@ def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
     reaching up to now ("this week") does not. History words ("before", "used to",
     "originally") ask about what held earlier.
     """
-    if _HISTORY.search(question) is not None or _PAST_VERB.search(question) is not None:
+    if (
+        _HISTORY.search(question) is not None
+        or _PAST_VERB.search(question) is not None
+        or _SIMPLE_PAST.search(question) is not None
+    ):
         return False
     tf = intent.timeframe
     if tf is None or tf.end is None or to_epoch_ms(tf.end) >= now_ms:
