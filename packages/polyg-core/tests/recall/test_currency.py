@@ -407,6 +407,9 @@ def test_corrections_moved_dates_and_new_values_say_a_change() -> None:
         "Quill and Ravi got engaged in Porto.",
         "Mara is not in the choir anymore.",
         "Ledger prod is on Postgres 17 since the upgrade.",
+        "Expense approvals -> Yuki Tanaka (Finance Ops)",
+        "I report to Lucas Ferreira from today.",
+        "Net Gains captain this season: Bea.",
     ):
         assert says_change(text), text
     # A change denied is none; "actually" inside a turn seldom corrects anything.
@@ -505,3 +508,19 @@ async def test_the_value_before_a_change_is_answered_from_the_changed_note(
     result = await memory.recall("Who was Tavi's manager before the reorg?", reference_time=NOW)
     assert result.memories[0].uuid == old
     assert result.answer.startswith("Tavi Roos reports to Emre Kaya")
+
+
+async def test_a_person_asked_by_one_name_is_found_by_another_word_of_their_name(
+    memory: Memory,
+) -> None:
+    # The question says "Varga" and shares no other word with the notes; the update calls
+    # her "Oona"; an earlier note wrote both.
+    old = await _add(memory, "Check-ins with Oona Varga - Tuesdays 9am, room 2C", 200)
+    new = await _add(memory, "fyi moved the check-ins with Oona to Fridays, 3pm", 14)
+    result = await memory.recall("When do I see Varga?", reference_time=NOW)
+    assert [m.uuid for m in result.memories[:2]] == [new, old]
+
+
+def test_a_greeting_before_a_name_is_no_longer_name() -> None:
+    assert _names("Hey Mel! Long time no talk.", ["Mel"], set())
+    assert _names("Hey Bao, the Georgian place is great.", ["Bao", "Tran"], set())

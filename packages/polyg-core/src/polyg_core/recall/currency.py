@@ -92,6 +92,8 @@ CHANGE_LANGUAGE = re.compile(
     r"upgraded|downgraded|migrated|transferred|reassigned|promoted|renamed|relicensed|"
     # "the new landlord is", "New goal: ...", "at its new spot": a new value
     r"new|cut\s+to|starting|effective|"
+    # "from today", "from this sprint on", "this season"
+    r"from\s+(?:today|tomorrow|now|this\s+\w+|next\s+\w+)|this\s+(?:season|term|semester)|"
     # a relationship's status: each later one replaces the one before
     r"engaged|married|divorced|separated|broke\s+up|"
     r"rebranded|became|instead|from\s+now\s+on|going\s+forward|these\s+days|nowadays|"
@@ -100,7 +102,9 @@ CHANGE_LANGUAGE = re.compile(
     r"correction|corrected|to\s+correct|"
     r"extended|postponed|rescheduled|delayed|brought\s+forward|pushed\s+(?:back|out)|"
     r"moved\s+(?:up|back)|as\s+of|under\s+the\s+new"
-    r")\b",
+    r")\b"
+    # a terse log's arrow: "payroll provider -> Hexa"
+    r"|\s(?:->|→)\s",
     re.IGNORECASE,
 )
 """Words that say a value changed, a correction of it ("Correction: ...") or a date moved
@@ -362,16 +366,16 @@ class _Pairs:
         # earlier one holds: "Friday takeout: Nonna Rosa's" after "Friday takeout: Golden
         # Lotus"), and the later one answers the question about as well by meaning: it may
         # give the same attribute another value.
-        named = self._named_together(older, newer)
-        if not named and not self._same_words(older, newer):
-            return False
         before, after = self.meaning.get(older), self.meaning.get(newer)
-        margin = MEANING_MARGIN if named else SAME_WORDS_MARGIN
-        return before is not None and after is not None and after >= before - margin
+        if before is None or after is None:
+            return False
+        if self._same_words(older, newer):
+            return after >= before - SAME_WORDS_MARGIN
+        return self._named_together(older, newer) and after >= before - MEANING_MARGIN
 
     def _same_words(self, older: str, newer: str) -> bool:
         held = self.hits[older] - self.common
-        if any(older in uuids for uuids in self.named):
+        if any(older in uuids for uuids in self.named) and not self._named_together(older, newer):
             # A memory of a name the question asks about keeps to memories of it.
             return False
         # ... and the earlier one is about what is asked: it holds most of the question's

@@ -83,7 +83,7 @@ from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
-from polyg_core.text.gazetteer import KINSHIP
+from polyg_core.text.gazetteer import GREETINGS, KINSHIP
 from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
 from polyg_core.text.normalize import STOP_WORDS_EN
 
@@ -923,6 +923,21 @@ def _naming(catalogue: NamespaceCatalogue, name: str, asked: Collection[str]) ->
     if not parts:
         return set()
     entries = {e.uuid: e for e in catalogue.mentions(name)}
+    if len(parts) == 1:
+        # One word of a longer name ("Kovacs" for Ana Kovacs): the notes that write the
+        # whole name, and those that call the person by another word of it ("Ana").
+        runs = {
+            _POSSESSIVE_END.sub("", run.group(0))
+            for e in entries.values()
+            for run in _NAME_RUN.finditer(e.content)
+        }
+        found = {u for u, e in entries.items() if _names(e.content, parts, asked)}
+        for run in sorted(runs):
+            # "Hey Mel" is a greeting before a name, not a longer name.
+            words = [w for w in _NAME_PART.findall(run) if w not in _NOT_NAME_WORDS]
+            if len(words) > 1 and parts[0].lower() in {w.lower() for w in words}:
+                found |= _naming(catalogue, " ".join(words), asked)
+        return found
     if len(parts) > 1:
         for part in dict.fromkeys((parts[0], parts[-1])):
             if len(part) >= 3 and part.lower() not in NAME_STOP_WORDS:
@@ -930,6 +945,8 @@ def _naming(catalogue: NamespaceCatalogue, name: str, asked: Collection[str]) ->
     return {u for u, e in entries.items() if _names(e.content, parts, asked)}
 
 
+_NOT_NAME_WORDS = GREETINGS | {w.capitalize() for w in NAME_STOP_WORDS}
+_NOT_NAME_KEYS = NAME_STOP_WORDS | {w.lower() for w in GREETINGS}
 _COPULA = re.compile(r"\s*(?:is|was|are|were)\b", re.IGNORECASE)
 
 
@@ -944,7 +961,7 @@ def _names(text: str, parts: Sequence[str], asked: Collection[str]) -> bool:
     words = {p.lower() for p in parts}
     for run in _NAME_RUN.finditer(text):
         said = {w.lower() for w in _NAME_PART.findall(_POSSESSIVE_END.sub("", run.group(0)))}
-        said -= NAME_STOP_WORDS
+        said -= _NOT_NAME_KEYS
         if whole.search(run.group(0)) is None and not (len(parts) > 1 and said and said <= words):
             continue
         if _POSSESSIVE_END.search(run.group(0)):
