@@ -20,7 +20,7 @@ from polyg_core.recall.currency import (
     supersede,
 )
 from polyg_core.recall.lexical import LexicalIndex
-from polyg_core.recall.memories import _names  # pyright: ignore[reportPrivateUsage]
+from polyg_core.recall.subjects import writes_name
 from polyg_shared.intents import Intent, Timeframe
 
 from ..conftest import add_said
@@ -436,16 +436,20 @@ def test_how_long_before_asks_a_duration_not_the_earlier_value() -> None:
 
 def test_a_name_is_said_whole_or_by_one_of_its_words_alone() -> None:
     parts = ["Bao", "Nguyen-Castillo"]
-    assert _names("Bao's been into Georgian food lately.", parts, set())
-    assert _names("Bao Nguyen-Castillo's favourite cuisine is Ethiopian.", ["Bao", "Nguyen"], set())
-    assert not _names("Bao Tran cooked for everyone.", parts, set())
+    assert writes_name("Bao's been into Georgian food lately.", parts, set())
+    assert writes_name(
+        "Bao Nguyen-Castillo's favourite cuisine is Ethiopian.", ["Bao", "Nguyen"], set()
+    )
+    assert not writes_name("Bao Tran cooked for everyone.", parts, set())
     # Another person of the same family name is not the one asked about.
-    assert not _names("Kaisa Virtanen celebrates in March.", ["Lena", "Virtanen"], set())
+    assert not writes_name("Kaisa Virtanen celebrates in March.", ["Lena", "Virtanen"], set())
     # A relation said in the possessive is someone else, unless asked or said to be who it is.
     sister = "Kaisa, Lena's sister, celebrates her birthday in March."
-    assert not _names(sister, ["Lena", "Virtanen"], {"when", "is", "lena", "birthday"})
-    assert _names(sister, ["Lena", "Virtanen"], {"who", "is", "lena", "sister"})
-    assert _names("Priya's manager is Ines Moen.", ["Priya", "Holt"], {"who", "priya", "report"})
+    assert not writes_name(sister, ["Lena", "Virtanen"], {"when", "is", "lena", "birthday"})
+    assert writes_name(sister, ["Lena", "Virtanen"], {"who", "is", "lena", "sister"})
+    assert writes_name(
+        "Priya's manager is Ines Moen.", ["Priya", "Holt"], {"who", "priya", "report"}
+    )
 
 
 def test_a_silent_note_is_compared_by_cosine_so_three_memories_rank_as_many() -> None:
@@ -522,5 +526,5 @@ async def test_a_person_asked_by_one_name_is_found_by_another_word_of_their_name
 
 
 def test_a_greeting_before_a_name_is_no_longer_name() -> None:
-    assert _names("Hey Mel! Long time no talk.", ["Mel"], set())
-    assert _names("Hey Bao, the Georgian place is great.", ["Bao", "Tran"], set())
+    assert writes_name("Hey Mel! Long time no talk.", ["Mel"], set())
+    assert writes_name("Hey Bao, the Georgian place is great.", ["Bao", "Tran"], set())

@@ -420,9 +420,13 @@ class _Pairs:
             and not says_change(n.content)
             and self.same_answer(older.uuid, n.uuid)
         ]
-        # Of those, the ones that hold the asked attribute, if any: "the frontend is built
-        # with Svelte" is no update of "the backend is written in Rails" when "the backend
-        # runs on Elixir" is there, however close in meaning.
+        return self._best_silent(older, silent)
+
+    def _best_silent(self, older: Candidate, silent: list[Candidate]) -> list[Candidate]:
+        """Of the later notes that say no change and answer as well, the one that updates
+        `older`: those that hold the asked attribute, if any ("the frontend is built with
+        Svelte" is no update of "the backend is written in Rails" when "the backend runs on
+        Elixir" is there, however close in meaning), then the closest in meaning."""
         holding = [n for n in silent if self.holds_attribute(older.uuid, n.uuid)]
         if holding:
             # ... and the others are about another attribute of the subject: no later

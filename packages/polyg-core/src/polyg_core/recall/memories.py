@@ -80,10 +80,10 @@ from polyg_core.recall.memory_fit import (
     tells_it_was_missed,
 )
 from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
+from polyg_core.recall.subjects import subjects_of
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
-from polyg_core.text.gazetteer import GREETINGS, KINSHIP
 from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
 from polyg_core.text.normalize import STOP_WORDS_EN
 
@@ -909,78 +909,6 @@ def capitalised_names(question: str, tokens: Callable[[str], Sequence[str]]) -> 
     return out
 
 
-_NAME_RUN = re.compile(r"[A-Z][\w-]*(?:['’]s)?(?:\s+[A-Z][\w-]*(?:['’]s)?)*")
-_NAME_PART = re.compile(r"\w+")
-_POSSESSIVE_END = re.compile(r"['’]s$")
-_NEXT_WORD = re.compile(r"\s*(\w+)")
-
-
-def _naming(catalogue: NamespaceCatalogue, name: str, asked: Collection[str]) -> set[str]:
-    """The memories that name `name` (see `_names`): for a name of several words, the
-    whole name or its first or last word alone ("Bao's favourite now" names Bao
-    Nguyen-Castillo; "Bao Tran" does not)."""
-    parts = _NAME_PART.findall(name)
-    if not parts:
-        return set()
-    entries = {e.uuid: e for e in catalogue.mentions(name)}
-    if len(parts) == 1:
-        # One word of a longer name ("Kovacs" for Ana Kovacs): the notes that write the
-        # whole name, and those that call the person by another word of it ("Ana").
-        runs = {
-            _POSSESSIVE_END.sub("", run.group(0))
-            for e in entries.values()
-            for run in _NAME_RUN.finditer(e.content)
-        }
-        found = {u for u, e in entries.items() if _names(e.content, parts, asked)}
-        for run in sorted(runs):
-            # "Hey Mel" is a greeting before a name, not a longer name.
-            words = [w for w in _NAME_PART.findall(run) if w not in _NOT_NAME_WORDS]
-            if len(words) > 1 and parts[0].lower() in {w.lower() for w in words}:
-                found |= _naming(catalogue, " ".join(words), asked)
-        return found
-    if len(parts) > 1:
-        for part in dict.fromkeys((parts[0], parts[-1])):
-            if len(part) >= 3 and part.lower() not in NAME_STOP_WORDS:
-                entries.update((e.uuid, e) for e in catalogue.mentions(part))
-    return {u for u, e in entries.items() if _names(e.content, parts, asked)}
-
-
-_NOT_NAME_WORDS = GREETINGS | {w.capitalize() for w in NAME_STOP_WORDS}
-_NOT_NAME_KEYS = NAME_STOP_WORDS | {w.lower() for w in GREETINGS}
-_COPULA = re.compile(r"\s*(?:is|was|are|were)\b", re.IGNORECASE)
-
-
-def _names(text: str, parts: Sequence[str], asked: Collection[str]) -> bool:
-    """Whether `text` writes the name of words `parts` as a name: a run of capitalised
-    words holding the whole name ("Bao Nguyen" in "Bao Nguyen-Castillo's"), or for a name
-    of several words a run of its words only ("Bao's", not "Kaisa Virtanen" for Lena
-    Virtanen). Said in the possessive before a relation the question does not ask about,
-    it names someone else ("Lena's sister celebrates in March" is not about Lena's
-    birthday), unless it says who that is ("Priya's manager is Ines")."""
-    whole = re.compile(r"(?i)\b" + r"\W{1,3}".join(map(re.escape, parts)) + r"\b")
-    words = {p.lower() for p in parts}
-    for run in _NAME_RUN.finditer(text):
-        said = {w.lower() for w in _NAME_PART.findall(_POSSESSIVE_END.sub("", run.group(0)))}
-        said -= _NOT_NAME_KEYS
-        if whole.search(run.group(0)) is None and not (len(parts) > 1 and said and said <= words):
-            continue
-        if _POSSESSIVE_END.search(run.group(0)):
-            after = _NEXT_WORD.match(text, run.end())
-            relation = after.group(1).lower() if after else ""
-            if (
-                relation in KINSHIP
-                and relation not in asked
-                and _COPULA.match(text, after.end() if after else run.end()) is None
-            ):
-                continue
-        return True
-    return False
-
-
-_ASKS_ABOUT_THE_USER = re.compile(r"\b(?:the\s+user|user['’]s|I|my|me)\b")
-_FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|me|mine|we|our|us)\b", re.IGNORECASE)
-
-
 def _reordered(
     catalogue: NamespaceCatalogue,
     question: str,
@@ -994,16 +922,7 @@ def _reordered(
     """Updates above what they change (or, `earlier`, the changed memories above their
     updates), and which memory each changed one was superseded by."""
     lexical = catalogue.lexical
-    common_names = catalogue.common_names(list(names), COMMON_NAME_SHARE)
-    common = {t for n in common_names for t in lexical.tokens(n)}
-    asked = {w.lower() for w in _NAME_PART.findall(question)}
-    specific = [n for n in dict.fromkeys(names) if n not in common_names]
-    named = [_naming(catalogue, n, asked) for n in specific]
-    people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
-    if _ASKS_ABOUT_THE_USER.search(question) is not None:
-        # Notes a user keeps about themselves say "I" and "my": that is who is asked about.
-        mine = {e.uuid for e, _ in ranked if _FIRST_PERSON.search(e.content) is not None}
-        named.append(mine)
+    about = subjects_of(catalogue, question, names, [e for e, _ in ranked], COMMON_NAME_SHARE)
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
@@ -1014,13 +933,13 @@ def _reordered(
         [t for t in lexical.tokens(question) if t not in function_words],
         lexical.tokens,
         lambda term: lexical.idf(term, at_least=IDF_COLLECTION_FLOOR),
-        common=common,
-        named=named,
+        common=about.common,
+        named=about.named,
         ended=ended,
         earlier=earlier,
         meaning=meaning,
         name_terms={t for n in names for t in lexical.tokens(n)},
-        people=people,
+        people=about.people,
     )
     if not moved.scores:
         return ranked, moved.superseded_by

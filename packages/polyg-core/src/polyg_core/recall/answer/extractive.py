@@ -557,19 +557,28 @@ def _before_the_latest(q: Question, ranked: list[ContextNode]) -> list[ContextNo
     the question ("reports to Dariusz" for "Who was Priya's manager before the reorg?",
     not "after the reorg, Priya's manager is Ines"). Else, of the memories that speak to
     the asked words, the latest states what holds now; the ones before it answer."""
-    here = {n.uuid for n in ranked}
-    changed = [n for n in ranked if n.attributes.get("superseded_by") in here]
-    if changed and _memory_fit(q, changed[0]) > 0:
-        first = changed[0]
-        later = {n.uuid for n in ranked if n.uuid == first.attributes.get("superseded_by")}
-        rest = [n for n in ranked if n is not first and n.uuid not in later]
-        return [first, *rest, *(n for n in ranked if n.uuid in later)]
+    changed = _changed_first(q, ranked)
+    if changed is not None:
+        return changed
     top = _memory_fit(q, ranked[0])
     speaking = [n for n in ranked if top > 0 and _memory_fit(q, n) >= 0.5 * top]
     if len(speaking) < 2:
         return ranked
     latest = max(speaking, key=_created_ms)
     return [n for n in ranked if n is not latest] + [latest]
+
+
+def _changed_first(q: Question, ranked: list[ContextNode]) -> list[ContextNode] | None:
+    """The first memory recall marked as changed by another here, first, and its update
+    last; None when there is none that speaks to the asked words."""
+    here = {n.uuid for n in ranked}
+    changed = [n for n in ranked if n.attributes.get("superseded_by") in here]
+    if not changed or _memory_fit(q, changed[0]) <= 0:
+        return None
+    first = changed[0]
+    later = first.attributes.get("superseded_by")
+    rest = [n for n in ranked if n is not first and n.uuid != later]
+    return [first, *rest, *(n for n in ranked if n.uuid == later)]
 
 
 def _created_ms(node: ContextNode) -> int:

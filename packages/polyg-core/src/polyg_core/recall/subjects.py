@@ -1,0 +1,149 @@
+"""Which memories are about the subjects a question asks about, as currency compares them.
+
+A note updates another only when both are about the same subject (`recall.currency`).
+For a named subject that is a matter of how people write names in notes:
+
+* the whole name, or for a name of several words its first or last word alone, where
+  nothing else is written with it as one name: "Bao's favourite now" is about Bao
+  Nguyen-Castillo, "Bao Tran" is not, and "Kaisa Virtanen" is not about Lena Virtanen;
+* one word of a longer name ("Kovacs" in the question) reaches the notes that call the
+  person by another word of it ("Ana"), through a note that writes both ("Ana Kovacs");
+* a name in the possessive before a relation the question does not ask about is someone
+  else ("Lena's sister celebrates in March" is not about Lena's birthday), unless the note
+  says who that is ("Priya's manager is Ines");
+* a greeting before a name is not part of it ("Hey Mel").
+
+A question about the user ("the user", "I", "my") is about the notes said in the first
+person. Names found in most memories (the speakers of a conversation) say nothing of which
+notes are versions of one another and are left out (`common`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
+from polyg_core.text.gazetteer import GREETINGS, KINSHIP
+from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
+
+__all__ = ["Subjects", "naming", "subjects_of", "writes_name"]
+
+_NAME_RUN = re.compile(r"[A-Z][\w-]*(?:['’]s)?(?:\s+[A-Z][\w-]*(?:['’]s)?)*")
+_NAME_PART = re.compile(r"\w+")
+_POSSESSIVE_END = re.compile(r"['’]s$")
+_NEXT_WORD = re.compile(r"\s*(\w+)")
+_NOT_NAME_WORDS = GREETINGS | {w.capitalize() for w in NAME_STOP_WORDS}
+_NOT_NAME_KEYS = NAME_STOP_WORDS | {w.lower() for w in GREETINGS}
+_COPULA = re.compile(r"\s*(?:is|was|are|were)\b", re.IGNORECASE)
+_ASKS_ABOUT_THE_USER = re.compile(r"\b(?:the\s+user|user['’]s|I|my|me)\b")
+_FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|me|mine|we|our|us)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Subjects:
+    """What the question asks about, as memory sets.
+
+    Attributes:
+        common: the terms of names found in most memories (they say nothing of a subject).
+        named: for each other name the question asks about (and the user, for a question
+            about the user), the memories that name it.
+        people: of `named`, those of names of several words (a person's): a memory without
+            it is about someone else.
+    """
+
+    common: set[str]
+    named: list[set[str]]
+    people: list[set[str]]
+
+
+def subjects_of(
+    catalogue: NamespaceCatalogue,
+    question: str,
+    names: Sequence[str],
+    memories: Iterable[CatalogueEntry],
+    common_share: float,
+) -> Subjects:
+    """The question's subjects among the namespace's memories (see the module docstring);
+    `memories` are the ranked ones a question about the user reads for the first person,
+    `common_share` the share of memories above which a name is common."""
+    common_names = catalogue.common_names(list(names), common_share)
+    common = {t for n in common_names for t in catalogue.lexical.tokens(n)}
+    asked = {w.lower() for w in _NAME_PART.findall(question)}
+    specific = [n for n in dict.fromkeys(names) if n not in common_names]
+    named = [naming(catalogue, n, asked) for n in specific]
+    people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
+    if _ASKS_ABOUT_THE_USER.search(question) is not None:
+        # Notes a user keeps about themselves say "I" and "my": that is who is asked about.
+        named.append({e.uuid for e in memories if _FIRST_PERSON.search(e.content) is not None})
+    return Subjects(common, named, people)
+
+
+def naming(catalogue: NamespaceCatalogue, name: str, asked: Collection[str]) -> set[str]:
+    """The memories that name `name` (see the module docstring); `asked` holds the
+    question's words in lower case."""
+    parts = _NAME_PART.findall(name)
+    if not parts:
+        return set()
+    entries = {e.uuid: e for e in catalogue.mentions(name)}
+    if len(parts) == 1:
+        return _by_other_words(catalogue, entries, parts[0], asked)
+    for part in dict.fromkeys((parts[0], parts[-1])):
+        if len(part) >= 3 and part.lower() not in NAME_STOP_WORDS:
+            entries.update((e.uuid, e) for e in catalogue.mentions(part))
+    return {u for u, e in entries.items() if writes_name(e.content, parts, asked)}
+
+
+def _by_other_words(
+    catalogue: NamespaceCatalogue,
+    entries: dict[str, CatalogueEntry],
+    word: str,
+    asked: Collection[str],
+) -> set[str]:
+    """For a name of one word, the memories that write it, and those that name a longer
+    name holding it that one of them writes ("Ana Kovacs" for "Kovacs": "Ana" too)."""
+    found = {u for u, e in entries.items() if writes_name(e.content, [word], asked)}
+    runs = {
+        _POSSESSIVE_END.sub("", m.group(0))
+        for e in entries.values()
+        for m in _NAME_RUN.finditer(e.content)
+    }
+    for run in sorted(runs):
+        # "Hey Mel" is a greeting before a name, not a longer name.
+        words = [w for w in _NAME_PART.findall(run) if w not in _NOT_NAME_WORDS]
+        if len(words) > 1 and word.lower() in {w.lower() for w in words}:
+            found |= naming(catalogue, " ".join(words), asked)
+    return found
+
+
+def writes_name(text: str, parts: Sequence[str], asked: Collection[str]) -> bool:
+    """Whether `text` writes the name of words `parts` as a name: a run of capitalised
+    words holding the whole name ("Bao Nguyen" in "Bao Nguyen-Castillo's"), or for a name
+    of several words a run of its words only ("Bao's", not "Kaisa Virtanen" for Lena
+    Virtanen); not a possessive before a relation the question does not ask about (the
+    module docstring)."""
+    whole = re.compile(r"(?i)\b" + r"\W{1,3}".join(map(re.escape, parts)) + r"\b")
+    words = {p.lower() for p in parts}
+    for run in _NAME_RUN.finditer(text):
+        said = {w.lower() for w in _NAME_PART.findall(_POSSESSIVE_END.sub("", run.group(0)))}
+        said -= _NOT_NAME_KEYS
+        if whole.search(run.group(0)) is None and not (len(parts) > 1 and said and said <= words):
+            continue
+        if not _someone_else(text, run, asked):
+            return True
+    return False
+
+
+def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool:
+    """Whether the name `run` is a possessive before a relation the question does not ask
+    about and the text does not say who that is ("Lena's sister celebrates ...")."""
+    if _POSSESSIVE_END.search(run.group(0)) is None:
+        return False
+    after = _NEXT_WORD.match(text, run.end())
+    relation = after.group(1).lower() if after else ""
+    return (
+        relation in KINSHIP
+        and relation not in asked
+        and _COPULA.match(text, after.end() if after else run.end()) is None
+    )
