@@ -63,6 +63,7 @@ from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue, name
 from polyg_core.recall.classifier import without_hedges
 from polyg_core.recall.context_nodes import iso_at, to_context
 from polyg_core.recall.currency import (
+    CONSIDERED,
     EndedValue,
     accumulates,
     asks_about_earlier,
@@ -922,14 +923,17 @@ def _reordered(
     """Updates above what they change (or, `earlier`, the changed memories above their
     updates), and which memory each changed one was superseded by."""
     lexical = catalogue.lexical
-    about = subjects_of(catalogue, question, names, [e for e, _ in ranked], COMMON_NAME_SHARE)
+    # A memory that only asks ("How is the new flat?") states no value: it updates
+    # nothing, whatever words it shares with the question.
+    stating = [(e, score) for e, score in ranked if not only_asks(e.content)]
+    # Currency compares the best `CONSIDERED`: their subjects are read among them.
+    considered = [e for e, _ in stating[:CONSIDERED]]
+    about = subjects_of(catalogue, question, names, considered, COMMON_NAME_SHARE)
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
     moved = supersede(
-        # A memory that only asks ("How is the new flat?") states no value: it updates
-        # nothing, whatever words it shares with the question.
-        [(e, score) for e, score in ranked if not only_asks(e.content)],
+        stating,
         [t for t in lexical.tokens(question) if t not in function_words],
         lexical.tokens,
         lambda term: lexical.idf(term, at_least=IDF_COLLECTION_FLOOR),

@@ -21,7 +21,7 @@ notes are versions of one another and are left out (`common`).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
@@ -62,17 +62,18 @@ def subjects_of(
     catalogue: NamespaceCatalogue,
     question: str,
     names: Sequence[str],
-    memories: Iterable[CatalogueEntry],
+    memories: Sequence[CatalogueEntry],
     common_share: float,
 ) -> Subjects:
-    """The question's subjects among the namespace's memories (see the module docstring);
-    `memories` are the ranked ones a question about the user reads for the first person,
-    `common_share` the share of memories above which a name is common."""
+    """The question's subjects among `memories`, the ranked ones currency compares (see
+    the module docstring); `common_share` is the share of the namespace's memories above
+    which a name is common. Reads only the memories given: as cheap in three thousand
+    memories as in three."""
     common_names = catalogue.common_names(list(names), common_share)
     common = {t for n in common_names for t in catalogue.lexical.tokens(n)}
     asked = {w.lower() for w in _NAME_PART.findall(question)}
     specific = [n for n in dict.fromkeys(names) if n not in common_names]
-    named = [naming(catalogue, n, asked) for n in specific]
+    named = [naming(memories, n, asked) for n in specific]
     people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
     if _ASKS_ABOUT_THE_USER.search(question) is not None:
         # Notes a user keeps about themselves say "I" and "my": that is who is asked about.
@@ -80,40 +81,26 @@ def subjects_of(
     return Subjects(common, named, people)
 
 
-def naming(catalogue: NamespaceCatalogue, name: str, asked: Collection[str]) -> set[str]:
-    """The memories that name `name` (see the module docstring); `asked` holds the
-    question's words in lower case."""
+def naming(memories: Sequence[CatalogueEntry], name: str, asked: Collection[str]) -> set[str]:
+    """The uuids of the `memories` that name `name` (see the module docstring); `asked`
+    holds the question's words in lower case."""
     parts = _NAME_PART.findall(name)
     if not parts:
         return set()
-    entries = {e.uuid: e for e in catalogue.mentions(name)}
-    if len(parts) == 1:
-        return _by_other_words(catalogue, entries, parts[0], asked)
-    for part in dict.fromkeys((parts[0], parts[-1])):
-        if len(part) >= 3 and part.lower() not in NAME_STOP_WORDS:
-            entries.update((e.uuid, e) for e in catalogue.mentions(part))
-    return {u for u, e in entries.items() if writes_name(e.content, parts, asked)}
-
-
-def _by_other_words(
-    catalogue: NamespaceCatalogue,
-    entries: dict[str, CatalogueEntry],
-    word: str,
-    asked: Collection[str],
-) -> set[str]:
-    """For a name of one word, the memories that write it, and those that name a longer
-    name holding it that one of them writes ("Ana Kovacs" for "Kovacs": "Ana" too)."""
-    found = {u for u, e in entries.items() if writes_name(e.content, [word], asked)}
+    found = {e.uuid for e in memories if writes_name(e.content, parts, asked)}
+    if len(parts) > 1:
+        return found
+    # One word of a longer name ("Kovacs" for Ana Kovacs): the notes that call the person
+    # by another word of it ("Ana"), through one that writes the whole name.
+    writing = [e for e in memories if e.uuid in found]
     runs = {
-        _POSSESSIVE_END.sub("", m.group(0))
-        for e in entries.values()
-        for m in _NAME_RUN.finditer(e.content)
+        _POSSESSIVE_END.sub("", m.group(0)) for e in writing for m in _NAME_RUN.finditer(e.content)
     }
     for run in sorted(runs):
         # "Hey Mel" is a greeting before a name, not a longer name.
         words = [w for w in _NAME_PART.findall(run) if w not in _NOT_NAME_WORDS]
-        if len(words) > 1 and word.lower() in {w.lower() for w in words}:
-            found |= naming(catalogue, " ".join(words), asked)
+        if len(words) > 1 and parts[0].lower() in {w.lower() for w in words}:
+            found |= naming(memories, " ".join(words), asked)
     return found
 
 
