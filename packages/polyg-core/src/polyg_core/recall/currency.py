@@ -16,6 +16,9 @@ A pair of ranked memories is an update when
   asked word the earlier one holds besides the names (the attribute asked about: "backend"
   in "What does the Ledger backend use?") is preferred to one that does not (the frontend
   note), and then the closest in meaning;
+* or, without change words or names, the later one holds every asked word the earlier
+  one holds, and those carry most of the question's weight ("Friday takeout: Nonna
+  Rosa's" after "Friday takeout: Golden Lotus"), within `SAME_WORDS_MARGIN` by meaning;
 * or the temporal graph says so: a fact about the question's subject was ended by a newer
   one, the earlier memory holds the ended fact's value and the later one the new value,
   and both name what the question asks about (a note that only names the old value, "Bram
@@ -175,7 +178,8 @@ def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
 
     A timeframe that ends before `now_ms` ("in 2024", "last spring") asks about then; one
     reaching up to now ("this week") does not. History words ("before", "used to",
-    "originally") ask about what held earlier.
+    "originally") ask about what held earlier, and so does a question in the simple past
+    ("Which engineer fixed the latency?").
     """
     if (
         _HISTORY.search(question) is not None
