@@ -494,6 +494,30 @@ async def test_a_question_about_the_user_reads_notes_in_the_first_person(
     assert "Brightwater" in result.answer
 
 
+async def test_terse_notes_a_user_keeps_are_about_the_user(memory: Memory) -> None:
+    # Neither note says "I": a user's own log of their gym, then of the one they joined.
+    old = await _add(memory, "Gym: Copperline on Hale Road, membership #40211", 300)
+    new = await _add(memory, "joined Brightwater Fitness near the office, 5 min walk", 40)
+    await _add(memory, "Copperline sent a 'we miss you' email", 10)
+    result = await memory.recall("Which gym do I go to?", reference_time=NOW)
+    assert [m.uuid for m in result.memories[:2]] == [new, old]
+
+
+async def test_a_users_later_note_that_says_no_change_is_the_current_one(
+    memory: Memory,
+) -> None:
+    # The later note says no change word and names another dentist: the user's dentist now.
+    old = await _add(
+        memory, "Dr. Halloran at Fernside Dental is my dentist, cleanings twice a year", 400
+    )
+    new = await _add(
+        memory, "cleaning with Dr. Ines Maro at Quayside Dental today, very gentle", 20
+    )
+    await _add(memory, "Fernside Dental sent another reminder postcard", 150)
+    result = await memory.recall("Who's my dentist these days?", reference_time=NOW)
+    assert [m.uuid for m in result.memories[:2]] == [new, old]
+
+
 async def test_another_persons_note_is_no_update_of_the_asked_one(memory: Memory) -> None:
     # The latest note says "new" and shares the asked word "mentor", but is about Bram.
     await _add(memory, "Ilse Varga's mentor is Bram Kessel.", 300)

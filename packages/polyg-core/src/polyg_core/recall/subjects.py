@@ -13,8 +13,10 @@ For a named subject that is a matter of how people write names in notes:
   says who that is ("Priya's manager is Ines");
 * a greeting before a name is not part of it ("Hey Mel").
 
-A question about the user ("the user", "I", "my") is about the notes said in the first
-person. Names found in most memories (the speakers of a conversation) say nothing of which
+A question about the user ("the user", "I", "my") that names no other person is about
+every note compared: the notes a user keeps are about the user, whether they say "I" or
+are as terse as "gym: IronYard on 5th". One that also names a person is about the notes
+said in the first person and the notes that name that person. Names found in most memories (the speakers of a conversation) say nothing of which
 notes are versions of one another and are left out (`common`).
 """
 
@@ -76,8 +78,14 @@ def subjects_of(
     named = [naming(memories, n, asked) for n in specific]
     people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
     if _ASKS_ABOUT_THE_USER.search(question) is not None:
-        # Notes a user keeps about themselves say "I" and "my": that is who is asked about.
-        named.append({e.uuid for e in memories if _FIRST_PERSON.search(e.content) is not None})
+        if people:
+            # "Is my mentor still Ada Wrenfield?": notes said in the first person are the
+            # user's own; the named person's are found by name.
+            named.append({e.uuid for e in memories if _FIRST_PERSON.search(e.content)})
+        else:
+            # Asked about the user and no one else: the notes a user keeps are about the
+            # user, whether they say "I" or are as terse as "gym: IronYard on 5th".
+            named.append({e.uuid for e in memories})
     return Subjects(common, named, people)
 
 
