@@ -434,6 +434,26 @@ def test_how_long_before_asks_a_duration_not_the_earlier_value() -> None:
     assert not asks_previous("What did Oren work on before June 2025?")
 
 
+def test_before_a_deadline_asks_about_now_not_the_earlier_value() -> None:
+    plain = Intent()
+    for deadline in (
+        "What does the lighthouse lamp need before the gales?",
+        "What do I pack before the trip?",
+    ):
+        assert not asks_about_earlier(deadline), deadline
+        assert asks_about_now(deadline, plain, NOW_MS), deadline
+        assert not asks_previous(deadline), deadline
+    for earlier in (
+        "Who owns the billing service before the reorg?",
+        "Which CI did we use before the migration?",
+        "Where did Oren live before the move to Lisbon?",
+        "What was Oren doing before the trip?",
+        "Who was my dentist before Marisol?",
+    ):
+        assert asks_about_earlier(earlier), earlier
+        assert asks_previous(earlier), earlier
+
+
 def test_a_name_is_said_whole_or_by_one_of_its_words_alone() -> None:
     parts = ["Bao", "Nguyen-Castillo"]
     assert writes_name("Bao's been into Georgian food lately.", parts, set())
@@ -515,6 +535,25 @@ async def test_a_users_later_note_that_says_no_change_is_the_current_one(
     )
     await _add(memory, "Fernside Dental sent another reminder postcard", 150)
     result = await memory.recall("Who's my dentist these days?", reference_time=NOW)
+    assert [m.uuid for m in result.memories[:2]] == [new, old]
+
+
+async def test_a_question_that_names_no_one_compares_every_note(memory: Memory) -> None:
+    # No person, no "I": the household's wifi, then the new password after a reset.
+    old = await _add(memory, "wifi pw: marigold-17", 300)
+    new = await _add(memory, "router reset, the password is heron_58 now", 20)
+    await _add(memory, "guest wifi has no password, it's the one called Porch", 100)
+    result = await memory.recall("What's the wifi password at home?", reference_time=NOW)
+    uuids = [m.uuid for m in result.memories]
+    assert uuids[0] == new
+    assert uuids.index(old) > 0
+    assert "heron_58" in result.answer
+
+
+async def test_a_question_about_us_is_about_the_users_household(memory: Memory) -> None:
+    old = await _add(memory, "Streaming: Reelbox family plan, $17.99/mo, billed on the 3rd", 300)
+    new = await _add(memory, "cancelled Reelbox, switched to Lumaplay at $11/mo", 30)
+    result = await memory.recall("Which streaming service are we paying for?", reference_time=NOW)
     assert [m.uuid for m in result.memories[:2]] == [new, old]
 
 

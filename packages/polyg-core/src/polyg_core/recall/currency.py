@@ -54,6 +54,7 @@ __all__ = [
     "asks_about_now",
     "says_change",
     "supersede",
+    "without_deadline",
 ]
 
 CONSIDERED = 10
@@ -143,6 +144,25 @@ _PAST_WINDOW = re.compile(
     r"\b(?:last|ago|yesterday|previous|past|earlier|\d{4}|\d{1,2}[/.-]\d{1,2})\b", re.IGNORECASE
 )
 
+# "What does the lamp need before the gales?", "What do I pack before the trip?": in the
+# present tense, "before" and a thing that is no change is a deadline, not the value held
+# before a change ("before the reorg", "before Marisol" and "Where did I live before?" are).
+_DEADLINE = re.compile(
+    r"\bbefore\s+(?:the|a|an|my|our|your|his|her|their|its|this|next)\s+"
+    r"(?!(?:[\w'’-]+\s+)?(?:change|upgrade|update|migration|move|reorg|reorgani[sz]ation|"
+    r"merger|rename|switch|handover|promotion|cutover|rebrand|relaunch|transfer|"
+    r"acquisition|split|restructur\w*|current|new|latest)\b)[\w'’-]+",
+    re.IGNORECASE,
+)
+
+
+def without_deadline(question: str) -> str:
+    """The question without a "before" that names a deadline, not a change (see
+    `_DEADLINE`): what is left says whether it asks about the past."""
+    if _PAST_VERB.search(question) is not None or _SIMPLE_PAST.search(question) is not None:
+        return question
+    return _DEADLINE.sub(" ", question)
+
 
 # Rules read per memory text are kept per text (a memory's text never changes); bounded.
 _PER_TEXT = 1 << 14
@@ -182,7 +202,7 @@ def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
     ("Which engineer fixed the latency?").
     """
     if (
-        _HISTORY.search(question) is not None
+        _HISTORY.search(without_deadline(question)) is not None
         or _PAST_VERB.search(question) is not None
         or _SIMPLE_PAST.search(question) is not None
     ):
@@ -209,8 +229,9 @@ def accumulates(question: str) -> bool:
 def asks_about_earlier(question: str) -> bool:
     """Whether the question asks for what held before a change ("Which team owned the
     service before?", "What did Noa use originally?"): the memory an update replaced
-    answers it, not the update."""
-    return _EARLIER_VALUE.search(question) is not None
+    answers it, not the update. A deadline is not one ("What does the lamp need before
+    the gales?")."""
+    return _EARLIER_VALUE.search(without_deadline(question)) is not None
 
 
 @dataclass(frozen=True)
@@ -310,6 +331,8 @@ class _Pairs:
     """Of `named`, the names of several words (a person's, "Ada Wrenfield"): a memory
     without it is about someone else. A one-word name may be a thing said in other
     words ("API" for "the public tier rate limit")."""
+    everyone: bool = False
+    """Every memory compared is about what is asked (see `subjects.Subjects.everyone`)."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -320,7 +343,7 @@ class _Pairs:
         # A name the question asks about that both memories hold, else the asked words;
         # a memory that lacks the asked name the earlier one holds is about someone else
         # ("Hollis mentors three new hires" is no update of "Ada's mentor is Hollis").
-        if any(older in uuids and newer in uuids for uuids in self.named):
+        if self._named_together(older, newer):
             return True
         if any(older in uuids for uuids in self.people):
             return False
@@ -331,7 +354,7 @@ class _Pairs:
     def share_subject(self, older: str, newer: str) -> bool:
         # Both name what is asked about (a name, or a specific asked word): an ended value
         # merely named by a memory about something else is no earlier version of it.
-        if any(older in uuids and newer in uuids for uuids in self.named):
+        if self._named_together(older, newer):
             return True
         return bool((self.hits[older] & self.hits[newer]) - self.common)
 
@@ -363,6 +386,9 @@ class _Pairs:
         return bool((self.hits[older] & self.hits[newer]) - self.words[newer])
 
     def _named_together(self, older: str, newer: str) -> bool:
+        return self.everyone or self._by_name(older, newer)
+
+    def _by_name(self, older: str, newer: str) -> bool:
         return any(older in uuids and newer in uuids for uuids in self.named)
 
     def same_answer(self, older: str, newer: str) -> bool:
@@ -375,7 +401,23 @@ class _Pairs:
             return False
         if self._same_words(older, newer):
             return after >= before - SAME_WORDS_MARGIN
+        if self._restates(older, newer):
+            return False
         return self._named_together(older, newer) and after >= before - MEANING_MARGIN
+
+    def _restates(self, older: str, newer: str) -> bool:
+        # The later note is the earlier one with an asked word put another way, and the
+        # question asks with the earlier word ("... before the quarterly audit?" of "before
+        # the quarterly audit" and a later "before the yearly audit"): two notes side by
+        # side, and the question chooses one. A name both hold says they are versions.
+        if self._by_name(older, newer):
+            return False
+        gone = self.words[older] - self.words[newer]
+        return (
+            bool(gone)
+            and gone <= self.asked
+            and len(self.words[newer] - self.words[older]) <= len(gone)
+        )
 
     def _same_words(self, older: str, newer: str) -> bool:
         held = self.hits[older] - self.common
@@ -453,6 +495,7 @@ def supersede(
     meaning: Mapping[str, float] | None = None,
     name_terms: Iterable[str] = (),
     people: Sequence[set[str]] = (),
+    everyone: bool = False,
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
 
@@ -471,6 +514,7 @@ def supersede(
         name_terms: the terms of the names the question asks about (what is left of the
             asked words a memory holds is the attribute asked about).
         people: of `named`, those of names of several words (see `_Pairs.people`).
+        everyone: every memory is about what is asked (see `_Pairs.everyone`).
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
@@ -487,6 +531,7 @@ def supersede(
         meaning or {},
         set(name_terms),
         people,
+        everyone,
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

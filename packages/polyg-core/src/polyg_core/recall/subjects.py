@@ -13,10 +13,11 @@ For a named subject that is a matter of how people write names in notes:
   says who that is ("Priya's manager is Ines");
 * a greeting before a name is not part of it ("Hey Mel").
 
-A question about the user ("the user", "I", "my") that names no other person is about
-every note compared: the notes a user keeps are about the user, whether they say "I" or
-are as terse as "gym: IronYard on 5th". One that also names a person is about the notes
-said in the first person and the notes that name that person. Names found in most memories (the speakers of a conversation) say nothing of which
+A question about the user ("the user", "I", "my", "we", "our") that names no other
+person, or a question that names no one ("What is the wifi password?"), is about every
+note compared: the notes a user keeps are about the user and their things, whether they
+say "I" or are as terse as "gym: IronYard on 5th". One about the user that also names a
+person is about the notes said in the first person and the notes that name that person. Names found in most memories (the speakers of a conversation) say nothing of which
 notes are versions of one another and are left out (`common`).
 """
 
@@ -39,7 +40,7 @@ _NEXT_WORD = re.compile(r"\s*(\w+)")
 _NOT_NAME_WORDS = GREETINGS | {w.capitalize() for w in NAME_STOP_WORDS}
 _NOT_NAME_KEYS = NAME_STOP_WORDS | {w.lower() for w in GREETINGS}
 _COPULA = re.compile(r"\s*(?:is|was|are|were)\b", re.IGNORECASE)
-_ASKS_ABOUT_THE_USER = re.compile(r"\b(?:the\s+user|user['’]s|I|my|me)\b")
+_ASKS_ABOUT_THE_USER = re.compile(r"\b(?:the\s+user|user['’]s|I|[Mm]y|me|[Ww]e|[Oo]ur|us)\b")
 _FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|me|mine|we|our|us)\b", re.IGNORECASE)
 
 
@@ -53,11 +54,15 @@ class Subjects:
             about the user), the memories that name it.
         people: of `named`, those of names of several words (a person's): a memory without
             it is about someone else.
+        everyone: every memory compared is about what is asked (the user, for a question
+            about the user that names no one else; the user's things, for one that names
+            no one).
     """
 
     common: set[str]
     named: list[set[str]]
     people: list[set[str]]
+    everyone: bool = False
 
 
 def subjects_of(
@@ -77,16 +82,16 @@ def subjects_of(
     specific = [n for n in dict.fromkeys(names) if n not in common_names]
     named = [naming(memories, n, asked) for n in specific]
     people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
-    if _ASKS_ABOUT_THE_USER.search(question) is not None:
-        if people:
-            # "Is my mentor still Ada Wrenfield?": notes said in the first person are the
-            # user's own; the named person's are found by name.
-            named.append({e.uuid for e in memories if _FIRST_PERSON.search(e.content)})
-        else:
-            # Asked about the user and no one else: the notes a user keeps are about the
-            # user, whether they say "I" or are as terse as "gym: IronYard on 5th".
-            named.append({e.uuid for e in memories})
-    return Subjects(common, named, people)
+    asks_about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
+    if asks_about_the_user and people:
+        # "Is my mentor still Ada Wrenfield?": notes said in the first person are the
+        # user's own; the named person's are found by name.
+        named.append({e.uuid for e in memories if _FIRST_PERSON.search(e.content)})
+    # Asked about the user (or the user's household or team) and no one else, or about
+    # no one: the notes a user keeps are about the user and their things, whether they say
+    # "I" or are as terse as "gym: IronYard on 5th".
+    everyone = not people and (asks_about_the_user or not (specific or common_names))
+    return Subjects(common, named, people, everyone)
 
 
 def naming(memories: Sequence[CatalogueEntry], name: str, asked: Collection[str]) -> set[str]:

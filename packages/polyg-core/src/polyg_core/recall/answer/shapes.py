@@ -21,6 +21,8 @@ from typing import Literal
 from polyg_shared.intents import Timeframe
 from polyg_shared.timeutil import from_epoch_ms, to_epoch_ms
 
+from polyg_core.recall.currency import without_deadline
+
 __all__ = [
     "Relation",
     "asks_previous",
@@ -47,7 +49,8 @@ _PREVIOUS = re.compile(
     # ("How long before it expires?" asks a duration).
     r"|\bbefore\s+\w+ing\W*$"
     r"|(?<!how\slong\s)(?<!how\ssoon\s)\bbefore\s+"
-    r"(?!(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\d)"
+    r"(?!(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|\d)"
     r"[\w'’-]+(?:\s+[\w'’-]+){0,2}\s*\?\s*$"
     r"|(?<!how\slong\s)(?<!how\ssoon\s)\b(?:before|prior\s+to)\s+"
     r"(?:the|a|an|his|her|their|its|our|my|your|that|this)\s+"
@@ -111,8 +114,9 @@ def held(begin: int | None, stop: int | None, tf: Timeframe, relation: Relation)
 def asks_previous(question: str) -> bool:
     """True for a question about the value before the current one ("How did Dana take her
     tea before?", "What did Dana use to drive?", "Dana's previous team", "What was the
-    original deadline?", "Which desk did Dana previously have?")."""
-    return _PREVIOUS.search(question) is not None
+    original deadline?", "Which desk did Dana previously have?"); not a deadline ("What
+    does the lamp need before the gales?")."""
+    return _PREVIOUS.search(without_deadline(question)) is not None
 
 
 def is_how_often(question: str) -> bool:
