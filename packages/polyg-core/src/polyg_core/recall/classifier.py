@@ -51,6 +51,11 @@ DEFAULT_CLASSIFIER_MAX_TOKENS = 1000
 _MAX_QUESTION = 4_000  # longer questions are classified on their first 4,000 characters
 
 _TIME_POSITION = r"\bbefore\b|\bafter\b|\bsince\b|\bduring\b|\bhappened\b|\boccurred\b"
+# "when" asks a time unless it opens a clause inside a question for a thing, a person or
+# a place ("What seat do I pick when booking?", "Who covers when Ana is away?").
+_WHEN_INSIDE = (
+    r"^(?!\W*(?:what|which|who|whom|whose|where)\b(?!\s+(?:time|date|day)s?\b)).*\bwhen\b"
+)
 # (pattern, type, weight, direction). A leading question word weighs most; "what" least,
 # because it opens questions of every kind.
 _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] = [
@@ -83,7 +88,8 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
         (r"^\W*when\b", IntentType.WHEN, 3.0, None),
         # "What happened to X (during Y)?" asks for events, not causes or a description.
         (r"^\W*what (?:has |had |else )?happen(?:ed|s)?\b", IntentType.WHEN, 3.0, None),
-        (r"\bwhen\b", IntentType.WHEN, 2.0, None),
+        # "What seat do I pick when booking?": a clause inside a question for a thing.
+        (_WHEN_INSIDE, IntentType.WHEN, 2.0, None),
         (r"\btimeline\b|\bchronolog\w*|\bwhat time\b|\bhow long\b", IntentType.WHEN, 2.5, None),
         # A duration or a frequency is a WHEN answer's shape, whatever the question is about.
         (
@@ -128,7 +134,7 @@ _ASKS_VALUE = re.compile(
     re.IGNORECASE,
 )
 _ASKS_A_TIME = re.compile(
-    r"\bwhen\b|\b(?:what|which)\s+(?:time|date|day|week|month|year|season)s?\b"
+    rf"{_WHEN_INSIDE}|\b(?:what|which)\s+(?:time|date|day|week|month|year|season)s?\b"
     r"|\bhow\s+(?:long|often|soon)\b|\btimeline\b|\bchronolog"
     r"|^\W*what\s+(?:(?:has|had|else)\s+)?(?:happen|occur|went\s+on|was\s+going\s+on)",
     re.IGNORECASE,

@@ -343,18 +343,33 @@ class _Pairs:
         # A name the question asks about that both memories hold, else the asked words;
         # a memory that lacks the asked name the earlier one holds is about someone else
         # ("Hollis mentors three new hires" is no update of "Ada's mentor is Hollis").
-        if self._named_together(older, newer):
+        if self._by_name(older, newer):
             return True
         if any(older in uuids for uuids in self.people):
             return False
-        return _same_subject(
+        if _same_subject(
             self.hits[older], self.hits[newer], self.asked_weight, self.weight, self.common
+        ):
+            return True
+        # Notes about the user ("gym: IronHouse, membership #44812" and "cancelled the old
+        # membership, joined Boulder Barn"): a word both hold, or closeness in meaning to
+        # the question ("joined Pulse Fitness"), says they are about the same thing; what
+        # merely ranked them among the best does not.
+        return self.everyone and (
+            self._share_words(older, newer) or self._as_close(older, newer, MEANING_MARGIN)
         )
+
+    def _share_words(self, older: str, newer: str) -> bool:
+        return bool(self.words[older] & self.words[newer] - self.common)
+
+    def _as_close(self, older: str, newer: str, margin: float) -> bool:
+        before, after = self.meaning.get(older), self.meaning.get(newer)
+        return before is not None and after is not None and after >= before - margin
 
     def share_subject(self, older: str, newer: str) -> bool:
         # Both name what is asked about (a name, or a specific asked word): an ended value
         # merely named by a memory about something else is no earlier version of it.
-        if self._named_together(older, newer):
+        if self._by_name(older, newer):
             return True
         return bool((self.hits[older] & self.hits[newer]) - self.common)
 
@@ -366,7 +381,7 @@ class _Pairs:
         # A later note that says a change about the very subject the question names (a
         # specific name, not one in most memories) changes what is asked even when it
         # shares nothing else with the question ("Tamsin switched to oat milk chai").
-        if self._named_together(older, newer):
+        if self._by_name(older, newer) or (self.everyone and self._share_words(older, newer)):
             return True
         # ... or it answers the question about as well by meaning ("The wiki got renamed to
         # Compass" for "What is the internal wiki called?" after "is called Hearth").
@@ -385,9 +400,6 @@ class _Pairs:
         # relicensed").
         return bool((self.hits[older] & self.hits[newer]) - self.words[newer])
 
-    def _named_together(self, older: str, newer: str) -> bool:
-        return self.everyone or self._by_name(older, newer)
-
     def _by_name(self, older: str, newer: str) -> bool:
         return any(older in uuids and newer in uuids for uuids in self.named)
 
@@ -403,7 +415,7 @@ class _Pairs:
             return after >= before - SAME_WORDS_MARGIN
         if self._restates(older, newer):
             return False
-        return self._named_together(older, newer) and after >= before - MEANING_MARGIN
+        return (self.everyone or self._by_name(older, newer)) and after >= before - MEANING_MARGIN
 
     def _restates(self, older: str, newer: str) -> bool:
         # The later note is the earlier one with an asked word put another way, and the
@@ -421,7 +433,7 @@ class _Pairs:
 
     def _same_words(self, older: str, newer: str) -> bool:
         held = self.hits[older] - self.common
-        if any(older in uuids for uuids in self.named) and not self._named_together(older, newer):
+        if any(older in uuids for uuids in self.named) and not self._by_name(older, newer):
             # A memory of a name the question asks about keeps to memories of it.
             return False
         # ... and the earlier one is about what is asked: it holds most of the question's

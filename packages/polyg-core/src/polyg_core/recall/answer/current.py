@@ -26,7 +26,14 @@ from polyg_core.recall.answer.evidence import AnswerGraph, Question
 from polyg_core.recall.answer.words import as_sentence, best_sentence, overlap
 from polyg_core.recall.currency import says_change
 
-__all__ = ["Update", "current_update", "history_note", "later_change", "later_note"]
+__all__ = [
+    "Update",
+    "asks_current_when",
+    "current_update",
+    "history_note",
+    "later_change",
+    "later_note",
+]
 
 # "When does the backup start?" and "How long before a session times out?" ask for a
 # current value; "When did Jonas move?" for the time of an event, which the WHEN answer
@@ -36,6 +43,12 @@ _ASKS_CURRENT_WHEN = re.compile(
     r"(?:do|does|is|are)\b|how\s+long\s+(?:before|until)\b)",
     re.I,
 )
+
+
+def asks_current_when(question: str) -> bool:
+    """Whether a WHEN question asks for a current value ("When does the backup start?",
+    "What time is the pickup?"), not for the time of an event."""
+    return _ASKS_CURRENT_WHEN.search(question) is not None
 
 
 @dataclass(frozen=True)
@@ -60,7 +73,7 @@ def current_update(q: Question, g: AnswerGraph) -> Update | None:
     kind = q.intent.type
     if kind == IntentType.WHY:
         return None
-    if kind == IntentType.WHEN and not _ASKS_CURRENT_WHEN.search(q.text):
+    if kind == IntentType.WHEN and not asks_current_when(q.text):
         return None
     memories = g.of("S_Memory")
     if not memories:

@@ -123,6 +123,20 @@ def is_how_often(question: str) -> bool:
     return _HOW_OFTEN.search(question) is not None
 
 
+_SCHEDULE = re.compile(
+    rf"\b{_DAYS}s\b|\b(?:mon|tue|wed|thu|fri|sat|sun)\w*\s*[/&]\s*(?:mon|tue|wed|thu|fri|sat|sun)"
+    r"|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b",
+    re.IGNORECASE,
+)
+
+
+def states_schedule(sentence: str) -> bool:
+    """Whether the sentence states when something recurs or at what clock time: a weekday
+    in the plural ("Sundays"), days paired ("Tue/Thu"), a frequency ("every Friday") or a
+    clock time ("11am", "7:15")."""
+    return _SCHEDULE.search(sentence) is not None or frequency_in(sentence) is not None
+
+
 def frequency_in(sentence: str) -> str | None:
     """The first frequency the sentence states ("every two weeks", "twice a month",
     "daily", "on Mondays"), or None."""

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from polyg_shared.retrieval import ContextNode, Reasoning
 
 from polyg_core.recall.answer.confidence import Evidence
+from polyg_core.recall.answer.current import asks_current_when
 from polyg_core.recall.answer.event_time import (
     Dated,
     asks_time,
@@ -34,6 +35,7 @@ from polyg_core.recall.answer.shapes import (
     interval_phrase,
     is_how_often,
     spoken_duration,
+    states_schedule,
 )
 from polyg_core.recall.answer.words import (
     SPEAKER,
@@ -88,6 +90,10 @@ def when_answer(q: Question, g: AnswerGraph) -> Answer:
     lines = [f"{short_time(t)}: {n.text}" for n, t in context]
     shaped = _shaped_value(q, g, ranked, sentence)
     dated = _dated_phrase(g, best, sentence, at)
+    if shaped is None and asks_current_when(q.text) and states_schedule(sentence):
+        # "When do I have guitar?" of "Sundays now, 11am": the schedule as stated, not a
+        # day it fell on.
+        shaped = _Shaped(sentence, [best.uuid])
     text = _when_text(best, sentence, dated, shaped.text if shaped else None)
     evidence = _when_evidence(q, g, ranked, dated, shaped)
     timeline = [f"{short_time(at)}: {best.text}", *lines]

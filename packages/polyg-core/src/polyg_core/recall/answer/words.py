@@ -93,12 +93,23 @@ def best_sentence(q_terms: set[str], text: str) -> str:
     parts = [p for p in _SENTENCE.split(body.strip()) if p.strip()]
     if len(parts) <= 1 or not q_terms:
         return text.strip()
-    # A sentence that asks something rarely answers: on a tie, a statement wins.
+    # A sentence that asks something rarely answers: on a tie, a statement wins, and one
+    # of a few words ("NEW PB!!!") gives way to one that can hold a value.
     best = max(
         parts,
-        key=lambda p: (len(q_terms & terms(p)), not p.rstrip().endswith("?"), -parts.index(p)),
+        key=lambda p: (
+            len(q_terms & terms(p)),
+            not p.rstrip().endswith("?"),
+            len(_WORD.findall(p.lower())) >= SHORT_SENTENCE,
+            -parts.index(p),
+        ),
     )
     return (speaker.group(0) if speaker else "") + best.strip()
+
+
+SHORT_SENTENCE = 3
+"""A sentence of fewer words ("NEW PB!!!", "Thanks, Mel!") seldom holds the value: on a
+tie, a longer one wins."""
 
 
 def as_sentence(text: str) -> str:
