@@ -333,3 +333,18 @@ def test_confidence_orders_the_evidence_factors() -> None:
 def test_a_title_before_a_name_ends_no_sentence() -> None:
     text = "My new GP is Dr. Ilse Marr at Quayside. The clinic shuts on Fridays."
     assert best_sentence({"gp"}, text) == "My new GP is Dr. Ilse Marr at Quayside."
+
+
+def test_a_few_words_give_way_to_a_sentence_that_can_hold_the_value() -> None:
+    text = "NEW PB!!! 25:58 at Riverside this morning, legs are jelly"
+    assert best_sentence({"fastest", "5k"}, text).startswith("25:58 at Riverside")
+
+
+def test_a_current_schedule_is_answered_as_stated_not_as_a_day_it_fell_on() -> None:
+    lesson = memory("m1", "Cello with Ines Abara moved to Sundays now, 11am", "2023-10-20T09:00:00")
+    answer, _ = ask("When do I have cello with Abara?", IntentType.WHEN, [lesson])
+    assert "Sundays" in answer.text
+    assert "2023" not in answer.text
+    pickup = memory("m2", "new bus route - pickup 7:15 starting Monday", "2023-10-20T09:00:00")
+    answer, _ = ask("What time is the bus pickup?", IntentType.WHEN, [pickup])
+    assert "7:15" in answer.text

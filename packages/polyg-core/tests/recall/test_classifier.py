@@ -61,6 +61,11 @@ WHY, WHEN, WHO, WHAT, EXPLORE = (
         ("What do we know about the auth system?", EXPLORE, ["auth-service"]),
         ("Summarize everything about payment-service", EXPLORE, ["payment-service"]),
         ("hello there", EXPLORE, []),
+        # "when" opening a clause inside a question for a thing or a person asks no time.
+        ("What seat should you pick when booking my flights?", WHAT, []),
+        ("Who covers the pager when Alice is away?", WHO, ["Alice"]),
+        ("Do you remember when Alice joined?", WHEN, ["Alice"]),
+        ("What time is the standup?", WHEN, []),
     ],
 )
 def test_example_questions_classify(

@@ -495,6 +495,36 @@ def test_a_silent_note_is_compared_by_cosine_so_three_memories_rank_as_many() ->
     assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
 
 
+def test_a_change_about_something_else_is_no_update_of_the_users_note() -> None:
+    # Among many notes, one that says a change ranks near the user's note by chance: it
+    # shares no word with it and is far from the question in meaning.
+    notes = [
+        _Note("diet", "User: I eat pretty much anything, big meat eater.", 100),
+        _Note("filler", "The status page was switched to a new config by Arlo Crane.", 300),
+        _Note("vegan", "User: three months fully vegan now, feeling good.", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.97), (notes[2], 0.9)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "What diet does the user follow?",
+        everyone=True,
+        meaning={"diet": 0.55, "filler": 0.05, "vegan": 0.5},
+    )
+    assert moved.superseded_by["diet"] == "vegan"
+    assert "filler" not in moved.superseded_by.values()
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "vegan"
+    # Without the update, the user's note stays first.
+    alone = _supersede(
+        notes[:2],
+        ranked[:2],
+        "What diet does the user follow?",
+        everyone=True,
+        meaning={"diet": 0.55, "filler": 0.05},
+    )
+    assert alone.superseded_by == {}
+
+
 async def test_a_correction_in_a_namespace_of_three_ranks_first(memory: Memory) -> None:
     old = await _add(memory, "The Lattice design review is at 14:00 in room 2.", 30)
     new = await _add(memory, "Correction: the Lattice review is at 15:30, not 14:00.", 29)

@@ -356,8 +356,18 @@ class _Pairs:
         # the question ("joined Pulse Fitness"), says they are about the same thing; what
         # merely ranked them among the best does not.
         return self.everyone and (
-            self._share_words(older, newer) or self._as_close(older, newer, MEANING_MARGIN)
+            self._share_words(older, newer)
+            or (
+                (self._answers(older) or self._answers(newer))
+                and self._as_close(older, newer, MEANING_MARGIN)
+            )
         )
+
+    def _answers(self, uuid: str) -> bool:
+        # About as close to the question as the closest memory: what is asked about.
+        best = max(self.meaning.values(), default=None)
+        said = self.meaning.get(uuid)
+        return best is not None and said is not None and said >= best - MEANING_MARGIN
 
     def _share_words(self, older: str, newer: str) -> bool:
         return bool(self.words[older] & self.words[newer] - self.common)
