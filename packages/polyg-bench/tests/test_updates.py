@@ -72,6 +72,10 @@ def test_answer_right_wants_the_current_value_and_the_old_only_as_history() -> N
     assert answer_right("Buildkite. Until 2026-05-01: CI runs on Jenkins.", q, note)
     assert not answer_right("Our CI pipelines run on Jenkins.", q, note)
     assert not answer_right("Jenkins, then Buildkite.", q, note)
+    # A plural of the value gives it; a longer word does not.
+    day = UpdateQuestion("present", "What day is the retro?", "Friday", "Wednesday")
+    assert answer_right("The retro moved to Fridays.", day, "The retro moved to Fridays.")
+    assert not answer_right("Fridayish, maybe.", day, "The retro moved to Fridays.")
 
 
 def test_filler_is_the_same_every_run_and_distinct() -> None:

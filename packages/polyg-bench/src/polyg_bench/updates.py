@@ -298,8 +298,9 @@ class UpdateReport:
 
 
 def _holds(text: str, value: str) -> int:
-    """Where `value` starts in `text` (case-insensitive, whole words at its ends), or -1."""
-    m = re.search(rf"(?i)(?<!\w){re.escape(value)}(?!\w)", text)
+    """Where `value` starts in `text` (case-insensitive, whole words at its ends, a plural or
+    possessive ending allowed: "Thursdays" gives "Thursday"), or -1."""
+    m = re.search(rf"(?i)(?<!\w){re.escape(value)}(?:['’]?s|es)?(?!\w)", text)
     return m.start() if m else -1
 
 

@@ -331,8 +331,9 @@ class _Pairs:
     """Of `named`, the names of several words (a person's, "Ada Wrenfield"): a memory
     without it is about someone else. A one-word name may be a thing said in other
     words ("API" for "the public tier rate limit")."""
-    everyone: bool = False
-    """Every memory compared is about what is asked (see `subjects.Subjects.everyone`)."""
+    kept: set[str] = field(default_factory=set[str])
+    """The memories that are about the user, for a question about the user or about no one
+    (see `subjects.Subjects.kept`)."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -355,12 +356,9 @@ class _Pairs:
         # membership, joined Boulder Barn"): a word both hold, or closeness in meaning to
         # the question ("joined Pulse Fitness"), says they are about the same thing; what
         # merely ranked them among the best does not.
-        return self.everyone and (
+        return self._kept(older, newer) and (
             self._share_words(older, newer)
-            or (
-                (self._answers(older) or self._answers(newer))
-                and self._as_close(older, newer, MEANING_MARGIN)
-            )
+            or (self._answers(older) and self._as_close(older, newer, MEANING_MARGIN))
         )
 
     def _answers(self, uuid: str) -> bool:
@@ -391,7 +389,9 @@ class _Pairs:
         # A later note that says a change about the very subject the question names (a
         # specific name, not one in most memories) changes what is asked even when it
         # shares nothing else with the question ("Tamsin switched to oat milk chai").
-        if self._by_name(older, newer) or (self.everyone and self._share_words(older, newer)):
+        if self._by_name(older, newer) or (
+            self._kept(older, newer) and self._share_words(older, newer)
+        ):
             return True
         # ... or it answers the question about as well by meaning ("The wiki got renamed to
         # Compass" for "What is the internal wiki called?" after "is called Hearth").
@@ -410,6 +410,9 @@ class _Pairs:
         # relicensed").
         return bool((self.hits[older] & self.hits[newer]) - self.words[newer])
 
+    def _kept(self, older: str, newer: str) -> bool:
+        return older in self.kept and newer in self.kept
+
     def _by_name(self, older: str, newer: str) -> bool:
         return any(older in uuids and newer in uuids for uuids in self.named)
 
@@ -425,7 +428,9 @@ class _Pairs:
             return after >= before - SAME_WORDS_MARGIN
         if self._restates(older, newer):
             return False
-        return (self.everyone or self._by_name(older, newer)) and after >= before - MEANING_MARGIN
+        return (
+            self._kept(older, newer) or self._by_name(older, newer)
+        ) and after >= before - MEANING_MARGIN
 
     def _restates(self, older: str, newer: str) -> bool:
         # The later note is the earlier one with an asked word put another way, and the
@@ -517,7 +522,7 @@ def supersede(
     meaning: Mapping[str, float] | None = None,
     name_terms: Iterable[str] = (),
     people: Sequence[set[str]] = (),
-    everyone: bool = False,
+    kept: Iterable[str] = (),
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
 
@@ -536,7 +541,8 @@ def supersede(
         name_terms: the terms of the names the question asks about (what is left of the
             asked words a memory holds is the attribute asked about).
         people: of `named`, those of names of several words (see `_Pairs.people`).
-        everyone: every memory is about what is asked (see `_Pairs.everyone`).
+        kept: the memories about the user, when the question asks about the user or about
+            no one (see `_Pairs.kept`).
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
@@ -553,7 +559,7 @@ def supersede(
         meaning or {},
         set(name_terms),
         people,
-        everyone,
+        set(kept),
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

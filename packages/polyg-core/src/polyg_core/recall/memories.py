@@ -944,7 +944,7 @@ def _reordered(
         meaning=meaning,
         name_terms={t for n in names for t in lexical.tokens(n)},
         people=about.people,
-        everyone=about.everyone,
+        kept=about.kept,
     )
     if not moved.scores:
         return ranked, moved.superseded_by

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
 from polyg_core.text.gazetteer import GREETINGS, KINSHIP
@@ -41,6 +41,12 @@ _NOT_NAME_WORDS = GREETINGS | {w.capitalize() for w in NAME_STOP_WORDS}
 _NOT_NAME_KEYS = NAME_STOP_WORDS | {w.lower() for w in GREETINGS}
 _COPULA = re.compile(r"\s*(?:is|was|are|were)\b", re.IGNORECASE)
 _ASKS_ABOUT_THE_USER = re.compile(r"\b(?:the\s+user|user['’]s|I|[Mm]y|me|[Ww]e|[Oo]ur|us)\b")
+# "Arlo Crane moved the review", "Orla Gosling's team ...", "... was switched by Vesna
+# Bellweather": a note about what that person did.
+_ABOUT_A_NAMED_PERSON = re.compile(
+    r"^\W*(?:[A-Z][a-z][\w'’-]*\s+)+[A-Z][a-z][\w-]*(?:['’]s)?\s+[a-z]"
+    r"|\bby\s+[A-Z][a-z][\w'’-]*\s+[A-Z][a-z][\w-]*\b"
+)
 _FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|me|mine|we|our|us)\b", re.IGNORECASE)
 
 
@@ -54,15 +60,16 @@ class Subjects:
             about the user), the memories that name it.
         people: of `named`, those of names of several words (a person's): a memory without
             it is about someone else.
-        everyone: every memory compared is about what is asked (the user, for a question
-            about the user that names no one else; the user's things, for one that names
-            no one).
+        kept: for a question about the user that names no one else, or one that names
+            no one, the memories that are about the user and their things: all but those
+            that open with another person's full name ("Arlo Crane moved the design
+            review to Friday") and do not speak in the first person.
     """
 
     common: set[str]
     named: list[set[str]]
     people: list[set[str]]
-    everyone: bool = False
+    kept: set[str] = field(default_factory=set[str])
 
 
 def subjects_of(
@@ -90,8 +97,14 @@ def subjects_of(
     # Asked about the user (or the user's household or team) and no one else, or about
     # no one: the notes a user keeps are about the user and their things, whether they say
     # "I" or are as terse as "gym: IronYard on 5th".
-    everyone = not people and (asks_about_the_user or not (specific or common_names))
-    return Subjects(common, named, people, everyone)
+    kept: set[str] = set()
+    if not people and (asks_about_the_user or not (specific or common_names)):
+        kept = {
+            e.uuid
+            for e in memories
+            if _FIRST_PERSON.search(e.content) or not _ABOUT_A_NAMED_PERSON.search(e.content)
+        }
+    return Subjects(common, named, people, kept)
 
 
 def naming(memories: Sequence[CatalogueEntry], name: str, asked: Collection[str]) -> set[str]:
