@@ -15,7 +15,7 @@ from polyg_core.recall.answer.confidence import CONTRADICTED_CAP, Evidence, conf
 from polyg_core.recall.answer.event_time import duration_in, resolve
 from polyg_core.recall.answer.extractive import Answer, extractive_answer
 from polyg_core.recall.answer.span import asked_span
-from polyg_core.recall.answer.words import best_sentence
+from polyg_core.recall.answer.words import best_sentence, terms
 from polyg_shared.intents import Intent, IntentType, Timeframe
 from polyg_shared.retrieval import ContextEdge, ContextNode, MergedSubgraph
 
@@ -348,3 +348,24 @@ def test_a_current_schedule_is_answered_as_stated_not_as_a_day_it_fell_on() -> N
     pickup = memory("m2", "new bus route - pickup 7:15 starting Monday", "2023-10-20T09:00:00")
     answer, _ = ask("What time is the bus pickup?", IntentType.WHEN, [pickup])
     assert "7:15" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "span"),
+    [
+        # A verb and its preposition after the asked word are no value: the sentence stays.
+        ("What CI system are we on?", "CI runs on the Forgeline server ci-01", None),
+        ("What does the user charge per hour?", "My hourly rate is 60 euros.", None),
+        # A label's value follows its colon; a version keeps its decimals.
+        ("What was my previous 5k best?", "5k PB: 27:42 at the Riverside parkrun", "27:42"),
+        (
+            "What Python version is Lanternfish pinned to?",
+            "Lanternfish is pinned to Python 3.9.",
+            "Python 3.9",
+        ),
+    ],
+)
+def test_a_span_is_a_value_not_a_verb_or_a_label(
+    question: str, sentence: str, span: str | None
+) -> None:
+    assert asked_span(question, terms(question), sentence) == span

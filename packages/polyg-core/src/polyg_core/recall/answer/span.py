@@ -20,7 +20,11 @@ MAX_SPAN_WORDS = 6
 _HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
 _HOW_MUCH = re.compile(r"^\W*how\s+much\b", re.IGNORECASE)
 _WHAT = re.compile(r"^\W*(?:what|which)\b", re.IGNORECASE)
-_TOKEN = re.compile(r"[A-Za-z0-9][\w'’-]*|[.,;:!?()\"“”–—]|\s-\s")
+# A number with its decimals, thousands or clock ("3.12", "1,450", "27:42") is one token.
+_TOKEN = re.compile(r"\d+(?:[.,:]\d+)+\w*|[A-Za-z0-9][\w'’-]*|[.,;:!?()\"“”–—]|\s-\s")
+# "CI runs on Forgeline", "chat lives in Hearth": a verb and its preposition after the
+# asked word; the value is what follows them, not the verb.
+_VERB_THEN = frozenset({"on", "in", "at", "to", "through", "into", "via", "with", "from"})
 # Words that end a clause: the span stops before them.
 _CLAUSE_END = frozenset({
     "because", "since", "so", "but", "which", "who", "that", "when", "while", "where",
@@ -96,7 +100,23 @@ def _after(words: list[str], start: int, asked: set[str]) -> str | None:
         span.pop()
     if not span or not (terms(" ".join(span)) - asked):
         return None
+    end = start + _skipped(words, start) + len(span)
+    follows = words[end].lower() if end < len(words) else ""
+    if len(span) == 1 and span[0].islower() and (follows in _VERB_THEN or follows in _SUBJECT_OF):
+        # "runs on ...", "rate is ...": a verb or the subject of one, not the value.
+        return None
+    if follows == ":":
+        # "5k PB: 27:42": a label; the value follows it.
+        return _after(words, end + 1, asked) or " ".join(span)
     return " ".join(span)
+
+
+def _skipped(words: list[str], start: int) -> int:
+    """How many leading words `_after` passes over before its span starts."""
+    n = 0
+    while start + n < len(words) and words[start + n].lower() in _LEADING:
+        n += 1
+    return n
 
 
 def asked_span(question: str, about: set[str], sentence: str) -> str | None:
