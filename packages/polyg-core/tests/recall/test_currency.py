@@ -525,6 +525,28 @@ def test_a_change_about_something_else_is_no_update_of_the_users_note() -> None:
     assert alone.superseded_by == {}
 
 
+def test_asked_before_the_later_value_the_earlier_note_need_not_be_close() -> None:
+    # "before Tobias" names the later value: the earlier note is far from the question in
+    # meaning, and is still the one the question asks for; a bystander far from it is not.
+    notes = [
+        _Note("old", "1:1s with Renata (my manager) every other Thursday", 100),
+        _Note("new", "Org change: our team now reports to Tobias Wren.", 300),
+        _Note("other", "Reminder from Ilse: the status check runs every Monday.", 50),
+    ]
+    ranked = [(notes[1], 1.0), (notes[0], 0.2), (notes[2], 0.1)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "Who did I report to before Tobias?",
+        earlier=True,
+        named=[{"new"}],
+        kept={"old", "new", "other"},
+        meaning={"new": 0.61, "old": 0.2, "other": 0.1},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "old"
+
+
 async def test_a_correction_in_a_namespace_of_three_ranks_first(memory: Memory) -> None:
     old = await _add(memory, "The Lattice design review is at 14:00 in room 2.", 30)
     new = await _add(memory, "Correction: the Lattice review is at 15:30, not 14:00.", 29)

@@ -358,8 +358,22 @@ class _Pairs:
         # merely ranked them among the best does not.
         return self._kept(older, newer) and (
             self._share_words(older, newer)
-            or (self._answers(older) and self._as_close(older, newer, MEANING_MARGIN))
+            or (self._about_asked(older, newer) and self._as_close(older, newer, MEANING_MARGIN))
         )
+
+    def _about_asked(self, older: str, newer: str) -> bool:
+        # The earlier note is about what is asked, or the question names the later value
+        # ("Who did I report to before Tobias?"), so the earlier one cannot be close to it.
+        # Of the notes that do not name it, the earlier is then the closest to the question.
+        return self._answers(older) or any(
+            newer in uuids and older not in uuids and self._closest_without(older, uuids)
+            for uuids in self.named
+        )
+
+    def _closest_without(self, uuid: str, named: set[str]) -> bool:
+        rest = [m for u, m in self.meaning.items() if u not in named and u in self.words]
+        said = self.meaning.get(uuid)
+        return said is not None and bool(rest) and said >= max(rest)
 
     def _answers(self, uuid: str) -> bool:
         # About as close to the question as the closest memory: what is asked about.
@@ -428,9 +442,10 @@ class _Pairs:
             return after >= before - SAME_WORDS_MARGIN
         if self._restates(older, newer):
             return False
-        return (
-            self._kept(older, newer) or self._by_name(older, newer)
-        ) and after >= before - MEANING_MARGIN
+        # Notes linked only as the user's: the earlier one must be about what is asked (a
+        # bystander close to nothing is no earlier version of whatever is close).
+        kept = self._kept(older, newer) and self._about_asked(older, newer)
+        return (kept or self._by_name(older, newer)) and after >= before - MEANING_MARGIN
 
     def _restates(self, older: str, newer: str) -> bool:
         # The later note is the earlier one with an asked word put another way, and the
