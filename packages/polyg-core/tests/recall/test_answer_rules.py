@@ -369,3 +369,11 @@ def test_a_span_is_a_value_not_a_verb_or_a_label(
     question: str, sentence: str, span: str | None
 ) -> None:
     assert asked_span(question, terms(question), sentence) == span
+
+
+def test_a_focus_with_nothing_recorded_is_answered_by_the_stored_text() -> None:
+    focus = node("e1", "E_Entity", "Taxes", 1.0, entity_type="person")
+    note = memory("m1", "Taxes: Greta Holm CPA does ours, about 400 a year", "2023-10-01T09:00:00")
+    answer, _ = ask("Who does our taxes?", IntentType.WHO, [focus, note], entities=["Taxes"])
+    assert "Greta Holm" in answer.text
+    assert "no current facts" not in answer.text

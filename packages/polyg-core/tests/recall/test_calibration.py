@@ -34,7 +34,7 @@ from polyg_core.recall.answer.confidence import (
 )
 from polyg_core.recall.synthesizer import synthesize_extractive
 from polyg_shared.intents import Intent, IntentType, Timeframe
-from polyg_shared.retrieval import ContextNode, MergedSubgraph
+from polyg_shared.retrieval import ContextEdge, ContextNode, MergedSubgraph
 
 TABLE = Calibration(
     {"all": -1.0, "p": -0.5, "p/s": 0.5, "when/p": 1.0, "when/p/s": 0.5, "q": 1.5}, 4.0, 0.5
@@ -72,10 +72,12 @@ def answer(
     entities: list[str] | None = None,
     timeframe: Timeframe | None = None,
     table: Calibration = SURE,
+    edges: list[ContextEdge] | None = None,
 ) -> tuple[str, float, dict[str, float]]:
     """The extractive answer's text, its confidence under `table`, and its factors."""
     intent = Intent(type=kind, entities=entities or [], timeframe=timeframe)
-    synthesis, factors = synthesize_extractive(question, intent, MergedSubgraph(nodes=nodes), NOW)
+    sub = MergedSubgraph(nodes=nodes, edges=edges or [])
+    synthesis, factors = synthesize_extractive(question, intent, sub, NOW)
     value = calibrated_from_factors(factors, table)
     assert value is not None
     # The synthesis reports the shipped model's value under the same rule.
@@ -393,12 +395,24 @@ def test_an_answer_from_the_graphs_read_from_a_conversation_rests_on_words_said(
                 score=1.0,
                 attributes={"entity_type": "person"},
             ),
+            ContextNode(
+                uuid="ward",
+                label="E_Entity",
+                graph="entity",
+                text="Ward 7",
+                score=0.8,
+                attributes={"entity_type": "place"},
+            ),
             memory("m1", best_memory, "2026-02-02T10:00:00", 0.9),
         ]
 
+    # A relation of the asked person: the graphs answer, beside the memory they came from.
+    works = [ContextEdge(source="priya", target="ward", type="E_RELATES", label="works on")]
     question = "Who is Priya Anand?"
-    _, _, chat = answer(question, IntentType.WHO, graph("Priya Anand: I work night shifts."))
-    _, _, notes = answer(question, IntentType.WHO, graph("Priya Anand works night shifts."))
+    chat_graph = graph("Priya Anand: I work night shifts on Ward 7.")
+    notes_graph = graph("Priya Anand works night shifts on Ward 7.")
+    _, _, chat = answer(question, IntentType.WHO, chat_graph, edges=works)
+    _, _, notes = answer(question, IntentType.WHO, notes_graph, edges=works)
     assert chat["quoted"] == notes["quoted"] == 0.0  # both answer from the graphs
     assert chat.get("spoken") == 1.0 and "spoken" not in notes
     assert source_of(chat["quoted"] == 1.0, chat.get("spoken") == 1.0) == "p"

@@ -315,7 +315,11 @@ def _memories_say_more(
     gives."""
     if not memories:
         return False
-    top_rel = statements[0].relevance if statements else 0.0
+    if not statements:
+        # Nothing is recorded of the focus but stored texts: they are all there is to say
+        # ("Who does our taxes?" of "Taxes: Greta Holm CPA does ours").
+        return True
+    top_rel = statements[0].relevance
     if overlap(q.about - terms(focus.text), memories[0].text) > top_rel:
         return True
     return _no_earlier_fact(q, statements)
