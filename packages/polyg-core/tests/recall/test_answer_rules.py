@@ -377,3 +377,18 @@ def test_a_focus_with_nothing_recorded_is_answered_by_the_stored_text() -> None:
     answer, _ = ask("Who does our taxes?", IntentType.WHO, [focus, note], entities=["Taxes"])
     assert "Greta Holm" in answer.text
     assert "no current facts" not in answer.text
+
+
+def test_a_when_question_about_now_is_answered_by_the_update_not_what_it_changed() -> None:
+    old = node(
+        "m1",
+        "S_Memory",
+        "Kitchen reno: Larchwood Builders, start Mar 3, about six weeks",
+        0.9,
+        created_at=ms("2023-03-01T09:00:00"),
+        superseded_by="m2",
+    )
+    new = memory("m2", "Larchwood pushed the kitchen start to Apr 14", "2023-10-01T09:00:00")
+    answer, _ = ask("What's the start date for the kitchen reno?", IntentType.WHEN, [old, new])
+    assert "Apr" in answer.text or "April" in answer.text
+    assert "Mar" not in answer.text.split("Until")[0]

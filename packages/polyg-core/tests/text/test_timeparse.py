@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from polyg_core.text.timeparse import find_times, parse_timeframe
+from polyg_core.text.timeparse import ahead_of, find_times, match_times, parse_timeframe
 
 # Wednesday 14 January 2026, noon UTC.
 REF = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)
@@ -216,3 +216,31 @@ def test_quarters_resolve_to_three_months(text: str, start: datetime, end: datet
     tf = parse_timeframe(text, REF)
     assert tf is not None
     assert (tf.start, tf.end) == (start, end - END)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "written", "expected"),
+    [
+        # A plan names a day ahead of when it was written.
+        ("Falcon beta target: June 28", datetime(2026, 5, 7, tzinfo=UTC), date(2026, 6, 28)),
+        (
+            "Lisbon booked: out July 8 on Atlantica Air",
+            datetime(2026, 5, 12, tzinfo=UTC),
+            date(2026, 7, 8),
+        ),
+        # Without a plan, or a plan a few weeks past, the day is read as the last one.
+        ("We met on June 28 at the cafe", datetime(2026, 5, 7, tzinfo=UTC), date(2025, 6, 28)),
+        (
+            "Brightline pushed the start to Apr 14",
+            datetime(2026, 5, 20, tzinfo=UTC),
+            date(2026, 4, 14),
+        ),
+        # A year written is kept.
+        ("Launch target: June 28, 2025", datetime(2026, 5, 7, tzinfo=UTC), date(2025, 6, 28)),
+    ],
+)
+def test_a_planned_day_falls_ahead_of_the_note(
+    sentence: str, written: datetime, expected: date
+) -> None:
+    first = match_times(sentence, written)[0]
+    assert ahead_of(sentence, first, written).day == expected

@@ -20,7 +20,7 @@ from polyg_shared.intents import Timeframe
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TimeMatch", "find_times", "match_times", "parse_timeframe"]
+__all__ = ["TimeMatch", "ahead_of", "find_times", "match_times", "parse_timeframe"]
 
 _MS = timedelta(milliseconds=1)
 _LOW = datetime(1, 1, 2, tzinfo=UTC)
@@ -548,6 +548,38 @@ def match_times(text: str, reference: datetime) -> list[TimeMatch]:
     Never raises on odd text; expressions that name impossible dates are skipped.
     """
     return _scan(text[:_MAX_TEXT], _ref(reference))
+
+
+# "Falcon beta target: June 28", "out July 8", "due March 3": a plan, dated ahead of when
+# it was written; "we met on June 28" looks back.
+_AHEAD = re.compile(
+    r"\b(?:target(?:ed|s)?|due|deadline|launch(?:es|ing)?|go-live|starts?|starting|begins?|"
+    r"booked|scheduled|planned|plans?|will|going\s+to|gonna|upcoming|next|leaving|leaves|"
+    r"expires?|pushed|postponed|rescheduled|slipped|ETA)\b",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"\b\d{4}\b")
+_RECENT = timedelta(days=90)
+
+
+def ahead_of(sentence: str, match: TimeMatch, stated: datetime) -> TimeMatch:
+    """A day named by month and day alone, in a sentence that plans ahead, falls on its
+    next occurrence after the time it was written, not its last one, unless its last one
+    was within a season before (a plan since passed or missed)."""
+    day = match.day
+    if day is None or _YEAR.search(match.text) or not _AHEAD.search(sentence):
+        return match
+    if stated.date() - day <= _RECENT or not any(m in match.text.lower() for m in _MONTHS):
+        # On or after the day written, or within a season before it: as read.
+        return match
+    try:
+        later = day.replace(year=day.year + 1)
+    except ValueError:  # 29 February
+        return match
+    shift = datetime.combine(later, datetime.min.time()) - datetime.combine(
+        day, datetime.min.time()
+    )
+    return replace(match, day=later, start=match.start + shift, end=match.end + shift)
 
 
 def find_times(text: str, reference: datetime) -> list[tuple[tuple[int, int], datetime]]:

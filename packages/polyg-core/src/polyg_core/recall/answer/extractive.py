@@ -540,6 +540,8 @@ def _best_memories(q: Question, g: AnswerGraph) -> list[ContextNode]:
     if q.intent.timeframe is None and asks_previous(q.text):
         ranked = _before_the_latest(q, ranked)
     elif asks_about_now(q.text, q.intent, g.now_ms):
+        # What recall marked as changed by a later memory does not answer for now.
+        ranked.sort(key=lambda n: bool(n.attributes.get("superseded_by")))
         ranked = _latest_of_the_best(q, ranked)
     return ranked[:MAX_MEMORIES]
 

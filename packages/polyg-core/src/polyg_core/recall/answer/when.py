@@ -46,6 +46,7 @@ from polyg_core.recall.answer.words import (
     short_time,
     terms,
 )
+from polyg_core.recall.currency import asks_about_now
 from polyg_core.text.normalize import normalize_name
 
 CONTEXT_BEFORE = 2
@@ -199,13 +200,16 @@ def _counted(q: Question, ranked: list[ContextNode]) -> _Shaped | None:
 
 
 def _rank_dated(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> list[ContextNode]:
-    """The dated candidates, those in the asked timeframe first, then the most relevant."""
+    """The dated candidates, those in the asked timeframe first, then (for a question
+    about now: "when's the beta?") those no later memory changed, then the most relevant."""
     tf = q.intent.timeframe
     best_score = max(n.score for n in cands) or 1.0
+    now = asks_about_now(q.text, q.intent, g.now_ms)
     return sorted(
         cands,
         key=lambda n: (
             in_window(time_ms(n), tf) if tf else True,
+            not (now and n.attributes.get("superseded_by")),
             _relevance(q, g, n, best_score),
         ),
         reverse=True,
