@@ -89,22 +89,37 @@ def subjects_of(
     specific = [n for n in dict.fromkeys(names) if n not in common_names]
     named = [naming(memories, n, asked) for n in specific]
     people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
+    kept = _users_notes(question, memories, named, people, bool(specific or common_names))
+    return Subjects(common, named, people, kept)
+
+
+def _users_notes(
+    question: str,
+    memories: Sequence[CatalogueEntry],
+    named: list[set[str]],
+    people: list[set[str]],
+    names_any: bool,
+) -> set[str]:
+    """For a question about the user, or about no one, the notes about the user and
+    their things (`Subjects.kept`); one about the user that names a person adds the notes
+    said in the first person to `named`."""
     asks_about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
     if asks_about_the_user and people:
         # "Is my mentor still Ada Wrenfield?": notes said in the first person are the
         # user's own; the named person's are found by name.
         named.append({e.uuid for e in memories if _FIRST_PERSON.search(e.content)})
+        return set()
+    if people or not (asks_about_the_user or not names_any):
+        return set()
     # Asked about the user (or the user's household or team) and no one else, or about
     # no one: the notes a user keeps are about the user and their things, whether they say
-    # "I" or are as terse as "gym: IronYard on 5th".
-    kept: set[str] = set()
-    if not people and (asks_about_the_user or not (specific or common_names)):
-        kept = {
-            e.uuid
-            for e in memories
-            if _FIRST_PERSON.search(e.content) or not _ABOUT_A_NAMED_PERSON.search(e.content)
-        }
-    return Subjects(common, named, people, kept)
+    # "I" or are as terse as "gym: IronYard on 5th"; not those about what a named person
+    # did, unless said in the first person.
+    return {
+        e.uuid
+        for e in memories
+        if _FIRST_PERSON.search(e.content) or not _ABOUT_A_NAMED_PERSON.search(e.content)
+    }
 
 
 def naming(memories: Sequence[CatalogueEntry], name: str, asked: Collection[str]) -> set[str]:

@@ -100,13 +100,17 @@ def _after(words: list[str], start: int, asked: set[str]) -> str | None:
         span.pop()
     if not span or not (terms(" ".join(span)) - asked):
         return None
-    end = start + _skipped(words, start) + len(span)
+    return _valued(words, start + _skipped(words, start) + len(span), span, asked)
+
+
+def _valued(words: list[str], end: int, span: list[str], asked: set[str]) -> str | None:
+    """The span, unless what follows it (at `end`) shows it is no value: "runs on ...",
+    "rate is ..." (a verb, or the subject of one); a label's value follows its colon
+    ("5k PB: 27:42")."""
     follows = words[end].lower() if end < len(words) else ""
     if len(span) == 1 and span[0].islower() and (follows in _VERB_THEN or follows in _SUBJECT_OF):
-        # "runs on ...", "rate is ...": a verb or the subject of one, not the value.
         return None
     if follows == ":":
-        # "5k PB: 27:42": a label; the value follows it.
         return _after(words, end + 1, asked) or " ".join(span)
     return " ".join(span)
 
