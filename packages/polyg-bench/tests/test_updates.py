@@ -35,7 +35,8 @@ def test_each_set_written_apart_loads_with_questions_of_both_tenses(name: str) -
     cases = load_cases(name=name)
     assert len(cases) >= 45
     tenses = [q.tense for c in cases for q in c.questions]
-    assert tenses.count("present") == len(cases)
+    assert all(c.questions for c in cases)
+    assert tenses.count("present") >= 35
     assert tenses.count("past") >= 10
     assert len({c.id for c in cases}) == len(cases)
 
