@@ -19,6 +19,12 @@ A pair of ranked memories is an update when
 * or, without change words or names, the later one holds every asked word the earlier
   one holds, and those carry most of the question's weight ("Friday takeout: Nonna
   Rosa's" after "Friday takeout: Golden Lotus"), within `SAME_WORDS_MARGIN` by meaning;
+* for a question about the user, or about no one, the notes the user keeps are one subject
+  (`subjects.Subjects.kept`): two of them are versions of each other when they share a
+  word, or when the earlier one is about as close to the question as the closest memory
+  (or the question names the later value: "before Tobias?"); a later note that is the
+  earlier one with only an asked word put another way is no version of it ("before the
+  yearly audit" for a question about the quarterly one);
 * or the temporal graph says so: a fact about the question's subject was ended by a newer
   one, the earlier memory holds the ended fact's value and the later one the new value,
   and both name what the question asks about (a note that only names the old value, "Bram
@@ -27,7 +33,9 @@ A pair of ranked memories is an update when
 For a present-tense question the update takes the earlier memory's place (or keeps its
 own, if higher) and the earlier one goes just below it. A question that asks about a past
 window ("in 2024", "last year") or about history ("before", "used to", "originally",
-"previously", "old", "first") is left alone: what held then is what it wants.
+"previously", "old", "first") is left alone: what held then is what it wants. "before"
+and a thing in a present-tense question is a deadline ("What does the lamp need before
+the gales?"), not history.
 Ties between memories are broken by recency for present-tense questions.
 """
 
