@@ -7,6 +7,7 @@ Before, a torn file loaded without its last acknowledged write while doctor said
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,9 @@ def write_and_kill(data_dir: Path, people: int) -> Path:
         # the tear cut it, and the repaired server counted 0 people. `always` writes and
         # fsyncs each one before the reply.
         client.config_set("appendfsync", "always")
+        # A rewrite of the file that a new server starts opens a new incremental part when
+        # it ends: writes made while it runs would be split over two parts.
+        _rewrites_done(client)
         for i in range(people):
             client.execute_command(
                 "GRAPH.QUERY", "people", f"CREATE (:Person {{name: 'Orla Fenwick {i}'}})"
@@ -46,11 +50,27 @@ def write_and_kill(data_dir: Path, people: int) -> Path:
     finally:
         client.close()
     server.kill()
-    incr = sorted(aof_check.aof_dir(data_dir / "falkordb").glob("*.incr.aof"))
+    # The parts in the order written ("appendonly.aof.10.incr.aof" after ".9."); the last
+    # write is in the last part, and each write in one of them.
+    incr = sorted(
+        aof_check.aof_dir(data_dir / "falkordb").glob("*.incr.aof"),
+        key=lambda p: int(p.name.split(".")[-3]) if p.name.split(".")[-3].isdigit() else 0,
+    )
     assert incr, "the writes did not reach an incremental AOF file"
-    held = incr[-1].read_bytes()
-    assert all(f"Orla Fenwick {i}'".encode() in held for i in range(people)), held[-200:]
+    held = b"".join(p.read_bytes() for p in incr)
+    missing = [i for i in range(people) if f"Orla Fenwick {i}'".encode() not in held]
+    assert not missing, (missing, [p.name for p in incr])
+    assert f"Orla Fenwick {people - 1}'".encode() in incr[-1].read_bytes()
     return incr[-1]
+
+
+def _rewrites_done(client: redis.Redis, polls: int = 100) -> None:
+    """Wait (at most `polls` tenths of a second) until no AOF rewrite runs or waits."""
+    for _ in range(polls):
+        info: dict[str, Any] = client.info("persistence")
+        if not info.get("aof_rewrite_in_progress") and not info.get("aof_rewrite_scheduled"):
+            return
+        time.sleep(0.1)
 
 
 def people(data_dir: Path) -> int:
