@@ -65,6 +65,17 @@ def memory(uuid: str, text: str, said: str, score: float = 1.0, **attrs: Any) ->
     )
 
 
+def entity(uuid: str, text: str, kind: str, score: float = 1.0) -> ContextNode:
+    return ContextNode(
+        uuid=uuid,
+        label="E_Entity",
+        graph="entity",
+        text=text,
+        score=score,
+        attributes={"entity_type": kind},
+    )
+
+
 def answer(
     question: str,
     kind: IntentType,
@@ -179,14 +190,7 @@ def test_i_do_not_know_is_calibrated_on_its_own() -> None:
     unknown = factors_of(Evidence(found=False, route="who_what", quoted=True))
     assert keys_of(unknown) == [NOT_FOUND_KEY, "all"]
     assert calibrated_from_factors(unknown, table) == round(logistic(-3.5), 3)
-    other = ContextNode(
-        uuid="e1",
-        label="E_Entity",
-        graph="entity",
-        text="Kestrel gateway",
-        score=1.0,
-        attributes={"entity_type": "service"},
-    )
+    other = entity("e1", "Kestrel gateway", "service")
     text, value, factors = answer(
         "Who maintains the Osprey ledger?", IntentType.WHO, [other], ["Osprey ledger"], table=table
     )
@@ -393,22 +397,8 @@ def test_words_said_in_a_conversation_are_told_from_a_note() -> None:
 def test_an_answer_from_the_graphs_read_from_a_conversation_rests_on_words_said() -> None:
     def graph(best_memory: str) -> list[ContextNode]:
         return [
-            ContextNode(
-                uuid="priya",
-                label="E_Entity",
-                graph="entity",
-                text="Priya Anand",
-                score=1.0,
-                attributes={"entity_type": "person"},
-            ),
-            ContextNode(
-                uuid="ward",
-                label="E_Entity",
-                graph="entity",
-                text="Ward 7",
-                score=0.8,
-                attributes={"entity_type": "place"},
-            ),
+            entity("priya", "Priya Anand", "person"),
+            entity("ward", "Ward 7", "place", 0.8),
             memory("m1", best_memory, "2026-02-02T10:00:00", 0.9),
         ]
 

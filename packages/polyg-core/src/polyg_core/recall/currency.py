@@ -87,14 +87,19 @@ other words, a new value told at length, pull its vector away from the question'
 BELOW = 1e-4
 """How far below its update a superseded memory is placed."""
 
+# Nouns naming a change: "after the reorg", "since the upgrade".
+_CHANGE_NOUNS = (
+    r"change|upgrade|update|migration|move|reorg|reorgani[sz]ation|merger|rename|switch|"
+    r"handover|promotion"
+)
+
 CHANGE_LANGUAGE = re.compile(
     r"\b(?:"
     r"moved|relocated|replaced|replaces|switched|swapped|took\s+over|taken\s+over|"
     r"takes\s+over|handed\s+(?:over|off)|changed|changes?\s+(?:to|from|over)|"
     # "after the reorg", "since last weekend's upgrade", "following the migration"
     r"(?:after|since|following|with)\s+(?:the\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){0,2}?"
-    r"(?:change|upgrade|update|migration|move|reorg|reorgani[sz]ation|merger|rename|"
-    r"switch|handover|promotion)s?|"
+    rf"(?:{_CHANGE_NOUNS})s?|"
     # "now", unless it closes a span of time ("seven years now": nothing changed)
     r"(?<!years\s)(?<!year\s)(?<!months\s)(?<!weeks\s)(?<!days\s)(?<!while\s)now|no\s+longer|"
     r"not\s+anymore|any\s?more|cancell?ed|went\s+(?:up|down)|goes\s+up|"
@@ -157,8 +162,7 @@ _PAST_WINDOW = re.compile(
 # before a change ("before the reorg", "before Marisol" and "Where did I live before?" are).
 _DEADLINE = re.compile(
     r"\bbefore\s+(?:the|a|an|my|our|your|his|her|their|its|this|next)\s+"
-    r"(?!(?:[\w'’-]+\s+)?(?:change|upgrade|update|migration|move|reorg|reorgani[sz]ation|"
-    r"merger|rename|switch|handover|promotion|cutover|rebrand|relaunch|transfer|"
+    rf"(?!(?:[\w'’-]+\s+)?(?:{_CHANGE_NOUNS}|cutover|rebrand|relaunch|transfer|"
     r"acquisition|split|restructur\w*|current|new|latest)\b)[\w'’-]+",
     re.IGNORECASE,
 )

@@ -39,7 +39,7 @@ from polyg_core.remember.extract_rules import (
 from polyg_core.remember.membership import MembershipSpan, membership_spans
 from polyg_core.text.names import EntityMatcher, KnownEntities, NameMention, find_names
 from polyg_core.text.normalize import normalize_name
-from polyg_core.text.timeparse import TimeMatch, ahead_of, match_times
+from polyg_core.text.timeparse import TimeMatch, planned_times
 
 UNKNOWN_START = datetime(1970, 1, 1, tzinfo=UTC)
 """Marks a fact whose start the text does not give ("moved from X" ends one): `remember`
@@ -100,8 +100,7 @@ class _Note:
     def read(cls, text: str, matcher: EntityMatcher, reference: datetime) -> _Note:
         names = find_names(text, matcher)
         # A day planned ahead ("launch target: June 28") falls after the note, not before.
-        found = [ahead_of(text, m, reference) for m in match_times(text, reference)]
-        times = names_are_not_times(found, names)
+        times = names_are_not_times(planned_times(text, reference), names)
         mentions = [m for m in names if is_name(m, times)]
         return cls(text, reference, times, mentions, _speaker(text, mentions))
 

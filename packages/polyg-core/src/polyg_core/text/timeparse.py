@@ -20,7 +20,14 @@ from polyg_shared.intents import Timeframe
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TimeMatch", "ahead_of", "find_times", "match_times", "parse_timeframe"]
+__all__ = [
+    "TimeMatch",
+    "ahead_of",
+    "find_times",
+    "match_times",
+    "parse_timeframe",
+    "planned_times",
+]
 
 _MS = timedelta(milliseconds=1)
 _LOW = datetime(1, 1, 2, tzinfo=UTC)
@@ -576,10 +583,14 @@ def ahead_of(sentence: str, match: TimeMatch, stated: datetime) -> TimeMatch:
         later = day.replace(year=day.year + 1)
     except ValueError:  # 29 February
         return match
-    shift = datetime.combine(later, datetime.min.time()) - datetime.combine(
-        day, datetime.min.time()
-    )
+    shift = later - day
     return replace(match, day=later, start=match.start + shift, end=match.end + shift)
+
+
+def planned_times(text: str, reference: datetime) -> list[TimeMatch]:
+    """`match_times` for a text written at `reference`, a day it plans read ahead of it
+    (`ahead_of`): what a note says, not what a question asks."""
+    return [ahead_of(text, m, reference) for m in match_times(text, reference)]
 
 
 def find_times(text: str, reference: datetime) -> list[tuple[tuple[int, int], datetime]]:

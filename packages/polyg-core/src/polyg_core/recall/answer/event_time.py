@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from polyg_core.text.timeparse import TimeMatch, ahead_of, match_times
+from polyg_core.text.timeparse import TimeMatch, planned_times
 
 DAY_MS = 86_400_000
 _NEAR_WEEK = timedelta(days=8)  # "the week before D" while D lies in the week after it
@@ -158,14 +158,13 @@ def resolve(sentence: str, stated_ms: int) -> Dated | None:
         The first time expression of the sentence, resolved; else None.
     """
     stated = datetime.fromtimestamp(stated_ms / 1000, tz=UTC)
-    matches = match_times(full_weekdays(sentence), stated)
+    matches = planned_times(full_weekdays(sentence), stated)
     numbered = any(c.isdigit() for m in matches for c in m.text)
     for match in matches:
         if match.clock is not None and match.day is None:
             continue  # a bare clock time ("at 9") dates nothing on its own
         if _up_to_now(match, stated):
             continue
-        match = ahead_of(sentence, match, stated)
         phrase = describe(match, stated.date(), dated_otherwise=numbered)
         return Dated(phrase, _ms(match.start), True)
     return None

@@ -83,11 +83,13 @@ def _after(words: list[str], start: int, asked: set[str]) -> str | None:
     if start < len(words) and words[start].lower() in _SUBJECT_OF:
         return None
     span: list[str] = []
-    for w in words[start:]:
+    first = start  # where the span starts, after the leading words it passes over
+    for i, w in enumerate(words[start:], start):
         low = w.lower()
         if not w[0].isalnum():
             break
         if not span and low in _LEADING:
+            first = i + 1
             continue
         if not span and (low in _PRONOUNS or low in _CLAUSE_END):
             return None  # a new clause starts: the asked word governs no phrase here
@@ -100,7 +102,7 @@ def _after(words: list[str], start: int, asked: set[str]) -> str | None:
         span.pop()
     if not span or not (terms(" ".join(span)) - asked):
         return None
-    return _valued(words, start + _skipped(words, start) + len(span), span, asked)
+    return _valued(words, first + len(span), span, asked)
 
 
 def _valued(words: list[str], end: int, span: list[str], asked: set[str]) -> str | None:
@@ -113,14 +115,6 @@ def _valued(words: list[str], end: int, span: list[str], asked: set[str]) -> str
     if follows == ":":
         return _after(words, end + 1, asked) or " ".join(span)
     return " ".join(span)
-
-
-def _skipped(words: list[str], start: int) -> int:
-    """How many leading words `_after` passes over before its span starts."""
-    n = 0
-    while start + n < len(words) and words[start + n].lower() in _LEADING:
-        n += 1
-    return n
 
 
 def asked_span(question: str, about: set[str], sentence: str) -> str | None:

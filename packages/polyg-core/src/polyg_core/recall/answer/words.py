@@ -85,6 +85,11 @@ _SENTENCE = re.compile(
 SPEAKER = re.compile(r"^([A-Z][\w .'-]{0,40}):\s+")
 
 
+SHORT_SENTENCE = 3
+"""A sentence of fewer words ("NEW PB!!!", "Thanks, Mel!") seldom holds the value: on a
+tie, a longer one wins."""
+
+
 def best_sentence(q_terms: set[str], text: str) -> str:
     """The sentence of `text` that holds most of the question's terms (the whole text when
     it is one sentence), keeping a leading "Speaker: " so the reader sees who said it."""
@@ -105,11 +110,6 @@ def best_sentence(q_terms: set[str], text: str) -> str:
         ),
     )
     return (speaker.group(0) if speaker else "") + best.strip()
-
-
-SHORT_SENTENCE = 3
-"""A sentence of fewer words ("NEW PB!!!", "Thanks, Mel!") seldom holds the value: on a
-tie, a longer one wins."""
 
 
 def as_sentence(text: str) -> str:
