@@ -16,6 +16,7 @@ from polyg_core.recall.answer.event_time import duration_in, resolve
 from polyg_core.recall.answer.extractive import Answer, extractive_answer
 from polyg_core.recall.answer.span import asked_span
 from polyg_core.recall.answer.words import best_sentence, terms
+from polyg_core.recall.currency import says_change
 from polyg_shared.intents import Intent, IntentType, Timeframe
 from polyg_shared.retrieval import ContextEdge, ContextNode, MergedSubgraph
 
@@ -392,3 +393,11 @@ def test_a_when_question_about_now_is_answered_by_the_update_not_what_it_changed
     answer, _ = ask("What's the start date for the kitchen reno?", IntentType.WHEN, [old, new])
     assert "Apr" in answer.text or "April" in answer.text
     assert "Mar" not in answer.text.split("Until")[0]
+
+
+def test_an_updates_sentence_that_says_the_change_holds_the_new_value() -> None:
+    text = "Dairy and the oat stuff are out completely. Just a black americano for me now."
+    assert best_sentence({"coffee"}, text, says_change).startswith("Just a black americano")
+    # A few words that say a change ("NEW PB!!!") still give way to a sentence with a value.
+    text = "NEW PB!!! 25:58 at Riverside this morning, legs are jelly"
+    assert best_sentence({"fastest", "5k"}, text, says_change).startswith("25:58")

@@ -654,3 +654,64 @@ async def test_a_person_asked_by_one_name_is_found_by_another_word_of_their_name
 def test_a_greeting_before_a_name_is_no_longer_name() -> None:
     assert writes_name("Hey Mel! Long time no talk.", ["Mel"], set())
     assert writes_name("Hey Bao, the Georgian place is great.", ["Bao", "Tran"], set())
+
+
+def test_a_later_note_without_a_name_the_earlier_one_shares_with_the_question_is_no_version() -> (
+    None
+):
+    # "Q1" is asked and the earlier note holds it: a later note of Q2 is another value's.
+    notes = [
+        _Note("old", "Wrenfold campaign: Q1 budget approved at 30k.", 100),
+        _Note("new", "Finance cut Wrenfold's Q1 spend to 18k.", 300),
+        _Note("q2", "Wrenfold Q2 budget request (50k) goes to the board on Friday.", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.9), (notes[2], 0.2)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "How much money does Wrenfold have for Q1?",
+        named=[{"old", "new", "q2"}, {"old", "new"}],
+        meaning={"old": 0.78, "new": 0.77, "q2": 0.69},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
+
+
+def test_of_two_changes_to_the_users_thing_the_one_far_from_the_question_is_another() -> None:
+    # Both later notes say a change and touch the user's laptop; the one about who got the
+    # old machine is far from the question, so it changed something else.
+    notes = [
+        _Note("old", "my laptop's a ThinkPad X1", 100),
+        _Note("new", "Using the MacBook Air from work as my only computer now.", 300),
+        _Note("gift", "Sister took over the old ThinkPad X1, battery needs replacing.", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[2], 0.5), (notes[1], 0.4)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "What laptop does the user have?",
+        kept={"old", "new", "gift"},
+        meaning={"old": 0.62, "new": 0.5, "gift": 0.33},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
+
+
+def test_a_silent_later_note_continues_a_line_only_if_it_answers_as_well_as_the_line() -> None:
+    # The rota's first note is the closest to the question; the second changes it; the
+    # third is about the rota's pay, close to the second but far below the first.
+    notes = [
+        _Note("old", "Support rota: one week per person, handover Monday 10:00.", 100),
+        _Note("new", "From March, support shifts run two weeks; handover moves to Wednesday.", 300),
+        _Note("pay", "Support rota bonus is paid with the March salary, HR to confirm.", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.9), (notes[2], 0.1)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "How long is each support stint?",
+        kept={"old", "new", "pay"},
+        meaning={"old": 0.57, "new": 0.52, "pay": 0.38},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"

@@ -82,6 +82,7 @@ MEANING_MARGIN = 0.15
 one when its cosine similarity to the question is at most this much below the earlier
 one's: it answers the same question with another value."""
 SAME_WORDS_MARGIN = 0.25
+VERSION_MARGIN = 0.1
 """The same for a later memory that holds every asked word the earlier one holds (its
 other words, a new value told at length, pull its vector away from the question's)."""
 BELOW = 1e-4
@@ -350,6 +351,9 @@ class _Pairs:
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
         self.elsewhere: set[str] = set()
+        self.line: dict[str, float] = {}
+        """For a memory that updates others, the closest in meaning to the question of the
+        versions it ends (a later version continues the line only if it answers as well)."""
         self.asked_weight = sum(self.weight(t) for t in set[str]().union(*self.hits.values()))
 
     def same_subject(self, older: str, newer: str) -> bool:
@@ -440,7 +444,9 @@ class _Pairs:
         return older in self.kept and newer in self.kept
 
     def _by_name(self, older: str, newer: str) -> bool:
-        return any(older in uuids and newer in uuids for uuids in self.named)
+        return any(older in uuids and newer in uuids for uuids in self.named) and not any(
+            older in uuids and newer not in uuids for uuids in self.named
+        )
 
     def same_answer(self, older: str, newer: str) -> bool:
         # Both name the same specific subject (or the later one holds every asked word the
@@ -450,6 +456,7 @@ class _Pairs:
         before, after = self.meaning.get(older), self.meaning.get(newer)
         if before is None or after is None:
             return False
+        before = max(before, self.line.get(older, before))
         if self._same_words(older, newer):
             return after >= before - SAME_WORDS_MARGIN
         if self._restates(older, newer):
@@ -508,7 +515,7 @@ class _Pairs:
         A later note about the subject that says no change is an update only when nothing
         says one ("parks in the garage" is no update of "drives to work" when "sold the
         car and cycles" is there)."""
-        said = [n for n in later if self.is_update(older, n)]
+        said = self._closest([n for n in later if self.is_update(older, n)])
         if said or says_change(older.content):
             # A memory that says a change holds until another says one ("sold the car and
             # cycles now" is not undone by a later "parks in the garage when it rains").
@@ -521,6 +528,21 @@ class _Pairs:
             and self.same_answer(older.uuid, n.uuid)
         ]
         return self._best_silent(older, silent)
+
+    def continues(self, older: str, newer: str) -> None:
+        """Record that `newer` is a later version of `older`."""
+        said = [m for m in (self.line.get(older), self.meaning.get(older)) if m is not None]
+        if said:
+            self.line[newer] = max(*said, self.line.get(newer, max(said)))
+
+    def _closest(self, said: list[Candidate]) -> list[Candidate]:
+        # Of several later notes that say a change about the subject, those far less close
+        # to the question than the closest changed another of its attributes.
+        known = [self.meaning[n.uuid] for n in said if n.uuid in self.meaning]
+        if len(known) < 2:
+            return said
+        best = max(known)
+        return [n for n in said if self.meaning.get(n.uuid, best) >= best - VERSION_MARGIN]
 
     def _best_silent(self, older: Candidate, silent: list[Candidate]) -> list[Candidate]:
         """Of the later notes that say no change and answer as well, the one that updates
@@ -600,4 +622,5 @@ def supersede(
             scores[up.uuid] = lifted
             scores[down.uuid] = min(scores[down.uuid], lifted - BELOW)
             superseded_by[older.uuid] = newer.uuid
+            pairs.continues(older.uuid, newer.uuid)
     return Supersession({u: s for u, s in scores.items() if s != pairs.scores[u]}, superseded_by)

@@ -51,7 +51,7 @@ from polyg_core.recall.answer.words import (
     overlap,
     terms,
 )
-from polyg_core.recall.currency import asks_about_now
+from polyg_core.recall.currency import asks_about_now, says_change
 from polyg_core.text.normalize import normalize_name
 
 __all__ = ["Answer", "extractive_answer"]
@@ -671,7 +671,9 @@ def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:
     answer = _memories_answer(q, [update.current, *others])
     # The update's own sentence, not a span of it: a span rule reads "no longer uses Emacs;
     # he codes in Helix now" as "Emacs", and "X took over Y" without its subject.
-    said = as_sentence(best_sentence(q.wanted, update.current.text))
+    # Of sentences that hold as many asked words, the one that says the change holds the
+    # new value ("Cut dairy out completely. Just a black americano for me now.").
+    said = as_sentence(best_sentence(q.wanted, update.current.text, says_change))
     answer.text = f"{said} {history_note(q, update)}"
     answer.evidence.shaped = True
     answer.sources = [*answer.sources, update.replaced[0].uuid]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from polyg_core.text.names import STOP_WORDS
@@ -90,9 +91,11 @@ SHORT_SENTENCE = 3
 tie, a longer one wins."""
 
 
-def best_sentence(q_terms: set[str], text: str) -> str:
+def best_sentence(q_terms: set[str], text: str, prefer: Callable[[str], bool] | None = None) -> str:
     """The sentence of `text` that holds most of the question's terms (the whole text when
-    it is one sentence), keeping a leading "Speaker: " so the reader sees who said it."""
+    it is one sentence), keeping a leading "Speaker: " so the reader sees who said it.
+    `prefer` breaks a tie between statements that can hold a value (an update's sentence
+    that says the change)."""
     speaker = SPEAKER.match(text)
     body = text[speaker.end() :] if speaker else text
     parts = [p for p in _SENTENCE.split(body.strip()) if p.strip()]
@@ -106,6 +109,7 @@ def best_sentence(q_terms: set[str], text: str) -> str:
             len(q_terms & terms(p)),
             not p.rstrip().endswith("?"),
             len(_WORD.findall(p.lower())) >= SHORT_SENTENCE,
+            prefer is not None and prefer(p),
             -parts.index(p),
         ),
     )
