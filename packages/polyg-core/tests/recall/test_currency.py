@@ -715,3 +715,26 @@ def test_a_silent_later_note_continues_a_line_only_if_it_answers_as_well_as_the_
     )
     assert moved.superseded_by == {"old": "new"}
     assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
+
+
+def test_a_users_later_note_holding_most_of_the_asked_words_is_the_current_one() -> None:
+    # The later note says where the photos are without "backed up": it holds most of what
+    # the earlier one holds of the question, and its new value pulls it away in meaning.
+    notes = [
+        _Note("old", "Holiday photos backed up to Boxly (1TB plan).", 100),
+        _Note("new", "All the holiday photos are on the home NAS in the attic.", 300),
+        _Note("work", "Work still keeps client files on Boxly.", 400),
+        # "back" and "up" are everyday words in a namespace: they weigh less.
+        _Note("gym", "Back from the gym, picked up a parcel on the way.", 500),
+        _Note("call", "Called the plumber back; he fixed the pipe up in an hour.", 600),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.5), (notes[2], 0.1)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "Where are the user's holiday photos backed up?",
+        kept={"old", "new", "work"},
+        meaning={"old": 0.69, "new": 0.47, "work": 0.16},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"

@@ -82,9 +82,16 @@ MEANING_MARGIN = 0.15
 one when its cosine similarity to the question is at most this much below the earlier
 one's: it answers the same question with another value."""
 SAME_WORDS_MARGIN = 0.25
+"""The same for a later memory that holds two or more of the asked words the earlier one
+holds, and half their weight or more (its other words, a new value told at length, pull its
+vector away from the question's)."""
+SAME_WORDS_SHARE = 0.5
+"""The share of the weight of the asked words an earlier memory holds that a later one
+must hold too for `SAME_WORDS_MARGIN` ("holiday photos" of "holiday photos backed up")."""
 VERSION_MARGIN = 0.1
-"""The same for a later memory that holds every asked word the earlier one holds (its
-other words, a new value told at length, pull its vector away from the question's)."""
+"""Of several later memories that say a change to one earlier memory, those whose cosine
+similarity to the question is more than this below the closest one's changed another
+attribute of the subject ("Henrike took over the rota" beside "the rota bonus went up")."""
 BELOW = 1e-4
 """How far below its update a superseded memory is placed."""
 
@@ -449,9 +456,9 @@ class _Pairs:
         )
 
     def same_answer(self, older: str, newer: str) -> bool:
-        # Both name the same specific subject (or the later one holds every asked word the
-        # earlier one holds: "Friday takeout: Nonna Rosa's" after "Friday takeout: Golden
-        # Lotus"), and the later one answers the question about as well by meaning: it may
+        # Both name the same specific subject (or the later one holds half or more of the
+        # asked words the earlier one holds: "Friday takeout: Nonna Rosa's" after "Friday takeout:
+        # Golden Lotus"), and the later one answers the question about as well by meaning: it may
         # give the same attribute another value.
         before, after = self.meaning.get(older), self.meaning.get(newer)
         if before is None or after is None:
@@ -487,9 +494,11 @@ class _Pairs:
             return False
         # ... and the earlier one is about what is asked: it holds most of the question's
         # weight, not only its common words ("team", "owns").
+        both = held & self.hits[newer]
         return (
-            len(held) >= 2
-            and held <= self.hits[newer]
+            len(both) >= 2
+            and sum(self.weight(t) for t in both)
+            >= SAME_WORDS_SHARE * sum(self.weight(t) for t in held)
             and sum(self.weight(t) for t in held) >= ASKED_WEIGHT * self.asked_weight
         )
 
