@@ -738,3 +738,12 @@ def test_a_users_later_note_holding_most_of_the_asked_words_is_the_current_one()
     )
     assert moved.superseded_by == {"old": "new"}
     assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
+
+
+def test_a_first_name_shortened_in_a_note_is_the_same_person() -> None:
+    asked = {"which", "team", "does", "magdalena", "coach"}
+    assert writes_name("Magda's coaching the under-12s this season.", ["Magdalena"], asked)
+    assert writes_name("Kas quit the pool; chess club on Saturdays now.", ["Kasimir"], asked)
+    # Another name that starts alike, or two letters, is not a short form of it.
+    assert not writes_name("Kasia moved to Lodz.", ["Kasimir"], asked)
+    assert not writes_name("Ka said the pool is shut.", ["Kasimir"], asked)

@@ -11,7 +11,9 @@ For a named subject that is a matter of how people write names in notes:
 * a name in the possessive before a relation the question does not ask about is someone
   else ("Lena's sister celebrates in March" is not about Lena's birthday), unless the note
   says who that is ("Priya's manager is Ines");
-* a greeting before a name is not part of it ("Hey Mel").
+* a greeting before a name is not part of it ("Hey Mel");
+* a first name shortened to its first three letters or more, written alone, is the name
+  ("Magda's coaching the under-12s" is about Magdalena).
 
 A question about the user ("the user", "I", "my", "we", "our") that names no other
 person, or a question that names no one ("What is the wifi password?"), is about every
@@ -156,11 +158,29 @@ def writes_name(text: str, parts: Sequence[str], asked: Collection[str]) -> bool
     for run in _NAME_RUN.finditer(text):
         said = {w.lower() for w in _NAME_PART.findall(_POSSESSIVE_END.sub("", run.group(0)))}
         said -= _NOT_NAME_KEYS
-        if whole.search(run.group(0)) is None and not (len(parts) > 1 and said and said <= words):
+        if (
+            whole.search(run.group(0)) is None
+            and not (len(parts) > 1 and said and said <= words)
+            and not _short_form(said, parts[0])
+        ):
             continue
         if not _someone_else(text, run, asked):
             return True
     return False
+
+
+_SHORT_FORM = 3
+"""The fewest letters of a first name that, written alone, are a short form of it."""
+
+
+def _short_form(said: set[str], first: str) -> bool:
+    """Whether a name written alone is the start of `first`, as people shorten first
+    names in notes ("Orsi" for Orsolya, "Kas" for Kasimir)."""
+    if len(said) != 1:
+        return False
+    (word,) = said
+    first = first.lower()
+    return _SHORT_FORM <= len(word) < len(first) and first.startswith(word)
 
 
 def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool:
