@@ -464,10 +464,10 @@ class _Pairs:
         if before is None or after is None:
             return False
         before = max(before, self.line.get(older, before))
-        if self._same_words(older, newer):
-            return after >= before - SAME_WORDS_MARGIN
         if self._restates(older, newer):
             return False
+        if self._same_words(older, newer):
+            return after >= before - SAME_WORDS_MARGIN
         # Notes linked only as the user's: the earlier one must be about what is asked (a
         # bystander close to nothing is no earlier version of whatever is close).
         kept = self._kept(older, newer) and self._about_asked(older, newer)
