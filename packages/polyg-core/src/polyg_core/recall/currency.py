@@ -82,12 +82,13 @@ MEANING_MARGIN = 0.15
 one when its cosine similarity to the question is at most this much below the earlier
 one's: it answers the same question with another value."""
 SAME_WORDS_MARGIN = 0.25
-"""The same for a later memory that holds two or more of the asked words the earlier one
-holds, and half their weight or more (its other words, a new value told at length, pull its
-vector away from the question's)."""
+"""The same for a later memory that holds the asked words the earlier one holds, two or
+more (of the user's notes, `SAME_WORDS_SHARE` of their weight): its other words, a new
+value told at length, pull its vector away from the question's."""
 SAME_WORDS_SHARE = 0.5
-"""The share of the weight of the asked words an earlier memory holds that a later one
-must hold too for `SAME_WORDS_MARGIN` ("holiday photos" of "holiday photos backed up")."""
+"""For the user's own notes, the share of the weight of the asked words an earlier note
+holds that a later one must hold too for `SAME_WORDS_MARGIN` ("holiday photos" of "holiday
+photos backed up"); other memories must hold them all."""
 VERSION_MARGIN = 0.1
 """Of several later memories that say a change to one earlier memory, those whose cosine
 similarity to the question is more than this below the closest one's changed another
@@ -456,10 +457,10 @@ class _Pairs:
         )
 
     def same_answer(self, older: str, newer: str) -> bool:
-        # Both name the same specific subject (or the later one holds half or more of the
-        # asked words the earlier one holds: "Friday takeout: Nonna Rosa's" after "Friday takeout:
-        # Golden Lotus"), and the later one answers the question about as well by meaning: it may
-        # give the same attribute another value.
+        # Both name the same specific subject (or the later one holds the asked words the
+        # earlier one holds, of the user's notes half their weight: "Friday takeout: Nonna
+        # Rosa's" after "Friday takeout: Golden Lotus"), and the later one answers the
+        # question about as well by meaning: it may give the same attribute another value.
         before, after = self.meaning.get(older), self.meaning.get(newer)
         if before is None or after is None:
             return False
@@ -494,11 +495,13 @@ class _Pairs:
             return False
         # ... and the earlier one is about what is asked: it holds most of the question's
         # weight, not only its common words ("team", "owns").
+        # A user's own notes may leave some of them out ("holiday photos" of "holiday
+        # photos backed up"); other notes hold them all.
         both = held & self.hits[newer]
+        share = SAME_WORDS_SHARE if self._kept(older, newer) else 1.0
         return (
             len(both) >= 2
-            and sum(self.weight(t) for t in both)
-            >= SAME_WORDS_SHARE * sum(self.weight(t) for t in held)
+            and sum(self.weight(t) for t in both) >= share * sum(self.weight(t) for t in held)
             and sum(self.weight(t) for t in held) >= ASKED_WEIGHT * self.asked_weight
         )
 
