@@ -401,3 +401,24 @@ def test_an_updates_sentence_that_says_the_change_holds_the_new_value() -> None:
     # A few words that say a change ("NEW PB!!!") still give way to a sentence with a value.
     text = "NEW PB!!! 25:58 at Riverside this morning, legs are jelly"
     assert best_sentence({"fastest", "5k"}, text, says_change).startswith("25:58")
+
+
+def test_a_time_asked_before_a_change_is_the_changed_notes_stated_time() -> None:
+    old = memory("m1", "Ines Okoro usually goes to bed around 11:30pm.", "2023-03-01T09:00:00")
+    old = old.model_copy(update={"attributes": {**old.attributes, "superseded_by": "m2"}})
+    new = memory(
+        "m2",
+        "Sleep experiment week 6: Ines now does lights out at 10pm sharp.",
+        "2023-09-20T09:00:00",
+    )
+    answer, _ = ask(
+        "What time did Ines go to bed before the sleep experiment?", IntentType.WHEN, [old, new]
+    )
+    assert "11:30pm" in answer.text
+    assert "2023-03-01" not in answer.text
+
+
+def test_a_day_in_a_labelled_planning_note_is_read_ahead() -> None:
+    note = memory("m1", "Kestrel launch target: June 12.", "2023-02-01T09:00:00")
+    answer, _ = ask("What date was the Kestrel launch planned for?", IntentType.WHEN, [note])
+    assert "2023-06-12" in answer.text

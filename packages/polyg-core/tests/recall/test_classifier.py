@@ -244,3 +244,20 @@ def test_before_without_a_time_asks_for_history() -> None:
     intent = RuleClassifier().classify("How did Alice take her coffee before?", KNOWN, REF)
     assert intent.history
     assert intent.timeframe is None
+
+
+@pytest.mark.parametrize(
+    ("question", "intent_type"),
+    [
+        # An amount is a value, at any time it held; "how much time" a duration.
+        ("How much is the rent on the Quay Street flat?", WHAT),
+        ("How much was I paying into the savings pot before the raise?", WHAT),
+        ("How much time does the nightly build take?", None),
+    ],
+)
+def test_how_much_asks_an_amount(question: str, intent_type: IntentType | None) -> None:
+    got = RuleClassifier().classify(question, KNOWN, REF).type
+    if intent_type is None:
+        assert got is not WHAT
+    else:
+        assert got is intent_type

@@ -7,7 +7,13 @@ from datetime import UTC, date, datetime, timedelta, timezone
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from polyg_core.text.timeparse import ahead_of, find_times, match_times, parse_timeframe
+from polyg_core.text.timeparse import (
+    ahead_of,
+    find_times,
+    match_times,
+    parse_timeframe,
+    planned_times,
+)
 
 # Wednesday 14 January 2026, noon UTC.
 REF = datetime(2026, 1, 14, 12, 0, tzinfo=UTC)
@@ -244,3 +250,12 @@ def test_a_planned_day_falls_ahead_of_the_note(
 ) -> None:
     first = match_times(sentence, written)[0]
     assert ahead_of(sentence, first, written).day == expected
+
+
+def test_a_sentence_of_a_planning_note_is_read_with_the_notes_words() -> None:
+    # "June 12." alone plans nothing; in "Kestrel launch target: June 12." it is ahead.
+    written = datetime(2026, 2, 1, 12, tzinfo=UTC)
+    alone = planned_times("June 12.", written)
+    assert alone[0].day == date(2025, 6, 12)
+    planned = planned_times("June 12.", written, "Kestrel launch target: June 12.")
+    assert planned[0].day == date(2026, 6, 12)

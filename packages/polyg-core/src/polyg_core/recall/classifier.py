@@ -113,6 +113,8 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
         # "Where does X live?", "How does X take her tea?" ask for a value.
         (r"^\W*where\b", IntentType.WHAT, 3.0, None),
         (r"^\W*how (?:do|does|did|is|are|was|were)\b", IntentType.WHAT, 2.0, None),
+        # "How much is the rent?" asks an amount; "how much time" a duration.
+        (r"^\W*how much\b(?!\s+time\b)", IntentType.WHAT, 2.0, None),
         (r"\bdescribe\b|\bstatus\b|\bdefinition\b", IntentType.WHAT, 2.0, None),
         (r"\bwhat (?:is|are)\b", IntentType.WHAT, 1.0, None),
         (r"\bworking on\b|\bworks on\b|\bdepends? on\b|\bconfigured\b", IntentType.WHAT, 1.5, None),
@@ -130,7 +132,7 @@ _TIMEFRAME_WEIGHT = 1.5  # a time expression in the question leans towards WHEN
 # on before June?", "How did Ana take her tea before?"): WHAT or WHO at that time, not WHEN.
 _ASKS_VALUE = re.compile(
     r"^\W*(?:what|which|who|whom|whose|where"
-    r"|how\s+(?!long\b|often\b|frequently\b|many\b|much\b|soon\b|come\b)\w+)\b",
+    r"|how\s+(?!long\b|often\b|frequently\b|many\b|much\s+time\b|soon\b|come\b)\w+)\b",
     re.IGNORECASE,
 )
 _ASKS_A_TIME = re.compile(

@@ -587,10 +587,12 @@ def ahead_of(sentence: str, match: TimeMatch, stated: datetime) -> TimeMatch:
     return replace(match, day=later, start=match.start + shift, end=match.end + shift)
 
 
-def planned_times(text: str, reference: datetime) -> list[TimeMatch]:
+def planned_times(text: str, reference: datetime, context: str | None = None) -> list[TimeMatch]:
     """`match_times` for a text written at `reference`, a day it plans read ahead of it
-    (`ahead_of`): what a note says, not what a question asks."""
-    return [ahead_of(text, m, reference) for m in match_times(text, reference)]
+    (`ahead_of`): what a note says, not what a question asks. `context`, the whole note
+    `text` is a sentence of, tells whether it plans ("target: June 12" read as "June 12")."""
+    plans = text if context is None else context
+    return [ahead_of(plans, m, reference) for m in match_times(text, reference)]
 
 
 def find_times(text: str, reference: datetime) -> list[tuple[tuple[int, int], datetime]]:

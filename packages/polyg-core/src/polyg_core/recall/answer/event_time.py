@@ -147,18 +147,20 @@ def full_weekdays(text: str) -> str:
 # Reading a text's times is kept per (text, time said): memories are read again by many
 # questions, and `Dated` is frozen. Bounded.
 @functools.lru_cache(maxsize=1 << 14)
-def resolve(sentence: str, stated_ms: int) -> Dated | None:
+def resolve(sentence: str, stated_ms: int, context: str | None = None) -> Dated | None:
     """The date `sentence` gives its event, read against the time it was stated.
 
     Args:
         sentence: the evidence, e.g. "I went to the support group yesterday".
         stated_ms: when the text was written or said (UTC epoch ms).
+        context: the whole text the sentence is from, whose words say whether a day
+            without a year is planned ahead (`timeparse.planned_times`).
 
     Returns:
         The first time expression of the sentence, resolved; else None.
     """
     stated = datetime.fromtimestamp(stated_ms / 1000, tz=UTC)
-    matches = planned_times(full_weekdays(sentence), stated)
+    matches = planned_times(full_weekdays(sentence), stated, context)
     numbered = any(c.isdigit() for m in matches for c in m.text)
     for match in matches:
         if match.clock is not None and match.day is None:

@@ -46,7 +46,7 @@ from polyg_core.recall.answer.words import (
     short_time,
     terms,
 )
-from polyg_core.recall.currency import asks_about_now
+from polyg_core.recall.currency import asks_about_earlier, asks_about_now
 from polyg_core.text.normalize import normalize_name
 
 CONTEXT_BEFORE = 2
@@ -74,6 +74,9 @@ def _relevance(q: Question, g: AnswerGraph, node: ContextNode, best_score: float
     return words + 0.5 * named + 0.2 * (node.score / best_score if best_score else 0.0)
 
 
+_ASKS_CLOCK = re.compile(r"\bwhat\s+time\b", re.IGNORECASE)
+
+
 def when_answer(q: Question, g: AnswerGraph) -> Answer:
     cands = _dated(g)
     if not cands:
@@ -91,9 +94,14 @@ def when_answer(q: Question, g: AnswerGraph) -> Answer:
     lines = [f"{short_time(t)}: {n.text}" for n, t in context]
     shaped = _shaped_value(q, g, ranked, sentence)
     dated = _dated_phrase(g, best, sentence, at)
-    if shaped is None and asks_current_when(q.text) and states_schedule(sentence):
-        # "When do I have guitar?" of "Sundays now, 11am": the schedule as stated, not a
-        # day it fell on.
+    if (
+        shaped is None
+        and (asks_current_when(q.text) or _ASKS_CLOCK.search(q.text))
+        and states_schedule(sentence)
+    ):
+        # "When do I have guitar?" of "Sundays now, 11am", "What time did Ines go to bed?"
+        # of "goes to bed around 11:30pm": the schedule or clock time as stated, not a day
+        # it fell on.
         shaped = _Shaped(sentence, [best.uuid])
     text = _when_text(best, sentence, dated, shaped.text if shaped else None)
     evidence = _when_evidence(q, g, ranked, dated, shaped)
@@ -201,15 +209,20 @@ def _counted(q: Question, ranked: list[ContextNode]) -> _Shaped | None:
 
 def _rank_dated(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> list[ContextNode]:
     """The dated candidates, those in the asked timeframe first, then (for a question
-    about now: "when's the beta?") those no later memory changed, then the most relevant."""
+    about now: "when's the beta?") those no later memory changed, (for one about before a
+    change) those one did, then the most relevant."""
     tf = q.intent.timeframe
     best_score = max(n.score for n in cands) or 1.0
     now = asks_about_now(q.text, q.intent, g.now_ms)
+    # ... and for a question about what held before a change ("What time did Ines go to
+    # bed before the experiment?"), those that a later memory changed.
+    earlier = not now and asks_about_earlier(q.text)
     return sorted(
         cands,
         key=lambda n: (
             in_window(time_ms(n), tf) if tf else True,
             not (now and n.attributes.get("superseded_by")),
+            earlier and bool(n.attributes.get("superseded_by")),
             _relevance(q, g, n, best_score),
         ),
         reverse=True,
@@ -304,7 +317,7 @@ def _stated_ms(g: AnswerGraph, node: ContextNode, at: int) -> int | None:
 
 def _dated_phrase(g: AnswerGraph, node: ContextNode, sentence: str, at: int) -> Dated:
     stated = _stated_ms(g, node, at)
-    if stated is not None and (dated := resolve(sentence, stated)) is not None:
+    if stated is not None and (dated := resolve(sentence, stated, node.text)) is not None:
         return dated
     if is_midnight(at):
         # The writer resolved the date; say it no finer than the text does.
