@@ -20,7 +20,7 @@ from polyg_core.recall.currency import (
     supersede,
 )
 from polyg_core.recall.lexical import LexicalIndex
-from polyg_core.recall.subjects import writes_name
+from polyg_core.recall.subjects import about_a_relation, writes_name
 from polyg_shared.intents import Intent, Timeframe
 
 from ..conftest import add_said
@@ -747,3 +747,36 @@ def test_a_first_name_shortened_in_a_note_is_the_same_person() -> None:
     # Another name that starts alike, or two letters, is not a short form of it.
     assert not writes_name("Kasia moved to Lodz.", ["Kasimir"], asked)
     assert not writes_name("Ka said the pool is shut.", ["Kasimir"], asked)
+
+
+def test_a_note_about_a_relation_of_the_asked_person_is_about_someone_else() -> None:
+    asked = {"what", "did", "leonie", "do", "for", "work", "before"}
+    assert about_a_relation("Leonie's partner Achim is a paramedic.", "Leonie", asked)
+    assert not about_a_relation("Leonie qualified as a midwife!", "Leonie", asked)
+    # A note that names the person as themselves too, or says who the relation is, or a
+    # relation the question asks about, is about them.
+    assert not about_a_relation("Leonie and her partner Achim moved.", "Leonie", asked)
+    assert not about_a_relation("Leonie's manager is Ines Roth.", "Leonie", asked)
+    assert not about_a_relation(
+        "Leonie's partner Achim is a paramedic.", "Leonie", asked | {"partner"}
+    )
+    # The user's relation: "My sister ...", "User's partner ...", "Partner's ...".
+    asked = {"what", "diet", "do", "i", "follow"}
+    assert about_a_relation("My sister Ilka went vegan in spring.", None, asked)
+    assert about_a_relation("User's partner Sefa only drinks green tea.", None, asked)
+    assert about_a_relation("Partner's passport expires in October.", None, asked)
+    assert not about_a_relation("My manager is Priyanka Voss.", None, asked)
+    assert not about_a_relation("My diet is mostly plants.", None, asked)
+
+
+async def test_a_note_about_the_users_relation_is_not_about_the_user(memory: Memory) -> None:
+    await _add(memory, "I'm vegetarian, but fish now and then is fine.", 400)
+    new = await _add(memory, "Fully plant-based since January: vegan, basically.", 60)
+    sister = await _add(memory, "My sister Ilka went vegan in spring and loves it.", 10)
+    result = await memory.recall("What diet do I follow these days?", reference_time=NOW)
+    order = [m.uuid for m in result.memories]
+    assert order.index(new) < order.index(sister)
+    # ... but a note that says who the relation is stays about the user.
+    manager = await _add(memory, "My manager is Priyanka Voss, pretty hands-off.", 5)
+    result = await memory.recall("Who does the user report to?", reference_time=NOW)
+    assert result.memories[0].uuid == manager

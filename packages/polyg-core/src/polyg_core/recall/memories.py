@@ -63,6 +63,7 @@ from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue, name
 from polyg_core.recall.classifier import without_hedges
 from polyg_core.recall.context_nodes import iso_at, to_context
 from polyg_core.recall.currency import (
+    BELOW,
     CONSIDERED,
     EndedValue,
     accumulates,
@@ -946,9 +947,21 @@ def _reordered(
         people=about.people,
         kept=about.kept,
     )
-    if not moved.scores:
+    scores = dict(moved.scores)
+    if about.others:
+        # A note about someone close to whom is asked ("Ines's partner is a paramedic")
+        # answers nothing about them: below the considered notes that are not such.
+        rest = [
+            scores.get(e.uuid, s) for e, s in stating[:CONSIDERED] if e.uuid not in about.others
+        ]
+        if rest:
+            floor = min(rest) - BELOW
+            for e, s in stating[:CONSIDERED]:
+                if e.uuid in about.others:
+                    scores[e.uuid] = min(scores.get(e.uuid, s), floor)
+    if not scores:
         return ranked, moved.superseded_by
-    out = [(e, moved.scores.get(e.uuid, s)) for e, s in ranked]
+    out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     newest_first = -1 if not earlier else 1
     out.sort(key=lambda es: (-es[1], newest_first * es[0].created_at, es[0].uuid))
     return out, moved.superseded_by

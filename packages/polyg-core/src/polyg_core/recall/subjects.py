@@ -33,7 +33,7 @@ from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
 from polyg_core.text.gazetteer import GREETINGS, KINSHIP
 from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
 
-__all__ = ["Subjects", "naming", "subjects_of", "writes_name"]
+__all__ = ["Subjects", "about_a_relation", "naming", "subjects_of", "writes_name"]
 
 _NAME_RUN = re.compile(r"[A-Z][\w-]*(?:['’]s)?(?:\s+[A-Z][\w-]*(?:['’]s)?)*")
 _NAME_PART = re.compile(r"\w+")
@@ -48,6 +48,9 @@ _ASKS_ABOUT_THE_USER = re.compile(r"\b(?:the\s+user|user['’]s|I|[Mm]y|me|[Ww]e
 _ABOUT_A_NAMED_PERSON = re.compile(
     r"^\W*(?:[A-Z][a-z][\w'’-]*\s+)+[A-Z][a-z][\w-]*(?:['’]s)?\s+[a-z]"
     r"|\bby\s+[A-Z][a-z][\w'’-]*\s+[A-Z][a-z][\w-]*\b"
+)
+_USERS_RELATION = re.compile(
+    r"\W*(?:(?:my|our|(?:the\s+)?user['’]s)\s+(\w+)\b|(\w+)['’]s\b)", re.IGNORECASE
 )
 _FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|me|mine|we|our|us)\b", re.IGNORECASE)
 
@@ -66,12 +69,17 @@ class Subjects:
             no one, the memories that are about the user and their things: all but those
             that open with another person's full name ("Arlo Crane moved the design
             review to Friday") and do not speak in the first person.
+        others: see the attribute's own note.
     """
 
     common: set[str]
     named: list[set[str]]
     people: list[set[str]]
     kept: set[str] = field(default_factory=set[str])
+    others: set[str] = field(default_factory=set[str])
+    """The memories about someone close to whom the question asks about, and not about
+    them: "Ines's partner Achille is a paramedic" for "What did Ines do for work before?",
+    "My sister went vegan" for "What diet do I follow?"."""
 
 
 def subjects_of(
@@ -92,7 +100,46 @@ def subjects_of(
     named = [naming(memories, n, asked) for n in specific]
     people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
     kept = _users_notes(question, memories, named, people, bool(specific or common_names))
-    return Subjects(common, named, people, kept)
+    others = _someone_close(question, memories, specific, asked, bool(kept))
+    return Subjects(common, named, people, kept, others)
+
+
+def _someone_close(
+    question: str,
+    memories: Sequence[CatalogueEntry],
+    specific: Sequence[str],
+    asked: Collection[str],
+    about_the_user: bool,
+) -> set[str]:
+    """The memories about a relation of whom the question asks about (`Subjects.others`,
+    `about_a_relation`)."""
+    users = about_the_user or _ASKS_ABOUT_THE_USER.search(question) is not None
+    return {
+        e.uuid
+        for e in memories
+        if any(about_a_relation(e.content, name, asked) for name in specific)
+        or (users and about_a_relation(e.content, None, asked))
+    }
+
+
+def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> bool:
+    """Whether `text` is about a relation of `name` (of the user, for None) that the
+    question, of words `asked` (lower case), does not ask about, and does not say who that
+    is: it writes the name only before the relation ("Ines's partner Achille is a
+    paramedic"), or opens with the user's relation ("My sister Ilse went vegan", "User's
+    partner ...", "Partner's passport ..."; not "My manager is Ines")."""
+    if name is not None:
+        parts = _NAME_PART.findall(name)
+        if not parts:
+            return False
+        whole = re.compile(r"(?i)\b" + r"\W{1,3}".join(map(re.escape, parts)) + r"\b")
+        runs = [r for r in _NAME_RUN.finditer(text) if whole.search(r.group(0))]
+        return bool(runs) and all(_someone_else(text, r, asked) for r in runs)
+    m = _USERS_RELATION.match(text)
+    if m is None:
+        return False
+    relation = (m.group(1) or m.group(2)).lower()
+    return relation in KINSHIP and relation not in asked and _COPULA.match(text, m.end()) is None
 
 
 def _users_notes(
