@@ -20,6 +20,7 @@ from polyg_core.recall.currency import (
     supersede,
 )
 from polyg_core.recall.lexical import LexicalIndex
+from polyg_core.recall.memories import states_then_asks
 from polyg_core.recall.subjects import about_a_relation, writes_name
 from polyg_shared.intents import Intent, Timeframe
 
@@ -780,3 +781,19 @@ async def test_a_note_about_the_users_relation_is_not_about_the_user(memory: Mem
     manager = await _add(memory, "My manager is Priyanka Voss, pretty hands-off.", 5)
     result = await memory.recall("Who does the user report to?", reference_time=NOW)
     assert result.memories[0].uuid == manager
+
+
+def test_a_note_that_states_before_it_asks_holds_a_value() -> None:
+    assert states_then_asks("Anabela lives in Porto, visit her at Easter?")
+    assert not states_then_asks("That's great, what did you do?")
+    assert not states_then_asks("How is the new flat?")
+    assert not states_then_asks("Wow, Noor! What trail did you hike?")
+
+
+async def test_a_business_that_opens_a_users_note_is_no_person(memory: Memory) -> None:
+    await _add(memory, "Car service at Brackley Motors, ask for Sam", 500)
+    new = await _add(
+        memory, "Fennick's Garage did the brakes for half what Brackley quoted. Using them now.", 45
+    )
+    result = await memory.recall("Where do I take the car for servicing?", reference_time=NOW)
+    assert result.memories[0].uuid == new

@@ -8,7 +8,14 @@ from datetime import UTC, datetime
 import pytest
 from polyg_core.recall.classifier import RuleClassifier
 from polyg_core.remember.rule_extractor import RuleExtractor
-from polyg_core.text.names import EntityMatcher, as_name, find_names, is_word_name, named_in_text
+from polyg_core.text.names import (
+    EntityMatcher,
+    as_name,
+    find_names,
+    guess_entity_type,
+    is_word_name,
+    named_in_text,
+)
 
 REF = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 KNOWN = EntityMatcher.from_known(["June", "Will", "Hope", "Tamsin"])
@@ -100,3 +107,8 @@ def test_a_question_naming_hope_and_june_asks_no_month() -> None:
     intent = RuleClassifier().classify("What did Hope say to June?", KNOWN, REF)
     assert intent.entities == ["Hope", "June"]
     assert intent.timeframe is None
+
+
+@pytest.mark.parametrize("name", ["Fennick Garage", "Brackley Motors", "Greenmere Energy"])
+def test_a_name_ending_in_a_business_word_is_an_organisation(name: str) -> None:
+    assert guess_entity_type(name) == "organization"

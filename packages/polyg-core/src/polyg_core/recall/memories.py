@@ -277,6 +277,54 @@ def only_asks(text: str) -> bool:
     return asks
 
 
+_CLAUSE_END = re.compile(r",\s+|\s+[-–—]\s+|;\s+")
+_ASKING_OPENERS = frozenset(
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "where",
+        "when",
+        "why",
+        "how",
+        "do",
+        "does",
+        "did",
+        "is",
+        "are",
+        "was",
+        "were",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "shall",
+        "have",
+        "has",
+        "had",
+        "any",
+        "anything",
+    ]
+)
+_WORDS_OF_A_CLAUSE = 4
+
+
+def states_then_asks(text: str) -> bool:
+    """Whether a memory that asks opens with a statement of its own ("Anabela lives in
+    Porto, visit her at Easter?"): it holds a value, whatever it asks after it."""
+    body = _BRACKETED.sub(" ", _SPEAKER_PREFIX.sub("", text.strip(), count=1)).strip()
+    first = _CLAUSE_END.split(_SENTENCE_END.split(body)[0])[0].strip()
+    words = first.split()
+    return (
+        len(words) >= _WORDS_OF_A_CLAUSE
+        and not first.endswith("?")
+        and words[0].lower().strip("\"'“") not in _ASKING_OPENERS
+    )
+
+
 _CAPITALISED_WORD = re.compile(r"\b[A-Z][a-z]{2,}\b")
 
 
@@ -926,7 +974,9 @@ def _reordered(
     lexical = catalogue.lexical
     # A memory that only asks ("How is the new flat?") states no value: it updates
     # nothing, whatever words it shares with the question.
-    stating = [(e, score) for e, score in ranked if not only_asks(e.content)]
+    stating = [
+        (e, score) for e, score in ranked if not only_asks(e.content) or states_then_asks(e.content)
+    ]
     # Currency compares the best `CONSIDERED`: their subjects are read among them.
     considered = [e for e, _ in stating[:CONSIDERED]]
     about = subjects_of(catalogue, question, names, considered, COMMON_NAME_SHARE)

@@ -18,7 +18,9 @@ For a named subject that is a matter of how people write names in notes:
 A question about the user ("the user", "I", "my", "we", "our") that names no other
 person, or a question that names no one ("What is the wifi password?"), is about every
 note compared: the notes a user keeps are about the user and their things, whether they
-say "I" or are as terse as "gym: IronYard on 5th". One about the user that also names a
+say "I" or are as terse as "gym: IronYard on 5th", or open with a business ("Gallo's
+Garage did the brakes"). A note about someone close to whom is asked ("Ines's partner
+...", "My sister ...") is about them, not about whom is asked (`Subjects.others`). One about the user that also names a
 person is about the notes said in the first person and the notes that name that person. Names found in most memories (the speakers of a conversation) say nothing of which
 notes are versions of one another and are left out (`common`).
 """
@@ -30,7 +32,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
-from polyg_core.text.gazetteer import GREETINGS, KINSHIP
+from polyg_core.text.gazetteer import GREETINGS, KINSHIP, ORG_SUFFIXES
 from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
 
 __all__ = ["Subjects", "about_a_relation", "naming", "subjects_of", "writes_name"]
@@ -167,8 +169,18 @@ def _users_notes(
     return {
         e.uuid
         for e in memories
-        if _FIRST_PERSON.search(e.content) or not _ABOUT_A_NAMED_PERSON.search(e.content)
+        if _FIRST_PERSON.search(e.content) or not _about_a_named_person(e.content)
     }
+
+
+def _about_a_named_person(text: str) -> bool:
+    """Whether `text` tells what a named person did (`_ABOUT_A_NAMED_PERSON`), not a
+    business ("Gallo's Garage did the brakes")."""
+    m = _ABOUT_A_NAMED_PERSON.search(text)
+    if m is None:
+        return False
+    name = [_POSSESSIVE_END.sub("", w).lower() for w in _NAME_PART.findall(m.group(0))]
+    return not any(w in ORG_SUFFIXES for w in name)
 
 
 def naming(memories: Sequence[CatalogueEntry], name: str, asked: Collection[str]) -> set[str]:

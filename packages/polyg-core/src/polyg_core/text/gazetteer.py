@@ -55,6 +55,8 @@ ORG_SUFFIXES = words(
     """
     labs lab inc corp corporation ltd llc gmbh company co bank university college school
     hospital foundation institute agency studio studios technologies systems group clinic
+    garage motors energy power vets pharmacy bakery cafe salon fitness dental insurance
+    airlines airways services
     """
 )
 
