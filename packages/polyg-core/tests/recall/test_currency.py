@@ -797,3 +797,13 @@ async def test_a_business_that_opens_a_users_note_is_no_person(memory: Memory) -
     )
     result = await memory.recall("Where do I take the car for servicing?", reference_time=NOW)
     assert result.memories[0].uuid == new
+
+
+def test_now_and_then_is_no_change_and_now_asks_the_present_of_a_habit() -> None:
+    assert not says_change("User is vegetarian but eats fish now and then.")
+    assert not says_change("Every now and again I cycle to work.")
+    assert says_change("Now and then we met in Leeds, but now we live in York.")
+    # "What does X do ...?" gathers; asked with "now" it asks what holds now.
+    assert accumulates("What does Juno do to unwind?")
+    assert not accumulates("What does Juno do on the team now?")
+    assert not accumulates("What does Juno do on Saturdays these days?")

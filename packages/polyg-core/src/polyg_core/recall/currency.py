@@ -110,7 +110,9 @@ CHANGE_LANGUAGE = re.compile(
     r"(?:after|since|following|with)\s+(?:the\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){0,2}?"
     rf"(?:{_CHANGE_NOUNS})s?|"
     # "now", unless it closes a span of time ("seven years now": nothing changed)
-    r"(?<!years\s)(?<!year\s)(?<!months\s)(?<!weeks\s)(?<!days\s)(?<!while\s)now|no\s+longer|"
+    # nor "now and then" (sometimes)
+    r"(?<!years\s)(?<!year\s)(?<!months\s)(?<!weeks\s)(?<!days\s)(?<!while\s)now"
+    r"(?!\s+and\s+(?:then|again)\b)|no\s+longer|"
     r"not\s+anymore|any\s?more|cancell?ed|went\s+(?:up|down)|goes\s+up|"
     r"(?:raised|lowered|increased|decreased|reduced|bumped|upgraded|downgraded|pushed|"
     r"shifted|ported)\s+(?:\S+\s+){0,6}?to|rebooked|cut\s?over|"
@@ -240,11 +242,22 @@ def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
 _FREQUENCY = re.compile(r"\bhow\s+often\b", re.IGNORECASE)
 
 
+_NOW_WORDS = re.compile(
+    r"\b(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|anymore|any\s+more)\b",
+    re.IGNORECASE,
+)
+
+
 def accumulates(question: str) -> bool:
     """Whether the question gathers values that add up ("What events has Noa joined?",
     "What do Ari and Bo both like?"): a later memory adds to the earlier ones instead of
-    replacing them. How often something happens is one value that can change."""
-    return asks_to_gather(question) and _FREQUENCY.search(question) is None
+    replacing them. How often something happens is one value that can change, and so is
+    what someone does now ("What does Noa do on the team now?")."""
+    return (
+        asks_to_gather(question)
+        and _FREQUENCY.search(question) is None
+        and _NOW_WORDS.search(question) is None
+    )
 
 
 def asks_about_earlier(question: str) -> bool:
