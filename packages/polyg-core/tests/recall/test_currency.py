@@ -807,3 +807,14 @@ def test_now_and_then_is_no_change_and_now_asks_the_present_of_a_habit() -> None
     assert accumulates("What does Juno do to unwind?")
     assert not accumulates("What does Juno do on the team now?")
     assert not accumulates("What does Juno do on Saturdays these days?")
+
+
+async def test_the_note_written_after_a_users_question_is_no_reply_to_it(memory: Memory) -> None:
+    # Notes written the same day: the later one is not an answer to the earlier's question.
+    blitz = await _add(memory, "online blitz rating 1320, stuck forever", 400)
+    await _add(memory, "rapid rating 1320?? same as blitz lol", 200)
+    other = await _add(memory, "The status page was switched to a new config on Thursday.", 200)
+    result = await memory.recall("What's my blitz rating?", reference_time=NOW)
+    order = [m.uuid for m in result.memories]
+    assert order[0] == blitz
+    assert other not in order[:2]

@@ -753,7 +753,9 @@ def _add_neighbours(
         # A hit that only asks holds no answer whatever part of it matched ("Great news,
         # Noor! How is the new kiln?" matched on the name): dev R@1 0.457 -> 0.460, R@10
         # 0.850 -> 0.853.
-        bare = only_asks(hit.content)
+        # ... but one that states before it asks ("Ana lives in Porto, visit her at
+        # Easter?") holds its own.
+        bare = only_asks(hit.content) and not states_then_asks(hit.content)
         asks = bare or _asks_what_was_asked(catalogue, hit.content, asked)
         if asks:
             asking[uuid] = q.weights.asking
@@ -767,6 +769,7 @@ def _add_neighbours(
             # author, not for them: it keeps the ordinary neighbour's share.
             reply = (
                 answered
+                and _turn_taken(hit, other)
                 and catalogue.follows(other, hit)
                 and (not asked_authors or _author_key(other.author) in asked_authors)
             )
@@ -785,6 +788,18 @@ def _add_neighbours(
     top = max(nb.values(), default=0.0)
     signals["neighbours"] = {u: s / top for u, s in nb.items()} if top > 0 else {}
     fused.update(nb)
+
+
+def _turn_taken(hit: CatalogueEntry, other: CatalogueEntry) -> bool:
+    """Whether `other` is someone else's turn after `hit`, as a reply is: the next of a
+    user's notes, or of anyone's words without a known author, answers no question of the
+    one before it ("rapid rating 1320?? same as blitz lol", then a note on something else
+    written the same day)."""
+    return (
+        hit.author is not None
+        and other.author is not None
+        and _author_key(other.author) != _author_key(hit.author)
+    )
 
 
 def _name_credit(
