@@ -43,7 +43,7 @@ def test_each_set_written_apart_loads_with_questions_of_both_tenses(name: str) -
 
 def test_an_unknown_set_is_refused_with_the_known_ones() -> None:
     with pytest.raises(InvalidInput, match="blind-1"):
-        load_cases(name="blind-9")
+        load_cases(name="blind-99")
 
 
 def test_a_malformed_case_is_refused_with_its_line(tmp_path: Path) -> None:
