@@ -422,3 +422,13 @@ def test_a_day_in_a_labelled_planning_note_is_read_ahead() -> None:
     note = memory("m1", "Kestrel launch target: June 12.", "2023-02-01T09:00:00")
     answer, _ = ask("What date was the Kestrel launch planned for?", IntentType.WHEN, [note])
     assert "2023-06-12" in answer.text
+
+
+def test_asked_before_a_change_the_changed_memory_answers_without_an_asked_word() -> None:
+    old = memory(
+        "m1", "Checkup: BP 145/95, doc wants to recheck in 3 months.", "2023-03-01T09:00:00"
+    )
+    old = old.model_copy(update={"attributes": {**old.attributes, "superseded_by": "m2"}})
+    new = memory("m2", "log: BP 128/82 at pharmacy, meds working.", "2023-09-20T09:00:00", 1.001)
+    answer, _ = ask("What was my blood pressure before the meds?", IntentType.WHEN, [old, new])
+    assert answer.text.startswith("Checkup: BP 145/95")
