@@ -745,9 +745,6 @@ def test_a_first_name_shortened_in_a_note_is_the_same_person() -> None:
     asked = {"which", "team", "does", "magdalena", "coach"}
     assert writes_name("Magda's coaching the under-12s this season.", ["Magdalena"], asked)
     assert writes_name("Kas quit the pool; chess club on Saturdays now.", ["Kasimir"], asked)
-    # ... and the whole name is the short one a question asks for.
-    assert writes_name("Biscuit's shots done at Maple Paws Vet.", ["Bisc"], asked)
-    assert writes_name("Anabela lives in Porto.", ["Ana"], asked)
     # Another name that starts alike, or two letters, is not a short form of it.
     assert not writes_name("Kasia moved to Lodz.", ["Kasimir"], asked)
     assert not writes_name("Ka said the pool is shut.", ["Kasimir"], asked)

@@ -13,8 +13,7 @@ For a named subject that is a matter of how people write names in notes:
   says who that is ("Priya's manager is Ines");
 * a greeting before a name is not part of it ("Hey Mel");
 * a first name shortened to its first three letters or more, written alone, is the name
-  ("Magda's coaching the under-12s" is about Magdalena), and so is the whole name
-  written for a short one asked ("Biscuit's vet" for "Bisc").
+  ("Magda's coaching the under-12s" is about Magdalena).
 
 A question about the user ("the user", "I", "my", "we", "our") that names no other
 person, or a question that names no one ("What is the wifi password?"), is about every
@@ -234,14 +233,13 @@ _SHORT_FORM = 3
 
 
 def _short_form(said: set[str], first: str) -> bool:
-    """Whether a name written alone is the start of `first`, or `first` the start of it,
-    as people shorten first names in notes and questions ("Magda" for Magdalena, "Kas"
-    for Kasimir, "Bisc" for Biscuit)."""
+    """Whether a name written alone is the start of `first`, as people shorten first
+    names in notes ("Orsi" for Orsolya, "Kas" for Kasimir)."""
     if len(said) != 1:
         return False
     (word,) = said
-    short, full = sorted((word, first.lower()), key=len)
-    return _SHORT_FORM <= len(short) < len(full) and full.startswith(short)
+    first = first.lower()
+    return _SHORT_FORM <= len(word) < len(first) and first.startswith(word)
 
 
 def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool:
