@@ -767,13 +767,7 @@ def _add_neighbours(
             # reply holds what the question was about, so it ranks just above the hit.
             # A reply by someone other than the person asked about answers for its
             # author, not for them: it keeps the ordinary neighbour's share.
-            reply = (
-                answered
-                and _turn_taken(hit, other)
-                and catalogue.follows(other, hit)
-                and (not asked_authors or _author_key(other.author) in asked_authors)
-            )
-            if reply:
+            if answered and _replies(catalogue, hit, other, asked_authors):
                 share = q.weights.reply * (score - credit(uuid)) + credit(other.uuid)
             else:
                 share = q.weights.neighbours * score
@@ -790,15 +784,22 @@ def _add_neighbours(
     fused.update(nb)
 
 
-def _turn_taken(hit: CatalogueEntry, other: CatalogueEntry) -> bool:
-    """Whether `other` is someone else's turn after `hit`, as a reply is: the next of a
-    user's notes, or of anyone's words without a known author, answers no question of the
-    one before it ("rapid rating 1320?? same as blitz lol", then a note on something else
-    written the same day)."""
+def _replies(
+    catalogue: NamespaceCatalogue,
+    hit: CatalogueEntry,
+    other: CatalogueEntry,
+    asked_authors: Collection[str],
+) -> bool:
+    """Whether `other` is the reply to `hit`'s question: someone else's turn right after
+    it (the next of a user's notes, or of anyone's words without a known author, answers
+    no question of the one before: "rapid rating 1320?? same as blitz lol", then a note
+    on something else written the same day), by the person asked about if any."""
     return (
         hit.author is not None
         and other.author is not None
         and _author_key(other.author) != _author_key(hit.author)
+        and catalogue.follows(other, hit)
+        and (not asked_authors or _author_key(other.author) in asked_authors)
     )
 
 
@@ -1013,23 +1014,28 @@ def _reordered(
         kept=about.kept,
     )
     scores = dict(moved.scores)
-    if about.others:
-        # A note about someone close to whom is asked ("Ines's partner is a paramedic")
-        # answers nothing about them: below the considered notes that are not such.
-        rest = [
-            scores.get(e.uuid, s) for e, s in stating[:CONSIDERED] if e.uuid not in about.others
-        ]
-        if rest:
-            floor = min(rest) - BELOW
-            for e, s in stating[:CONSIDERED]:
-                if e.uuid in about.others:
-                    scores[e.uuid] = min(scores.get(e.uuid, s), floor)
+    _others_below(stating[:CONSIDERED], scores, about.others)
     if not scores:
         return ranked, moved.superseded_by
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     newest_first = -1 if not earlier else 1
     out.sort(key=lambda es: (-es[1], newest_first * es[0].created_at, es[0].uuid))
     return out, moved.superseded_by
+
+
+def _others_below(
+    considered: Sequence[tuple[CatalogueEntry, float]], scores: dict[str, float], others: set[str]
+) -> None:
+    """A note about someone close to whom is asked ("Ines's partner is a paramedic")
+    answers nothing about them: it goes below the considered notes that are not such
+    (`scores`, the new scores, updated in place)."""
+    rest = [scores.get(e.uuid, s) for e, s in considered if e.uuid not in others]
+    if not others or not rest:
+        return
+    floor = min(rest) - BELOW
+    for e, s in considered:
+        if e.uuid in others:
+            scores[e.uuid] = min(scores.get(e.uuid, s), floor)
 
 
 def with_memories(merged: MergedSubgraph, ranking: MemoryRanking, count: int) -> MergedSubgraph:
