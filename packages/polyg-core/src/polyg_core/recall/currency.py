@@ -17,8 +17,9 @@ A pair of ranked memories is an update when
   in "What does the Ledger backend use?") is preferred to one that does not (the frontend
   note), and then the closest in meaning;
 * or, without change words or names, the later one holds every asked word the earlier
-  one holds, and those carry most of the question's weight ("Friday takeout: Nonna
-  Rosa's" after "Friday takeout: Golden Lotus"), within `SAME_WORDS_MARGIN` by meaning;
+  one holds (of the user's notes, two or more and half their weight), and those carry
+  most of the question's weight ("Friday takeout: Nonna Rosa's" after "Friday takeout:
+  Golden Lotus"), within `SAME_WORDS_MARGIN` by meaning;
 * for a question about the user, or about no one, the notes the user keeps are one subject
   (`subjects.Subjects.kept`): two of them are versions of each other when they share a
   word, or when the earlier one is about as close to the question as the closest memory
@@ -29,6 +30,13 @@ A pair of ranked memories is an update when
   one, the earlier memory holds the ended fact's value and the later one the new value,
   and both name what the question asks about (a note that only names the old value, "Bram
   chairs the budget meeting", is no earlier version of "Ilse reports to Bram").
+
+A later version holds every asked name the earlier one holds ("Fernleaf's Q4 budget" is
+no version of "Fernleaf's Q3 budget"). Of several later notes that say a change to one
+earlier note, those more than `VERSION_MARGIN` farther from the question than the closest
+changed another attribute of the subject. A note that says no change continues a line of
+versions only if it answers about as well as the closest of the line, not only as well as
+the version before it (a rota's pay note after the rota's length changed).
 
 For a present-tense question the update takes the earlier memory's place (or keeps its
 own, if higher) and the earlier one goes just below it. A question that asks about a past
@@ -506,15 +514,15 @@ class _Pairs:
         if any(older in uuids for uuids in self.named) and not self._by_name(older, newer):
             # A memory of a name the question asks about keeps to memories of it.
             return False
-        # ... and the earlier one is about what is asked: it holds most of the question's
-        # weight, not only its common words ("team", "owns").
-        # A user's own notes may leave some of them out ("holiday photos" of "holiday
-        # photos backed up"); other notes hold them all.
+        # The later one holds the asked words the earlier one holds; a user's own notes may
+        # leave some of them out ("holiday photos" of "holiday photos backed up") ...
         both = held & self.hits[newer]
         share = SAME_WORDS_SHARE if self._kept(older, newer) else 1.0
         return (
             len(both) >= 2
             and sum(self.weight(t) for t in both) >= share * sum(self.weight(t) for t in held)
+            # ... and the earlier one is about what is asked: it holds most of the
+            # question's weight, not only its common words ("team", "owns").
             and sum(self.weight(t) for t in held) >= ASKED_WEIGHT * self.asked_weight
         )
 
