@@ -818,3 +818,23 @@ async def test_the_note_written_after_a_users_question_is_no_reply_to_it(memory:
     order = [m.uuid for m in result.memories]
     assert order[0] == blitz
     assert other not in order[:2]
+
+
+def test_the_users_first_person_notes_are_no_name_a_later_version_must_hold() -> None:
+    # "I" asks about the user and "Bean Theory" is a name of two words: the notes said in
+    # the first person join the names compared, but a later note need not say "my".
+    notes = [
+        _Note("old", "my usual at Bean Theory: oat flat white, extra hot", 100),
+        _Note("new", "iced americano, black - every morning this month at Bean Theory", 300),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.9)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "What do I usually order at Bean Theory?",
+        named=[{"old", "new"}, {"old"}],
+        required=[{"old", "new"}],
+        people=[{"old", "new"}],
+        meaning={"old": 0.48, "new": 0.45},
+    )
+    assert moved.superseded_by == {"old": "new"}

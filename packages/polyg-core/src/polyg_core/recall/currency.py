@@ -376,6 +376,9 @@ class _Pairs:
     kept: set[str] = field(default_factory=set[str])
     """The memories that are about the user, for a question about the user or about no one
     (see `subjects.Subjects.kept`)."""
+    required: Sequence[set[str]] | None = None
+    """Of `named`, the names a later version must hold when the earlier one holds them
+    (None: all of `named`)."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -473,8 +476,9 @@ class _Pairs:
         return older in self.kept and newer in self.kept
 
     def _by_name(self, older: str, newer: str) -> bool:
+        required = self.named if self.required is None else self.required
         return any(older in uuids and newer in uuids for uuids in self.named) and not any(
-            older in uuids and newer not in uuids for uuids in self.named
+            older in uuids and newer not in uuids for uuids in required
         )
 
     def same_answer(self, older: str, newer: str) -> bool:
@@ -605,6 +609,7 @@ def supersede(
     name_terms: Iterable[str] = (),
     people: Sequence[set[str]] = (),
     kept: Iterable[str] = (),
+    required: Sequence[set[str]] | None = None,
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
 
@@ -625,6 +630,8 @@ def supersede(
         people: of `named`, those of names of several words (see `_Pairs.people`).
         kept: the memories about the user, when the question asks about the user or about
             no one (see `_Pairs.kept`).
+        required: of `named`, the names a later version must hold when the earlier one
+            does (None: all; the user's first-person notes are no such name).
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
@@ -642,6 +649,7 @@ def supersede(
         set(name_terms),
         people,
         set(kept),
+        required,
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

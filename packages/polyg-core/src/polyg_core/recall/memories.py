@@ -1012,6 +1012,7 @@ def _reordered(
         name_terms={t for n in names for t in lexical.tokens(n)},
         people=about.people,
         kept=about.kept,
+        required=about.names,
     )
     scores = dict(moved.scores)
     _others_below(stating[:CONSIDERED], scores, about.others)

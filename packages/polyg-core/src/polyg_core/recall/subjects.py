@@ -78,6 +78,9 @@ class Subjects:
     named: list[set[str]]
     people: list[set[str]]
     kept: set[str] = field(default_factory=set[str])
+    names: list[set[str]] = field(default_factory=list[set[str]])
+    """Of `named`, those of names the question asks about (not the user's first-person
+    notes): a later version of a memory holds every such name it holds."""
     others: set[str] = field(default_factory=set[str])
     """The memories about someone close to whom the question asks about, and not about
     them: "Ines's partner Achille is a paramedic" for "What did Ines do for work before?",
@@ -100,10 +103,11 @@ def subjects_of(
     asked = {w.lower() for w in _NAME_PART.findall(question)}
     specific = [n for n in dict.fromkeys(names) if n not in common_names]
     named = [naming(memories, n, asked) for n in specific]
+    name_sets = list(named)
     people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
     kept = _users_notes(question, memories, named, people, bool(specific or common_names))
     others = _someone_close(question, memories, specific, asked, bool(kept))
-    return Subjects(common, named, people, kept, others)
+    return Subjects(common, named, people, kept, name_sets, others)
 
 
 def _someone_close(
