@@ -278,37 +278,12 @@ def only_asks(text: str) -> bool:
 
 
 _CLAUSE_END = re.compile(r",\s+|\s+[-–—]\s+|;\s+")
-_ASKING_OPENERS = frozenset(
-    [
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "where",
-        "when",
-        "why",
-        "how",
-        "do",
-        "does",
-        "did",
-        "is",
-        "are",
-        "was",
-        "were",
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "shall",
-        "have",
-        "has",
-        "had",
-        "any",
-        "anything",
-    ]
-)
+# Words a question opens with: a clause that opens with one asks, it states nothing.
+_ASKING_OPENERS = frozenset({
+    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "do", "does",
+    "did", "is", "are", "was", "were", "can", "could", "will", "would", "should", "shall",
+    "have", "has", "had", "any", "anything",
+})  # fmt: skip
 _WORDS_OF_A_CLAUSE = 4
 
 
@@ -1005,14 +980,14 @@ def _reordered(
         lexical.tokens,
         lambda term: lexical.idf(term, at_least=IDF_COLLECTION_FLOOR),
         common=about.common,
-        named=about.named,
+        named=about.compared,
         ended=ended,
         earlier=earlier,
         meaning=meaning,
         name_terms={t for n in names for t in lexical.tokens(n)},
         people=about.people,
         kept=about.kept,
-        required=about.names,
+        required=about.named,
     )
     scores = dict(moved.scores)
     _others_below(stating[:CONSIDERED], scores, about.others)

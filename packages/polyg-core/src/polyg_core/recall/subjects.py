@@ -20,9 +20,11 @@ person, or a question that names no one ("What is the wifi password?"), is about
 note compared: the notes a user keeps are about the user and their things, whether they
 say "I" or are as terse as "gym: IronYard on 5th", or open with a business ("Gallo's
 Garage did the brakes"). A note about someone close to whom is asked ("Ines's partner
-...", "My sister ...") is about them, not about whom is asked (`Subjects.others`). One about the user that also names a
-person is about the notes said in the first person and the notes that name that person. Names found in most memories (the speakers of a conversation) say nothing of which
-notes are versions of one another and are left out (`common`).
+...", "My sister ...") is about them, not about whom is asked (`Subjects.others`). One
+about the user that also names a person is about the notes said in the first person and
+the notes that name that person. Names found in most memories (the speakers of a
+conversation) say nothing of which notes are versions of one another and are left out
+(`common`).
 """
 
 from __future__ import annotations
@@ -63,14 +65,15 @@ class Subjects:
 
     Attributes:
         common: the terms of names found in most memories (they say nothing of a subject).
-        named: for each other name the question asks about (and the user, for a question
-            about the user), the memories that name it.
+        named: for each other name the question asks about, the memories that name it.
         people: of `named`, those of names of several words (a person's): a memory without
             it is about someone else.
         kept: for a question about the user that names no one else, or one that names
             no one, the memories that are about the user and their things: all but those
             that open with another person's full name ("Arlo Crane moved the design
             review to Friday") and do not speak in the first person.
+        first_person: for a question about the user that names a person, the notes
+            said in the first person (the user's own), compared beside `named`.
         others: see the attribute's own note.
     """
 
@@ -78,13 +81,18 @@ class Subjects:
     named: list[set[str]]
     people: list[set[str]]
     kept: set[str] = field(default_factory=set[str])
-    names: list[set[str]] = field(default_factory=list[set[str]])
-    """Of `named`, those of names the question asks about (not the user's first-person
-    notes): a later version of a memory holds every such name it holds."""
+    first_person: set[str] | None = None
     others: set[str] = field(default_factory=set[str])
     """The memories about someone close to whom the question asks about, and not about
     them: "Ines's partner Achille is a paramedic" for "What did Ines do for work before?",
     "My sister went vegan" for "What diet do I follow?"."""
+
+    @property
+    def compared(self) -> list[set[str]]:
+        """The memory sets currency compares by subject: `named`, and the user's
+        first-person notes when the question names a person too (a later version of a
+        memory holds every name of `named` it holds, not necessarily "I")."""
+        return [*self.named, *([self.first_person] if self.first_person is not None else [])]
 
 
 def subjects_of(
@@ -103,23 +111,28 @@ def subjects_of(
     asked = {w.lower() for w in _NAME_PART.findall(question)}
     specific = [n for n in dict.fromkeys(names) if n not in common_names]
     named = [naming(memories, n, asked) for n in specific]
-    name_sets = list(named)
     people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
-    kept = _users_notes(question, memories, named, people, bool(specific or common_names))
-    others = _someone_close(question, memories, specific, asked, bool(kept))
-    return Subjects(common, named, people, kept, name_sets, others)
+    asks_about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
+    first_person = (
+        {e.uuid for e in memories if _FIRST_PERSON.search(e.content)}
+        # "Is my mentor still Ada Wrenfield?": notes said in the first person are the
+        # user's own; the named person's are found by name.
+        if asks_about_the_user and people
+        else None
+    )
+    kept = _users_notes(memories, people, asks_about_the_user, bool(specific or common_names))
+    others = _someone_close(memories, specific, asked, asks_about_the_user or bool(kept))
+    return Subjects(common, named, people, kept, first_person, others)
 
 
 def _someone_close(
-    question: str,
     memories: Sequence[CatalogueEntry],
     specific: Sequence[str],
     asked: Collection[str],
-    about_the_user: bool,
+    users: bool,
 ) -> set[str]:
     """The memories about a relation of whom the question asks about (`Subjects.others`,
-    `about_a_relation`)."""
-    users = about_the_user or _ASKS_ABOUT_THE_USER.search(question) is not None
+    `about_a_relation`); `users`: the question is about the user (or about no one)."""
     return {
         e.uuid
         for e in memories
@@ -138,7 +151,7 @@ def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> boo
         parts = _NAME_PART.findall(name)
         if not parts:
             return False
-        whole = re.compile(r"(?i)\b" + r"\W{1,3}".join(map(re.escape, parts)) + r"\b")
+        whole = _whole_name(parts)
         runs = [r for r in _NAME_RUN.finditer(text) if whole.search(r.group(0))]
         return bool(runs) and all(_someone_else(text, r, asked) for r in runs)
     m = _USERS_RELATION.match(text)
@@ -149,21 +162,13 @@ def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> boo
 
 
 def _users_notes(
-    question: str,
     memories: Sequence[CatalogueEntry],
-    named: list[set[str]],
     people: list[set[str]],
+    asks_about_the_user: bool,
     names_any: bool,
 ) -> set[str]:
-    """For a question about the user, or about no one, the notes about the user and
-    their things (`Subjects.kept`); one about the user that names a person adds the notes
-    said in the first person to `named`."""
-    asks_about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
-    if asks_about_the_user and people:
-        # "Is my mentor still Ada Wrenfield?": notes said in the first person are the
-        # user's own; the named person's are found by name.
-        named.append({e.uuid for e in memories if _FIRST_PERSON.search(e.content)})
-        return set()
+    """For a question about the user that names no person, or about no one, the notes
+    about the user and their things (`Subjects.kept`)."""
     if people or not (asks_about_the_user or not names_any):
         return set()
     # Asked about the user (or the user's household or team) and no one else, or about
@@ -216,7 +221,7 @@ def writes_name(text: str, parts: Sequence[str], asked: Collection[str]) -> bool
     of several words a run of its words only ("Bao's", not "Kaisa Virtanen" for Lena
     Virtanen); not a possessive before a relation the question does not ask about (the
     module docstring)."""
-    whole = re.compile(r"(?i)\b" + r"\W{1,3}".join(map(re.escape, parts)) + r"\b")
+    whole = _whole_name(parts)
     words = {p.lower() for p in parts}
     for run in _NAME_RUN.finditer(text):
         said = {w.lower() for w in _NAME_PART.findall(_POSSESSIVE_END.sub("", run.group(0)))}
@@ -236,9 +241,15 @@ _SHORT_FORM = 3
 """The fewest letters of a first name that, written alone, are a short form of it."""
 
 
+def _whole_name(parts: Sequence[str]) -> re.Pattern[str]:
+    """The name of words `parts` written whole, its words joined by a space, a hyphen or
+    the like ("Bao Nguyen", "Bao-Nguyen")."""
+    return re.compile(r"(?i)\b" + r"\W{1,3}".join(map(re.escape, parts)) + r"\b")
+
+
 def _short_form(said: set[str], first: str) -> bool:
     """Whether a name written alone is the start of `first`, as people shorten first
-    names in notes ("Orsi" for Orsolya, "Kas" for Kasimir)."""
+    names in notes ("Magda" for Magdalena, "Kas" for Kasimir)."""
     if len(said) != 1:
         return False
     (word,) = said
