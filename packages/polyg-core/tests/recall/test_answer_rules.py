@@ -432,3 +432,24 @@ def test_asked_before_a_change_the_changed_memory_answers_without_an_asked_word(
     new = memory("m2", "log: BP 128/82 at pharmacy, meds working.", "2023-09-20T09:00:00", 1.001)
     answer, _ = ask("What was my blood pressure before the meds?", IntentType.WHEN, [old, new])
     assert answer.text.startswith("Checkup: BP 145/95")
+
+
+def test_a_memory_about_someone_close_to_whom_is_asked_does_not_answer_for_now() -> None:
+    # Recall marked the sister's news as about someone close to Tomasz; it is the latest
+    # memory naming him and scores a hair higher, but says nothing of where he works.
+    old = memory("m1", "Tomasz Wrobel works as a surveyor at Kellan Homes.", "2023-01-01T09:00:00")
+    old = old.model_copy(update={"attributes": {**old.attributes, "superseded_by": "m2"}})
+    new = memory("m2", "Tomasz: first month at Brightwater went fine.", "2023-08-01T09:00:00")
+    sister = node(
+        "m3",
+        "S_Memory",
+        "Tomasz's sister Ola just got promoted at Kellan Homes.",
+        1.01,
+        created_at=ms("2023-10-01T09:00:00"),
+        about_someone_close=True,
+    )
+    answer, _ = ask(
+        "Where does Tomasz work at the moment?", IntentType.WHAT, [old, new, sister], ["Tomasz"]
+    )
+    assert "Brightwater" in answer.text
+    assert "Ola" not in answer.text

@@ -838,3 +838,68 @@ def test_the_users_first_person_notes_are_no_name_a_later_version_must_hold() ->
         meaning={"old": 0.48, "new": 0.45},
     )
     assert moved.superseded_by == {"old": "new"}
+
+
+def test_a_silent_later_note_that_drops_an_asked_word_the_line_kept_continues_no_line() -> None:
+    # The first two notes are about the billing queue's escalation; the latest is about
+    # another queue's, as close in meaning, and has no "billing".
+    notes = [
+        _Note("old", "On-call for the billing queue: escalate to Odile Marchetti.", 100),
+        _Note("new", "Billing queue escalation: Kwame Asante (Odile away till June).", 300),
+        _Note("search", "Search queue escalation contact is Pia Lind.", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.95), (notes[2], 0.2)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "Who do I escalate billing queue problems to?",
+        kept={"old", "new", "search"},
+        meaning={"old": 0.45, "new": 0.44, "search": 0.36},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
+
+
+def test_a_new_routine_most_days_and_a_date_that_slipped_say_a_change() -> None:
+    assert says_change("walk to the studio most days now, 20 min by the river")
+    assert says_change("Orrin launch slipped again, board signed off on May 9.")
+    assert says_change("The release slid to June.")
+    assert not says_change("Gran slipped on the ice, nothing broken.")
+    assert not says_change("Been on the night bus for three days now.")
+
+
+def test_a_note_jotted_in_lower_case_that_opens_with_the_name_names_the_person() -> None:
+    asked = {"what", "time", "does", "ines", "finish"}
+    assert writes_name("ines stays till 6 now on thursdays", ["Ines"], asked)
+    assert not writes_name("ines's partner lou finishes at 5", ["Ines"], asked)
+    assert not writes_name("inessa finishes at 5", ["Ines"], asked)
+    # A name asked in lower case is no proper name: "eng" opens many notes of a team.
+    assert not writes_name("eng chat lives in Parlour", ["eng", "team"], {"eng", "team"})
+
+
+async def test_a_thing_of_two_lower_case_words_is_no_person(memory: Memory) -> None:
+    # "payments service" is asked as a name; the update writes only "payments": a thing
+    # said in fewer words, not someone else.
+    await _add(memory, "Payments service owned by Team Heron (contact: Ola).", 300)
+    new = await _add(memory, "Team Osprey took over payments from Heron as of sprint 12.", 40)
+    await _add(memory, "Heron picked up the search indexer this quarter.", 30)
+    result = await memory.recall("Which team owns the payments service now?", reference_time=NOW)
+    assert result.memories[0].uuid == new
+
+
+async def test_a_trip_rebooked_is_a_later_version_of_the_trip_booked(memory: Memory) -> None:
+    await _add(memory, "Summer trip booked: Madeira, 3-10 June.", 200)
+    new = await _add(memory, "Ferry strike, ugh. Rebooked for Menorca, same dates.", 40)
+    await _add(memory, "The Okafors are going to Rhodes in August.", 25)
+    result = await memory.recall("Where are we going this summer?", reference_time=NOW)
+    assert result.memories[0].uuid == new
+
+
+async def test_a_note_about_a_relation_is_no_later_version_nor_the_answer(memory: Memory) -> None:
+    await _add(memory, "Tomasz Wrobel works as a surveyor at Kellan Homes, long commute.", 400)
+    new = await _add(memory, "Tomasz: first month at Brightwater went fine, likes the crew.", 60)
+    await _add(memory, "Tomasz's sister Ola just got promoted at Kellan Homes.", 20)
+    await _add(memory, "Tomasz mentioned applying to Pellworth Surveys, never heard back.", 150)
+    result = await memory.recall("Where does Tomasz work at the moment?", reference_time=NOW)
+    assert result.memories[0].uuid == new
+    assert "Brightwater" in result.answer

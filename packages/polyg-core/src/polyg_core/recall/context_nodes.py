@@ -28,6 +28,7 @@ _ATTRIBUTES = (
     "source_id",
     "last_accessed",
     "superseded_by",
+    "about_someone_close",
 )
 _MAX_TEXT = 400
 

@@ -22,10 +22,11 @@ A pair of ranked memories is an update when
   Golden Lotus"), within `SAME_WORDS_MARGIN` by meaning;
 * for a question about the user, or about no one, the notes the user keeps are one subject
   (`subjects.Subjects.kept`): two of them are versions of each other when they share a
-  word, or when the earlier one is about as close to the question as the closest memory
-  (or the question names the later value: "before Tobias?"); a later note that is the
-  earlier one with only an asked word put another way is no version of it ("before the
-  yearly audit" for a question about the quarterly one);
+  word (a verb done again is the same: "booked", "rebooked"), or when the earlier one is
+  about as close to the question as the closest memory (or the question names the later
+  value: "before Tobias?"); a later note that is the earlier one with only an asked word
+  put another way is no version of it ("before the yearly audit" for a question about the
+  quarterly one);
 * or the temporal graph says so: a fact about the question's subject was ended by a newer
   one, the earlier memory holds the ended fact's value and the later one the new value,
   and both name what the question asks about (a note that only names the old value, "Bram
@@ -36,7 +37,10 @@ no version of "Fernleaf's Q3 budget"). Of several later notes that say a change 
 earlier note, those more than `VERSION_MARGIN` farther from the question than the closest
 changed another attribute of the subject. A note that says no change continues a line of
 versions only if it answers about as well as the closest of the line, not only as well as
-the version before it (a rota's pay note after the rota's length changed).
+the version before it (a rota's pay note after the rota's length changed), and only if it
+holds the asked words the last two versions share ("Search queue escalation: Pia" after two
+notes on the billing queue's). A note about someone close to whom is asked ("Tomasz's
+sister Ola got promoted") is no later version of a note about them.
 
 For a present-tense question the update takes the earlier memory's place (or keeps its
 own, if higher) and the earlier one goes just below it. A question that asks about a past
@@ -117,9 +121,9 @@ CHANGE_LANGUAGE = re.compile(
     # "after the reorg", "since last weekend's upgrade", "following the migration"
     r"(?:after|since|following|with)\s+(?:the\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){0,2}?"
     rf"(?:{_CHANGE_NOUNS})s?|"
-    # "now", unless it closes a span of time ("seven years now": nothing changed)
-    # nor "now and then" (sometimes)
-    r"(?<!years\s)(?<!year\s)(?<!months\s)(?<!weeks\s)(?<!days\s)(?<!while\s)now"
+    # "now", unless it closes a span of time ("seven years now": nothing changed; "most
+    # days now" is a new routine) nor "now and then" (sometimes)
+    r"(?<!years\s)(?<!year\s)(?<!months\s)(?<!weeks\s)(?<!(?<!most\s)days\s)(?<!while\s)now"
     r"(?!\s+and\s+(?:then|again)\b)|no\s+longer|"
     r"not\s+anymore|any\s?more|cancell?ed|went\s+(?:up|down)|goes\s+up|"
     r"(?:raised|lowered|increased|decreased|reduced|bumped|upgraded|downgraded|pushed|"
@@ -137,6 +141,7 @@ CHANGE_LANGUAGE = re.compile(
     # a correction of what was said, and a date or time moved
     r"correction|corrected|to\s+correct|"
     r"extended|postponed|rescheduled|delayed|brought\s+forward|pushed\s+(?:back|out)|"
+    r"(?:slipped|slid)\s+(?:again|to|by|back|another)|"
     r"moved\s+(?:up|back)|as\s+of|under\s+the\s+new"
     r")\b"
     # a terse log's arrow: "payroll provider -> Hexa"
@@ -356,6 +361,14 @@ def _asked_in(asked: set[str], words: set[str]) -> set[str]:
     return held
 
 
+_AGAIN = re.compile(r"^re(\w{4,})$")
+
+
+def _again(words: set[str]) -> set[str]:
+    """`words` and the words they do again ("book" of "rebook")."""
+    return words | {m.group(1) for w in words if (m := _AGAIN.match(w))}
+
+
 @dataclass
 class _Pairs:
     """What the pairwise comparison needs about the considered memories."""
@@ -379,6 +392,9 @@ class _Pairs:
     required: Sequence[set[str]] | None = None
     """Of `named`, the names a later version must hold when the earlier one holds them
     (None: all of `named`)."""
+    others: set[str] = field(default_factory=set[str])
+    """The memories about someone close to whom is asked (`subjects.Subjects.others`): no
+    later version of a note about them."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -386,6 +402,8 @@ class _Pairs:
         self.line: dict[str, float] = {}
         """For a memory that updates others, the closest in meaning to the question of the
         versions it ends (a later version continues the line only if it answers as well)."""
+        self.kept_words: dict[str, set[str]] = {}
+        """For a later version, the asked words it and the version before it both hold."""
         self.asked_weight = sum(self.weight(t) for t in set[str]().union(*self.hits.values()))
 
     def same_subject(self, older: str, newer: str) -> bool:
@@ -430,7 +448,8 @@ class _Pairs:
         return best is not None and said is not None and said >= best - MEANING_MARGIN
 
     def _share_words(self, older: str, newer: str) -> bool:
-        return bool(self.words[older] & self.words[newer] - self.common)
+        # A verb done again is the same word ("booked" and "rebooked").
+        return bool(_again(self.words[older]) & _again(self.words[newer]) - self.common)
 
     def _as_close(self, older: str, newer: str, margin: float) -> bool:
         before, after = self.meaning.get(older), self.meaning.get(newer)
@@ -490,7 +509,12 @@ class _Pairs:
         if before is None or after is None:
             return False
         before = max(before, self.line.get(older, before))
-        if self._restates(older, newer):
+        # A later note holds the asked words a line of versions kept ("Search
+        # queue escalation: Pia" continues no line of "billing queue escalation" notes).
+        if (
+            self._restates(older, newer)
+            or not self.kept_words.get(older, set()) <= self.hits[newer]
+        ):
             return False
         if self._same_words(older, newer):
             return after >= before - SAME_WORDS_MARGIN
@@ -551,7 +575,8 @@ class _Pairs:
         the one (if any) that answers the question best by meaning about the same subject.
         A later note about the subject that says no change is an update only when nothing
         says one ("parks in the garage" is no update of "drives to work" when "sold the
-        car and cycles" is there)."""
+        car and cycles" is there). A note about someone close to the subject is none."""
+        later = [n for n in later if n.uuid not in self.others]
         said = self._closest([n for n in later if self.is_update(older, n)])
         if said or says_change(older.content):
             # A memory that says a change holds until another says one ("sold the car and
@@ -568,6 +593,7 @@ class _Pairs:
 
     def continues(self, older: str, newer: str) -> None:
         """Record that `newer` is a later version of `older`."""
+        self.kept_words[newer] = (self.hits[older] & self.hits[newer]) - self.common
         said = [m for m in (self.line.get(older), self.meaning.get(older)) if m is not None]
         if said:
             self.line[newer] = max(*said, self.line.get(newer, max(said)))
@@ -610,6 +636,7 @@ def supersede(
     people: Sequence[set[str]] = (),
     kept: Iterable[str] = (),
     required: Sequence[set[str]] | None = None,
+    others: Iterable[str] = (),
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
 
@@ -632,6 +659,7 @@ def supersede(
             no one (see `_Pairs.kept`).
         required: of `named`, the names a later version must hold when the earlier one
             does (None: all; the user's first-person notes are no such name).
+        others: the memories about someone close to whom is asked (see `_Pairs.others`).
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
@@ -650,6 +678,7 @@ def supersede(
         people,
         set(kept),
         required,
+        set(others),
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

@@ -213,6 +213,9 @@ class MemoryRanking:
     ranked: list[tuple[CatalogueEntry, float]] = field(default_factory=lambda: [])
     signals: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
     superseded_by: dict[str, str] = field(default_factory=dict[str, str])
+    others: set[str] = field(default_factory=set[str])
+    """For a question about the present or the past, the memories about someone close to
+    whom is asked (`subjects.Subjects.others`): they answer nothing about them."""
     closeness: dict[str, float] = field(default_factory=dict[str, float])
     """Each dense hit's cosine similarity to the question, unscaled: how close in meaning
     two memories are to it does not depend on how many others were found."""
@@ -514,7 +517,8 @@ def rank_after(
         now_ms=now_ms,
         decay_tau_days=decay_tau_days,
     )
-    out.ranked, out.superseded_by = _in_order_of_currency(q, ranked, now_ms, ended, out.closeness)
+    order = _in_order_of_currency(q, ranked, now_ms, ended, out.closeness)
+    out.ranked, out.superseded_by, out.others = order.ranked, order.superseded_by, order.others
     return out
 
 
@@ -548,7 +552,7 @@ def _in_order_of_currency(
     now_ms: int,
     ended: Sequence[EndedValue],
     closeness: Mapping[str, float],
-) -> tuple[list[tuple[CatalogueEntry, float]], dict[str, str]]:
+) -> _Currency:
     """Best first, updates placed for what the question asks: the current value for the
     present, the replaced one for "before", every value for a question that gathers."""
     catalogue = q.catalogue
@@ -563,7 +567,7 @@ def _in_order_of_currency(
         # replaces: a newer note about the same person is no update of it.
         ranked.sort(key=lambda es: (-es[1], -es[0].created_at, es[0].uuid))
         if q.intent.type is IntentType.WHY:
-            return ranked, {}
+            return _Currency(ranked)
         return _reordered(catalogue, q.text, ranked, _subjects(q), ended, meaning=closeness)
     else:
         ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
@@ -579,7 +583,16 @@ def _in_order_of_currency(
                 earlier=True,
                 meaning=closeness,
             )
-    return ranked, {}
+    return _Currency(ranked)
+
+
+@dataclass(frozen=True)
+class _Currency:
+    """Memories in the order of what is current (`_in_order_of_currency`)."""
+
+    ranked: list[tuple[CatalogueEntry, float]]
+    superseded_by: dict[str, str] = field(default_factory=dict[str, str])
+    others: set[str] = field(default_factory=set[str])
 
 
 @dataclass(frozen=True)
@@ -959,9 +972,10 @@ def _reordered(
     *,
     earlier: bool = False,
     meaning: Mapping[str, float] | None = None,
-) -> tuple[list[tuple[CatalogueEntry, float]], dict[str, str]]:
+) -> _Currency:
     """Updates above what they change (or, `earlier`, the changed memories above their
-    updates), and which memory each changed one was superseded by."""
+    updates), which memory each changed one was superseded by, and the memories about
+    someone close to whom is asked."""
     lexical = catalogue.lexical
     # A memory that only asks ("How is the new flat?") states no value: it updates
     # nothing, whatever words it shares with the question.
@@ -988,15 +1002,16 @@ def _reordered(
         people=about.people,
         kept=about.kept,
         required=about.named,
+        others=about.others,
     )
     scores = dict(moved.scores)
     _others_below(stating[:CONSIDERED], scores, about.others)
     if not scores:
-        return ranked, moved.superseded_by
+        return _Currency(ranked, moved.superseded_by, about.others)
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     newest_first = -1 if not earlier else 1
     out.sort(key=lambda es: (-es[1], newest_first * es[0].created_at, es[0].uuid))
-    return out, moved.superseded_by
+    return _Currency(out, moved.superseded_by, about.others)
 
 
 def _others_below(
@@ -1036,6 +1051,8 @@ def with_memories(merged: MergedSubgraph, ranking: MemoryRanking, count: int) ->
         }
         if entry.uuid in ranking.superseded_by:
             props["superseded_by"] = ranking.superseded_by[entry.uuid]
+        if entry.uuid in ranking.others:
+            props["about_someone_close"] = True
         node = to_context(MEMORY, props, best_node * max(score, 0.0) / best_memory)
         ours[entry.uuid] = node.model_copy(update={"views": ["semantic"]})
     nodes = [n for n in merged.nodes if n.uuid not in ours]

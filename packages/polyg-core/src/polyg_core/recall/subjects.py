@@ -13,7 +13,10 @@ For a named subject that is a matter of how people write names in notes:
   says who that is ("Priya's manager is Ines");
 * a greeting before a name is not part of it ("Hey Mel");
 * a first name shortened to its first three letters or more, written alone, is the name
-  ("Magda's coaching the under-12s" is about Magdalena).
+  ("Magda's coaching the under-12s" is about Magdalena);
+* a note jotted in lower case that opens with a proper name names it ("ines stays till 6
+  now" is about Ines); a name asked in lower case ("payments service") is a thing, not a
+  person.
 
 A question about the user ("the user", "I", "my", "we", "our") that names no other
 person, or a question that names no one ("What is the wifi password?"), is about every
@@ -56,6 +59,7 @@ _ABOUT_A_NAMED_PERSON = re.compile(
 _USERS_RELATION = re.compile(
     r"\W*(?:(?:my|our|(?:the\s+)?user['’]s)\s+(\w+)\b|(\w+)['’]s\b)", re.IGNORECASE
 )
+_LOWER_OPENING = re.compile(r"\W*([a-z][\w-]*(?:['’]s)?)(?!\w)")
 _FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|me|mine|we|our|us)\b", re.IGNORECASE)
 
 
@@ -111,7 +115,12 @@ def subjects_of(
     asked = {w.lower() for w in _NAME_PART.findall(question)}
     specific = [n for n in dict.fromkeys(names) if n not in common_names]
     named = [naming(memories, n, asked) for n in specific]
-    people = [uuids for n, uuids in zip(specific, named, strict=True) if " " in n.strip()]
+    # A person's name of several words is capitalised ("payments service" is a thing).
+    people = [
+        uuids
+        for n, uuids in zip(specific, named, strict=True)
+        if len(words := n.split()) > 1 and all(w[:1].isupper() for w in words)
+    ]
     asks_about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
     first_person = (
         {e.uuid for e in memories if _FIRST_PERSON.search(e.content)}
@@ -223,6 +232,16 @@ def writes_name(text: str, parts: Sequence[str], asked: Collection[str]) -> bool
     module docstring)."""
     whole = _whole_name(parts)
     words = {p.lower() for p in parts}
+    opening = _LOWER_OPENING.match(text)
+    if (
+        opening is not None
+        and all(p[:1].isupper() for p in parts)
+        and _POSSESSIVE_END.sub("", opening.group(1)) in words
+        and not _someone_else(text, opening, asked)
+    ):
+        # A note jotted in lower case opens with the name, a proper name asked with its
+        # capital ("ines stays till 6 now" for "Ines").
+        return True
     for run in _NAME_RUN.finditer(text):
         said = {w.lower() for w in _NAME_PART.findall(_POSSESSIVE_END.sub("", run.group(0)))}
         said -= _NOT_NAME_KEYS

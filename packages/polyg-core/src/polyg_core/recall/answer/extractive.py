@@ -540,8 +540,15 @@ def _best_memories(q: Question, g: AnswerGraph) -> list[ContextNode]:
     if q.intent.timeframe is None and asks_previous(q.text):
         ranked = _before_the_latest(q, ranked)
     elif asks_about_now(q.text, q.intent, g.now_ms):
-        # What recall marked as changed by a later memory does not answer for now.
-        ranked.sort(key=lambda n: bool(n.attributes.get("superseded_by")))
+        # What recall marked as changed by a later memory does not answer for now, nor a
+        # memory about someone close to whom is asked ("Tomasz's sister Ola just got
+        # promoted" for "Where does Tomasz work?").
+        ranked.sort(
+            key=lambda n: (
+                bool(n.attributes.get("superseded_by")),
+                bool(n.attributes.get("about_someone_close")),
+            )
+        )
         ranked = _latest_of_the_best(q, ranked)
     return ranked[:MAX_MEMORIES]
 
