@@ -453,3 +453,9 @@ def test_a_memory_about_someone_close_to_whom_is_asked_does_not_answer_for_now()
     )
     assert "Brightwater" in answer.text
     assert "Ola" not in answer.text
+
+
+def test_no_before_a_number_ends_no_sentence() -> None:
+    text = "ines new no. 07781 204 919 - the old one is gone. Call after six."
+    assert best_sentence({"ines", "number"}, text).startswith("ines new no. 07781 204 919")
+    assert best_sentence({"six"}, "I said no. Call after six.") == "Call after six."

@@ -766,6 +766,7 @@ def test_a_note_about_a_relation_of_the_asked_person_is_about_someone_else() -> 
     assert about_a_relation("My sister Ilka went vegan in spring.", None, asked)
     assert about_a_relation("User's partner Sefa only drinks green tea.", None, asked)
     assert about_a_relation("Partner's passport expires in October.", None, asked)
+    assert about_a_relation("kids' dentist still Dr Oyelaran at the clinic", None, asked)
     assert not about_a_relation("My manager is Priyanka Voss.", None, asked)
     assert not about_a_relation("My diet is mostly plants.", None, asked)
 

@@ -57,7 +57,8 @@ _ABOUT_A_NAMED_PERSON = re.compile(
     r"|\bby\s+[A-Z][a-z][\w'’-]*\s+[A-Z][a-z][\w-]*\b"
 )
 _USERS_RELATION = re.compile(
-    r"\W*(?:(?:my|our|(?:the\s+)?user['’]s)\s+(\w+)\b|(\w+)['’]s\b)", re.IGNORECASE
+    r"\W*(?:(?:my|our|(?:the\s+)?user['’]s)\s+(\w+)\b|(\w+)['’]s\b|(\w+s)['’](?!\w))",
+    re.IGNORECASE,
 )
 _LOWER_OPENING = re.compile(r"\W*([a-z][\w-]*(?:['’]s)?)(?!\w)")
 _FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|me|mine|we|our|us)\b", re.IGNORECASE)
@@ -155,7 +156,8 @@ def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> boo
     question, of words `asked` (lower case), does not ask about, and does not say who that
     is: it writes the name only before the relation ("Ines's partner Achille is a
     paramedic"), or opens with the user's relation ("My sister Ilse went vegan", "User's
-    partner ...", "Partner's passport ..."; not "My manager is Ines")."""
+    partner ...", "Partner's passport ...", "kids' dentist ..."; not "My manager is
+    Ines")."""
     if name is not None:
         parts = _NAME_PART.findall(name)
         if not parts:
@@ -166,7 +168,7 @@ def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> boo
     m = _USERS_RELATION.match(text)
     if m is None:
         return False
-    relation = (m.group(1) or m.group(2)).lower()
+    relation = (m.group(1) or m.group(2) or m.group(3)).lower()
     return relation in KINSHIP and relation not in asked and _COPULA.match(text, m.end()) is None
 
 

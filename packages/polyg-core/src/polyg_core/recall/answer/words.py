@@ -79,9 +79,11 @@ def short_time(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
-# A title before a name ("Dr. Lindgren", "Mr. Osei") ends no sentence.
+# A title before a name ("Dr. Lindgren", "Mr. Osei") ends no sentence, nor "no." before a
+# number ("new no. 07700 388 502").
 _SENTENCE = re.compile(
-    r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)\s+"
+    r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)"
+    r"(?!(?<=\b[Nn]o\.)\s+\d)\s+"
 )
 SPEAKER = re.compile(r"^([A-Z][\w .'-]{0,40}):\s+")
 
