@@ -123,13 +123,16 @@ SETS = {
     "blind-6": "updates_blind_6.jsonl",
     "blind-7": "updates_blind_7.jsonl",
     "blind-8": "updates_blind_8.jsonl",
+    "blind-9": "updates_blind_9.jsonl",
+    "blind-10": "updates_blind_10.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
 (invented people; notes as records, first-person statements, chat lines and terse logs;
 blind-3 and blind-4 the most casual). blind-5 and blind-6 were written the same way, held
-out for one round of rules and read after it; blind-7 and blind-8 likewise, held out: no
-rule was read off them (docs/benchmarks.md, section 20)."""
+out for one round of rules and read after it, and blind-7 and blind-8 the next round;
+blind-9 and blind-10 likewise, held out: no rule was read off them (docs/benchmarks.md,
+section 20). blind-9 leans to home and social life, blind-10 to work and small business."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:
