@@ -116,12 +116,7 @@ def subjects_of(
     asked = {w.lower() for w in _NAME_PART.findall(question)}
     specific = [n for n in dict.fromkeys(names) if n not in common_names]
     named = [naming(memories, n, asked) for n in specific]
-    # A person's name of several words is capitalised ("payments service" is a thing).
-    people = [
-        uuids
-        for n, uuids in zip(specific, named, strict=True)
-        if len(words := n.split()) > 1 and all(w[:1].isupper() for w in words)
-    ]
+    people = [uuids for n, uuids in zip(specific, named, strict=True) if _a_persons(n)]
     asks_about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
     first_person = (
         {e.uuid for e in memories if _FIRST_PERSON.search(e.content)}
@@ -133,6 +128,13 @@ def subjects_of(
     kept = _users_notes(memories, people, asks_about_the_user, bool(specific or common_names))
     others = _someone_close(memories, specific, asked, asks_about_the_user or bool(kept))
     return Subjects(common, named, people, kept, first_person, others)
+
+
+def _a_persons(name: str) -> bool:
+    """Whether `name` is a person's of several words: capitalised ("Ada Wrenfield"; a
+    "payments service" is a thing)."""
+    words = name.split()
+    return len(words) > 1 and all(w[:1].isupper() for w in words)
 
 
 def _someone_close(
@@ -234,15 +236,7 @@ def writes_name(text: str, parts: Sequence[str], asked: Collection[str]) -> bool
     module docstring)."""
     whole = _whole_name(parts)
     words = {p.lower() for p in parts}
-    opening = _LOWER_OPENING.match(text)
-    if (
-        opening is not None
-        and all(p[:1].isupper() for p in parts)
-        and _POSSESSIVE_END.sub("", opening.group(1)) in words
-        and not _someone_else(text, opening, asked)
-    ):
-        # A note jotted in lower case opens with the name, a proper name asked with its
-        # capital ("ines stays till 6 now" for "Ines").
+    if _opens_in_lower_case(text, parts, asked):
         return True
     for run in _NAME_RUN.finditer(text):
         said = {w.lower() for w in _NAME_PART.findall(_POSSESSIVE_END.sub("", run.group(0)))}
@@ -256,6 +250,18 @@ def writes_name(text: str, parts: Sequence[str], asked: Collection[str]) -> bool
         if not _someone_else(text, run, asked):
             return True
     return False
+
+
+def _opens_in_lower_case(text: str, parts: Sequence[str], asked: Collection[str]) -> bool:
+    """Whether a note jotted in lower case opens with the name of words `parts`, a proper
+    name asked with its capital ("ines stays till 6 now" for "Ines")."""
+    opening = _LOWER_OPENING.match(text)
+    return (
+        opening is not None
+        and all(p[:1].isupper() for p in parts)
+        and _POSSESSIVE_END.sub("", opening.group(1)) in {p.lower() for p in parts}
+        and not _someone_else(text, opening, asked)
+    )
 
 
 _SHORT_FORM = 3
