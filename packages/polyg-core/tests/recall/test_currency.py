@@ -767,6 +767,11 @@ def test_a_note_about_a_relation_of_the_asked_person_is_about_someone_else() -> 
     assert about_a_relation("User's partner Sefa only drinks green tea.", None, asked)
     assert about_a_relation("Partner's passport expires in October.", None, asked)
     assert about_a_relation("kids' dentist still Dr Oyelaran at the clinic", None, asked)
+    # Relations as people jot them: "husb", "bro", "flatmate".
+    asked = {"which", "firm", "is", "odile", "with"}
+    assert about_a_relation("Bastien (Odile's husb) interviewing at Farrow Gale", "Odile", asked)
+    assert about_a_relation("Odile's bro 0412 558 930 - for the van", "Odile", asked)
+    assert about_a_relation("Yara (Odile's flatmate) joined Pulse", "Odile", asked)
     assert not about_a_relation("My manager is Priyanka Voss.", None, asked)
     assert not about_a_relation("My diet is mostly plants.", None, asked)
 
@@ -904,3 +909,23 @@ async def test_a_note_about_a_relation_is_no_later_version_nor_the_answer(memory
     result = await memory.recall("Where does Tomasz work at the moment?", reference_time=NOW)
     assert result.memories[0].uuid == new
     assert "Brightwater" in result.answer
+
+
+def test_a_later_note_that_says_a_change_but_drops_the_lines_asked_word_is_no_version() -> None:
+    # The retro moved; a later note moves the design review, sharing "moved" and a day
+    # with the retro notes but not "retro".
+    notes = [
+        _Note("old", "Retro every other Friday at 15:00, Birch room.", 100),
+        _Note("new", "Retro moved to Thursdays 14:00 from next sprint.", 300),
+        _Note("review", "Design review moved to 16:00 on Fridays.", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.9), (notes[2], 0.5)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "When is the retro?",
+        kept={"old", "new", "review"},
+        meaning={"old": 0.6, "new": 0.55, "review": 0.4},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"

@@ -491,6 +491,11 @@ class _Pairs:
         # relicensed").
         return bool((self.hits[older] & self.hits[newer]) - self.words[newer])
 
+    def _holds_line(self, older: str, newer: str) -> bool:
+        # A later note holds the asked words a line of versions kept ("Search queue
+        # escalation: Pia" continues no line of "billing queue escalation" notes).
+        return self.kept_words.get(older, set()) <= self.hits[newer]
+
     def _kept(self, older: str, newer: str) -> bool:
         return older in self.kept and newer in self.kept
 
@@ -509,12 +514,7 @@ class _Pairs:
         if before is None or after is None:
             return False
         before = max(before, self.line.get(older, before))
-        # A later note holds the asked words a line of versions kept ("Search
-        # queue escalation: Pia" continues no line of "billing queue escalation" notes).
-        if (
-            self._restates(older, newer)
-            or not self.kept_words.get(older, set()) <= self.hits[newer]
-        ):
+        if self._restates(older, newer) or not self._holds_line(older, newer):
             return False
         if self._same_words(older, newer):
             return after >= before - SAME_WORDS_MARGIN
@@ -566,6 +566,7 @@ class _Pairs:
             return self.share_subject(older.uuid, newer.uuid)
         return (
             says_change(newer.content)
+            and self._holds_line(older.uuid, newer.uuid)
             and self.same_subject(older.uuid, newer.uuid)
             and self.same_attribute(older.uuid, newer.uuid)
         )

@@ -75,5 +75,7 @@ KINSHIP = words(
     partner cousin aunt uncle grandma grandpa grandmother grandfather niece nephew
     colleague coworker boss manager neighbor neighbour roommate kid kids child children
     girlfriend boyfriend fiance fiancee teammate
+    husb hubby bro sis bf gf flatmate housemate ex twin parents stepdad stepmum stepmom
+    grandson granddaughter gran granny grandad nan nana
     """
 )
