@@ -459,3 +459,28 @@ def test_no_before_a_number_ends_no_sentence() -> None:
     text = "ines new no. 07781 204 919 - the old one is gone. Call after six."
     assert best_sentence({"ines", "number"}, text).startswith("ines new no. 07781 204 919")
     assert best_sentence({"six"}, "I said no. Call after six.") == "Call after six."
+
+
+def test_a_short_update_is_quoted_whole() -> None:
+    # The update's first sentence says the change, its second holds the value asked.
+    old = node(
+        "m1",
+        "S_Memory",
+        "Broadband: Velocity 80Mb, account VB-2281.",
+        0.9,
+        created_at=ms("2023-01-01T09:00:00"),
+        superseded_by="m2",
+    )
+    new = memory(
+        "m2", "Engineer came today, router in the hall now. Fibrio, 500Mb!", "2023-08-01T09:00:00"
+    )
+    answer, _ = ask("Who's our home internet provider?", IntentType.WHO, [old, new])
+    assert answer.text.startswith("Engineer came today, router in the hall now. Fibrio")
+    assert "Until 2023-08-01: Broadband: Velocity" in answer.text
+
+
+def test_a_habit_asked_of_before_is_answered_by_its_stated_schedule() -> None:
+    old = memory("m1", "Noa's swimming: sat 9am at Linden pool.", "2023-01-01T09:00:00")
+    answer, _ = ask("When did Noa used to have swimming?", IntentType.WHEN, [old])
+    assert "9am" in answer.text
+    assert "2023-01-01" not in answer.text

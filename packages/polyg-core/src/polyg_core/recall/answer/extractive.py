@@ -671,6 +671,11 @@ def _explore(q: Question, g: AnswerGraph) -> Answer:
     )
 
 
+WHOLE_UPDATE = 160
+"""An update this short is quoted whole: a jotted note's sentences hold its value
+between them ("Back on fish since the spring. Count me as pescatarian.")."""
+
+
 def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:
     """The update's text, what it replaced as history (`recall.answer.current`); for a
     question about the value before ("How did Dana take her tea before?"), what it
@@ -684,7 +689,10 @@ def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:
     # he codes in Helix now" as "Emacs", and "X took over Y" without its subject.
     # Of sentences that hold as many asked words, the one that says the change holds the
     # new value ("Cut dairy out completely. Just a black americano for me now.").
-    said = as_sentence(best_sentence(q.wanted, update.current.text, says_change))
+    text = update.current.text
+    said = as_sentence(
+        text if len(text) <= WHOLE_UPDATE else best_sentence(q.wanted, text, says_change)
+    )
     answer.text = f"{said} {history_note(q, update)}"
     answer.evidence.shaped = True
     answer.sources = [*answer.sources, update.replaced[0].uuid]

@@ -75,6 +75,8 @@ def _relevance(q: Question, g: AnswerGraph, node: ContextNode, best_score: float
 
 
 _ASKS_CLOCK = re.compile(r"\bwhat\s+time\b", re.IGNORECASE)
+# "When did Noor used to have swimming?", "When was standup held previously?": a habit.
+_ASKS_HABIT = re.compile(r"\bused\s+to\b|\bpreviously\b|\busually\b", re.IGNORECASE)
 
 
 def when_answer(q: Question, g: AnswerGraph) -> Answer:
@@ -96,12 +98,12 @@ def when_answer(q: Question, g: AnswerGraph) -> Answer:
     dated = _dated_phrase(g, best, sentence, at)
     if (
         shaped is None
-        and (asks_current_when(q.text) or _ASKS_CLOCK.search(q.text))
+        and (asks_current_when(q.text) or _ASKS_CLOCK.search(q.text) or _ASKS_HABIT.search(q.text))
         and states_schedule(sentence)
     ):
         # "When do I have guitar?" of "Sundays now, 11am", "What time did Ines go to bed?"
-        # of "goes to bed around 11:30pm": the schedule or clock time as stated, not a day
-        # it fell on.
+        # of "goes to bed around 11:30pm", "When did Noor used to have swimming?" of
+        # "swimming sat 9am": the schedule or clock time as stated, not a day it fell on.
         shaped = _Shaped(sentence, [best.uuid])
     text = _when_text(best, sentence, dated, shaped.text if shaped else None)
     evidence = _when_evidence(q, g, ranked, dated, shaped)
