@@ -484,3 +484,12 @@ def test_a_habit_asked_of_before_is_answered_by_its_stated_schedule() -> None:
     answer, _ = ask("When did Noa used to have swimming?", IntentType.WHEN, [old])
     assert "9am" in answer.text
     assert "2023-01-01" not in answer.text
+
+
+def test_the_asked_kind_and_the_word_after_it_are_one_noun_not_a_value() -> None:
+    # "car park" is no car; "gate B" names the gate.
+    question = "What car does Imani drive?"
+    about = terms(question) - {"imani"}
+    assert asked_span(question, about, "meet her at the front, not the car park") is None
+    question = "Which gate does Imani use?"
+    assert asked_span(question, terms(question) - {"imani"}, "Imani at gate B") == "B"

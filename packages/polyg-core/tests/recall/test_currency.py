@@ -18,6 +18,7 @@ from polyg_core.recall.currency import (
     asks_about_now,
     says_change,
     supersede,
+    value_shapes,
 )
 from polyg_core.recall.lexical import LexicalIndex
 from polyg_core.recall.memories import states_then_asks
@@ -929,3 +930,26 @@ def test_a_later_note_that_says_a_change_but_drops_the_lines_asked_word_is_no_ve
     )
     assert moved.superseded_by == {"old": "new"}
     assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
+
+
+def test_a_later_note_giving_a_value_of_the_same_shape_is_a_version_farther_in_meaning() -> None:
+    # The new address is given without the word "email": a value of the same shape.
+    notes = [
+        _Note("old", "uncle teodor email: teo.marr61@plumpost.it", 100),
+        _Note("new", "Uncle Teodor writing from t.marr.casa@ventomail.it - old one hacked", 300),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.6)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "What's Uncle Teodor's email address?",
+        named=[{"old", "new"}],
+        meaning={"old": 0.9, "new": 0.7},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert value_shapes("teo.marr61@plumpost.it") == {"email"}
+    assert value_shapes("new no. 07781 204 919") == {"phone"}
+    assert value_shapes("Tilde Direct: £410/yr") == {"price"}
+    assert value_shapes("standup 9:30 daily, swim sat 9am") == {"clock"}
+    assert value_shapes("base URL https://api.example.io/v2") == {"url"}
+    assert value_shapes("in 2024 we had 3 kids") == set()

@@ -12,10 +12,12 @@ A pair of ranked memories is an update when
   one (a name the question asks about) and answers the question by meaning about as well:
   its cosine similarity to the question at most `MEANING_MARGIN` below the earlier one's
   ("Kemal is gluten-free" after "Kemal has no dietary restrictions"), unscaled, so that
-  three memories compare as three thousand do. Of several such notes, one that holds an
-  asked word the earlier one holds besides the names (the attribute asked about: "backend"
-  in "What does the Ledger backend use?") is preferred to one that does not (the frontend
-  note), and then the closest in meaning;
+  three memories compare as three thousand do (`SAME_WORDS_MARGIN` when both give a value
+  of one shape: an email address, a URL, a phone number, a price, a clock time, see
+  `value_shapes`). Of several such notes, one that holds an asked word the earlier one
+  holds besides the names (the attribute asked about: "backend" in "What does the Ledger
+  backend use?") is preferred to one that does not (the frontend note), and then the
+  closest in meaning;
 * or, without change words or names, the later one holds every asked word the earlier
   one holds (of the user's notes, two or more and half their weight), and those carry
   most of the question's weight ("Friday takeout: Nonna Rosa's" after "Friday takeout:
@@ -74,6 +76,7 @@ __all__ = [
     "asks_about_now",
     "says_change",
     "supersede",
+    "value_shapes",
     "without_deadline",
 ]
 
@@ -361,6 +364,24 @@ def _asked_in(asked: set[str], words: set[str]) -> set[str]:
     return held
 
 
+_SHAPES = {
+    "email": re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"),
+    "url": re.compile(r"\bhttps?://\S+|\b[\w-]+\.(?:com|io|org|net|dev|app|co)(?:\.\w+)?/\S*"),
+    "phone": re.compile(r"(?<![\d.])\+?\d[\d ()-]{7,}\d(?![\d.])"),
+    "price": re.compile(
+        r"[£$€]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:/|per\s+)(?:hr|hour|mo|month|yr|year|wk|week)\b"
+    ),
+    "clock": re.compile(r"\b\d{1,2}(?::\d{2}\s?(?:am|pm)?|\s?(?:am|pm))\b", re.IGNORECASE),
+}
+
+
+@functools.lru_cache(maxsize=_PER_TEXT)
+def value_shapes(text: str) -> frozenset[str]:
+    """The shapes of value `text` gives: an email address, a URL, a phone number, a
+    price, a clock time."""
+    return frozenset(name for name, pattern in _SHAPES.items() if pattern.search(text))
+
+
 _AGAIN = re.compile(r"^re(\w{4,})$")
 
 
@@ -395,6 +416,9 @@ class _Pairs:
     others: set[str] = field(default_factory=set[str])
     """The memories about someone close to whom is asked (`subjects.Subjects.others`): no
     later version of a note about them."""
+
+    shapes: Mapping[str, frozenset[str]] = field(default_factory=lambda: {})
+    """Each memory's shapes of value (`value_shapes`)."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -521,7 +545,11 @@ class _Pairs:
         # Notes linked only as the user's: the earlier one must be about what is asked (a
         # bystander close to nothing is no earlier version of whatever is close).
         kept = self._kept(older, newer) and self._about_asked(older, newer)
-        return (kept or self._by_name(older, newer)) and after >= before - MEANING_MARGIN
+        # Both give a value of one shape (an email address, a phone number, a price, a
+        # clock time): the later one gives the same attribute in other words ("writing
+        # from luciaf.casa@ventomail.it" after "email: lucia.f58@plumpost.it").
+        margin = SAME_WORDS_MARGIN if self.shapes[older] & self.shapes[newer] else MEANING_MARGIN
+        return (kept or self._by_name(older, newer)) and after >= before - margin
 
     def _restates(self, older: str, newer: str) -> bool:
         # The later note is the earlier one with an asked word put another way, and the
@@ -680,6 +708,7 @@ def supersede(
         set(kept),
         required,
         set(others),
+        {c.uuid: value_shapes(c.content) for c, _ in top},
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

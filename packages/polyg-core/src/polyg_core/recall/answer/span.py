@@ -131,9 +131,21 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
     if _HOW_MANY.search(question):
         return _count(about, words)
     asked = terms(question)
+    kind = _WHAT_KIND.match(question)
+    noun = stem(kind.group(1).lower()) if kind else None
     for i, w in enumerate(words):
         if w[0].isalnum() and stem(w.lower()) in about:
             span = _after(words, i + 1, asked)
-            if span is not None:
+            if span is not None and not (stem(w.lower()) == noun and _compound(words, i, span)):
                 return span
     return None
+
+
+# "What car does Amara have?", "Which gate ...?": the kind of thing asked.
+_WHAT_KIND = re.compile(r"^\W*(?:what|which)\s+([a-z]+)\s", re.IGNORECASE)
+
+
+def _compound(words: list[str], at: int, span: str) -> bool:
+    """Whether `span` is one lower-case word right after the asked kind at `at`: the two
+    are one noun ("car park" for "What car ...?"), not the kind and its value."""
+    return " " not in span and span.islower() and words[at + 1] == span
