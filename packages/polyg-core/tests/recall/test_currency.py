@@ -953,3 +953,34 @@ def test_a_later_note_giving_a_value_of_the_same_shape_is_a_version_farther_in_m
     assert value_shapes("standup 9:30 daily, swim sat 9am") == {"clock"}
     assert value_shapes("base URL https://api.example.io/v2") == {"url"}
     assert value_shapes("in 2024 we had 3 kids") == set()
+
+
+def test_a_users_later_note_sharing_a_word_is_a_version_farther_but_continues_no_line() -> None:
+    # "trains" is shared, not asked: the window note is the aisle note's later version,
+    # 0.2 farther from the question. The latest note shares "window" with it and is as
+    # far again: it continues no line.
+    notes = [
+        _Note("old", "Always book me an aisle seat on trains.", 100),
+        _Note("new", "Trains: window please - I sleep better against the wall.", 300),
+        _Note("glass", "Window cleaner comes on the 3rd, cash only.", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.3), (notes[2], 0.1)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "Which place should be reserved for me on rail journeys?",
+        kept={"old", "new", "glass"},
+        meaning={"old": 0.7, "new": 0.5, "glass": 0.32},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
+    # A later version is close to the question; the latest shares a word with it and is
+    # 0.24 farther than the line's closest: not close enough to continue the line.
+    moved = _supersede(
+        notes,
+        ranked,
+        "Which place should be reserved for me on rail journeys?",
+        kept={"old", "new", "glass"},
+        meaning={"old": 0.55, "new": 0.5, "glass": 0.31},
+    )
+    assert moved.superseded_by == {"old": "new"}

@@ -26,7 +26,9 @@ A pair of ranked memories is an update when
   (`subjects.Subjects.kept`): two of them are versions of each other when they share a
   word (a verb done again is the same: "booked", "rebooked"), or when the earlier one is
   about as close to the question as the closest memory (or the question names the later
-  value: "before Tobias?"); a later note that is the earlier one with only an asked word
+  value: "before Tobias?"); one that shares a word with the first of a line answers
+  within `SAME_WORDS_MARGIN` ("Flights: window please" after "Always book me an aisle
+  seat on flights"); a later note that is the earlier one with only an asked word
   put another way is no version of it ("before the yearly audit" for a question about the
   quarterly one);
 * or the temporal graph says so: a fact about the question's subject was ended by a newer
@@ -548,7 +550,12 @@ class _Pairs:
         # Both give a value of one shape (an email address, a phone number, a price, a
         # clock time): the later one gives the same attribute in other words ("writing
         # from luciaf.casa@ventomail.it" after "email: lucia.f58@plumpost.it").
-        margin = SAME_WORDS_MARGIN if self.shapes[older] & self.shapes[newer] else MEANING_MARGIN
+        # A user's two notes that share a word likewise ("Flights: window please" after
+        # "Always book me an aisle seat on flights"); not for a note that continues a line
+        # of versions: what shares a word with the latest is often about something else
+        # ("prescription repeat - ask riverside" after "registered with Riverside").
+        near = self.shapes[older] & self.shapes[newer] or (kept and self._share_words(older, newer))
+        margin = SAME_WORDS_MARGIN if near and older not in self.line else MEANING_MARGIN
         return (kept or self._by_name(older, newer)) and after >= before - margin
 
     def _restates(self, older: str, newer: str) -> bool:
