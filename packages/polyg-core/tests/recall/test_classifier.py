@@ -261,3 +261,11 @@ def test_how_much_asks_an_amount(question: str, intent_type: IntentType | None) 
         assert got is not WHAT
     else:
         assert got is intent_type
+
+
+def test_when_before_what_one_is_doing_asks_no_time() -> None:
+    rules = RuleClassifier()
+    assert rules.classify("Should I pick aisle or window when booking Ola's trains?").type != (
+        IntentType.WHEN
+    )
+    assert rules.classify("Did Ola call when the storm hit?").type == IntentType.WHEN
