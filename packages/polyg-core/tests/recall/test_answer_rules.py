@@ -493,3 +493,9 @@ def test_the_asked_kind_and_the_word_after_it_are_one_noun_not_a_value() -> None
     assert asked_span(question, about, "meet her at the front, not the car park") is None
     question = "Which gate does Imani use?"
     assert asked_span(question, terms(question) - {"imani"}, "Imani at gate B") == "B"
+
+
+def test_a_name_after_the_asked_relation_is_its_subject_not_the_value() -> None:
+    question = "What was my sister's big hobby before?"
+    about = terms(question)
+    assert asked_span(question, about, "My sister Ottilie is obsessed with rowing.") is None

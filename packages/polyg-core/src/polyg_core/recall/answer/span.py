@@ -110,7 +110,12 @@ def _valued(words: list[str], end: int, span: list[str], asked: set[str]) -> str
     "rate is ..." (a verb, or the subject of one); a label's value follows its colon
     ("5k PB: 27:42")."""
     follows = words[end].lower() if end < len(words) else ""
-    if len(span) == 1 and span[0].islower() and (follows in _VERB_THEN or follows in _SUBJECT_OF):
+    if len(span) == 1 and (
+        (span[0].islower() and follows in _VERB_THEN)
+        # "My brother Caspian is obsessed with ...": a name before its verb is the
+        # subject the asked word introduces, not the value.
+        or follows in _SUBJECT_OF
+    ):
         return None
     if follows == ":":
         return _after(words, end + 1, asked) or " ".join(span)
