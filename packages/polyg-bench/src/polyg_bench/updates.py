@@ -125,14 +125,17 @@ SETS = {
     "blind-8": "updates_blind_8.jsonl",
     "blind-9": "updates_blind_9.jsonl",
     "blind-10": "updates_blind_10.jsonl",
+    "blind-11": "updates_blind_11.jsonl",
+    "blind-12": "updates_blind_12.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
 (invented people; notes as records, first-person statements, chat lines and terse logs;
 blind-3 and blind-4 the most casual). blind-5 and blind-6 were written the same way, held
-out for one round of rules and read after it, and blind-7 and blind-8 the next round;
-blind-9 and blind-10 likewise, held out: no rule was read off them (docs/benchmarks.md,
-section 20). blind-9 leans to home and social life, blind-10 to work and small business."""
+out for one round of rules and read after it, and blind-7 to blind-10 (blind-9 leaning to
+home and social life, blind-10 to work and small business) the rounds after; blind-11
+(personal admin and life events) and blind-12 (software and operations work) likewise,
+held out: no rule was read off them (docs/benchmarks.md, section 20)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:
