@@ -472,10 +472,10 @@ def test_a_short_update_is_quoted_whole() -> None:
         superseded_by="m2",
     )
     new = memory(
-        "m2", "Engineer came today, router in the hall now. Fibrio, 500Mb!", "2023-08-01T09:00:00"
+        "m2", "Engineer came today, router in the hall now. Lumenet, 900Mb!", "2023-08-01T09:00:00"
     )
     answer, _ = ask("Who's our home internet provider?", IntentType.WHO, [old, new])
-    assert answer.text.startswith("Engineer came today, router in the hall now. Fibrio")
+    assert answer.text.startswith("Engineer came today, router in the hall now. Lumenet")
     assert "Until 2023-08-01: Broadband: Velocity" in answer.text
 
 

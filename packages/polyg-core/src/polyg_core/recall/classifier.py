@@ -53,7 +53,7 @@ _MAX_QUESTION = 4_000  # longer questions are classified on their first 4,000 ch
 _TIME_POSITION = r"\bbefore\b|\bafter\b|\bsince\b|\bduring\b|\bhappened\b|\boccurred\b"
 # "when" asks a time unless it opens a clause inside a question for a thing, a person or
 # a place ("What seat do I pick when booking?", "Who covers when Ana is away?"), or of
-# what one is doing ("Should I pick aisle or window when booking?").
+# what one is doing ("Should I take the stairs or the lift when visiting?").
 _WHEN_INSIDE = (
     r"^(?!\W*(?:what|which|who|whom|whose|where)\b(?!\s+(?:time|date|day)s?\b)).*"
     r"\bwhen\b(?!\s+\w+ing\b)"

@@ -27,8 +27,8 @@ A pair of ranked memories is an update when
   word (a verb done again is the same: "booked", "rebooked"), or when the earlier one is
   about as close to the question as the closest memory (or the question names the later
   value: "before Tobias?"); one that shares a word with the first of a line answers
-  within `SAME_WORDS_MARGIN` ("Flights: window please" after "Always book me an aisle
-  seat on flights"); a later note that is the earlier one with only an asked word
+  within `SAME_WORDS_MARGIN` ("Trains: window please" after "Always book me an aisle
+  seat on trains"); a later note that is the earlier one with only an asked word
   put another way is no version of it ("before the yearly audit" for a question about the
   quarterly one);
 * or the temporal graph says so: a fact about the question's subject was ended by a newer
@@ -549,11 +549,11 @@ class _Pairs:
         kept = self._kept(older, newer) and self._about_asked(older, newer)
         # Both give a value of one shape (an email address, a phone number, a price, a
         # clock time): the later one gives the same attribute in other words ("writing
-        # from luciaf.casa@ventomail.it" after "email: lucia.f58@plumpost.it").
-        # A user's two notes that share a word likewise ("Flights: window please" after
-        # "Always book me an aisle seat on flights"); not for a note that continues a line
+        # from t.marr.casa@ventomail.it" after "email: teo.marr61@plumpost.it").
+        # A user's two notes that share a word likewise ("Trains: window please" after
+        # "Always book me an aisle seat on trains"); not for a note that continues a line
         # of versions: what shares a word with the latest is often about something else
-        # ("prescription repeat - ask riverside" after "registered with Riverside").
+        # ("Window cleaner comes on the 3rd" after "Trains: window please").
         near = self.shapes[older] & self.shapes[newer] or (kept and self._share_words(older, newer))
         margin = SAME_WORDS_MARGIN if near and older not in self.line else MEANING_MARGIN
         return (kept or self._by_name(older, newer)) and after >= before - margin

@@ -673,7 +673,7 @@ def _explore(q: Question, g: AnswerGraph) -> Answer:
 
 WHOLE_UPDATE = 160
 """An update this short is quoted whole: a jotted note's sentences hold its value
-between them ("Back on fish since the spring. Count me as pescatarian.")."""
+between them ("Engineer came today, router in the hall now. Lumenet, 900Mb!")."""
 
 
 def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:

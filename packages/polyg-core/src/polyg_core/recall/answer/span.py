@@ -112,7 +112,7 @@ def _valued(words: list[str], end: int, span: list[str], asked: set[str]) -> str
     follows = words[end].lower() if end < len(words) else ""
     if len(span) == 1 and (
         (span[0].islower() and follows in _VERB_THEN)
-        # "My brother Caspian is obsessed with ...": a name before its verb is the
+        # "My sister Ottilie is obsessed with ...": a name before its verb is the
         # subject the asked word introduces, not the value.
         or follows in _SUBJECT_OF
     ):

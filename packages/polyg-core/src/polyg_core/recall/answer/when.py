@@ -75,8 +75,18 @@ def _relevance(q: Question, g: AnswerGraph, node: ContextNode, best_score: float
 
 
 _ASKS_CLOCK = re.compile(r"\bwhat\s+time\b", re.IGNORECASE)
-# "When did Noor used to have swimming?", "When was standup held previously?": a habit.
+# "When did Noa used to have swimming?", "When was standup held previously?": a habit.
 _ASKS_HABIT = re.compile(r"\bused\s+to\b|\bpreviously\b|\busually\b", re.IGNORECASE)
+
+
+def _asks_as_stated(question: str) -> bool:
+    """Whether a WHEN question is answered by a schedule or clock time as stated: it asks
+    what holds now, what time, or of a habit."""
+    return (
+        asks_current_when(question)
+        or _ASKS_CLOCK.search(question) is not None
+        or _ASKS_HABIT.search(question) is not None
+    )
 
 
 def when_answer(q: Question, g: AnswerGraph) -> Answer:
@@ -96,13 +106,9 @@ def when_answer(q: Question, g: AnswerGraph) -> Answer:
     lines = [f"{short_time(t)}: {n.text}" for n, t in context]
     shaped = _shaped_value(q, g, ranked, sentence)
     dated = _dated_phrase(g, best, sentence, at)
-    if (
-        shaped is None
-        and (asks_current_when(q.text) or _ASKS_CLOCK.search(q.text) or _ASKS_HABIT.search(q.text))
-        and states_schedule(sentence)
-    ):
+    if shaped is None and _asks_as_stated(q.text) and states_schedule(sentence):
         # "When do I have guitar?" of "Sundays now, 11am", "What time did Ines go to bed?"
-        # of "goes to bed around 11:30pm", "When did Noor used to have swimming?" of
+        # of "goes to bed around 11:30pm", "When did Noa used to have swimming?" of
         # "swimming sat 9am": the schedule or clock time as stated, not a day it fell on.
         shaped = _Shaped(sentence, [best.uuid])
     text = _when_text(best, sentence, dated, shaped.text if shaped else None)

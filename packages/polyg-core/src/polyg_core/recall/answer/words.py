@@ -80,7 +80,7 @@ def short_time(ms: int) -> str:
 
 
 # A title before a name ("Dr. Lindgren", "Mr. Osei") ends no sentence, nor "no." before a
-# number ("new no. 07700 388 502").
+# number ("new no. 07781 204 919").
 _SENTENCE = re.compile(
     r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)"
     r"(?!(?<=\b[Nn]o\.)\s+\d)\s+"
