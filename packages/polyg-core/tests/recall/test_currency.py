@@ -984,3 +984,25 @@ def test_a_users_later_note_sharing_a_word_is_a_version_farther_but_continues_no
         meaning={"old": 0.55, "new": 0.5, "glass": 0.31},
     )
     assert moved.superseded_by == {"old": "new"}
+
+
+def test_a_bystander_far_below_the_question_keeps_no_words_for_a_line() -> None:
+    # A reminder about the release notes shares "notes" with the user's notes app and is
+    # far from the question: it starts no line that the update ("everything lives in
+    # Scrivly now", found by words only) would have to hold "notes" for.
+    notes = [
+        _Note("filler", "Reminder: the release notes check runs every Thursday.", 50),
+        _Note("old", "User: I keep all my notes in Jotwell.", 100),
+        _Note("new", "User: everything lives in Scrivly now, it syncs better.", 300),
+    ]
+    ranked = [(notes[1], 1.0), (notes[0], 0.5), (notes[2], 0.3)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "Which app does the user keep notes in?",
+        named=[{"old", "new"}],
+        kept={"filler", "old", "new"},
+        meaning={"filler": 0.35, "old": 0.7},
+    )
+    assert moved.superseded_by.get("old") == "new"
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"

@@ -629,7 +629,10 @@ class _Pairs:
 
     def continues(self, older: str, newer: str) -> None:
         """Record that `newer` is a later version of `older`."""
-        self.kept_words[newer] = (self.hits[older] & self.hits[newer]) - self.common
+        if self._answers(older):
+            # Only a line whose earlier version answers the question about as well as the
+            # best keeps words: a bystander far below is no version of what is asked.
+            self.kept_words[newer] = (self.hits[older] & self.hits[newer]) - self.common
         said = [m for m in (self.line.get(older), self.meaning.get(older)) if m is not None]
         if said:
             self.line[newer] = max(*said, self.line.get(newer, max(said)))
