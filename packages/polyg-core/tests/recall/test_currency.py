@@ -24,6 +24,7 @@ from polyg_core.recall.lexical import LexicalIndex
 from polyg_core.recall.memories import states_then_asks
 from polyg_core.recall.subjects import about_a_relation, writes_name
 from polyg_shared.intents import Intent, Timeframe
+from polyg_shared.retrieval import RecallResult
 
 from ..conftest import add_said
 
@@ -884,30 +885,58 @@ def test_a_note_jotted_in_lower_case_that_opens_with_the_name_names_the_person()
     assert not writes_name("eng chat lives in Parlour", ["eng", "team"], {"eng", "team"})
 
 
-async def test_a_thing_of_two_lower_case_words_is_no_person(memory: Memory) -> None:
-    # "payments service" is asked as a name; the update writes only "payments": a thing
-    # said in fewer words, not someone else.
-    await _add(memory, "Payments service owned by Team Heron (contact: Ola).", 300)
-    new = await _add(memory, "Team Osprey took over payments from Heron as of sprint 12.", 40)
-    await _add(memory, "Heron picked up the search indexer this quarter.", 30)
-    result = await memory.recall("Which team owns the payments service now?", reference_time=NOW)
-    assert result.memories[0].uuid == new
+async def _asked_after(
+    memory: Memory, notes: list[tuple[str, float]], question: str
+) -> tuple[list[str], RecallResult]:
+    """Each note added (text, days ago), then `question` asked: the notes' uuids in the
+    order given, and the result."""
+    uuids = [await _add(memory, text, days) for text, days in notes]
+    return uuids, await memory.recall(question, reference_time=NOW)
 
 
-async def test_a_trip_rebooked_is_a_later_version_of_the_trip_booked(memory: Memory) -> None:
-    await _add(memory, "Summer trip booked: Madeira, 3-10 June.", 200)
-    new = await _add(memory, "Ferry strike, ugh. Rebooked for Menorca, same dates.", 40)
-    await _add(memory, "The Okafors are going to Rhodes in August.", 25)
-    result = await memory.recall("Where are we going this summer?", reference_time=NOW)
+@pytest.mark.parametrize(
+    ("notes", "question"),
+    [
+        pytest.param(
+            [
+                ("Payments service owned by Team Heron (contact: Ola).", 300),
+                ("Team Osprey took over payments from Heron as of sprint 12.", 40),
+                ("Heron picked up the search indexer this quarter.", 30),
+            ],
+            "Which team owns the payments service now?",
+            # "payments service" is asked as a name; the update writes only "payments":
+            # a thing said in fewer words, not someone else.
+            id="a thing of two lower-case words is no person",
+        ),
+        pytest.param(
+            [
+                ("Summer trip booked: Madeira, 3-10 June.", 200),
+                ("Ferry strike, ugh. Rebooked for Menorca, same dates.", 40),
+                ("The Okafors are going to Rhodes in August.", 25),
+            ],
+            "Where are we going this summer?",
+            id="a trip rebooked is a later version of the trip booked",
+        ),
+    ],
+)
+async def test_the_update_second_of_three_notes_ranks_first(
+    memory: Memory, notes: list[tuple[str, float]], question: str
+) -> None:
+    (_, new, _), result = await _asked_after(memory, notes, question)
     assert result.memories[0].uuid == new
 
 
 async def test_a_note_about_a_relation_is_no_later_version_nor_the_answer(memory: Memory) -> None:
-    await _add(memory, "Tomasz Wrobel works as a surveyor at Kellan Homes, long commute.", 400)
-    new = await _add(memory, "Tomasz: first month at Brightwater went fine, likes the crew.", 60)
-    await _add(memory, "Tomasz's sister Ola just got promoted at Kellan Homes.", 20)
-    await _add(memory, "Tomasz mentioned applying to Pellworth Surveys, never heard back.", 150)
-    result = await memory.recall("Where does Tomasz work at the moment?", reference_time=NOW)
+    (_, new, _, _), result = await _asked_after(
+        memory,
+        [
+            ("Tomasz Wrobel works as a surveyor at Kellan Homes, long commute.", 400),
+            ("Tomasz: first month at Brightwater went fine, likes the crew.", 60),
+            ("Tomasz's sister Ola just got promoted at Kellan Homes.", 20),
+            ("Tomasz mentioned applying to Pellworth Surveys, never heard back.", 150),
+        ],
+        "Where does Tomasz work at the moment?",
+    )
     assert result.memories[0].uuid == new
     assert "Brightwater" in result.answer
 

@@ -67,6 +67,7 @@ from polyg_shared.intents import Intent
 from polyg_shared.timeutil import to_epoch_ms
 
 from polyg_core.recall.multihop import asks_to_gather
+from polyg_core.text.timeparse import CLOCK_TIME
 
 __all__ = [
     "CHANGE_LANGUAGE",
@@ -373,7 +374,7 @@ _SHAPES = {
     "price": re.compile(
         r"[£$€]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:/|per\s+)(?:hr|hour|mo|month|yr|year|wk|week)\b"
     ),
-    "clock": re.compile(r"\b\d{1,2}(?::\d{2}\s?(?:am|pm)?|\s?(?:am|pm))\b", re.IGNORECASE),
+    "clock": re.compile(CLOCK_TIME, re.IGNORECASE),
 }
 
 

@@ -21,6 +21,7 @@ from polyg_shared.intents import Timeframe
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "CLOCK_TIME",
     "TimeMatch",
     "ahead_of",
     "find_times",
@@ -28,6 +29,9 @@ __all__ = [
     "parse_timeframe",
     "planned_times",
 ]
+
+CLOCK_TIME = r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b"
+"""A clock time as notes write it ("9am", "7:15", "11:30pm"); compile it case-insensitive."""
 
 _MS = timedelta(milliseconds=1)
 _LOW = datetime(1, 1, 2, tzinfo=UTC)

@@ -22,6 +22,7 @@ from polyg_shared.intents import Timeframe
 from polyg_shared.timeutil import from_epoch_ms, to_epoch_ms
 
 from polyg_core.recall.currency import without_deadline
+from polyg_core.text.timeparse import CLOCK_TIME
 
 __all__ = [
     "Relation",
@@ -125,7 +126,7 @@ def is_how_often(question: str) -> bool:
 
 _SCHEDULE = re.compile(
     rf"\b{_DAYS}s\b|\b(?:mon|tue|wed|thu|fri|sat|sun)\w*\s*[/&]\s*(?:mon|tue|wed|thu|fri|sat|sun)"
-    r"|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b",
+    rf"|{CLOCK_TIME}",
     re.IGNORECASE,
 )
 

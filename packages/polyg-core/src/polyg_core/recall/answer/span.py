@@ -20,6 +20,8 @@ MAX_SPAN_WORDS = 6
 _HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
 _HOW_MUCH = re.compile(r"^\W*how\s+much\b", re.IGNORECASE)
 _WHAT = re.compile(r"^\W*(?:what|which)\b", re.IGNORECASE)
+# "What car does Imani drive?", "Which gate ...?": the kind of thing asked.
+_WHAT_KIND = re.compile(r"^\W*(?:what|which)\s+([a-z]+)\s", re.IGNORECASE)
 # A number with its decimals, thousands or clock ("3.12", "1,450", "27:42") is one token.
 _TOKEN = re.compile(r"\d+(?:[.,:]\d+)+\w*|[A-Za-z0-9][\w'’-]*|[.,;:!?()\"“”–—]|\s-\s")
 # "CI runs on Forgeline", "chat lives in Hearth": a verb and its preposition after the
@@ -144,10 +146,6 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
             if span is not None and not (stem(w.lower()) == noun and _compound(words, i, span)):
                 return span
     return None
-
-
-# "What car does Amara have?", "Which gate ...?": the kind of thing asked.
-_WHAT_KIND = re.compile(r"^\W*(?:what|which)\s+([a-z]+)\s", re.IGNORECASE)
 
 
 def _compound(words: list[str], at: int, span: str) -> bool:
