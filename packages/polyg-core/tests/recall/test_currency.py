@@ -778,6 +778,63 @@ def test_a_note_about_a_relation_of_the_asked_person_is_about_someone_else() -> 
     assert not about_a_relation("My diet is mostly plants.", None, asked)
 
 
+def test_a_relation_jotted_in_lower_case_described_or_with_an_accent_is_someone_else() -> None:
+    asked = {"where", "is", "oksana", "working", "at", "the", "moment"}
+    # The name in lower case, anywhere in the note; a word between it and the relation.
+    assert about_a_relation("oksana's husband teodor switched jobs, now at Pell", "Oksana", asked)
+    assert about_a_relation("gift for oksana's mum too, she's still at Fenby", "Oksana", asked)
+    assert about_a_relation("oksana's best mate rhea still at Kilnworth", "Oksana", asked)
+    # A relation described, not named, is still someone else: "is a team lead" says what
+    # the brother does; "is Ines Roth" says who the relation is.
+    assert about_a_relation("oksana's brother is a team lead at Vell", "Oksana", asked)
+    assert not about_a_relation("Oksana's manager is Ines Roth.", "Oksana", asked)
+    assert not about_a_relation("oksana started at Pell on monday", "Oksana", asked)
+    # A name written with an accent and asked without it.
+    asked = {"what", "car", "has", "lucia", "got"}
+    assert about_a_relation("Tiago (Lucía's bro) selling a Fiat Panda", "Lucia", asked)
+    assert writes_name("Lucía picked me up in her Kia", ["Lucia"], asked)
+    # The user's relation described.
+    asked = {"what", "diet", "do", "i", "follow"}
+    assert about_a_relation("my sister is vegan now, no more cheese", None, asked)
+
+
+async def test_a_relations_news_in_a_namespace_of_three_notes_that_all_name_the_person(
+    memory: Memory,
+) -> None:
+    # The asked name is in every note (a name in most memories says nothing of a subject),
+    # and the relation's news says a change: it is still no later version of her job.
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("oksana - analyst at Fenby Insurance, long hours", 300),
+            ("oksana rang: first week at Kilnworth Bank done, loves the team", 60),
+            ("oksana's husband teodor switched jobs too - now at Pell Freight", 30),
+        ],
+        "Where is Oksana working at the moment?",
+    )
+    assert result.memories[0].uuid == new
+    assert "Kilnworth" in result.answer
+
+
+async def test_a_wish_or_a_rumour_is_no_later_version_and_no_answer_for_now(
+    memory: Memory,
+) -> None:
+    (_, new, wish), result = await _asked_after(
+        memory,
+        [
+            ("Benedek - QA lead at Tarn Logistics, team of five", 400),
+            ("lunch w Benedek, he's done his first week at Orla Pay", 60),
+            ("Benedek wants to move from QA to a dev role someday, not yet", 5),
+        ],
+        "Who does Benedek work for now?",
+    )
+    assert result.memories[0].uuid == new
+    assert "Orla Pay" in result.answer
+    # Asked about the plan itself, the wish answers.
+    result = await memory.recall("What is Benedek hoping to do someday?", reference_time=NOW)
+    assert result.memories[0].uuid == wish
+
+
 async def test_a_note_about_the_users_relation_is_not_about_the_user(memory: Memory) -> None:
     await _add(memory, "I'm vegetarian, but fish now and then is fine.", 400)
     new = await _add(memory, "Fully plant-based since January: vegan, basically.", 60)

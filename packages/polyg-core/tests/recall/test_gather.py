@@ -48,6 +48,8 @@ def test_gathering_and_chaining_questions_are_multi_hop(question: str) -> None:
         "How many days are left until the release?",
         "How much does Tomas earn?",
         "What are the steps?",
+        "What car has Ines got?",
+        "Which bike has she got now?",
     ],
 )
 def test_single_fact_questions_are_not(question: str) -> None:

@@ -29,6 +29,7 @@ _ATTRIBUTES = (
     "last_accessed",
     "superseded_by",
     "about_someone_close",
+    "unsettled",
 )
 _MAX_TEXT = 400
 

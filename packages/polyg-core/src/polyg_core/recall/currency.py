@@ -210,6 +210,23 @@ def without_deadline(question: str) -> str:
 _PER_TEXT = 1 << 14
 
 
+# "wants to move to Lisbon someday", "thinking of switching banks", "might take over
+# billing, not yet": a wish, a plan under thought or a rumour, not a value that holds.
+_UNSETTLED = re.compile(
+    r"\b(?:wants\s+to|wanna|thinking\s+(?:of|about)|might|maybe|some\s?day|considering|"
+    r"hoping\s+to|not\s+yet|would\s+like\s+to|keen\s+to|tempted|rumou?r\w*|"
+    r"prob(?:ably)?\s+(?:won['’]?t|not))\b",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=_PER_TEXT)
+def unsettled(text: str) -> bool:
+    """Whether `text` tells only a wish, a plan under thought or a rumour (`_UNSETTLED`)
+    and says no change: it is no later version of a value."""
+    return _UNSETTLED.search(text) is not None and not says_change(text)
+
+
 # "hasn't changed", "did not move": a change denied.
 _DENIED = re.compile(
     r"\b(?:not|never|n[o'’]t|hasn[o'’]?t|haven[o'’]?t|didn[o'’]?t|isn[o'’]?t|"
@@ -419,6 +436,9 @@ class _Pairs:
     others: set[str] = field(default_factory=set[str])
     """The memories about someone close to whom is asked (`subjects.Subjects.others`): no
     later version of a note about them."""
+    unsettled: set[str] = field(default_factory=set[str])
+    """The memories that tell only a wish, a plan under thought or a rumour (`unsettled`):
+    no later version of a value."""
 
     shapes: Mapping[str, frozenset[str]] = field(default_factory=lambda: {})
     """Each memory's shapes of value (`value_shapes`)."""
@@ -613,7 +633,7 @@ class _Pairs:
         A later note about the subject that says no change is an update only when nothing
         says one ("parks in the garage" is no update of "drives to work" when "sold the
         car and cycles" is there). A note about someone close to the subject is none."""
-        later = [n for n in later if n.uuid not in self.others]
+        later = [n for n in later if n.uuid not in self.others | self.unsettled]
         said = self._closest([n for n in later if self.is_update(older, n)])
         if said or says_change(older.content):
             # A memory that says a change holds until another says one ("sold the car and
@@ -677,6 +697,7 @@ def supersede(
     kept: Iterable[str] = (),
     required: Sequence[set[str]] | None = None,
     others: Iterable[str] = (),
+    unsettled: Iterable[str] = (),
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
 
@@ -700,6 +721,7 @@ def supersede(
         required: of `named`, the names a later version must hold when the earlier one
             does (None: all; the user's first-person notes are no such name).
         others: the memories about someone close to whom is asked (see `_Pairs.others`).
+        unsettled: the memories that tell only a wish, a plan or a rumour (`unsettled`).
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
@@ -719,6 +741,7 @@ def supersede(
         set(kept),
         required,
         set(others),
+        set(unsettled),
         {c.uuid: value_shapes(c.content) for c, _ in top},
     )
     scores = dict(pairs.scores)

@@ -70,12 +70,14 @@ from polyg_core.recall.currency import (
     asks_about_earlier,
     asks_about_now,
     supersede,
+    unsettled,
 )
 from polyg_core.recall.filters import MemoryFilter
 from polyg_core.recall.graph_memories import graph_signal
 from polyg_core.recall.lexical import joined_pairs
 from polyg_core.recall.memory_fit import (
     asked_words,
+    asks_about_a_plan,
     asks_what_was_done,
     matched_sentence,
     tells_a_plan,
@@ -216,6 +218,9 @@ class MemoryRanking:
     others: set[str] = field(default_factory=set[str])
     """For a question about the present or the past, the memories about someone close to
     whom is asked (`subjects.Subjects.others`): they answer nothing about them."""
+    unsettled: set[str] = field(default_factory=set[str])
+    """For a question about the present or the past (not about a plan), the memories that
+    tell only a wish, a plan under thought or a rumour (`currency.unsettled`)."""
     closeness: dict[str, float] = field(default_factory=dict[str, float])
     """Each dense hit's cosine similarity to the question, unscaled: how close in meaning
     two memories are to it does not depend on how many others were found."""
@@ -518,7 +523,8 @@ def rank_after(
         decay_tau_days=decay_tau_days,
     )
     order = _in_order_of_currency(q, ranked, now_ms, ended, out.closeness)
-    out.ranked, out.superseded_by, out.others = order.ranked, order.superseded_by, order.others
+    out.ranked, out.superseded_by = order.ranked, order.superseded_by
+    out.others, out.unsettled = order.others, order.unsettled
     return out
 
 
@@ -593,6 +599,7 @@ class _Currency:
     ranked: list[tuple[CatalogueEntry, float]]
     superseded_by: dict[str, str] = field(default_factory=dict[str, str])
     others: set[str] = field(default_factory=set[str])
+    unsettled: set[str] = field(default_factory=set[str])
 
 
 @dataclass(frozen=True)
@@ -988,6 +995,16 @@ def _reordered(
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
+    # "Is Noa thinking of moving?" asks about the plan; otherwise a wish or a rumour ("Noa
+    # wants to move to Lisbon someday") is no later version of where Noa lives, and
+    # answers it less than any note that states a value (unless a later note changed it:
+    # what held before may have been said beside a plan, "BP 145/95, doc wants to
+    # recheck").
+    wishes = (
+        set[str]()
+        if asks_about_a_plan(question)
+        else {e.uuid for e in considered if unsettled(e.content)}
+    )
     moved = supersede(
         stating,
         [t for t in lexical.tokens(question) if t not in function_words],
@@ -1003,15 +1020,17 @@ def _reordered(
         kept=about.kept,
         required=about.named,
         others=about.others,
+        unsettled=wishes,
     )
     scores = dict(moved.scores)
-    _others_below(stating[:CONSIDERED], scores, about.others)
+    wishes -= moved.superseded_by.keys()
+    _others_below(stating[:CONSIDERED], scores, about.others | wishes)
     if not scores:
-        return _Currency(ranked, moved.superseded_by, about.others)
+        return _Currency(ranked, moved.superseded_by, about.others, wishes)
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     newest_first = -1 if not earlier else 1
     out.sort(key=lambda es: (-es[1], newest_first * es[0].created_at, es[0].uuid))
-    return _Currency(out, moved.superseded_by, about.others)
+    return _Currency(out, moved.superseded_by, about.others, wishes)
 
 
 def _others_below(
@@ -1053,6 +1072,8 @@ def with_memories(merged: MergedSubgraph, ranking: MemoryRanking, count: int) ->
             props["superseded_by"] = ranking.superseded_by[entry.uuid]
         if entry.uuid in ranking.others:
             props["about_someone_close"] = True
+        if entry.uuid in ranking.unsettled:
+            props["unsettled"] = True
         node = to_context(MEMORY, props, best_node * max(score, 0.0) / best_memory)
         ours[entry.uuid] = node.model_copy(update={"views": ["semantic"]})
     nodes = [n for n in merged.nodes if n.uuid not in ours]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 __all__ = [
     "AskedWords",
     "asked_words",
+    "asks_about_a_plan",
     "asks_what_was_done",
     "matched_sentence",
     "sentences_of",
@@ -136,10 +137,16 @@ def matched_sentence(
     return best, (best_held / asked.total if asked.total > 0 else 0.0)
 
 
+def asks_about_a_plan(question: str) -> bool:
+    """Whether the question asks about a plan, a wish or what is to come ("What is Ilse
+    hoping to do?", "Where does Bruno want to sail next?")."""
+    return _ASKS_PLAN.search(question) is not None
+
+
 def asks_what_was_done(question: str) -> bool:
     """Whether the question asks about something that happened ("When did Ilse go ...",
     "Where has Bruno sailed?"), not about a plan ("What did Ilse plan to do?")."""
-    return _ASKS_DONE.search(question) is not None and _ASKS_PLAN.search(question) is None
+    return _ASKS_DONE.search(question) is not None and not asks_about_a_plan(question)
 
 
 def tells_it_was_missed(text: str) -> bool:

@@ -37,9 +37,10 @@ _KINDS = re.compile(
     re.IGNORECASE,
 )
 _PERFECT = re.compile(
-    # "What has Dana knitted?", "Where has Lee sailed?", "What activities has Dana done?"
+    # "What has Dana knitted?", "Where has Lee sailed?", "What activities has Dana done?";
+    # not "What car has Dana got (now)?", which asks what she has.
     r"^\W*(?i:what|where|which|who|whom)\b(?:\s+[\w+/'-]+){0,3}\s+(?i:has|have)\s+"
-    r"(?:[A-Z][\w'-]*|(?i:he|she|they|we|you|i))\b",
+    r"(?:[A-Z][\w'-]*|(?i:he|she|they|we|you|i))\b(?!\s+got\b(?!\s+(?:up|into)\b))",
 )
 _GATHER = re.compile(
     r"\b(?:both|all the|all of (?:the|her|his|their|my|our)|every|each of|how many times"

@@ -38,7 +38,9 @@ from dataclasses import dataclass, field
 
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
 from polyg_core.text.gazetteer import GREETINGS, KINSHIP, ORG_SUFFIXES
+from polyg_core.text.gazetteer import words as word_set
 from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
+from polyg_core.text.normalize import without_accents
 
 __all__ = ["Subjects", "about_a_relation", "naming", "subjects_of", "writes_name"]
 
@@ -126,7 +128,10 @@ def subjects_of(
         else None
     )
     kept = _users_notes(memories, people, asks_about_the_user, bool(specific or common_names))
-    others = _someone_close(memories, specific, asked, asks_about_the_user or bool(kept))
+    # A relation of whom is asked is someone else even when the name is in most memories
+    # (every note of a small namespace names the friend it is about).
+    asked_names = list(dict.fromkeys(names))
+    others = _someone_close(memories, asked_names, asked, asks_about_the_user or bool(kept))
     return Subjects(common, named, people, kept, first_person, others)
 
 
@@ -161,17 +166,22 @@ def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> boo
     partner ...", "Partner's passport ...", "kids' dentist ..."; not "My manager is
     Ines")."""
     if name is not None:
-        parts = _NAME_PART.findall(name)
+        parts = _NAME_PART.findall(without_accents(name))
         if not parts:
             return False
-        whole = _whole_name(parts)
-        runs = [r for r in _NAME_RUN.finditer(text) if whole.search(r.group(0))]
-        return bool(runs) and all(_someone_else(text, r, asked) for r in runs)
+        text = without_accents(text)
+        # The name as written, capitalised or jotted in lower case ("priyanka's husband
+        # ..."), with its possessive.
+        said = [
+            re.compile(r"['’]s\b").match(text, m.end()) or m
+            for m in _whole_name(parts).finditer(text)
+        ]
+        return bool(said) and all(_someone_else(text, m, asked) for m in said)
     m = _USERS_RELATION.match(text)
     if m is None:
         return False
     relation = (m.group(1) or m.group(2) or m.group(3)).lower()
-    return relation in KINSHIP and relation not in asked and _COPULA.match(text, m.end()) is None
+    return relation in KINSHIP and relation not in asked and not _says_who(text, m.end())
 
 
 def _users_notes(
@@ -208,7 +218,7 @@ def _about_a_named_person(text: str) -> bool:
 def naming(memories: Sequence[CatalogueEntry], name: str, asked: Collection[str]) -> set[str]:
     """The uuids of the `memories` that name `name` (see the module docstring); `asked`
     holds the question's words in lower case."""
-    parts = _NAME_PART.findall(name)
+    parts = _NAME_PART.findall(without_accents(name))
     if not parts:
         return set()
     found = {e.uuid for e in memories if writes_name(e.content, parts, asked)}
@@ -218,7 +228,9 @@ def naming(memories: Sequence[CatalogueEntry], name: str, asked: Collection[str]
     # by another word of it ("Ana"), through one that writes the whole name.
     writing = [e for e in memories if e.uuid in found]
     runs = {
-        _POSSESSIVE_END.sub("", m.group(0)) for e in writing for m in _NAME_RUN.finditer(e.content)
+        _POSSESSIVE_END.sub("", m.group(0))
+        for e in writing
+        for m in _NAME_RUN.finditer(without_accents(e.content))
     }
     for run in sorted(runs):
         # "Hey Mel" is a greeting before a name, not a longer name.
@@ -234,6 +246,8 @@ def writes_name(text: str, parts: Sequence[str], asked: Collection[str]) -> bool
     of several words a run of its words only ("Bao's", not "Kaisa Virtanen" for Lena
     Virtanen); not a possessive before a relation the question does not ask about (the
     module docstring)."""
+    # "Lucía" is the name asked as "Lucia".
+    text, parts = without_accents(text), [without_accents(p) for p in parts]
     whole = _whole_name(parts)
     words = {p.lower() for p in parts}
     if _opens_in_lower_case(text, parts, asked):
@@ -290,9 +304,26 @@ def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool
     if _POSSESSIVE_END.search(run.group(0)) is None:
         return False
     after = _NEXT_WORD.match(text, run.end())
-    relation = after.group(1).lower() if after else ""
-    return (
-        relation in KINSHIP
-        and relation not in asked
-        and _COPULA.match(text, after.end() if after else run.end()) is None
-    )
+    if after is not None and after.group(1).lower() in _BEFORE_A_RELATION:
+        # "nia's best mate ...", "his older sister ..."
+        after = _NEXT_WORD.match(text, after.end())
+    if after is None:
+        return False
+    relation = after.group(1).lower()
+    return relation in KINSHIP and relation not in asked and not _says_who(text, after.end())
+
+
+_BEFORE_A_RELATION = word_set("best big little older younger elder eldest oldest youngest baby")
+"""Words written between a possessive and the relation it names ("new" is not one: "Ana's
+new boyfriend Lev" is news about Ana)."""
+
+
+def _says_who(text: str, end: int) -> bool:
+    """Whether the relation named before `end` is said to be someone by name ("Priya's
+    manager is Ines"), not described ("ingrid's brother is a team lead"): then the note
+    is about whom it belongs to."""
+    copula = _COPULA.match(text, end)
+    if copula is None:
+        return False
+    after = _NEXT_WORD.match(text, copula.end())
+    return after is not None and after.group(1)[:1].isupper()

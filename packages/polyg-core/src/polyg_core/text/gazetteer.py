@@ -77,5 +77,6 @@ KINSHIP = words(
     girlfriend boyfriend fiance fiancee teammate
     husb hubby bro sis bf gf flatmate housemate ex twin parents stepdad stepmum stepmom
     grandson granddaughter gran granny grandad nan nana
+    mate bestie pal buddy classmate stepson stepdaughter godson goddaughter
     """
 )

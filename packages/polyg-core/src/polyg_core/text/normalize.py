@@ -67,3 +67,14 @@ def normalize_description(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text).casefold()
     words = _NON_WORD.sub(" ", folded).split()
     return " ".join(words)
+
+
+def without_accents(text: str) -> str:
+    """`text` with the accents of its letters dropped ("Lucía" -> "Lucia"), letter for
+    letter: people type a name without the accents it was written with."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
+    )

@@ -542,11 +542,13 @@ def _best_memories(q: Question, g: AnswerGraph) -> list[ContextNode]:
     elif asks_about_now(q.text, q.intent, g.now_ms):
         # What recall marked as changed by a later memory does not answer for now, nor a
         # memory about someone close to whom is asked ("Tomasz's sister Ola just got
-        # promoted" for "Where does Tomasz work?").
+        # promoted" for "Where does Tomasz work?"), nor a wish or a rumour ("Tomasz might
+        # go freelance someday").
         ranked.sort(
             key=lambda n: (
                 bool(n.attributes.get("superseded_by")),
                 bool(n.attributes.get("about_someone_close")),
+                bool(n.attributes.get("unsettled")),
             )
         )
         ranked = _latest_of_the_best(q, ranked)
@@ -621,7 +623,7 @@ def _memories_answer(q: Question, best: list[ContextNode], summary: bool = False
     agree = sum(1 for n in best[1:] if overlap(q.about or q.wanted, n.text) >= max(0.5, rel))
     others = [n.text for n in best[1:] if overlap(q.wanted, n.text) > 0] if summary else []
     lines = [top.text, *others][:MAX_MEMORIES]
-    text = " ".join(as_sentence(best_sentence(q.wanted, t)) for t in lines)
+    text = " ".join(as_sentence(_said_in(q, t)) for t in lines)
     shaped = True
     if asks_span(q.text):
         sentence = unspoken(best_sentence(q.wanted, top.text))
@@ -642,6 +644,17 @@ def _memories_answer(q: Question, best: list[ContextNode], summary: bool = False
             shaped=shaped,
         ),
     )
+
+
+def _said_in(q: Question, text: str) -> str:
+    """The sentence of a memory that answers: the one holding most asked words; a short
+    memory whole when no sentence holds an asked word besides the names (the sentence
+    naming the person is no better than the one after it that holds the value:
+    "housewarming at Ode's sat!! addr: 4 Kiln Row, Leeds")."""
+    sentence = best_sentence(q.wanted, text)
+    if len(text) <= WHOLE_UPDATE and q.about and not q.about & terms(text):
+        return text
+    return sentence
 
 
 def _entity_in_text(q: Question, text: str) -> float | None:
