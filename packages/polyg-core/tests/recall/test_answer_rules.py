@@ -486,6 +486,13 @@ def test_a_habit_asked_of_before_is_answered_by_its_stated_schedule() -> None:
     assert "2023-01-01" not in answer.text
 
 
+def test_a_day_of_the_month_asked_for_now_is_answered_as_stated() -> None:
+    note = memory("m1", "new job - rent money lands on the 20th now", "2023-03-05T09:00:00")
+    answer, _ = ask("What date do I get paid?", IntentType.WHEN, [note])
+    assert "20th" in answer.text
+    assert "2023-03-05" not in answer.text
+
+
 def test_the_asked_kind_and_the_word_after_it_are_one_noun_not_a_value() -> None:
     # "car park" is no car; "gate B" names the gate.
     question = "What car does Imani drive?"

@@ -181,7 +181,7 @@ def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> boo
     if m is None:
         return False
     relation = (m.group(1) or m.group(2) or m.group(3)).lower()
-    return relation in KINSHIP and relation not in asked and not _says_who(text, m.end())
+    return relation in _RELATIONS and relation not in asked and not _says_who(text, m.end())
 
 
 def _users_notes(
@@ -310,8 +310,12 @@ def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool
     if after is None:
         return False
     relation = after.group(1).lower()
-    return relation in KINSHIP and relation not in asked and not _says_who(text, after.end())
+    return relation in _RELATIONS and relation not in asked and not _says_who(text, after.end())
 
+
+_RELATIONS = KINSHIP | word_set("dog dogs cat cats puppy kitten pet pets")
+"""Whom a note about someone's relation is about: kin, friends, colleagues, and pets ("Ode's
+dog Miso is at the office today" is not about Ode's office days)."""
 
 _BEFORE_A_RELATION = word_set("best big little older younger elder eldest oldest youngest baby")
 """Words written between a possessive and the relation it names ("new" is not one: "Ana's

@@ -78,5 +78,6 @@ KINSHIP = words(
     husb hubby bro sis bf gf flatmate housemate ex twin parents stepdad stepmum stepmom
     grandson granddaughter gran granny grandad nan nana
     mate bestie pal buddy classmate stepson stepdaughter godson goddaughter
+    landlord landlady lodger tenant
     """
 )

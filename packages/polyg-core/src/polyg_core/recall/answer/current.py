@@ -39,7 +39,7 @@ __all__ = [
 # current value; "When did Jonas move?" for the time of an event, which the WHEN answer
 # gives.
 _ASKS_CURRENT_WHEN = re.compile(
-    r"^\s*(?:(?:when|what\s+time|how\s+(?:long|often|much|many))\s+(?:\w+\s+)?"
+    r"^\s*(?:(?:when|what\s+(?:time|date|day)|how\s+(?:long|often|much|many))\s+(?:\w+\s+)?"
     r"(?:do|does|is|are)\b|how\s+long\s+(?:before|until)\b|when['’]s\b"
     # "What's the start date for the reno?": a date that holds now.
     r"|what(?:['’]s|\s+is|\s+are)\s+(?:\w+\s+){0,3}(?:date|day|time|deadline)s?\b)",
