@@ -486,6 +486,27 @@ def test_a_habit_asked_of_before_is_answered_by_its_stated_schedule() -> None:
     assert "2023-01-01" not in answer.text
 
 
+def test_a_short_memory_is_whole_when_only_a_name_chose_its_sentence_or_it_was_changed() -> None:
+    # The sentence naming Ode holds no other asked word: the one after it holds the city.
+    note = memory(
+        "m1", "housewarming at Ode's sat!! addr: 4 Kiln Row, Leeds.", "2023-03-05T09:00:00"
+    )
+    answer, _ = ask("Which city is Ode living in these days?", IntentType.WHAT, [note], ["Ode"])
+    assert "Leeds" in answer.text
+    # Asked what held before, a short memory a later one changed is quoted whole, not a
+    # span of it ("B" of "gate B").
+    old = memory("m1", "school run 3:15, Ode at gate B", "2023-01-05T09:00:00", 1.0)
+    old = old.model_copy(update={"attributes": {**old.attributes, "superseded_by": "m2"}})
+    new = memory(
+        "m2",
+        "Ode in after-school club till 5:30, collect from the hall",
+        "2023-06-01T09:00:00",
+        0.99,
+    )
+    answer, _ = ask("Which gate did Ode use before the club?", IntentType.WHAT, [old, new], ["Ode"])
+    assert "gate B" in answer.text
+
+
 def test_a_day_of_the_month_asked_for_now_is_answered_as_stated() -> None:
     note = memory("m1", "new job - rent money lands on the 20th now", "2023-03-05T09:00:00")
     answer, _ = ask("What date do I get paid?", IntentType.WHEN, [note])

@@ -625,7 +625,11 @@ def _memories_answer(q: Question, best: list[ContextNode], summary: bool = False
     lines = [top.text, *others][:MAX_MEMORIES]
     text = " ".join(as_sentence(_said_in(q, t)) for t in lines)
     shaped = True
-    if asks_span(q.text):
+    if _changed_and_short(q, top):
+        # Asked what held before, the memory a later one changed answers: a short one is
+        # quoted whole, as an update is ("school run 3:15, Ode at gate B": not "B").
+        text, lines = as_sentence(top.text), lines[:1]
+    elif asks_span(q.text):
         sentence = unspoken(best_sentence(q.wanted, top.text))
         span = asked_span(q.text, q.about or q.wanted, sentence)
         shaped = span is not None
@@ -646,15 +650,27 @@ def _memories_answer(q: Question, best: list[ContextNode], summary: bool = False
     )
 
 
+def _changed_and_short(q: Question, node: ContextNode) -> bool:
+    """Whether `node` is a short memory a later one changed (`superseded_by`), answering
+    a question about what held before."""
+    return (
+        bool(node.attributes.get("superseded_by"))
+        and len(node.text) <= WHOLE_UPDATE
+        and q.intent.timeframe is None
+        and asks_previous(q.text)
+    )
+
+
 def _said_in(q: Question, text: str) -> str:
     """The sentence of a memory that answers: the one holding most asked words; a short
     memory whole when no sentence holds an asked word besides the names (the sentence
     naming the person is no better than the one after it that holds the value:
     "housewarming at Ode's sat!! addr: 4 Kiln Row, Leeds")."""
-    sentence = best_sentence(q.wanted, text)
-    if len(text) <= WHOLE_UPDATE and q.about and not q.about & terms(text):
+    # (The "s" of a possessive is no asked word.)
+    about = {t for t in q.about if len(t) > 1}
+    if about and not about & terms(text) and len(text) <= WHOLE_UPDATE:
         return text
-    return sentence
+    return best_sentence(q.wanted, text)
 
 
 def _entity_in_text(q: Question, text: str) -> float | None:
@@ -715,7 +731,9 @@ def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:
 def _previous_answer(q: Question, update: Update) -> Answer:
     old = update.replaced[0]
     answer = _memories_answer(q, [old, *update.replaced[1:]])
-    said = as_sentence(best_sentence(q.wanted, old.text))
+    said = as_sentence(
+        old.text if len(old.text) <= WHOLE_UPDATE else best_sentence(q.wanted, old.text)
+    )
     answer.text = f"{said} {later_note(q, update.current)}"
     answer.evidence.shaped = True
     answer.sources = [old.uuid, update.current.uuid]
