@@ -793,6 +793,10 @@ def test_a_relation_jotted_in_lower_case_described_or_with_an_accent_is_someone_
     asked = {"what", "car", "has", "lucia", "got"}
     assert about_a_relation("Tiago (Lucía's bro) selling a Fiat Panda", "Lucia", asked)
     assert writes_name("Lucía picked me up in her Kia", ["Lucia"], asked)
+    # What was the person's before ("old", "former") is not what holds now, unless asked.
+    asked = {"what", "coffee", "does", "oksana", "drink", "now"}
+    assert about_a_relation("Rhea on lattes now, copying Oksana's old order", "Oksana", asked)
+    assert not about_a_relation("Oksana's old order: flat white", "Oksana", asked | {"old"})
     # The user's relation described.
     asked = {"what", "diet", "do", "i", "follow"}
     assert about_a_relation("my sister is vegan now, no more cheese", None, asked)

@@ -304,6 +304,9 @@ def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool
     if _POSSESSIVE_END.search(run.group(0)) is None:
         return False
     after = _NEXT_WORD.match(text, run.end())
+    if after is not None and after.group(1).lower() in _FORMER:
+        # "copying Ode's old order", "Ode's former flat": what was theirs, asked of now.
+        return after.group(1).lower() not in asked
     if after is not None and after.group(1).lower() in _BEFORE_A_RELATION:
         # "nia's best mate ...", "his older sister ..."
         after = _NEXT_WORD.match(text, after.end())
@@ -316,6 +319,9 @@ def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool
 _RELATIONS = KINSHIP | word_set("dog dogs cat cats puppy kitten pet pets")
 """Whom a note about someone's relation is about: kin, friends, colleagues, and pets ("Ode's
 dog Miso is at the office today" is not about Ode's office days)."""
+
+_FORMER = word_set("old former previous")
+"""Words after a possessive that make what follows a thing the person had before."""
 
 _BEFORE_A_RELATION = word_set("best big little older younger elder eldest oldest youngest baby")
 """Words written between a possessive and the relation it names ("new" is not one: "Ana's
