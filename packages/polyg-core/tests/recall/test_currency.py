@@ -937,6 +937,17 @@ def test_a_new_routine_most_days_and_a_date_that_slipped_say_a_change() -> None:
     assert not says_change("Been on the night bus for three days now.")
 
 
+def test_a_state_begun_at_a_time_and_a_first_week_somewhere_say_a_change() -> None:
+    assert says_change("Ilse takes the 7:10 bus since the knee op, reads a lot")
+    assert says_change("dinner w Ilse - dairy-free since feb")
+    assert says_change("Ilse rang: first week at Orla Pay done, team is lovely")
+    assert says_change("the kids love their first wk w Maren!")
+    # A span since a year, or since one's schooldays, is how long a value held.
+    assert not says_change("Ilse has lived in Tarnby since 2019")
+    assert not says_change("known Ilse since school")
+    assert not says_change("first pancakes of the year")
+
+
 def test_a_note_jotted_in_lower_case_that_opens_with_the_name_names_the_person() -> None:
     asked = {"what", "time", "does", "ines", "finish"}
     assert writes_name("ines stays till 6 now on thursdays", ["Ines"], asked)

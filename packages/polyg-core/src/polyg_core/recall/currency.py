@@ -148,7 +148,13 @@ CHANGE_LANGUAGE = re.compile(
     r"correction|corrected|to\s+correct|"
     r"extended|postponed|rescheduled|delayed|brought\s+forward|pushed\s+(?:back|out)|"
     r"(?:slipped|slid)\s+(?:again|to|by|back|another)|"
-    r"moved\s+(?:up|back)|as\s+of|under\s+the\s+new"
+    r"moved\s+(?:up|back)|as\s+of|under\s+the\s+new|"
+    # a state begun at a time ("vegan since jan", "on the train since the knee op")
+    r"since\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\w*|"
+    r"since\s+(?:spring|summer|autumn|fall|winter|last\s+\w+|the\s+[\w'’-]+\s+\w+)|"
+    # the start of a new job, school or provider ("first week at Orla Pay done")
+    r"first\s+(?:\w+\s+)?(?:day|days|week|wk|weeks|wks|month|shift|payslip|pay|session|"
+    r"lesson|class|term|cycle)\s+(?:at|w|with|in|on|for|of)"
     r")\b"
     # a terse log's arrow: "payroll provider -> Hexa"
     r"|\s(?:->|→)\s",
