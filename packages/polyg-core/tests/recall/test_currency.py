@@ -800,6 +800,10 @@ def test_a_relation_jotted_in_lower_case_described_or_with_an_accent_is_someone_
     # The user's relation described.
     asked = {"what", "diet", "do", "i", "follow"}
     assert about_a_relation("my sister is vegan now, no more cheese", None, asked)
+    # A parent as their child writes of them, bare.
+    asked = {"who", "is", "my", "doctor", "these", "days"}
+    assert about_a_relation("mum wants me to fetch her pills, she's still w Dr Ode", None, asked)
+    assert not about_a_relation("Mumbai trip: new GP letter to bring", None, asked)
 
 
 async def test_a_relations_news_in_a_namespace_of_three_notes_that_all_name_the_person(

@@ -59,7 +59,9 @@ _ABOUT_A_NAMED_PERSON = re.compile(
     r"|\bby\s+[A-Z][a-z][\w'’-]*\s+[A-Z][a-z][\w-]*\b"
 )
 _USERS_RELATION = re.compile(
-    r"\W*(?:(?:my|our|(?:the\s+)?user['’]s)\s+(\w+)\b|(\w+)['’]s\b|(\w+s)['’](?!\w))",
+    r"\W*(?:(?:my|our|(?:the\s+)?user['’]s)\s+(\w+)\b|(\w+)['’]s\b|(\w+s)['’](?!\w)"
+    # a parent or grandparent as their child writes of them: "mum wants me to ..."
+    r"|(mum|mom|dad|gran|granny|grandad|grandma|grandpa|nan|nana)\b(?!['’]s))",
     re.IGNORECASE,
 )
 _LOWER_OPENING = re.compile(r"\W*([a-z][\w-]*(?:['’]s)?)(?!\w)")
@@ -180,7 +182,7 @@ def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> boo
     m = _USERS_RELATION.match(text)
     if m is None:
         return False
-    relation = (m.group(1) or m.group(2) or m.group(3)).lower()
+    relation = (m.group(1) or m.group(2) or m.group(3) or m.group(4)).lower()
     return relation in _RELATIONS and relation not in asked and not _says_who(text, m.end())
 
 
