@@ -127,15 +127,19 @@ SETS = {
     "blind-10": "updates_blind_10.jsonl",
     "blind-11": "updates_blind_11.jsonl",
     "blind-12": "updates_blind_12.jsonl",
+    "blind-13": "updates_blind_13.jsonl",
+    "blind-14": "updates_blind_14.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
 (invented people; notes as records, first-person statements, chat lines and terse logs;
 blind-3 and blind-4 the most casual). blind-5 and blind-6 were written the same way, held
-out for one round of rules and read after it, and blind-7 to blind-10 (blind-9 leaning to
-home and social life, blind-10 to work and small business) the rounds after; blind-11
-(personal admin and life events) and blind-12 (software and operations work) likewise,
-held out: no rule was read off them (docs/benchmarks.md, section 20)."""
+out for one round of rules and read after it, and blind-7 to blind-12 (blind-9 leaning to
+home and social life, blind-10 to work and small business, blind-11 to personal admin and
+life events, blind-12 to software and operations work) the rounds after; blind-13 (travel,
+hobbies, clubs, health and volunteering) and blind-14 (school, university, research and
+freelance work, many notes as chat messages) likewise, held out: no rule was read off them
+(docs/benchmarks.md, section 20)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:
