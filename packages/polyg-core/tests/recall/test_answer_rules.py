@@ -479,10 +479,21 @@ def test_a_short_update_is_quoted_whole() -> None:
     assert "Until 2023-08-01: Broadband: Velocity" in answer.text
 
 
-def test_a_habit_asked_of_before_is_answered_by_its_stated_schedule() -> None:
-    old = memory("m1", "Noa's swimming: sat 9am at Linden pool.", "2023-01-01T09:00:00")
-    answer, _ = ask("When did Noa used to have swimming?", IntentType.WHEN, [old])
-    assert "9am" in answer.text
+@pytest.mark.parametrize(
+    ("text", "question", "stated"),
+    [
+        # A habit asked of before.
+        ("Noa's swimming: sat 9am at Linden pool.", "When did Noa used to have swimming?", "9am"),
+        # A day of the month asked for now.
+        ("new job - rent money lands on the 20th now", "What date do I get paid?", "20th"),
+    ],
+)
+def test_a_schedule_asked_of_a_habit_or_for_now_is_answered_as_stated(
+    text: str, question: str, stated: str
+) -> None:
+    note = memory("m1", text, "2023-01-01T09:00:00")
+    answer, _ = ask(question, IntentType.WHEN, [note])
+    assert stated in answer.text
     assert "2023-01-01" not in answer.text
 
 
@@ -495,23 +506,17 @@ def test_a_short_memory_is_whole_when_only_a_name_chose_its_sentence_or_it_was_c
     assert "Leeds" in answer.text
     # Asked what held before, a short memory a later one changed is quoted whole, not a
     # span of it ("B" of "gate B").
-    old = memory("m1", "school run 3:15, Ode at gate B", "2023-01-05T09:00:00", 1.0)
-    old = old.model_copy(update={"attributes": {**old.attributes, "superseded_by": "m2"}})
-    new = memory(
-        "m2",
-        "Ode in after-school club till 5:30, collect from the hall",
-        "2023-06-01T09:00:00",
-        0.99,
+    old = node(
+        "m1",
+        "S_Memory",
+        "school run 3:15, Ode at gate B",
+        1.0,
+        created_at=ms("2023-01-05T09:00:00"),
+        superseded_by="m2",
     )
+    new = memory("m2", "Ode in club till 5:30, collect from the hall", "2023-06-01T09:00:00", 0.99)
     answer, _ = ask("Which gate did Ode use before the club?", IntentType.WHAT, [old, new], ["Ode"])
     assert "gate B" in answer.text
-
-
-def test_a_day_of_the_month_asked_for_now_is_answered_as_stated() -> None:
-    note = memory("m1", "new job - rent money lands on the 20th now", "2023-03-05T09:00:00")
-    answer, _ = ask("What date do I get paid?", IntentType.WHEN, [note])
-    assert "20th" in answer.text
-    assert "2023-03-05" not in answer.text
 
 
 def test_the_asked_kind_and_the_word_after_it_are_one_noun_not_a_value() -> None:
