@@ -14,6 +14,7 @@ import pytest
 from polyg_core.recall.answer.confidence import CONTRADICTED_CAP, Evidence, confidence_of
 from polyg_core.recall.answer.event_time import duration_in, resolve
 from polyg_core.recall.answer.extractive import Answer, extractive_answer
+from polyg_core.recall.answer.shapes import asks_previous
 from polyg_core.recall.answer.span import asked_span
 from polyg_core.recall.answer.words import best_sentence, terms
 from polyg_core.recall.currency import says_change
@@ -477,6 +478,29 @@ def test_a_short_update_is_quoted_whole() -> None:
     answer, _ = ask("Who's our home internet provider?", IntentType.WHO, [old, new])
     assert answer.text.startswith("Engineer came today, router in the hall now. Lumenet")
     assert "Until 2023-08-01: Broadband: Velocity" in answer.text
+
+
+def test_the_value_before_a_change_answers_asked_with_a_window_or_before_a_deed() -> None:
+    assert asks_previous("How did Ode get to work before she moved?")
+    assert not asks_previous("When did Ode move?")
+    old = node(
+        "m1",
+        "S_Memory",
+        "Kestrel launch: Q3 ad budget approved at $40k.",
+        1.0,
+        created_at=ms("2023-01-05T09:00:00"),
+        superseded_by="m2",
+    )
+    new = memory("m2", "Finance cut Kestrel's Q3 spend to $25k.", "2023-06-01T09:00:00", 0.9999)
+    # "Q3" and "this month" are read as windows; recall marked the change: the value held
+    # before it answers, not the update.
+    window = Timeframe(start=datetime(2023, 7, 1, tzinfo=UTC), phrase="Q3")
+    for question in (
+        "What was Kestrel's Q3 ad budget before the cuts?",
+        "What was Kestrel's ad budget before this month?",
+    ):
+        answer, _ = ask(question, IntentType.WHAT, [old, new], timeframe=window)
+        assert answer.text.startswith("Kestrel launch: Q3 ad budget approved at $40k"), question
 
 
 @pytest.mark.parametrize(

@@ -537,7 +537,7 @@ def _best_memories(q: Question, g: AnswerGraph) -> list[ContextNode]:
         key=lambda n: _memory_fit(q, n) + 0.5 * n.score / best_score,
         reverse=True,
     )
-    if q.intent.timeframe is None and asks_previous(q.text):
+    if _asks_before_a_change(q, memories):
         ranked = _before_the_latest(q, ranked)
     elif asks_about_now(q.text, q.intent, g.now_ms):
         # What recall marked as changed by a later memory does not answer for now, nor a
@@ -650,14 +650,22 @@ def _memories_answer(q: Question, best: list[ContextNode], summary: bool = False
     )
 
 
+def _asks_before_a_change(q: Question, memories: list[ContextNode]) -> bool:
+    """Whether the question asks for the value before a change: in its words, with no
+    time window, or with one when recall marked a memory as changed ("before this month"
+    names a window and a change)."""
+    return asks_previous(q.text) and (
+        q.intent.timeframe is None or any(n.attributes.get("superseded_by") for n in memories)
+    )
+
+
 def _changed_and_short(q: Question, node: ContextNode) -> bool:
     """Whether `node` is a short memory a later one changed (`superseded_by`), answering
     a question about what held before."""
     return (
         bool(node.attributes.get("superseded_by"))
         and len(node.text) <= WHOLE_UPDATE
-        and q.intent.timeframe is None
-        and asks_previous(q.text)
+        and _asks_before_a_change(q, [node])
     )
 
 
@@ -709,7 +717,7 @@ def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:
     """The update's text, what it replaced as history (`recall.answer.current`); for a
     question about the value before ("How did Dana take her tea before?"), what it
     replaced, the update as what holds now."""
-    if q.intent.timeframe is None and asks_previous(q.text):
+    if _asks_before_a_change(q, update.replaced):
         return _previous_answer(q, update)
     gone = {n.uuid for n in update.replaced}
     others = [n for n in _best_memories(q, g) if n.uuid not in gone and n is not update.current]

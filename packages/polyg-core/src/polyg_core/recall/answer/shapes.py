@@ -112,12 +112,21 @@ def held(begin: int | None, stop: int | None, tf: Timeframe, relation: Relation)
     )
 
 
+# "How did Dana get to work before she moved?": asked in the past, before what someone did.
+_BEFORE_A_DEED = re.compile(r"\bbefore\s+(?:he|she|they|we|I|you)\s+\w+", re.IGNORECASE)
+_ASKED_IN_THE_PAST = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
+
+
 def asks_previous(question: str) -> bool:
     """True for a question about the value before the current one ("How did Dana take her
     tea before?", "What did Dana use to drive?", "Dana's previous team", "What was the
-    original deadline?", "Which desk did Dana previously have?"); not a deadline ("What
-    does the lamp need before the gales?")."""
-    return _PREVIOUS.search(without_deadline(question)) is not None
+    original deadline?", "Which desk did Dana previously have?", "How did Dana commute
+    before she moved?"); not a deadline ("What does the lamp need before the gales?",
+    "What do I pack before I leave?")."""
+    text = without_deadline(question)
+    return _PREVIOUS.search(text) is not None or (
+        _BEFORE_A_DEED.search(text) is not None and _ASKED_IN_THE_PAST.search(text) is not None
+    )
 
 
 def is_how_often(question: str) -> bool:
