@@ -42,6 +42,11 @@ def memory(uuid: str, text: str, said: str, score: float = 1.0) -> ContextNode:
     return node(uuid, "S_Memory", text, score, created_at=ms(said))
 
 
+def changed(uuid: str, text: str, said: str, by: str, score: float = 1.0) -> ContextNode:
+    """A memory recall marked as changed by the memory `by`."""
+    return node(uuid, "S_Memory", text, score, created_at=ms(said), superseded_by=by)
+
+
 def ask(
     question: str,
     kind: IntentType,
@@ -483,13 +488,8 @@ def test_a_short_update_is_quoted_whole() -> None:
 def test_the_value_before_a_change_answers_asked_with_a_window_or_before_a_deed() -> None:
     assert asks_previous("How did Ode get to work before she moved?")
     assert not asks_previous("When did Ode move?")
-    old = node(
-        "m1",
-        "S_Memory",
-        "Kestrel launch: Q3 ad budget approved at $40k.",
-        1.0,
-        created_at=ms("2023-01-05T09:00:00"),
-        superseded_by="m2",
+    old = changed(
+        "m1", "Kestrel launch: Q3 ad budget approved at $40k.", "2023-01-05T09:00:00", "m2"
     )
     new = memory("m2", "Finance cut Kestrel's Q3 spend to $25k.", "2023-06-01T09:00:00", 0.9999)
     # "Q3" and "this month" are read as windows; recall marked the change: the value held
@@ -530,14 +530,7 @@ def test_a_short_memory_is_whole_when_only_a_name_chose_its_sentence_or_it_was_c
     assert "Leeds" in answer.text
     # Asked what held before, a short memory a later one changed is quoted whole, not a
     # span of it ("B" of "gate B").
-    old = node(
-        "m1",
-        "S_Memory",
-        "school run 3:15, Ode at gate B",
-        1.0,
-        created_at=ms("2023-01-05T09:00:00"),
-        superseded_by="m2",
-    )
+    old = changed("m1", "school run 3:15, Ode at gate B", "2023-01-05T09:00:00", "m2")
     new = memory("m2", "Ode in club till 5:30, collect from the hall", "2023-06-01T09:00:00", 0.99)
     answer, _ = ask("Which gate did Ode use before the club?", IntentType.WHAT, [old, new], ["Ode"])
     assert "gate B" in answer.text

@@ -995,16 +995,7 @@ def _reordered(
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
-    # "Is Noa thinking of moving?" asks about the plan; otherwise a wish or a rumour ("Noa
-    # wants to move to Lisbon someday") is no later version of where Noa lives, and
-    # answers it less than any note that states a value (unless a later note changed it:
-    # what held before may have been said beside a plan, "BP 145/95, doc wants to
-    # recheck").
-    wishes = (
-        set[str]()
-        if asks_about_a_plan(question)
-        else {e.uuid for e in considered if unsettled(e.content)}
-    )
+    wishes = _wishes(question, considered)
     moved = supersede(
         stating,
         [t for t in lexical.tokens(question) if t not in function_words],
@@ -1023,6 +1014,9 @@ def _reordered(
         unsettled=wishes,
     )
     scores = dict(moved.scores)
+    # ... and a wish answers less than any note that states a value, unless a later note
+    # changed it (what held before may have been said beside a plan: "BP 145/95, doc
+    # wants to recheck").
     wishes -= moved.superseded_by.keys()
     _others_below(stating[:CONSIDERED], scores, about.others | wishes)
     if not scores:
@@ -1031,6 +1025,16 @@ def _reordered(
     newest_first = -1 if not earlier else 1
     out.sort(key=lambda es: (-es[1], newest_first * es[0].created_at, es[0].uuid))
     return _Currency(out, moved.superseded_by, about.others, wishes)
+
+
+def _wishes(question: str, considered: Sequence[CatalogueEntry]) -> set[str]:
+    """The considered memories that tell only a wish, a plan under thought or a rumour
+    (`currency.unsettled`): "Noa wants to move to Lisbon someday" is no later version of
+    where Noa lives. None when the question asks about the plan itself ("Is Noa thinking
+    of moving?")."""
+    if asks_about_a_plan(question):
+        return set()
+    return {e.uuid for e in considered if unsettled(e.content)}
 
 
 def _others_below(
