@@ -523,17 +523,17 @@ def test_a_schedule_asked_of_a_habit_or_for_now_is_answered_as_stated(
 
 def test_a_short_memory_is_whole_when_only_a_name_chose_its_sentence_or_it_was_changed() -> None:
     # The sentence naming Ode holds no other asked word: the one after it holds the city.
-    note = memory(
-        "m1", "housewarming at Ode's sat!! addr: 4 Kiln Row, Leeds.", "2023-03-05T09:00:00"
-    )
+    note = memory("m1", "party at Ode's fri!! it's 4 Kiln Row, Leeds.", "2023-03-05T09:00:00")
     answer, _ = ask("Which city is Ode living in these days?", IntentType.WHAT, [note], ["Ode"])
     assert "Leeds" in answer.text
     # Asked what held before, a short memory a later one changed is quoted whole, not a
-    # span of it ("B" of "gate B").
-    old = changed("m1", "school run 3:15, Ode at gate B", "2023-01-05T09:00:00", "m2")
-    new = memory("m2", "Ode in club till 5:30, collect from the hall", "2023-06-01T09:00:00", 0.99)
-    answer, _ = ask("Which gate did Ode use before the club?", IntentType.WHAT, [old, new], ["Ode"])
-    assert "gate B" in answer.text
+    # span of it ("C" of "bay C").
+    old = changed("m1", "depot shift 6am, Ode in bay C", "2023-01-05T09:00:00", "m2")
+    new = memory(
+        "m2", "Ode cycles in since the move, bike shed by gate 2", "2023-06-01T09:00:00", 0.99
+    )
+    answer, _ = ask("Which bay did Ode park in before?", IntentType.WHAT, [old, new], ["Ode"])
+    assert "bay C" in answer.text
 
 
 def test_the_asked_kind_and_the_word_after_it_are_one_noun_not_a_value() -> None:

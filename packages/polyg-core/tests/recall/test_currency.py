@@ -786,23 +786,23 @@ def test_a_relation_jotted_in_lower_case_described_or_with_an_accent_is_someone_
     assert about_a_relation("oksana's best mate rhea still at Kilnworth", "Oksana", asked)
     # A relation described, not named, is still someone else: "is a team lead" says what
     # the brother does; "is Ines Roth" says who the relation is.
-    assert about_a_relation("oksana's brother is a team lead at Vell", "Oksana", asked)
+    assert about_a_relation("oksana's brother is a nurse at Vell", "Oksana", asked)
     assert not about_a_relation("Oksana's manager is Ines Roth.", "Oksana", asked)
     assert not about_a_relation("oksana started at Pell on monday", "Oksana", asked)
     # A name written with an accent and asked without it.
-    asked = {"what", "car", "has", "lucia", "got"}
-    assert about_a_relation("Tiago (Lucía's bro) selling a Fiat Panda", "Lucia", asked)
-    assert writes_name("Lucía picked me up in her Kia", ["Lucia"], asked)
+    asked = {"what", "bike", "has", "zoe", "got"}
+    assert about_a_relation("Tiago (Zoë's bro) has a spare bike", "Zoe", asked)
+    assert writes_name("Zoë rang from her new flat", ["Zoe"], asked)
     # What was the person's before ("old", "former") is not what holds now, unless asked.
-    asked = {"what", "coffee", "does", "oksana", "drink", "now"}
-    assert about_a_relation("Rhea on lattes now, copying Oksana's old order", "Oksana", asked)
-    assert not about_a_relation("Oksana's old order: flat white", "Oksana", asked | {"old"})
+    asked = {"where", "does", "oksana", "live", "now"}
+    assert about_a_relation("Rhea found the keys to Oksana's old flat", "Oksana", asked)
+    assert not about_a_relation("Oksana's old flat: 3 Mill Lane", "Oksana", asked | {"old"})
     # The user's relation described.
     asked = {"what", "diet", "do", "i", "follow"}
     assert about_a_relation("my sister is vegan now, no more cheese", None, asked)
     # A parent as their child writes of them, bare.
     asked = {"who", "is", "my", "doctor", "these", "days"}
-    assert about_a_relation("mum wants me to fetch her pills, she's still w Dr Ode", None, asked)
+    assert about_a_relation("mum asked me to book her eye test with Dr Ode", None, asked)
     assert not about_a_relation("Mumbai trip: new GP letter to bring", None, asked)
 
 
@@ -814,9 +814,9 @@ async def test_a_relations_news_in_a_namespace_of_three_notes_that_all_name_the_
     (_, new, _), result = await _asked_after(
         memory,
         [
-            ("oksana - analyst at Fenby Insurance, long hours", 300),
-            ("oksana rang: first week at Kilnworth Bank done, loves the team", 60),
-            ("oksana's husband teodor switched jobs too - now at Pell Freight", 30),
+            ("Oksana does claims at Fenby Insurance", 300),
+            ("oksana's first month at Kilnworth Bank - she likes it", 60),
+            ("oksana's husband teodor switched to Pell Freight in june", 30),
         ],
         "Where is Oksana working at the moment?",
     )
@@ -830,9 +830,9 @@ async def test_a_wish_or_a_rumour_is_no_later_version_and_no_answer_for_now(
     (_, new, wish), result = await _asked_after(
         memory,
         [
-            ("Benedek - QA lead at Tarn Logistics, team of five", 400),
-            ("lunch w Benedek, he's done his first week at Orla Pay", 60),
-            ("Benedek wants to move from QA to a dev role someday, not yet", 5),
+            ("Benedek runs the night desk at Tarn Freight", 400),
+            ("Benedek's first week at Orla Pay went well, the canteen is great", 60),
+            ("Benedek wants to try product design someday, not yet", 5),
         ],
         "Who does Benedek work for now?",
     )
@@ -942,10 +942,10 @@ def test_a_new_routine_most_days_and_a_date_that_slipped_say_a_change() -> None:
 
 
 def test_a_state_begun_at_a_time_and_a_first_week_somewhere_say_a_change() -> None:
-    assert says_change("Ilse takes the 7:10 bus since the knee op, reads a lot")
+    assert says_change("Ilse takes the ferry since the hip op")
     assert says_change("dinner w Ilse - dairy-free since feb")
-    assert says_change("Ilse rang: first week at Orla Pay done, team is lovely")
-    assert says_change("the kids love their first wk w Maren!")
+    assert says_change("Ilse's first month at Orla Pay went fine")
+    assert says_change("first term with Maren went fine, says the teacher")
     # A span since a year, or since one's schooldays, is how long a value held.
     assert not says_change("Ilse has lived in Tarnby since 2019")
     assert not says_change("known Ilse since school")

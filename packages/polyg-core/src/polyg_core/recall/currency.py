@@ -149,7 +149,7 @@ CHANGE_LANGUAGE = re.compile(
     r"extended|postponed|rescheduled|delayed|brought\s+forward|pushed\s+(?:back|out)|"
     r"(?:slipped|slid)\s+(?:again|to|by|back|another)|"
     r"moved\s+(?:up|back)|as\s+of|under\s+the\s+new|"
-    # a state begun at a time ("vegan since jan", "on the train since the knee op")
+    # a state begun at a time ("dairy-free since feb", "takes the ferry since the hip op")
     r"since\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\w*|"
     r"since\s+(?:spring|summer|autumn|fall|winter|last\s+\w+|the\s+[\w'’-]+\s+\w+)|"
     # the start of a new job, school or provider ("first week at Orla Pay done")

@@ -1015,8 +1015,8 @@ def _reordered(
     )
     scores = dict(moved.scores)
     # ... and a wish answers less than any note that states a value, unless a later note
-    # changed it (what held before may have been said beside a plan: "BP 145/95, doc
-    # wants to recheck").
+    # changed it (what held before may have been said beside a plan: "cholesterol 6.1,
+    # gp wants to retest").
     wishes -= moved.superseded_by.keys()
     _others_below(stating[:CONSIDERED], scores, about.others | wishes)
     if not scores:

@@ -172,8 +172,8 @@ def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> boo
         if not parts:
             return False
         text = without_accents(text)
-        # The name as written, capitalised or jotted in lower case ("priyanka's husband
-        # ..."), with its possessive.
+        # The name as written, capitalised or jotted in lower case ("ode's husband ..."),
+        # with its possessive.
         said = [
             re.compile(r"['’]s\b").match(text, m.end()) or m
             for m in _whole_name(parts).finditer(text)
@@ -248,7 +248,7 @@ def writes_name(text: str, parts: Sequence[str], asked: Collection[str]) -> bool
     of several words a run of its words only ("Bao's", not "Kaisa Virtanen" for Lena
     Virtanen); not a possessive before a relation the question does not ask about (the
     module docstring)."""
-    # "Lucía" is the name asked as "Lucia".
+    # "Zoë" is the name asked as "Zoe".
     text, parts = without_accents(text), [without_accents(p) for p in parts]
     whole = _whole_name(parts)
     words = {p.lower() for p in parts}
@@ -307,10 +307,10 @@ def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool
         return False
     after = _NEXT_WORD.match(text, run.end())
     if after is not None and after.group(1).lower() in _FORMER:
-        # "copying Ode's old order", "Ode's former flat": what was theirs, asked of now.
+        # "the keys to Ode's old flat", "Ode's former boss": what was theirs, asked of now.
         return after.group(1).lower() not in asked
     if after is not None and after.group(1).lower() in _BEFORE_A_RELATION:
-        # "nia's best mate ...", "his older sister ..."
+        # "ode's best mate ...", "his older sister ..."
         after = _NEXT_WORD.match(text, after.end())
     if after is None:
         return False
@@ -320,19 +320,19 @@ def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool
 
 _RELATIONS = KINSHIP | word_set("dog dogs cat cats puppy kitten pet pets")
 """Whom a note about someone's relation is about: kin, friends, colleagues, and pets ("Ode's
-dog Miso is at the office today" is not about Ode's office days)."""
+dog Miso has a vet visit" is not about Ode's work days)."""
 
 _FORMER = word_set("old former previous")
 """Words after a possessive that make what follows a thing the person had before."""
 
 _BEFORE_A_RELATION = word_set("best big little older younger elder eldest oldest youngest baby")
 """Words written between a possessive and the relation it names ("new" is not one: "Ana's
-new boyfriend Lev" is news about Ana)."""
+new partner Lev moved in" is news about Ana)."""
 
 
 def _says_who(text: str, end: int) -> bool:
     """Whether the relation named before `end` is said to be someone by name ("Priya's
-    manager is Ines"), not described ("ingrid's brother is a team lead"): then the note
+    manager is Ines"), not described ("ode's brother is a nurse"): then the note
     is about whom it belongs to."""
     copula = _COPULA.match(text, end)
     if copula is None:

@@ -70,7 +70,7 @@ def normalize_description(text: str) -> str:
 
 
 def without_accents(text: str) -> str:
-    """`text` with the accents of its letters dropped ("Lucía" -> "Lucia"), letter for
+    """`text` with the accents of its letters dropped ("Zoë" -> "Zoe"), letter for
     letter: people type a name without the accents it was written with."""
     if text.isascii():
         return text

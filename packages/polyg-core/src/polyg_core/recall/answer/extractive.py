@@ -627,7 +627,7 @@ def _memories_answer(q: Question, best: list[ContextNode], summary: bool = False
     shaped = True
     if _changed_and_short(q, top):
         # Asked what held before, the memory a later one changed answers: a short one is
-        # quoted whole, as an update is ("school run 3:15, Ode at gate B": not "B").
+        # quoted whole, as an update is ("depot shift 6am, Ode in bay C": not "C").
         text, lines = as_sentence(top.text), lines[:1]
     elif asks_span(q.text):
         sentence = unspoken(best_sentence(q.wanted, top.text))
@@ -673,7 +673,7 @@ def _said_in(q: Question, text: str) -> str:
     """The sentence of a memory that answers: the one holding most asked words; a short
     memory whole when no sentence holds an asked word besides the names (the sentence
     naming the person is no better than the one after it that holds the value:
-    "housewarming at Ode's sat!! addr: 4 Kiln Row, Leeds")."""
+    "party at Ode's fri!! it's 4 Kiln Row, Leeds")."""
     # (The "s" of a possessive is no asked word.)
     about = {t for t in q.about if len(t) > 1}
     if about and not about & terms(text) and len(text) <= WHOLE_UPDATE:

@@ -136,7 +136,7 @@ def is_how_often(question: str) -> bool:
 _SCHEDULE = re.compile(
     rf"\b{_DAYS}s\b|\b(?:mon|tue|wed|thu|fri|sat|sun)\w*\s*[/&]\s*(?:mon|tue|wed|thu|fri|sat|sun)"
     rf"|{CLOCK_TIME}"
-    # a day of every month: "paid on the 15th"
+    # a day of every month: "rent due on the 3rd"
     r"|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b",
     re.IGNORECASE,
 )
@@ -145,7 +145,7 @@ _SCHEDULE = re.compile(
 def states_schedule(sentence: str) -> bool:
     """Whether the sentence states when something recurs or at what clock time: a weekday
     in the plural ("Sundays"), days paired ("Tue/Thu"), a frequency ("every Friday"), a
-    clock time ("11am", "7:15") or a day of the month ("on the 15th")."""
+    clock time ("11am", "7:15") or a day of the month ("on the 3rd")."""
     return _SCHEDULE.search(sentence) is not None or frequency_in(sentence) is not None
 
 
