@@ -71,6 +71,7 @@ from polyg_core.text.timeparse import CLOCK_TIME
 
 __all__ = [
     "CHANGE_LANGUAGE",
+    "PAST_VERB",
     "Candidate",
     "EndedValue",
     "Supersession",
@@ -79,6 +80,7 @@ __all__ = [
     "asks_about_now",
     "says_change",
     "supersede",
+    "unsettled",
     "value_shapes",
     "without_deadline",
 ]
@@ -185,7 +187,7 @@ _EARLIER_VALUE = re.compile(
 
 
 # "When did Ana start pottery?", "What was the plan?": the question is in the past tense.
-_PAST_VERB = re.compile(r"\b(?:did|was|were|had|didn't|wasn't|weren't)\b", re.IGNORECASE)
+PAST_VERB = re.compile(r"\b(?:did|was|were|had|didn't|wasn't|weren't)\b", re.IGNORECASE)
 _PRESENT_VERB = re.compile(r"\b(?:do|does|is|are|am)\b", re.IGNORECASE)
 # "Which engineer fixed the latency?", "Who owned it?": asked in the simple past.
 _SIMPLE_PAST = re.compile(r"^\s*(?:who|which|what)\s+(?:\w+\s+)?\w{2,}ed\b", re.IGNORECASE)
@@ -207,7 +209,7 @@ _DEADLINE = re.compile(
 def without_deadline(question: str) -> str:
     """The question without a "before" that names a deadline, not a change (see
     `_DEADLINE`): what is left says whether it asks about the past."""
-    if _PAST_VERB.search(question) is not None or _SIMPLE_PAST.search(question) is not None:
+    if PAST_VERB.search(question) is not None or _SIMPLE_PAST.search(question) is not None:
         return question
     return _DEADLINE.sub(" ", question)
 
@@ -268,7 +270,7 @@ def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
     """
     if (
         _HISTORY.search(without_deadline(question)) is not None
-        or _PAST_VERB.search(question) is not None
+        or PAST_VERB.search(question) is not None
         or _SIMPLE_PAST.search(question) is not None
     ):
         return False

@@ -21,7 +21,7 @@ from typing import Literal
 from polyg_shared.intents import Timeframe
 from polyg_shared.timeutil import from_epoch_ms, to_epoch_ms
 
-from polyg_core.recall.currency import without_deadline
+from polyg_core.recall.currency import PAST_VERB, without_deadline
 from polyg_core.text.timeparse import CLOCK_TIME
 
 __all__ = [
@@ -114,7 +114,6 @@ def held(begin: int | None, stop: int | None, tf: Timeframe, relation: Relation)
 
 # "How did Dana get to work before she moved?": asked in the past, before what someone did.
 _BEFORE_A_DEED = re.compile(r"\bbefore\s+(?:he|she|they|we|I|you)\s+\w+", re.IGNORECASE)
-_ASKED_IN_THE_PAST = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
 
 
 def asks_previous(question: str) -> bool:
@@ -125,7 +124,7 @@ def asks_previous(question: str) -> bool:
     "What do I pack before I leave?")."""
     text = without_deadline(question)
     return _PREVIOUS.search(text) is not None or (
-        _BEFORE_A_DEED.search(text) is not None and _ASKED_IN_THE_PAST.search(text) is not None
+        _BEFORE_A_DEED.search(text) is not None and PAST_VERB.search(text) is not None
     )
 
 
