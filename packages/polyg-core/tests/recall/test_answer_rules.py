@@ -226,6 +226,9 @@ def test_what_is_answered_by_the_asked_span_of_the_sentence() -> None:
         ("How many kids does Dana have?", {"kid"}, "I took my three kids to the beach.", "3"),
         # The asked word is the subject of what follows: no span, the sentence stays.
         ("What has Dana knitted?", {"knit"}, "This knitting is awesome.", None),
+        # An amount keeps its currency sign.
+        ("How much is the allotment rent?", {"allot", "rent"}, "allotment rent €65 a year, pay the treasurer", "€65"),
+        ("How much was Dana's ticket?", {"ticket"}, "ticket $41.50, booked the aisle", "$41.50"),
         # A new clause follows the asked word: no span.
         ("What does Dana do to relax?", {"relax"}, "A great way to relax and forget the week.", None),
     ],

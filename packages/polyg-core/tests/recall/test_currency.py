@@ -1111,3 +1111,53 @@ def test_a_bystander_far_below_the_question_keeps_no_words_for_a_line() -> None:
     )
     assert moved.superseded_by.get("old") == "new"
     assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
+
+
+def test_a_later_note_going_back_to_the_value_a_line_dropped_is_no_version() -> None:
+    # The permit changed zone and price; a later note about a neighbour's permit repeats
+    # the old zone and price with a change word: it is about the old value.
+    notes = [
+        _Note("old", "parking permit: zone C, £90 a year", 100),
+        _Note("new", "permit renewed - zone F now after the boundary review, £120", 300),
+        _Note("other", "Odile switched her permit to zone C, £90 a year like mine was", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[2], 0.8), (notes[1], 0.5)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "What parking zone is my permit for?",
+        kept={"old", "new", "other"},
+        meaning={"old": 0.7, "new": 0.6, "other": 0.62},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
+
+
+def test_of_two_later_changes_the_one_holding_what_the_other_dropped_is_no_version() -> None:
+    # Practice moved to Wednesdays; the social later moved into the old hall and slot.
+    notes = [
+        _Note("old", "Choir practice: Tuesdays 7pm at the Mill Lane hall", 100),
+        _Note("new", "choir practice moved to Wednesdays 7.30pm, hall floor being redone", 300),
+        _Note("other", "choir social moved to the Mill Lane hall, Tuesdays 7pm as before", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[2], 0.9), (notes[1], 0.6)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "When is choir practice?",
+        kept={"old", "new", "other"},
+        meaning={"old": 0.7, "new": 0.62, "other": 0.6},
+    )
+    assert moved.superseded_by == {"old": "new"}
+
+
+def test_a_first_name_jotted_as_its_initial_is_the_person() -> None:
+    asked = {"where", "does", "tomasz", "work", "now"}
+    assert writes_name("T says the new depot is a 10 min cycle", ["Tomasz"], asked)
+    assert writes_name("lunch at T's, pierogi and gossip", ["Tomasz"], asked)
+    # Another initial, a letter that is a word, or a letter after a word is no name.
+    assert not writes_name("R says the new depot is a 10 min cycle", ["Tomasz"], asked)
+    assert not writes_name("I said the depot is far", ["Ivo"], asked)
+    assert not writes_name("A new depot opened", ["Ana"], asked)
+    assert not writes_name("take vitamin D with breakfast", ["Dorota"], asked)
+    assert not writes_name("plan B's cheaper", ["Bartek"], asked)

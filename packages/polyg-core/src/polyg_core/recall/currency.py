@@ -44,7 +44,10 @@ versions only if it answers about as well as the closest of the line, not only a
 the version before it (a rota's pay note after the rota's length changed), and only if it
 holds the asked words the last two versions share ("Search queue escalation: Pia" after two
 notes on the billing queue's). A note about someone close to whom is asked ("Tomasz's
-sister Ola got promoted") is no later version of a note about them.
+sister Ola got promoted") is no later version of a note about them, and neither is a note
+that holds what a line of versions dropped, two of its words, a number or a name ("rent
+went up to £725 for Jess too" after "rent £760 from next month" changed "rent £725 pcm"):
+it is about the old value.
 
 For a present-tense question the update takes the earlier memory's place (or keeps its
 own, if higher) and the earlier one goes just below it. A question that asks about a past
@@ -410,6 +413,8 @@ def value_shapes(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _SHAPES.items() if pattern.search(text))
 
 
+_CAPITAL = re.compile(r"\b[A-Z][a-z]{2,}\w*")
+_NUMBER = re.compile(r"\d")
 _AGAIN = re.compile(r"^re(\w{4,})$")
 
 
@@ -450,6 +455,8 @@ class _Pairs:
 
     shapes: Mapping[str, frozenset[str]] = field(default_factory=lambda: {})
     """Each memory's shapes of value (`value_shapes`)."""
+    capitals: Mapping[str, set[str]] = field(default_factory=lambda: {})
+    """Each memory's terms of its capitalised words (the names it writes)."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -459,6 +466,11 @@ class _Pairs:
         versions it ends (a later version continues the line only if it answers as well)."""
         self.kept_words: dict[str, set[str]] = {}
         """For a later version, the asked words it and the version before it both hold."""
+        self.dropped: dict[str, set[str]] = {}
+        """For a later version, the words the versions before it held and it dropped
+        (`_drops`): a later note that holds them goes back to an old value."""
+        self.line_names: dict[str, set[str]] = {}
+        """For a later version, the terms of the names the versions before it wrote."""
         self.asked_weight = sum(self.weight(t) for t in set[str]().union(*self.hits.values()))
 
     def same_subject(self, older: str, newer: str) -> bool:
@@ -641,8 +653,24 @@ class _Pairs:
         A later note about the subject that says no change is an update only when nothing
         says one ("parks in the garage" is no update of "drives to work" when "sold the
         car and cycles" is there). A note about someone close to the subject is none."""
-        later = [n for n in later if n.uuid not in self.others | self.unsettled]
+        later = [
+            n
+            for n in later
+            if n.uuid not in self.others | self.unsettled
+            and not self._goes_back(older.uuid, self.dropped.get(older.uuid, set()), n.uuid)
+        ]
         said = self._closest([n for n in later if self.is_update(older, n)])
+        # Of two later notes that say a change, one that holds what the other dropped of
+        # `older` is about the old value ("jess's rent went up to £725 too" after "rent
+        # £760 from next month" changed "rent £725 pcm").
+        said = [
+            n
+            for i, n in enumerate(said)
+            if not any(
+                self._goes_back(older.uuid, self._drops(older.uuid, m.uuid), n.uuid)
+                for m in said[:i]
+            )
+        ]
         if said or says_change(older.content):
             # A memory that says a change holds until another says one ("sold the car and
             # cycles now" is not undone by a later "parks in the garage when it rains").
@@ -656,12 +684,36 @@ class _Pairs:
         ]
         return self._best_silent(older, silent)
 
+    def _drops(self, older: str, newer: str) -> set[str]:
+        """The words of `older` that its later version `newer` no longer holds, besides the
+        question's words and names: what the change replaced."""
+        return self.words[older] - self.words[newer] - self.asked - self.common - self.name_terms
+
+    def _goes_back(self, older: str, dropped: set[str], newer: str) -> bool:
+        """Whether `newer` holds enough of the words a line of versions from `older`
+        dropped to be about the old value, not a later one ("mo's thesis also due 30 sept"
+        after "new date 15 jan" changed "THESIS SUBMISSION 30 SEPT"): two of them, or a
+        number or a name of the line's."""
+        back = dropped & self.words[newer]
+        names = self.line_names.get(older, set()) | self.capitals.get(older, set())
+        return len(back) >= 2 or any(t in names or _NUMBER.search(t) for t in back)
+
     def continues(self, older: str, newer: str) -> None:
         """Record that `newer` is a later version of `older`."""
         if self._answers(older):
             # Only a line whose earlier version answers the question about as well as the
             # best keeps words: a bystander far below is no version of what is asked.
             self.kept_words[newer] = (self.hits[older] & self.hits[newer]) - self.common
+        self.dropped[newer] = (
+            self.dropped.get(newer, set())
+            | self.dropped.get(older, set())
+            | self._drops(older, newer)
+        )
+        self.line_names[newer] = (
+            self.line_names.get(newer, set())
+            | self.line_names.get(older, set())
+            | self.capitals.get(older, set())
+        )
         said = [m for m in (self.line.get(older), self.meaning.get(older)) if m is not None]
         if said:
             self.line[newer] = max(*said, self.line.get(newer, max(said)))
@@ -751,6 +803,7 @@ def supersede(
         set(others),
         set(unsettled),
         {c.uuid: value_shapes(c.content) for c, _ in top},
+        {c.uuid: set(tokens(" ".join(_CAPITAL.findall(c.content)))) for c, _ in top},
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

@@ -13,7 +13,8 @@ For a named subject that is a matter of how people write names in notes:
   says who that is ("Priya's manager is Ines");
 * a greeting before a name is not part of it ("Hey Mel");
 * a first name shortened to its first three letters or more, written alone, is the name
-  ("Magda's coaching the under-12s" is about Magdalena);
+  ("Magda's coaching the under-12s" is about Magdalena), and so is its initial opening a
+  note or in the possessive ("K says ...", "dinner at D's" for Kenji, Dmitri);
 * a note jotted in lower case that opens with a proper name names it ("ines stays till 6
   now" is about Ines); a name asked in lower case ("payments service") is a thing, not a
   person.
@@ -252,7 +253,7 @@ def writes_name(text: str, parts: Sequence[str], asked: Collection[str]) -> bool
     text, parts = without_accents(text), [without_accents(p) for p in parts]
     whole = _whole_name(parts)
     words = {p.lower() for p in parts}
-    if _opens_in_lower_case(text, parts, asked):
+    if _opens_in_lower_case(text, parts, asked) or _by_initial(text, parts):
         return True
     for run in _NAME_RUN.finditer(text):
         said = {w.lower() for w in _NAME_PART.findall(_POSSESSIVE_END.sub("", run.group(0)))}
@@ -277,6 +278,24 @@ def _opens_in_lower_case(text: str, parts: Sequence[str], asked: Collection[str]
         and all(p[:1].isupper() for p in parts)
         and _POSSESSIVE_END.sub("", opening.group(1)) in {p.lower() for p in parts}
         and not _someone_else(text, opening, asked)
+    )
+
+
+# "K says ...", "dinner at D's": a first name jotted as its initial (not "I" or "A"),
+# opening a note or in the possessive where a place is ("at D's", not "plan B's").
+_INITIAL = re.compile(
+    r"^\W*([B-HJ-Z])\s+[a-z]"
+    r"|(?:^\W*|\b(?:at|to|from|with|round|over|by|in)\s+)([B-HJ-Z])['’]s\b",
+    re.MULTILINE,
+)
+
+
+def _by_initial(text: str, parts: Sequence[str]) -> bool:
+    """Whether a note opens with the initial of the capitalised name of words `parts`
+    before a word in lower case, or writes it in the possessive as a place or opening the
+    note ("K says the physio ...", "dinner at D's" for Kenji, Dmitri)."""
+    return parts[0][:1].isupper() and any(
+        (m.group(1) or m.group(2)) == parts[0][0] for m in _INITIAL.finditer(text)
     )
 
 

@@ -22,8 +22,13 @@ _HOW_MUCH = re.compile(r"^\W*how\s+much\b", re.IGNORECASE)
 _WHAT = re.compile(r"^\W*(?:what|which)\b", re.IGNORECASE)
 # "What car does Imani drive?", "Which gate ...?": the kind of thing asked.
 _WHAT_KIND = re.compile(r"^\W*(?:what|which)\s+([a-z]+)\s", re.IGNORECASE)
-# A number with its decimals, thousands or clock ("3.12", "1,450", "27:42") is one token.
-_TOKEN = re.compile(r"\d+(?:[.,:]\d+)+\w*|[A-Za-z0-9][\w'’-]*|[.,;:!?()\"“”–—]|\s-\s")
+# A number with its decimals, thousands or clock ("3.12", "1,450", "27:42") is one token,
+# and so is an amount with its currency sign ("£725").
+_MONEY_SIGNS = "£$€"
+_TOKEN = re.compile(
+    rf"[{_MONEY_SIGNS}]?\d+(?:[.,:]\d+)+\w*|[{_MONEY_SIGNS}]?[A-Za-z0-9][\w'’-]*"
+    r"|[.,;:!?()\"“”–—]|\s-\s"
+)
 # "CI runs on Forgeline", "chat lives in Hearth": a verb and its preposition after the
 # asked word; the value is what follows them, not the verb.
 _VERB_THEN = frozenset({"on", "in", "at", "to", "through", "into", "via", "with", "from"})
@@ -88,7 +93,7 @@ def _after(words: list[str], start: int, asked: set[str]) -> str | None:
     first = start  # where the span starts, after the leading words it passes over
     for i, w in enumerate(words[start:], start):
         low = w.lower()
-        if not w[0].isalnum():
+        if not (w[0].isalnum() or w[0] in _MONEY_SIGNS):
             break
         if not span and low in _LEADING:
             first = i + 1
