@@ -129,6 +129,8 @@ SETS = {
     "blind-12": "updates_blind_12.jsonl",
     "blind-13": "updates_blind_13.jsonl",
     "blind-14": "updates_blind_14.jsonl",
+    "blind-15": "updates_blind_15.jsonl",
+    "blind-16": "updates_blind_16.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
@@ -138,8 +140,12 @@ out for one round of rules and read after it, and blind-7 to blind-12 (blind-9 l
 home and social life, blind-10 to work and small business, blind-11 to personal admin and
 life events, blind-12 to software and operations work) the rounds after; blind-13 (travel,
 hobbies, clubs, health and volunteering) and blind-14 (school, university, research and
-freelance work, many notes as chat messages) likewise, held out: no rule was read off them
-(docs/benchmarks.md, section 20)."""
+freelance work, many notes as chat messages) likewise; blind-15 (family across
+generations, care of elderly parents, neighbours and community groups, many notes as
+diary lines and voice-memo transcripts) and blind-16 (food and small businesses, sports
+coaching and gyms, operations of a small online shop, many notes as calendar entries,
+lists and work chat) likewise, held out: no rule was read off them (docs/benchmarks.md,
+section 20)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:

@@ -1161,3 +1161,112 @@ def test_a_first_name_jotted_as_its_initial_is_the_person() -> None:
     assert not writes_name("A new depot opened", ["Ana"], asked)
     assert not writes_name("take vitamin D with breakfast", ["Dorota"], asked)
     assert not writes_name("plan B's cheaper", ["Bartek"], asked)
+
+
+def test_of_two_silent_later_notes_the_one_going_back_to_the_old_value_goes_below() -> None:
+    # The commute changed without a change word; a later note about someone else repeats
+    # the old train: it is about the old value, and ranks below the current one.
+    notes = [
+        _Note("old", "commute: the 7:50 from Harwick, platform 2", 100),
+        _Note("new", "e-bike arrived, canal path to work takes 25 min", 300),
+        _Note("other", "Pim catches the 7:50 from Harwick too", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[2], 0.8), (notes[1], 0.4)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "How do I get to work?",
+        kept={"old", "new", "other"},
+        meaning={"old": 0.6, "new": 0.55, "other": 0.58},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert moved.old_values == {"other"}
+    scores = {u: moved.scores.get(u, s) for u, s in [("old", 1.0), ("other", 0.8), ("new", 0.4)]}
+    assert max(scores, key=lambda u: scores[u]) == "new"
+    # Asked about the past, nothing is about an old value.
+    earlier = _supersede(
+        notes,
+        ranked,
+        "How did I get to work before?",
+        kept={"old", "new", "other"},
+        meaning={"old": 0.6, "new": 0.55, "other": 0.58},
+        earlier=True,
+    )
+    assert earlier.old_values == set()
+
+
+def test_a_note_naming_the_old_value_replaces_nothing_the_update_must_avoid() -> None:
+    # The reminder card names the old practice: it drops the checkup words, but the
+    # update that repeats them is no note about the old value for that.
+    notes = [
+        _Note("old", "Dr Halloway at Fenwick Dental is my dentist, checkup every 6 months", 100),
+        _Note("card", "Fenwick Dental sent another reminder card", 200),
+        _Note(
+            "new", "checkup with Dr Sunniva Brand at Quayside Dental today, next in 6 months", 300
+        ),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.7), (notes[2], 0.6)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "Who's my dentist these days?",
+        kept={"old", "new", "card"},
+        meaning={"old": 0.7, "new": 0.6, "card": 0.58},
+    )
+    assert moved.superseded_by.get("old") == "new"
+
+
+@pytest.mark.parametrize(
+    ("notes", "question", "current"),
+    [
+        pytest.param(
+            [
+                "rent £910 pcm, due the 1st, paid to mrs okafor",
+                "letter from Harbourside Lettings: rent £965 from next month, due on the 3rd",
+                "tom's rent went up to £910 too, ridiculous",
+            ],
+            "How much is my rent now?",
+            "£965",
+            id="another's rent at the old amount, said with a change word",
+        ),
+        pytest.param(
+            [
+                "gym: Corewell, £29/mo, direct debit on the 2nd",
+                "Ironbark Fitness induction done, £34 a month, 24h access",
+                "Tamsin joined Corewell too, £29/mo like mine",
+            ],
+            "Which gym am I a member of now?",
+            "Ironbark",
+            id="the old gym named again after a silent update",
+        ),
+    ],
+)
+async def test_a_note_about_the_old_value_ranks_below_the_update_and_does_not_answer(
+    memory: Memory, notes: list[str], question: str, current: str
+) -> None:
+    (_, new, _), result = await _asked_after(
+        memory, [(notes[0], 400), (notes[1], 70), (notes[2], 30)], question
+    )
+    assert result.memories[0].uuid == new
+    assert current in result.answer
+
+
+def test_a_change_that_says_it_left_the_old_value_is_no_note_about_it() -> None:
+    # The update names the old editor it left; an earlier silent note dropped the word:
+    # the update is still the change, not a note about the old value.
+    notes = [
+        _Note("old", "Ilse Marr writes all her code in Vim.", 100),
+        _Note("notes", "Ilse Marr keeps her notes in plain text files.", 300),
+        _Note("new", "Ilse Marr no longer uses Vim; she codes in Zed now.", 400),
+    ]
+    ranked = [(notes[0], 1.0), (notes[2], 0.7), (notes[1], 0.6)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "Which editor does Ilse Marr use?",
+        named=[{"old", "notes", "new"}],
+        name_terms={"ilse", "marr"},
+        meaning={"old": 0.7, "notes": 0.5, "new": 0.66},
+    )
+    assert moved.superseded_by["old"] == "new"
+    assert moved.old_values == set()

@@ -30,6 +30,7 @@ _ATTRIBUTES = (
     "superseded_by",
     "about_someone_close",
     "unsettled",
+    "about_an_old_value",
 )
 _MAX_TEXT = 400
 

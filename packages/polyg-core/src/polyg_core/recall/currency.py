@@ -46,8 +46,12 @@ holds the asked words the last two versions share ("Search queue escalation: Pia
 notes on the billing queue's). A note about someone close to whom is asked ("Tomasz's
 sister Ola got promoted") is no later version of a note about them, and neither is a note
 that holds what a line of versions dropped, two of its words, a number or a name ("rent
-went up to £725 for Jess too" after "rent £760 from next month" changed "rent £725 pcm"):
-it is about the old value.
+went up to £910 for Tom too" after "rent £965 from next month" changed "rent £910 pcm"):
+it is about the old value. Of two later notes that may both update one note, the later
+one that holds what the earlier one dropped of it is likewise about the old value, when
+the earlier one names none of the note's names ("Ironbark induction done, £34 a month"
+then "Tamsin joined Corewell too, £29/mo" after "gym: Corewell, £29/mo"). For a question about now, a note about an
+old value goes just below the latest version of its line.
 
 For a present-tense question the update takes the earlier memory's place (or keeps its
 own, if higher) and the earlier one goes just below it. A question that asks about a past
@@ -342,6 +346,9 @@ class Supersession:
 
     scores: dict[str, float]
     superseded_by: dict[str, str]
+    old_values: set[str] = field(default_factory=set[str])
+    """For a question about now, the notes about an old value a later version replaced
+    (placed below that version): they answer nothing about now."""
 
 
 Tokens = Callable[[str], Sequence[str]]
@@ -415,6 +422,13 @@ def value_shapes(text: str) -> frozenset[str]:
 
 _CAPITAL = re.compile(r"\b[A-Z][a-z]{2,}\w*")
 _NUMBER = re.compile(r"\d")
+# "no longer uses Emacs", "switched from Wave", "instead of the 7:42": what a note says it
+# turned away from (up to three words on).
+_TURNED = re.compile(
+    r"\b(?:no\s+longer|instead\s+of|(?:switched|moved|changed|away)\s+from|ditched|quit"
+    r"|gave\s+up|replaced|stopped)\s+((?:\S+\s+){0,2}\S+)",
+    re.IGNORECASE,
+)
 _AGAIN = re.compile(r"^re(\w{4,})$")
 
 
@@ -457,6 +471,8 @@ class _Pairs:
     """Each memory's shapes of value (`value_shapes`)."""
     capitals: Mapping[str, set[str]] = field(default_factory=lambda: {})
     """Each memory's terms of its capitalised words (the names it writes)."""
+    turned: Mapping[str, set[str]] = field(default_factory=lambda: {})
+    """Each memory's terms of what it says it turned away from (`_TURNED`)."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -471,6 +487,9 @@ class _Pairs:
         (`_drops`): a later note that holds them goes back to an old value."""
         self.line_names: dict[str, set[str]] = {}
         """For a later version, the terms of the names the versions before it wrote."""
+        self.went_back: dict[str, str] = {}
+        """A later note that goes back to an old value, and the version it went back from
+        (`_goes_back`)."""
         self.asked_weight = sum(self.weight(t) for t in set[str]().union(*self.hits.values()))
 
     def same_subject(self, older: str, newer: str) -> bool:
@@ -653,28 +672,15 @@ class _Pairs:
         A later note about the subject that says no change is an update only when nothing
         says one ("parks in the garage" is no update of "drives to work" when "sold the
         car and cycles" is there). A note about someone close to the subject is none."""
-        later = [
+        back = [
             n
             for n in later
-            if n.uuid not in self.others | self.unsettled
-            and not self._goes_back(older.uuid, self.dropped.get(older.uuid, set()), n.uuid)
+            if self._goes_back(older.uuid, self.dropped.get(older.uuid, set()), n.uuid)
         ]
-        said = self._closest([n for n in later if self.is_update(older, n)])
-        # Of two later notes that say a change, one that holds what the other dropped of
-        # `older` is about the old value ("jess's rent went up to £725 too" after "rent
-        # £760 from next month" changed "rent £725 pcm").
-        said = [
-            n
-            for i, n in enumerate(said)
-            if not any(
-                self._goes_back(older.uuid, self._drops(older.uuid, m.uuid), n.uuid)
-                for m in said[:i]
-            )
-        ]
-        if said or says_change(older.content):
-            # A memory that says a change holds until another says one ("sold the car and
-            # cycles now" is not undone by a later "parks in the garage when it rains").
-            return said
+        for n in back:
+            self.went_back.setdefault(n.uuid, older.uuid)
+        later = [n for n in later if n.uuid not in self.others | self.unsettled and n not in back]
+        updates = [n for n in later if self.is_update(older, n)]
         silent = [
             n
             for n in later
@@ -682,7 +688,49 @@ class _Pairs:
             and not says_change(n.content)
             and self.same_answer(older.uuid, n.uuid)
         ]
-        return self._best_silent(older, silent)
+        gone = self._gone_back(older, [n for n in later if n in updates or n in silent], updates)
+        said = self._closest([n for n in updates if n.uuid not in gone])
+        if said or says_change(older.content):
+            # A memory that says a change holds until another says one ("sold the car and
+            # cycles now" is not undone by a later "parks in the garage when it rains").
+            return said
+        return self._best_silent(older, [n for n in silent if n.uuid not in gone])
+
+    def _gone_back(
+        self, older: Candidate, later: list[Candidate], said: list[Candidate]
+    ) -> set[str]:
+        """Of the later notes that may update `older` (oldest first), those that hold what
+        an earlier one of them dropped of it: such a note is about the old value ("Ole's
+        rent went up to £640 too" after "rent £695 from June" changed "rent £640 a
+        month"). An earlier one replaces the value when it says a change (it is in `said`)
+        or names none of `older`'s names: a silent one that does is itself about the old
+        value ("Fenwick Dental sent a reminder"). A note that says it turned away from a
+        name the earlier one wrote is the change itself ("no longer uses Emacs")."""
+        gone: set[str] = set()
+        for i, n in enumerate(later):
+            if self.turned.get(n.uuid, set()) & self.capitals.get(older.uuid, set()):
+                # It says it turned away from a name the earlier note wrote ("no longer uses
+                # Emacs"): the change itself, not a note about the old value.
+                continue
+            replaced_by = next(
+                (
+                    m
+                    for m in later[:i]
+                    if m.uuid not in gone
+                    and (m in said or self._replaces(older.uuid, m.uuid))
+                    and self._goes_back(older.uuid, self._drops(older.uuid, m.uuid), n.uuid)
+                ),
+                None,
+            )
+            if replaced_by is not None:
+                gone.add(n.uuid)
+                self.went_back.setdefault(n.uuid, replaced_by.uuid)
+        return gone
+
+    def _replaces(self, older: str, newer: str) -> bool:
+        """Whether `newer` names none of the names `older` writes besides the question's."""
+        names = self.capitals.get(older, set()) - self.asked - self.common - self.name_terms
+        return not names & self.words[newer]
 
     def _drops(self, older: str, newer: str) -> set[str]:
         """The words of `older` that its later version `newer` no longer holds, besides the
@@ -691,9 +739,9 @@ class _Pairs:
 
     def _goes_back(self, older: str, dropped: set[str], newer: str) -> bool:
         """Whether `newer` holds enough of the words a line of versions from `older`
-        dropped to be about the old value, not a later one ("mo's thesis also due 30 sept"
-        after "new date 15 jan" changed "THESIS SUBMISSION 30 SEPT"): two of them, or a
-        number or a name of the line's."""
+        dropped to be about the old value, not a later one ("Rhea's essay also due 12 may"
+        after "extension granted, now 2 june" changed "ESSAY DUE 12 MAY"): two of them, or
+        a number or a name of the line's."""
         back = dropped & self.words[newer]
         names = self.line_names.get(older, set()) | self.capitals.get(older, set())
         return len(back) >= 2 or any(t in names or _NUMBER.search(t) for t in back)
@@ -804,6 +852,7 @@ def supersede(
         set(unsettled),
         {c.uuid: value_shapes(c.content) for c, _ in top},
         {c.uuid: set(tokens(" ".join(_CAPITAL.findall(c.content)))) for c, _ in top},
+        {c.uuid: set(tokens(" ".join(_TURNED.findall(c.content)))) for c, _ in top},
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}
@@ -818,4 +867,30 @@ def supersede(
             scores[down.uuid] = min(scores[down.uuid], lifted - BELOW)
             superseded_by[older.uuid] = newer.uuid
             pairs.continues(older.uuid, newer.uuid)
-    return Supersession({u: s for u, s in scores.items() if s != pairs.scores[u]}, superseded_by)
+    # For a question about now, a note about an old value goes below the latest version.
+    old_values = (
+        set[str]() if earlier else _below_the_latest(pairs.went_back, superseded_by, scores)
+    )
+    return Supersession(
+        {u: s for u, s in scores.items() if s != pairs.scores[u]}, superseded_by, old_values
+    )
+
+
+def _below_the_latest(
+    went_back: Mapping[str, str], superseded_by: Mapping[str, str], scores: dict[str, float]
+) -> set[str]:
+    """For a question about now, each note that went back to an old value (and is no
+    version itself) just below the latest version of the line it went back from, if it
+    ranked above it; returns those notes."""
+    versions = set(superseded_by.values())
+    moved: set[str] = set()
+    for back, version in went_back.items():
+        if back in superseded_by or back in versions or version not in versions:
+            continue
+        seen = {version}
+        while (later := superseded_by.get(version)) is not None and later not in seen:
+            version = later
+            seen.add(version)
+        moved.add(back)
+        scores[back] = min(scores[back], scores[version] - BELOW)
+    return moved

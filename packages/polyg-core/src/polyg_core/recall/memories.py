@@ -221,6 +221,9 @@ class MemoryRanking:
     unsettled: set[str] = field(default_factory=set[str])
     """For a question about the present or the past (not about a plan), the memories that
     tell only a wish, a plan under thought or a rumour (`currency.unsettled`)."""
+    old_values: set[str] = field(default_factory=set[str])
+    """For a question about the present, the memories about an old value a later version
+    replaced (`currency.Supersession.old_values`)."""
     closeness: dict[str, float] = field(default_factory=dict[str, float])
     """Each dense hit's cosine similarity to the question, unscaled: how close in meaning
     two memories are to it does not depend on how many others were found."""
@@ -524,7 +527,7 @@ def rank_after(
     )
     order = _in_order_of_currency(q, ranked, now_ms, ended, out.closeness)
     out.ranked, out.superseded_by = order.ranked, order.superseded_by
-    out.others, out.unsettled = order.others, order.unsettled
+    out.others, out.unsettled, out.old_values = order.others, order.unsettled, order.old_values
     return out
 
 
@@ -600,6 +603,7 @@ class _Currency:
     superseded_by: dict[str, str] = field(default_factory=dict[str, str])
     others: set[str] = field(default_factory=set[str])
     unsettled: set[str] = field(default_factory=set[str])
+    old_values: set[str] = field(default_factory=set[str])
 
 
 @dataclass(frozen=True)
@@ -1020,11 +1024,11 @@ def _reordered(
     wishes -= moved.superseded_by.keys()
     _others_below(stating[:CONSIDERED], scores, about.others | wishes)
     if not scores:
-        return _Currency(ranked, moved.superseded_by, about.others, wishes)
+        return _Currency(ranked, moved.superseded_by, about.others, wishes, moved.old_values)
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     newest_first = -1 if not earlier else 1
     out.sort(key=lambda es: (-es[1], newest_first * es[0].created_at, es[0].uuid))
-    return _Currency(out, moved.superseded_by, about.others, wishes)
+    return _Currency(out, moved.superseded_by, about.others, wishes, moved.old_values)
 
 
 def _wishes(question: str, considered: Sequence[CatalogueEntry]) -> set[str]:
@@ -1078,6 +1082,8 @@ def with_memories(merged: MergedSubgraph, ranking: MemoryRanking, count: int) ->
             props["about_someone_close"] = True
         if entry.uuid in ranking.unsettled:
             props["unsettled"] = True
+        if entry.uuid in ranking.old_values:
+            props["about_an_old_value"] = True
         node = to_context(MEMORY, props, best_node * max(score, 0.0) / best_memory)
         ours[entry.uuid] = node.model_copy(update={"views": ["semantic"]})
     nodes = [n for n in merged.nodes if n.uuid not in ours]

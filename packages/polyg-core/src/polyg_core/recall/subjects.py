@@ -14,7 +14,7 @@ For a named subject that is a matter of how people write names in notes:
 * a greeting before a name is not part of it ("Hey Mel");
 * a first name shortened to its first three letters or more, written alone, is the name
   ("Magda's coaching the under-12s" is about Magdalena), and so is its initial opening a
-  note or in the possessive ("K says ...", "dinner at D's" for Kenji, Dmitri);
+  note or in the possessive ("T says ...", "lunch at T's" for Tomasz);
 * a note jotted in lower case that opens with a proper name names it ("ines stays till 6
   now" is about Ines); a name asked in lower case ("payments service") is a thing, not a
   person.
@@ -281,7 +281,7 @@ def _opens_in_lower_case(text: str, parts: Sequence[str], asked: Collection[str]
     )
 
 
-# "K says ...", "dinner at D's": a first name jotted as its initial (not "I" or "A"),
+# "T says ...", "lunch at T's": a first name jotted as its initial (not "I" or "A"),
 # opening a note or in the possessive where a place is ("at D's", not "plan B's").
 _INITIAL = re.compile(
     r"^\W*([B-HJ-Z])\s+[a-z]"
@@ -293,7 +293,7 @@ _INITIAL = re.compile(
 def _by_initial(text: str, parts: Sequence[str]) -> bool:
     """Whether a note opens with the initial of the capitalised name of words `parts`
     before a word in lower case, or writes it in the possessive as a place or opening the
-    note ("K says the physio ...", "dinner at D's" for Kenji, Dmitri)."""
+    note ("T says the depot ...", "lunch at T's" for Tomasz)."""
     return parts[0][:1].isupper() and any(
         (m.group(1) or m.group(2)) == parts[0][0] for m in _INITIAL.finditer(text)
     )

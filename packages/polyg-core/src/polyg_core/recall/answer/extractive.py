@@ -543,23 +543,28 @@ def _best_memories(q: Question, g: AnswerGraph) -> list[ContextNode]:
         # What recall marked as changed by a later memory does not answer for now, nor a
         # memory about someone close to whom is asked ("Tomasz's sister Ola just got
         # promoted" for "Where does Tomasz work?"), nor a wish or a rumour ("Tomasz might
-        # go freelance someday").
-        ranked.sort(
-            key=lambda n: (
-                bool(n.attributes.get("superseded_by")),
-                bool(n.attributes.get("about_someone_close")),
-                bool(n.attributes.get("unsettled")),
-            )
-        )
+        # go freelance someday"), nor a note about the old value ("Ole's rent went up to
+        # £640 too" after the rent changed from £640).
+        ranked.sort(key=lambda n: tuple(bool(n.attributes.get(a)) for a in _NOT_FOR_NOW))
         ranked = _latest_of_the_best(q, ranked)
     return ranked[:MAX_MEMORIES]
+
+
+_NOT_FOR_NOW = ("superseded_by", "about_someone_close", "unsettled", "about_an_old_value")
+"""What recall marks on a memory that does not answer for now, in the order such memories
+come after the others."""
 
 
 def _latest_of_the_best(q: Question, ranked: list[ContextNode]) -> list[ContextNode]:
     """For a question about now: of the memories that hold every asked word, the latest
     first ("joined the Kestrel team", then "left the Kestrel team": the later one says
-    what holds). Memories that hold only some of the words may be about other things."""
-    tied = [n for n in ranked if _memory_fit(q, n) >= 1.0]
+    what holds). Memories that hold only some of the words may be about other things, and
+    those recall marked as not answering for now are left where they are."""
+    tied = [
+        n
+        for n in ranked
+        if _memory_fit(q, n) >= 1.0 and not any(n.attributes.get(a) for a in _NOT_FOR_NOW)
+    ]
     if len(tied) < 2:
         return ranked
     latest = max(tied, key=_created_ms)
