@@ -672,22 +672,9 @@ class _Pairs:
         A later note about the subject that says no change is an update only when nothing
         says one ("parks in the garage" is no update of "drives to work" when "sold the
         car and cycles" is there). A note about someone close to the subject is none."""
-        back = [
-            n
-            for n in later
-            if self._goes_back(older.uuid, self.dropped.get(older.uuid, set()), n.uuid)
-        ]
-        for n in back:
-            self.went_back.setdefault(n.uuid, older.uuid)
-        later = [n for n in later if n.uuid not in self.others | self.unsettled and n not in back]
+        later = self._candidates(older, later)
         updates = [n for n in later if self.is_update(older, n)]
-        silent = [
-            n
-            for n in later
-            if n.created_at > older.created_at
-            and not says_change(n.content)
-            and self.same_answer(older.uuid, n.uuid)
-        ]
+        silent = self._silent(older, later)
         gone = self._gone_back(older, [n for n in later if n in updates or n in silent], updates)
         said = self._closest([n for n in updates if n.uuid not in gone])
         if said or says_change(older.content):
@@ -695,6 +682,29 @@ class _Pairs:
             # cycles now" is not undone by a later "parks in the garage when it rains").
             return said
         return self._best_silent(older, [n for n in silent if n.uuid not in gone])
+
+    def _silent(self, older: Candidate, later: list[Candidate]) -> list[Candidate]:
+        """The later notes that say no change and answer as `older` does (`same_answer`)."""
+        return [
+            n
+            for n in later
+            if n.created_at > older.created_at
+            and not says_change(n.content)
+            and self.same_answer(older.uuid, n.uuid)
+        ]
+
+    def _candidates(self, older: Candidate, later: Sequence[Candidate]) -> list[Candidate]:
+        """The later notes that may be versions of `older`: not one about someone close,
+        a wish, or one that goes back to a value the line of `older` dropped (recorded in
+        `went_back`)."""
+        dropped = self.dropped.get(older.uuid, set())
+        kept: list[Candidate] = []
+        for n in later:
+            if self._goes_back(older.uuid, dropped, n.uuid):
+                self.went_back.setdefault(n.uuid, older.uuid)
+            elif n.uuid not in self.others | self.unsettled:
+                kept.append(n)
+        return kept
 
     def _gone_back(
         self, older: Candidate, later: list[Candidate], said: list[Candidate]
