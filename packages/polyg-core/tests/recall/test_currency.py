@@ -743,13 +743,23 @@ def test_a_users_later_note_holding_most_of_the_asked_words_is_the_current_one()
     assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
 
 
-def test_a_first_name_shortened_in_a_note_is_the_same_person() -> None:
+def test_a_first_name_shortened_or_jotted_as_its_initial_is_the_same_person() -> None:
     asked = {"which", "team", "does", "magdalena", "coach"}
     assert writes_name("Magda's coaching the under-12s this season.", ["Magdalena"], asked)
     assert writes_name("Kas quit the pool; chess club on Saturdays now.", ["Kasimir"], asked)
     # Another name that starts alike, or two letters, is not a short form of it.
     assert not writes_name("Kasia moved to Lodz.", ["Kasimir"], asked)
     assert not writes_name("Ka said the pool is shut.", ["Kasimir"], asked)
+    # Its initial, opening a note or in the possessive where a place is.
+    asked = {"where", "does", "tomasz", "work", "now"}
+    assert writes_name("T says the new depot is a 10 min cycle", ["Tomasz"], asked)
+    assert writes_name("lunch at T's, pierogi and gossip", ["Tomasz"], asked)
+    # Another initial, a letter that is a word, or a letter after a word is no name.
+    assert not writes_name("R says the new depot is a 10 min cycle", ["Tomasz"], asked)
+    assert not writes_name("I said the depot is far", ["Ivo"], asked)
+    assert not writes_name("A new depot opened", ["Ana"], asked)
+    assert not writes_name("take vitamin D with breakfast", ["Dorota"], asked)
+    assert not writes_name("plan B's cheaper", ["Bartek"], asked)
 
 
 def test_a_note_about_a_relation_of_the_asked_person_is_about_someone_else() -> None:
@@ -1113,54 +1123,50 @@ def test_a_bystander_far_below_the_question_keeps_no_words_for_a_line() -> None:
     assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
 
 
-def test_a_later_note_going_back_to_the_value_a_line_dropped_is_no_version() -> None:
-    # The permit changed zone and price; a later note about a neighbour's permit repeats
-    # the old zone and price with a change word: it is about the old value.
+@pytest.mark.parametrize(
+    ("texts", "question", "meaning"),
+    [
+        pytest.param(
+            [
+                "parking permit: zone C, £90 a year",
+                "permit renewed - zone F now after the boundary review, £120",
+                "Odile switched her permit to zone C, £90 a year like mine was",
+            ],
+            "What parking zone is my permit for?",
+            (0.7, 0.6, 0.62),
+            # A neighbour's permit repeats the old zone and price with a change word.
+            id="after a line of versions",
+        ),
+        pytest.param(
+            [
+                "Choir practice: Tuesdays 7pm at the Mill Lane hall",
+                "choir practice moved to Wednesdays 7.30pm, hall floor being redone",
+                "choir social moved to the Mill Lane hall, Tuesdays 7pm as before",
+            ],
+            "When is choir practice?",
+            (0.7, 0.62, 0.6),
+            # Practice moved; the social later moved into the old hall and slot.
+            id="of two later changes to one note",
+        ),
+    ],
+)
+def test_a_later_note_going_back_to_the_value_a_change_replaced_is_no_version(
+    texts: list[str], question: str, meaning: tuple[float, float, float]
+) -> None:
     notes = [
-        _Note("old", "parking permit: zone C, £90 a year", 100),
-        _Note("new", "permit renewed - zone F now after the boundary review, £120", 300),
-        _Note("other", "Odile switched her permit to zone C, £90 a year like mine was", 400),
+        _Note(u, t, at)
+        for u, t, at in zip(("old", "new", "other"), texts, (100, 300, 400), strict=True)
     ]
-    ranked = [(notes[0], 1.0), (notes[2], 0.8), (notes[1], 0.5)]
+    ranked = [(notes[0], 1.0), (notes[2], 0.85), (notes[1], 0.55)]
     moved = _supersede(
         notes,
         ranked,
-        "What parking zone is my permit for?",
+        question,
         kept={"old", "new", "other"},
-        meaning={"old": 0.7, "new": 0.6, "other": 0.62},
+        meaning=dict(zip(("old", "new", "other"), meaning, strict=True)),
     )
     assert moved.superseded_by == {"old": "new"}
     assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
-
-
-def test_of_two_later_changes_the_one_holding_what_the_other_dropped_is_no_version() -> None:
-    # Practice moved to Wednesdays; the social later moved into the old hall and slot.
-    notes = [
-        _Note("old", "Choir practice: Tuesdays 7pm at the Mill Lane hall", 100),
-        _Note("new", "choir practice moved to Wednesdays 7.30pm, hall floor being redone", 300),
-        _Note("other", "choir social moved to the Mill Lane hall, Tuesdays 7pm as before", 400),
-    ]
-    ranked = [(notes[0], 1.0), (notes[2], 0.9), (notes[1], 0.6)]
-    moved = _supersede(
-        notes,
-        ranked,
-        "When is choir practice?",
-        kept={"old", "new", "other"},
-        meaning={"old": 0.7, "new": 0.62, "other": 0.6},
-    )
-    assert moved.superseded_by == {"old": "new"}
-
-
-def test_a_first_name_jotted_as_its_initial_is_the_person() -> None:
-    asked = {"where", "does", "tomasz", "work", "now"}
-    assert writes_name("T says the new depot is a 10 min cycle", ["Tomasz"], asked)
-    assert writes_name("lunch at T's, pierogi and gossip", ["Tomasz"], asked)
-    # Another initial, a letter that is a word, or a letter after a word is no name.
-    assert not writes_name("R says the new depot is a 10 min cycle", ["Tomasz"], asked)
-    assert not writes_name("I said the depot is far", ["Ivo"], asked)
-    assert not writes_name("A new depot opened", ["Ana"], asked)
-    assert not writes_name("take vitamin D with breakfast", ["Dorota"], asked)
-    assert not writes_name("plan B's cheaper", ["Bartek"], asked)
 
 
 def test_of_two_silent_later_notes_the_one_going_back_to_the_old_value_goes_below() -> None:
