@@ -49,9 +49,11 @@ that holds what a line of versions dropped, two of its words, a number or a name
 went up to £910 for Tom too" after "rent £965 from next month" changed "rent £910 pcm"):
 it is about the old value. Of two later notes that may both update one note, the later
 one that holds what the earlier one dropped of it is likewise about the old value, when
-the earlier one names none of the note's names ("Ironbark induction done, £34 a month"
-then "Tamsin joined Corewell too, £29/mo" after "gym: Corewell, £29/mo"). For a question about now, a note about an
-old value goes just below the latest version of its line.
+the earlier one says a change or names none of the note's names ("Ironbark induction
+done, £34 a month" then "Tamsin joined Corewell too, £29/mo" after "gym: Corewell,
+£29/mo"), unless it says it turned away from a name the note wrote ("no longer uses
+Emacs"). For a question about now, a note about an old value goes just below the latest
+version of its line and answers nothing (`Supersession.old_values`).
 
 For a present-tense question the update takes the earlier memory's place (or keeps its
 own, if higher) and the earlier one goes just below it. A question that asks about a past
