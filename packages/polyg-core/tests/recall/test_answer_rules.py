@@ -513,6 +513,8 @@ def test_the_value_before_a_change_answers_asked_with_a_window_or_before_a_deed(
         ("Noa's swimming: sat 9am at Linden pool.", "When did Noa used to have swimming?", "9am"),
         # A day of the month asked for now.
         ("new job - rent money lands on the 20th now", "What date do I get paid?", "20th"),
+        # How late or early something is open, asked for now.
+        ("lido open till 9pm on weekdays from may", "How late is the lido open?", "9pm"),
     ],
 )
 def test_a_schedule_asked_of_a_habit_or_for_now_is_answered_as_stated(

@@ -35,11 +35,12 @@ __all__ = [
     "later_note",
 ]
 
-# "When does the backup start?" and "How long before a session times out?" ask for a
-# current value; "When did Jonas move?" for the time of an event, which the WHEN answer
+# "When does the backup start?", "How long before a session times out?" and "How late is
+# the pool open?" ask for a current value; "When did Jonas move?" for the time of an event, which the WHEN answer
 # gives.
 _ASKS_CURRENT_WHEN = re.compile(
-    r"^\s*(?:(?:when|what\s+(?:time|date|day)|how\s+(?:long|often|much|many))\s+(?:\w+\s+)?"
+    r"^\s*(?:(?:when|what\s+(?:time|date|day)|how\s+(?:long|often|much|many|late|early))"
+    r"\s+(?:\w+\s+)?"
     r"(?:do|does|is|are)\b|how\s+long\s+(?:before|until)\b|when['’]s\b"
     # "What's the start date for the reno?": a date that holds now.
     r"|what(?:['’]s|\s+is|\s+are)\s+(?:\w+\s+){0,3}(?:date|day|time|deadline)s?\b)",
