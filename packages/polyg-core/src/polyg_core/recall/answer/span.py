@@ -84,6 +84,11 @@ def _count(about: set[str], words: list[str]) -> str | None:
     return min(found)[1] if found else None
 
 
+def _wordlike(token: str) -> bool:
+    """Whether `token` is a word or a number (an amount with its sign too), not punctuation."""
+    return token[0].isalnum() or token[0] in _MONEY_SIGNS
+
+
 def _after(words: list[str], start: int, asked: set[str]) -> str | None:
     """The phrase after the asked word, when the asked word governs one: not when it is
     the subject of what follows ("this painting is awesome") or a person follows it."""
@@ -93,7 +98,7 @@ def _after(words: list[str], start: int, asked: set[str]) -> str | None:
     first = start  # where the span starts, after the leading words it passes over
     for i, w in enumerate(words[start:], start):
         low = w.lower()
-        if not (w[0].isalnum() or w[0] in _MONEY_SIGNS):
+        if not _wordlike(w):
             break
         if not span and low in _LEADING:
             first = i + 1
