@@ -64,6 +64,14 @@ def test_a_span_of_time_or_the_noun_change_is_not_an_update() -> None:
     assert says_change("Brisk Ltd changed to weekly invoices.")
 
 
+def test_a_participle_that_describes_someone_says_no_change() -> None:
+    # "a retired teacher" is who someone is; "retired in May" is news.
+    assert not says_change("Aunt Wilma is seeing a retired harbour pilot, met at choir")
+    assert not says_change("lunch with her married cousin Pim")
+    assert says_change("Uncle Bas retired in May, golf every day")
+    assert says_change("Pim and Joss got married in the spring")
+
+
 def test_questions_that_gather_or_ask_for_the_earlier_value() -> None:
     assert accumulates("What events has Wren joined?")
     assert not accumulates("How often are the vault keys rotated?")
@@ -374,6 +382,24 @@ def test_a_silent_later_note_does_not_undo_a_stated_change() -> None:
     assert "new" not in moved.superseded_by
     top = max(moved.scores, key=lambda u: moved.scores[u])
     assert top == "new"
+
+
+def test_a_silent_later_note_about_what_someone_had_before_is_no_version() -> None:
+    notes = [
+        _Note("old", "Oren Falk rents a flat in Ghent, top floor.", 100),
+        _Note("new", "Oren Falk's housewarming in Lyon on Saturday, bring wine.", 200),
+        _Note("later", "Oren Falk sent a photo of the canal from his old balcony.", 300),
+    ]
+    ranked = [(notes[0], 1.0), (notes[2], 0.9), (notes[1], 0.8)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "Which city does Oren Falk live in?",
+        named=[{"old", "new", "later"}],
+        meaning={"old": 0.50, "new": 0.50, "later": 0.52},
+    )
+    assert moved.superseded_by["old"] == "new"
+    assert "later" not in moved.superseded_by.values()
 
 
 def test_a_silent_later_note_supersedes_when_nothing_says_a_change() -> None:
@@ -882,6 +908,21 @@ async def test_a_business_that_opens_a_users_note_is_no_person(memory: Memory) -
     assert result.memories[0].uuid == new
 
 
+async def test_a_place_that_opens_a_note_is_no_person(memory: Memory) -> None:
+    await _add(
+        memory, "Quarry Road band: Mr Okonjo conducting again this term, practice weds 7", 240
+    )
+    new = await _add(
+        memory,
+        "voice memo so practice tonight was run by this bloke Tobiah Renner, he's taking us "
+        "through to the summer I think, very strict on tuning",
+        50,
+    )
+    await _add(memory, "saw Mr Okonjo at the market, says he might teach in Leeds next year", 25)
+    result = await memory.recall("Who's running band practice at the moment?", reference_time=NOW)
+    assert result.memories[0].uuid == new
+
+
 def test_now_and_then_is_no_change_and_now_asks_the_present_of_a_habit() -> None:
     assert not says_change("User is vegetarian but eats fish now and then.")
     assert not says_change("Every now and again I cycle to work.")
@@ -967,6 +1008,13 @@ def test_a_note_jotted_in_lower_case_that_opens_with_the_name_names_the_person()
     assert writes_name("ines stays till 6 now on thursdays", ["Ines"], asked)
     assert not writes_name("ines's partner lou finishes at 5", ["Ines"], asked)
     assert not writes_name("inessa finishes at 5", ["Ines"], asked)
+    # A proper name jotted in lower case inside a note, where it can be nothing else: in
+    # the possessive, or a name of several words written whole.
+    assert writes_name("voice memo um so ines's new shifts start at 7", ["Ines"], asked)
+    assert not writes_name("voice memo um ines's partner lou finishes at 5", ["Ines"], asked)
+    menu = {"which", "day", "is", "casa", "lumbre", "closed"}
+    assert writes_name("tried casa lumbre on a weds, shut!!", ["Casa", "Lumbre"], menu)
+    assert not writes_name("casa nova on a weds", ["Casa", "Lumbre"], menu)
     # A name asked in lower case is no proper name: "eng" opens many notes of a team.
     assert not writes_name("eng chat lives in Parlour", ["eng", "team"], {"eng", "team"})
 

@@ -131,6 +131,12 @@ _CHANGE_NOUNS = (
     r"handover|promotion"
 )
 
+# A participle after an article or a possessive describes someone ("seeing a retired
+# dentist", "his married sister"): it says no change.
+_NOT_DESCRIBING = "".join(
+    rf"(?<!\b{w}\s)" for w in ("a", "an", "the", "my", "his", "her", "our", "their", "your")
+)
+
 CHANGE_LANGUAGE = re.compile(
     r"\b(?:"
     r"moved|relocated|replaced|replaces|switched|swapped|took\s+over|taken\s+over|"
@@ -151,10 +157,11 @@ CHANGE_LANGUAGE = re.compile(
     r"new|cut\s+to|starting|effective|"
     # "from today", "from this sprint on", "this season"
     r"from\s+(?:today|tomorrow|now|this\s+\w+|next\s+\w+)|this\s+(?:season|term|semester)|"
-    # a relationship's status: each later one replaces the one before
-    r"engaged|married|divorced|separated|broke\s+up|"
+    # a relationship's status: each later one replaces the one before (not as a word
+    # that describes someone: "a married couple", "her retired neighbour")
+    rf"{_NOT_DESCRIBING}(?:engaged|married|divorced|separated)|broke\s+up|"
     r"rebranded|became|instead|from\s+now\s+on|going\s+forward|these\s+days|nowadays|"
-    r"stopped|quit|joined|gave\s+up|retired|transitioned|"
+    rf"stopped|quit|joined|gave\s+up|{_NOT_DESCRIBING}retired|transitioned|"
     # a correction of what was said, and a date or time moved
     r"correction|corrected|to\s+correct|"
     r"extended|postponed|rescheduled|delayed|brought\s+forward|pushed\s+(?:back|out)|"
@@ -431,6 +438,31 @@ _TURNED = re.compile(
     r"|gave\s+up|replaced|stopped)\s+((?:\S+\s+){0,2}\S+)",
     re.IGNORECASE,
 )
+# "sent a pic from his old balcony", "Ana's former boss": what someone had before (not
+# "way closer than the old place": a new value beside the one it replaced).
+_WHAT_WAS = re.compile(
+    r"\b(?:his|her|their|my|our|your|\w+['’]s)\s+(?:old|former|previous|ex)\b",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=_PER_TEXT)
+def speaks_of_what_was(text: str) -> bool:
+    """Whether `text` speaks of what someone had before ("his old balcony") and says no
+    change: it is about an old value, no later version of it."""
+    return _WHAT_WAS.search(text) is not None and not says_change(text)
+
+
+_FOR_A_PERIOD = re.compile(r"\bthis\s+(?:season|term|semester)\b", re.IGNORECASE)
+
+
+def _holds_until_changed(text: str) -> bool:
+    """Whether `text` says a change that holds until another note says one: not one said
+    only for a period ("Mr Okonjo conducting again this term"), which a later note may
+    replace without a word of change."""
+    return says_change(text) and says_change(_FOR_A_PERIOD.sub(" ", text))
+
+
 _AGAIN = re.compile(r"^re(\w{4,})$")
 
 
@@ -679,7 +711,7 @@ class _Pairs:
         silent = self._silent(older, later)
         gone = self._gone_back(older, [n for n in later if n in updates or n in silent], updates)
         said = self._closest([n for n in updates if n.uuid not in gone])
-        if said or says_change(older.content):
+        if said or _holds_until_changed(older.content):
             # A memory that says a change holds until another says one ("sold the car and
             # cycles now" is not undone by a later "parks in the garage when it rains").
             return said
@@ -692,6 +724,7 @@ class _Pairs:
             for n in later
             if n.created_at > older.created_at
             and not says_change(n.content)
+            and not speaks_of_what_was(n.content)
             and self.same_answer(older.uuid, n.uuid)
         ]
 

@@ -38,7 +38,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
-from polyg_core.text.gazetteer import GREETINGS, KINSHIP, ORG_SUFFIXES
+from polyg_core.text.gazetteer import GREETINGS, KINSHIP, ORG_SUFFIXES, PLACE_SUFFIXES
 from polyg_core.text.gazetteer import words as word_set
 from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
 from polyg_core.text.normalize import without_accents
@@ -210,12 +210,12 @@ def _users_notes(
 
 def _about_a_named_person(text: str) -> bool:
     """Whether `text` tells what a named person did (`_ABOUT_A_NAMED_PERSON`), not a
-    business ("Gallo's Garage did the brakes")."""
+    business or a place ("Gallo's Garage did the brakes", "Harmony Street choir: ...")."""
     m = _ABOUT_A_NAMED_PERSON.search(text)
     if m is None:
         return False
     name = [_POSSESSIVE_END.sub("", w).lower() for w in _NAME_PART.findall(m.group(0))]
-    return not any(w in ORG_SUFFIXES for w in name)
+    return not any(w in ORG_SUFFIXES or w in PLACE_SUFFIXES for w in name)
 
 
 def naming(memories: Sequence[CatalogueEntry], name: str, asked: Collection[str]) -> set[str]:
@@ -253,7 +253,11 @@ def writes_name(text: str, parts: Sequence[str], asked: Collection[str]) -> bool
     text, parts = without_accents(text), [without_accents(p) for p in parts]
     whole = _whole_name(parts)
     words = {p.lower() for p in parts}
-    if _opens_in_lower_case(text, parts, asked) or _by_initial(text, parts):
+    if (
+        _opens_in_lower_case(text, parts, asked)
+        or _in_lower_case(text, parts, asked)
+        or _by_initial(text, parts)
+    ):
         return True
     for run in _NAME_RUN.finditer(text):
         said = {w.lower() for w in _NAME_PART.findall(_POSSESSIVE_END.sub("", run.group(0)))}
@@ -279,6 +283,23 @@ def _opens_in_lower_case(text: str, parts: Sequence[str], asked: Collection[str]
         and _POSSESSIVE_END.sub("", opening.group(1)) in {p.lower() for p in parts}
         and not _someone_else(text, opening, asked)
     )
+
+
+def _in_lower_case(text: str, parts: Sequence[str], asked: Collection[str]) -> bool:
+    """Whether a note writes the proper name of words `parts` in lower case where it can
+    be nothing else: the whole name of several words ("tried sabor limeño on a tue" for
+    Sabor Limeño), or a one-word name in the possessive ("voice memo erm farida's
+    housewarming"); not a possessive before a relation the question does not ask about."""
+    if not all(p[:1].isupper() for p in parts):
+        return False
+    lower = [p.lower() for p in parts]
+    if len(parts) > 1:
+        said = re.compile(r"(?<!\w)" + r"\W{1,3}".join(map(re.escape, lower)) + r"(?!\w)")
+    elif lower[0] not in NAME_STOP_WORDS:
+        said = re.compile(rf"(?<!\w){re.escape(lower[0])}['’]s\b")
+    else:
+        return False
+    return any(not _someone_else(text, m, asked) for m in said.finditer(text))
 
 
 # "T says ...", "lunch at T's": a first name jotted as its initial (not "I" or "A"),

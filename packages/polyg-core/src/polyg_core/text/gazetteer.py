@@ -13,6 +13,7 @@ __all__ = [
     "KINSHIP",
     "ORG_SUFFIXES",
     "PLACE_NAMES",
+    "PLACE_SUFFIXES",
     "words",
 ]
 
@@ -50,6 +51,15 @@ PLACE_NAMES = words(
     texas tokyo toronto vancouver vienna warsaw zurich africa asia
     """
 )
+
+PLACE_SUFFIXES = words(
+    """
+    street road avenue crescent terrace gardens square centre center station library
+    lodge manor
+    """
+)
+"""The last word of a place's name ("Harmony Street", "Larkfield Lodge"); words that are
+also surnames (Park, Hill, Lane, Hall) are left out."""
 
 ORG_SUFFIXES = words(
     """
