@@ -22,7 +22,7 @@ from polyg_core.recall.currency import (
 )
 from polyg_core.recall.lexical import LexicalIndex
 from polyg_core.recall.memories import states_then_asks
-from polyg_core.recall.subjects import about_a_relation, writes_name
+from polyg_core.recall.subjects import about_a_named_person, about_a_relation, writes_name
 from polyg_shared.intents import Intent, Timeframe
 from polyg_shared.retrieval import RecallResult
 
@@ -906,6 +906,27 @@ async def test_a_business_that_opens_a_users_note_is_no_person(memory: Memory) -
     )
     result = await memory.recall("Where do I take the car for servicing?", reference_time=NOW)
     assert result.memories[0].uuid == new
+
+
+async def test_one_named_persons_news_is_not_the_users_and_a_first_shift_says_a_change(
+    memory: Memory,
+) -> None:
+    await _add(memory, "signed up with Eastgate food pantry - driver, thursday pickups", 400)
+    new = await _add(
+        memory, "first shift coordinating the sorting volunteers at Eastgate. 12 people, chaos", 85
+    )
+    await _add(memory, "Rowan's stepped back from the food pantry runs, his knee's gone", 30)
+    result = await memory.recall("What do I do at the food pantry these days?", reference_time=NOW)
+    assert result.memories[0].uuid == new
+
+
+def test_news_of_a_named_person_against_a_thing_or_a_place_opening_a_note() -> None:
+    assert about_a_named_person("Arlo Crane moved the design review to Friday")
+    assert about_a_named_person("Rowan's stepped back from the pantry runs, his knee's gone")
+    # "Hip's been ..." opens as "Rowan's stepped back ..." does, but the note says "it".
+    assert not about_a_named_person("Hip's been grumbling so it's aqua jogging for now")
+    assert not about_a_named_person("Quarry Road band: Mr Okonjo conducting, practice weds 7")
+    assert not about_a_named_person("Gallo's Garage did the brakes")
 
 
 async def test_a_place_that_opens_a_note_is_no_person(memory: Memory) -> None:

@@ -170,9 +170,10 @@ CHANGE_LANGUAGE = re.compile(
     # a state begun at a time ("dairy-free since feb", "takes the ferry since the hip op")
     r"since\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\w*|"
     r"since\s+(?:spring|summer|autumn|fall|winter|last\s+\w+|the\s+[\w'’-]+\s+\w+)|"
-    # the start of a new job, school or provider ("first week at Orla Pay done")
+    # the start of a new job, school or provider ("first week at Orla Pay done", "first
+    # shift coordinating the volunteers")
     r"first\s+(?:\w+\s+)?(?:day|days|week|wk|weeks|wks|month|shift|payslip|pay|session|"
-    r"lesson|class|term|cycle)\s+(?:at|w|with|in|on|for|of)"
+    r"lesson|class|term|cycle)\s+(?:at|w|with|in|on|for|of|\w+ing)"
     r")\b"
     # a terse log's arrow: "payroll provider -> Hexa"
     r"|\s(?:->|→)\s",

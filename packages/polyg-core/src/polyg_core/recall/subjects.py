@@ -43,7 +43,14 @@ from polyg_core.text.gazetteer import words as word_set
 from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
 from polyg_core.text.normalize import without_accents
 
-__all__ = ["Subjects", "about_a_relation", "naming", "subjects_of", "writes_name"]
+__all__ = [
+    "Subjects",
+    "about_a_named_person",
+    "about_a_relation",
+    "naming",
+    "subjects_of",
+    "writes_name",
+]
 
 _NAME_RUN = re.compile(r"[A-Z][\w-]*(?:['’]s)?(?:\s+[A-Z][\w-]*(?:['’]s)?)*")
 _NAME_PART = re.compile(r"\w+")
@@ -59,6 +66,13 @@ _ABOUT_A_NAMED_PERSON = re.compile(
     r"^\W*(?:[A-Z][a-z][\w'’-]*\s+)+[A-Z][a-z][\w-]*(?:['’]s)?\s+[a-z]"
     r"|\bby\s+[A-Z][a-z][\w'’-]*\s+[A-Z][a-z][\w-]*\b"
 )
+# "Colm's stepped back from the runs, his back's gone": what one person named by a single
+# word has done, their "has" written short, and the note speaks of them as he or she (a
+# thing is "it": "Knee's been playing up so it's swimming for now").
+_HAS_DONE = re.compile(
+    r"^\W*[A-Z][a-z]+['’]s\s+(?:\w{4,}ed|taken|gone|been|got|given|done|left|become)\b"
+)
+_HE_OR_SHE = re.compile(r"\b(?:he|she|his|her|him|hers)\b", re.IGNORECASE)
 _USERS_RELATION = re.compile(
     r"\W*(?:(?:my|our|(?:the\s+)?user['’]s)\s+(\w+)\b|(\w+)['’]s\b|(\w+s)['’](?!\w)"
     # a parent or grandparent as their child writes of them: "mum wants me to ..."
@@ -204,13 +218,15 @@ def _users_notes(
     return {
         e.uuid
         for e in memories
-        if _FIRST_PERSON.search(e.content) or not _about_a_named_person(e.content)
+        if _FIRST_PERSON.search(e.content) or not about_a_named_person(e.content)
     }
 
 
-def _about_a_named_person(text: str) -> bool:
-    """Whether `text` tells what a named person did (`_ABOUT_A_NAMED_PERSON`), not a
-    business or a place ("Gallo's Garage did the brakes", "Harmony Street choir: ...")."""
+def about_a_named_person(text: str) -> bool:
+    """Whether `text` tells what a named person did (`_ABOUT_A_NAMED_PERSON`, `_HAS_DONE`),
+    not a business or a place ("Gallo's Garage did the brakes", "Harmony Street choir: ...")."""
+    if _HAS_DONE.search(text) is not None and _HE_OR_SHE.search(text) is not None:
+        return True
     m = _ABOUT_A_NAMED_PERSON.search(text)
     if m is None:
         return False
