@@ -131,6 +131,8 @@ SETS = {
     "blind-14": "updates_blind_14.jsonl",
     "blind-15": "updates_blind_15.jsonl",
     "blind-16": "updates_blind_16.jsonl",
+    "blind-17": "updates_blind_17.jsonl",
+    "blind-18": "updates_blind_18.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
@@ -144,8 +146,13 @@ freelance work, many notes as chat messages) likewise; blind-15 (family across
 generations, care of elderly parents, neighbours and community groups, many notes as
 diary lines and voice-memo transcripts) and blind-16 (food and small businesses, sports
 coaching and gyms, operations of a small online shop, many notes as calendar entries,
-lists and work chat) likewise, held out: no rule was read off them (docs/benchmarks.md,
-section 20)."""
+lists and work chat) likewise; blind-17 (money and paperwork: banks, insurers, landlords,
+energy and phone contracts, tax offices; pets and their vets, groomers and sitters; many
+notes as email subject lines, app notifications, sticky notes and voicemail summaries)
+and blind-18 (arts and media: bands, amateur theatre, book clubs, podcasts, subscriptions,
+tutors; a design and software team across time zones; many notes as text messages,
+meeting minutes and bullet-journal lines) likewise, held out: no rule was read off them
+(docs/benchmarks.md, section 20)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:
