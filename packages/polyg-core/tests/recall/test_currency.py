@@ -1036,6 +1036,10 @@ def test_a_note_jotted_in_lower_case_that_opens_with_the_name_names_the_person()
     menu = {"which", "day", "is", "casa", "lumbre", "closed"}
     assert writes_name("tried casa lumbre on a weds, shut!!", ["Casa", "Lumbre"], menu)
     assert not writes_name("tried casa nova on a weds", ["Casa", "Lumbre"], menu)
+    # Two words in a row of a longer name; one of its words alone is a word.
+    mill = ["Tallow", "Mill", "Candles"]
+    assert writes_name("call w/ dario @ tallow mill, wicks 2 wks late now", mill, set())
+    assert not writes_name("beef tallow from the mill shop", mill, set())
     # A name asked in lower case is no proper name: "eng" opens many notes of a team.
     assert not writes_name("eng chat lives in Parlour", ["eng", "team"], {"eng", "team"})
 

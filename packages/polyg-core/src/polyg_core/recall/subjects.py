@@ -303,14 +303,19 @@ def _opens_in_lower_case(text: str, parts: Sequence[str], asked: Collection[str]
 
 def _in_lower_case(text: str, parts: Sequence[str], asked: Collection[str]) -> bool:
     """Whether a note writes the proper name of words `parts` in lower case where it can
-    be nothing else: the whole name of several words ("tried sabor limeño on a tue" for
-    Sabor Limeño), or a one-word name in the possessive ("voice memo erm farida's
-    housewarming"); not a possessive before a relation the question does not ask about."""
+    be nothing else: the whole name of two words ("tried sabor limeño on a tue" for Sabor
+    Limeño), two words of it in a row for a longer name ("call w/ gideon @ spice route"
+    for Spice Route Traders), or a one-word name in the possessive ("voice memo erm
+    farida's housewarming"); not a possessive before a relation the question does not
+    ask about."""
     if not all(p[:1].isupper() for p in parts):
         return False
     lower = [p.lower() for p in parts]
     if len(parts) > 1:
-        said = re.compile(r"(?<!\w)" + r"\W{1,3}".join(map(re.escape, lower)) + r"(?!\w)")
+        runs = [lower] if len(lower) == 2 else [lower[i : i + 2] for i in range(len(lower) - 1)]
+        said = re.compile(
+            "|".join(r"(?<!\w)" + r"\W{1,3}".join(map(re.escape, run)) + r"(?!\w)" for run in runs)
+        )
     elif lower[0] not in NAME_STOP_WORDS:
         said = re.compile(rf"(?<!\w){re.escape(lower[0])}['’]s\b")
     else:
