@@ -1036,6 +1036,13 @@ def test_a_note_jotted_in_lower_case_that_opens_with_the_name_names_the_person()
     menu = {"which", "day", "is", "casa", "lumbre", "closed"}
     assert writes_name("tried casa lumbre on a weds, shut!!", ["Casa", "Lumbre"], menu)
     assert not writes_name("tried casa nova on a weds", ["Casa", "Lumbre"], menu)
+    # A one-word name in lower case anywhere, unless it is an everyday word too.
+    assert writes_name(
+        "coffee w odile, she's been with the brandt group since may", ["Odile"], set()
+    )
+    assert not writes_name("will ring the bank on monday", ["Will"], {"will"})
+    assert writes_name("will's new bank is Harlow Mutual", ["Will"], {"will"})
+    assert not writes_name("chapel service at 9:45 every sunday", ["Sunday"], set())
     # Two words in a row of a longer name; one of its words alone is a word.
     mill = ["Tallow", "Mill", "Candles"]
     assert writes_name("call w/ dario @ tallow mill, wicks 2 wks late now", mill, set())

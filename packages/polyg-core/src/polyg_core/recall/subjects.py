@@ -38,7 +38,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from polyg_core.recall.catalogue import CatalogueEntry, NamespaceCatalogue
-from polyg_core.text.gazetteer import GREETINGS, KINSHIP, ORG_SUFFIXES, PLACE_SUFFIXES
+from polyg_core.text.gazetteer import (
+    EVERYDAY_NAMES,
+    GREETINGS,
+    KINSHIP,
+    ORG_SUFFIXES,
+    PLACE_SUFFIXES,
+)
 from polyg_core.text.gazetteer import words as word_set
 from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
 from polyg_core.text.normalize import without_accents
@@ -291,12 +297,15 @@ def writes_name(text: str, parts: Sequence[str], asked: Collection[str]) -> bool
 
 def _opens_in_lower_case(text: str, parts: Sequence[str], asked: Collection[str]) -> bool:
     """Whether a note jotted in lower case opens with the name of words `parts`, a proper
-    name asked with its capital ("ines stays till 6 now" for "Ines")."""
+    name asked with its capital ("ines stays till 6 now" for "Ines"); an everyday word
+    only in the possessive ("will's", not "will ring the bank", `EVERYDAY_NAMES`)."""
     opening = _LOWER_OPENING.match(text)
+    if opening is None or not all(p[:1].isupper() for p in parts):
+        return False
+    word = _POSSESSIVE_END.sub("", opening.group(1))
     return (
-        opening is not None
-        and all(p[:1].isupper() for p in parts)
-        and _POSSESSIVE_END.sub("", opening.group(1)) in {p.lower() for p in parts}
+        word in {p.lower() for p in parts}
+        and (word != opening.group(1) or word not in EVERYDAY_NAMES)
         and not _someone_else(text, opening, asked)
     )
 
@@ -305,8 +314,9 @@ def _in_lower_case(text: str, parts: Sequence[str], asked: Collection[str]) -> b
     """Whether a note writes the proper name of words `parts` in lower case where it can
     be nothing else: the whole name of two words ("tried sabor limeño on a tue" for Sabor
     Limeño), two words of it in a row for a longer name ("call w/ gideon @ spice route"
-    for Spice Route Traders), or a one-word name in the possessive ("voice memo erm
-    farida's housewarming"); not a possessive before a relation the question does not
+    for Spice Route Traders), or a one-word name ("coffee w ingrid", "voice memo erm
+    farida's housewarming"), only in the possessive when it is an everyday word too
+    ("will's", `EVERYDAY_NAMES`); not a possessive before a relation the question does not
     ask about."""
     if not all(p[:1].isupper() for p in parts):
         return False
@@ -316,10 +326,13 @@ def _in_lower_case(text: str, parts: Sequence[str], asked: Collection[str]) -> b
         said = re.compile(
             "|".join(r"(?<!\w)" + r"\W{1,3}".join(map(re.escape, run)) + r"(?!\w)" for run in runs)
         )
-    elif lower[0] not in NAME_STOP_WORDS:
+    elif lower[0] in NAME_STOP_WORDS:
+        return False
+    elif lower[0] in EVERYDAY_NAMES:
+        # "will's" is Will; "will" is the word.
         said = re.compile(rf"(?<!\w){re.escape(lower[0])}['’]s\b")
     else:
-        return False
+        said = re.compile(rf"(?<![\w'’]){re.escape(lower[0])}(?:['’]s)?\b")
     return any(not _someone_else(text, m, asked) for m in said.finditer(text))
 
 

@@ -8,6 +8,7 @@ Context rules in `names` come first; a list only breaks ties.
 from __future__ import annotations
 
 __all__ = [
+    "EVERYDAY_NAMES",
     "FIRST_NAMES",
     "GREETINGS",
     "KINSHIP",
@@ -60,6 +61,23 @@ PLACE_SUFFIXES = words(
 )
 """The last word of a place's name ("Harmony Street", "Larkfield Lodge"); words that are
 also surnames (Park, Hill, Lane, Hall) are left out."""
+
+EVERYDAY_NAMES = words(
+    """
+    will mark rose may bill grace hope faith joy dawn summer june april august amber penny
+    ruby jack frank guy max pat art ray sky river rain storm hunter chase drew gene sue bob
+    rob nick jean dean earl glen lily daisy ivy holly heather iris olive jade pearl crystal
+    robin wren jay cliff rocky sunny hazel ginger candy honey sandy rusty buck brook autumn
+    destiny harmony melody precious angel star hero king prince bishop baker cook miller
+    taylor carter mason porter hunter page fox wolf bear young little long short white
+    black brown green gray grey rich don ben kit sage fern heath ash bay reed stone
+    monday tuesday wednesday thursday friday saturday sunday january february march july
+    september october november december
+    """
+)
+"""Names that are also everyday words: first names ("will", "grace", "guy"), and the days
+and months, which notes often write in lower case ("sunday service 10:30"). Written in
+lower case inside a note they are the word, not the name."""
 
 ORG_SUFFIXES = words(
     """
