@@ -810,6 +810,9 @@ def test_a_note_about_a_relation_of_the_asked_person_is_about_someone_else() -> 
     assert about_a_relation("Bastien (Odile's husb) interviewing at Farrow Gale", "Odile", asked)
     assert about_a_relation("Odile's bro 0412 558 930 - for the van", "Odile", asked)
     assert about_a_relation("Yara (Odile's flatmate) joined Pulse", "Odile", asked)
+    # ... and those who work or learn under them.
+    asked = {"what", "time", "does", "ottilie", "open", "the", "bakery"}
+    assert about_a_relation("joss (ottilie's apprentice) opens at 6 now", "Ottilie", asked)
     assert not about_a_relation("My manager is Priyanka Voss.", None, asked)
     assert not about_a_relation("My diet is mostly plants.", None, asked)
 

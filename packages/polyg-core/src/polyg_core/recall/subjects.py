@@ -392,9 +392,13 @@ def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool
     return relation in _RELATIONS and relation not in asked and not _says_who(text, after.end())
 
 
-_RELATIONS = KINSHIP | word_set("dog dogs cat cats puppy kitten pet pets")
-"""Whom a note about someone's relation is about: kin, friends, colleagues, and pets ("Ode's
-dog Miso has a vet visit" is not about Ode's work days)."""
+_RELATIONS = KINSHIP | word_set(
+    "dog dogs cat cats puppy kitten pet pets "
+    "apprentice assistant intern trainee deputy pupil student"
+)
+"""Whom a note about someone's relation is about: kin, friends, colleagues, those who work
+or learn under them, and pets ("Ode's dog Miso has a vet visit" is not about Ode's work
+days, "pedro (lucia's apprentice) gets in at 5 now" not about when Lucía starts)."""
 
 _FORMER = word_set("old former previous")
 """Words after a possessive that make what follows a thing the person had before."""
