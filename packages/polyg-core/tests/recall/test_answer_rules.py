@@ -345,6 +345,14 @@ def test_a_title_before_a_name_ends_no_sentence() -> None:
     assert best_sentence({"gp"}, text) == "My new GP is Dr. Ilse Marr at Quayside."
 
 
+def test_what_is_left_of_a_possessive_or_a_contraction_is_no_asked_word() -> None:
+    # "What's my niece's puppy called?": the "s" is no word "SHE'S HOME" holds.
+    text = "SHE'S HOME. 8 wks, 2.1kg. they called him Pesto!!! tiny paws"
+    wanted = terms("What's my niece's puppy called?")
+    assert "s" not in wanted
+    assert best_sentence(wanted, text) == "they called him Pesto!!!"
+
+
 def test_a_few_words_give_way_to_a_sentence_that_can_hold_the_value() -> None:
     text = "NEW PB!!! 25:58 at Riverside this morning, legs are jelly"
     assert best_sentence({"fastest", "5k"}, text).startswith("25:58 at Riverside")

@@ -18,6 +18,8 @@ _QUESTION_WORDS = frozenset({
     "tell", "know", "did", "does", "do", "is", "are", "was", "were", "time", "date", "day",
     "now", "currently", "current", "today",
 })  # fmt: skip
+# What is left of a possessive or a contraction ("sister's", "don't", "I'd"): no word.
+_CONTRACTED = frozenset({"s", "t", "d", "ll", "ve", "re", "m"})
 # Irregular past forms, so "leads" meets "led" and "joined" meets "join".
 _IRREGULAR = {
     "led": "lead", "ran": "run", "began": "begin", "went": "go", "gone": "go", "made": "make",
@@ -55,7 +57,7 @@ def _terms(text: str) -> frozenset[str]:
     return frozenset(
         stem(w)
         for w in _WORD.findall(text.lower())
-        if w not in STOP_WORDS and w not in _QUESTION_WORDS
+        if w not in STOP_WORDS and w not in _QUESTION_WORDS and w not in _CONTRACTED
     )
 
 
