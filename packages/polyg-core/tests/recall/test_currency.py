@@ -402,6 +402,35 @@ def test_a_silent_later_note_about_what_someone_had_before_is_no_version() -> No
     assert "later" not in moved.superseded_by.values()
 
 
+def test_a_change_that_began_the_old_value_gives_way_to_a_silent_note_tied_by_name() -> None:
+    # "joined" says how the old value began, not a change a silent note cannot undo.
+    notes = [
+        _Note("old", "Odette Vance joined Kestrel Rowing - outings sat mornings", 100),
+        _Note("new", "Odette Vance's first regatta in the Marlow Oars colours on sunday", 300),
+    ]
+    moved = _supersede(
+        notes,
+        [(notes[0], 1.0), (notes[1], 0.5)],
+        "Which rowing club is Odette Vance with at the moment?",
+        named=[{"old", "new"}],
+        meaning={"old": 0.55, "new": 0.50},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    # A user's note that says a change is not undone by a later one close only in meaning.
+    notes = [
+        _Note("bike", "bike to work most days now, 25 min along the towpath", 100),
+        _Note("strike", "train strike Tuesday - glad I'm not affected", 300),
+    ]
+    moved = _supersede(
+        notes,
+        [(notes[0], 1.0), (notes[1], 0.4)],
+        "How do I get to work these days?",
+        kept={"bike", "strike"},
+        meaning={"bike": 0.36, "strike": 0.32},
+    )
+    assert moved.superseded_by == {}
+
+
 def test_a_silent_later_note_supersedes_when_nothing_says_a_change() -> None:
     notes = [
         _Note("old", "Ansel Brandvik has no food allergies.", 100),

@@ -712,11 +712,23 @@ class _Pairs:
         silent = self._silent(older, later)
         gone = self._gone_back(older, [n for n in later if n in updates or n in silent], updates)
         said = self._closest([n for n in updates if n.uuid not in gone])
-        if said or _holds_until_changed(older.content):
-            # A memory that says a change holds until another says one ("sold the car and
-            # cycles now" is not undone by a later "parks in the garage when it rains").
+        if said:
             return said
+        if _holds_until_changed(older.content):
+            # A memory that says a change holds until another says one ("sold the car and
+            # cycles now" is not undone by a later "parks in the garage when it rains"),
+            # unless it is the first of its line, where the change it says is how the old
+            # value began ("joined Harbour Harriers", "salary -> Harbourline Bank"), and
+            # the later note is tied to it by a name or a word, not by meaning alone.
+            if older.uuid in self.line:
+                return []
+            silent = [n for n in silent if self._tied(older.uuid, n.uuid)]
         return self._best_silent(older, [n for n in silent if n.uuid not in gone])
+
+    def _tied(self, older: str, newer: str) -> bool:
+        """Whether `newer` is tied to `older` by a name the question asks about or a word
+        both hold, not only by closeness in meaning to the question."""
+        return self._by_name(older, newer) or self._share_words(older, newer)
 
     def _silent(self, older: Candidate, later: list[Candidate]) -> list[Candidate]:
         """The later notes that say no change and answer as `older` does (`same_answer`)."""
