@@ -1050,6 +1050,10 @@ def test_a_state_begun_at_a_time_and_a_first_week_somewhere_say_a_change() -> No
     assert says_change("dinner w Ilse - dairy-free since feb")
     assert says_change("Ilse's first month at Orla Pay went fine")
     assert says_change("first term with Maren went fine, says the teacher")
+    assert says_change("first shift coordinating the sorting volunteers at Eastgate")
+    assert says_change("Ivo's first game for Harrow Vale, two assists")
+    assert says_change("AGM tonight - my first one as secretary")
+    assert not says_change("first coffee with Ilse in ages")
     # A span since a year, or since one's schooldays, is how long a value held.
     assert not says_change("Ilse has lived in Tarnby since 2019")
     assert not says_change("known Ilse since school")

@@ -173,7 +173,9 @@ CHANGE_LANGUAGE = re.compile(
     # the start of a new job, school or provider ("first week at Orla Pay done", "first
     # shift coordinating the volunteers")
     r"first\s+(?:\w+\s+)?(?:day|days|week|wk|weeks|wks|month|shift|payslip|pay|session|"
-    r"lesson|class|term|cycle)\s+(?:at|w|with|in|on|for|of|\w+ing)"
+    r"lesson|class|term|cycle)\s+(?:at|w|with|in|on|for|of|\w+ing)|"
+    # "first match for Millfield Rovers", "first one as chair" (not "first coffee with Ana")
+    r"first\s+(?:[\w'’-]+\s+)?[\w'’-]+\s+(?:for|as)\b"
     r")\b"
     # a terse log's arrow: "payroll provider -> Hexa"
     r"|\s(?:->|→)\s",
