@@ -55,6 +55,14 @@ done, £34 a month" then "Tamsin joined Corewell too, £29/mo" after "gym: Corew
 Emacs"). For a question about now, a note about an old value goes just below the latest
 version of its line and answers nothing (`Supersession.old_values`).
 
+A note that says a change holds until a later one says another: a later note that says
+none is no version of it ("parks in the garage when it rains" after "sold the car and
+cycles now"). Not so for the first note of a line, whose change is how the old value
+began ("joined Harbour Harriers", "salary -> Harbourline Bank"), when the later note is
+tied to it by a name or a word, not by meaning alone; nor for a change said only for a
+period ("conducting again this term"). A silent note that speaks of what someone had
+before ("sent a pic from his old balcony") is no later version either.
+
 For a present-tense question the update takes the earlier memory's place (or keeps its
 own, if higher) and the earlier one goes just below it. A question that asks about a past
 window ("in 2024", "last year") or about history ("before", "used to", "originally",

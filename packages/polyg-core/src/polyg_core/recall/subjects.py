@@ -16,14 +16,19 @@ For a named subject that is a matter of how people write names in notes:
   ("Magda's coaching the under-12s" is about Magdalena), and so is its initial opening a
   note or in the possessive ("T says ...", "lunch at T's" for Tomasz);
 * a note jotted in lower case that opens with a proper name names it ("ines stays till 6
-  now" is about Ines); a name asked in lower case ("payments service") is a thing, not a
-  person.
+  now" is about Ines), and so does the name in lower case anywhere in a note ("coffee w
+  ingrid", "tried sabor limeño on a tue", two words in a row of a longer name: "call w/
+  gideon @ spice route"), unless it is an everyday word too ("will", "grace", "sunday":
+  then only in the possessive); a name asked in lower case ("payments service") is a
+  thing, not a person.
 
 A question about the user ("the user", "I", "my", "we", "our") that names no other
 person, or a question that names no one ("What is the wifi password?"), is about every
 note compared: the notes a user keeps are about the user and their things, whether they
-say "I" or are as terse as "gym: IronYard on 5th", or open with a business ("Gallo's
-Garage did the brakes"). A note about someone close to whom is asked ("Ines's partner
+say "I" or are as terse as "gym: IronYard on 5th", or open with a business or a place
+("Gallo's Garage did the brakes", "Harmony Street choir: ..."); not one that tells what a
+named person did ("Arlo Crane moved the review", "Colm's stepped back from the runs, his
+back's gone"). A note about someone close to whom is asked ("Ines's partner
 ...", "My sister ...") is about them, not about whom is asked (`Subjects.others`). One
 about the user that also names a person is about the notes said in the first person and
 the notes that name that person. Names found in most memories (the speakers of a
