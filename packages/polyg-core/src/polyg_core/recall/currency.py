@@ -170,6 +170,10 @@ CHANGE_LANGUAGE = re.compile(
     rf"{_NOT_DESCRIBING}(?:engaged|married|divorced|separated)|broke\s+up|"
     r"rebranded|became|instead|from\s+now\s+on|going\s+forward|these\s+days|nowadays|"
     rf"stopped|quit|joined|gave\s+up|{_NOT_DESCRIBING}retired|transitioned|"
+    # "staying with uncle Dapo for good", "no more queueing" (not "no more than 3"),
+    # "since I took the membership sec job"
+    r"for\s+good|no\s+more(?!\s+than)|"
+    r"took\s+(?:on\s+)?(?:the|a|an)\s+(?:(?!of\b)[\w'’-]+\s+){0,2}(?:job|role|position|post)|"
     # a correction of what was said, and a date or time moved
     r"correction|corrected|to\s+correct|"
     r"extended|postponed|rescheduled|delayed|brought\s+forward|pushed\s+(?:back|out)|"
