@@ -1056,7 +1056,7 @@ def test_a_state_begun_at_a_time_and_a_first_week_somewhere_say_a_change() -> No
     assert not says_change("first coffee with Ilse in ages")
     # For good, no more, a job taken.
     assert says_change("Ilse's staying with her brother in Tarnby for good")
-    assert says_change("meds come by post now, no more queueing at the chemist")
+    assert says_change("meds by post, no more queueing at the chemist")
     assert says_change("since I took the fixtures sec job the emails never stop")
     assert not says_change("no more than 2 tickets each")
     assert not says_change("took a photo of the job board for Ilse")
