@@ -431,6 +431,23 @@ def test_a_change_that_began_the_old_value_gives_way_to_a_silent_note_tied_by_na
     assert moved.superseded_by == {}
 
 
+def test_a_change_to_another_attribute_continues_no_line_of_the_asked_one() -> None:
+    notes = [
+        _Note("old", "Nana Edda's GP is Dr Mbeki at Riverside", 100),
+        _Note("new", "Nana Edda's named GP going forward is Dr Sorensen", 200),
+        _Note("frame", "Nana Edda swapped her walking frame for a stick", 300),
+    ]
+    moved = _supersede(
+        notes,
+        [(notes[0], 1.0), (notes[1], 0.8), (notes[2], 0.6)],
+        "Who is Nana Edda's doctor now?",
+        named=[{"old", "new", "frame"}],
+        meaning={"old": 0.51, "new": 0.46, "frame": 0.30},
+    )
+    assert moved.superseded_by == {"old": "new"}
+    assert max(moved.scores, key=lambda u: moved.scores[u]) == "new"
+
+
 def test_a_silent_later_note_supersedes_when_nothing_says_a_change() -> None:
     notes = [
         _Note("old", "Ansel Brandvik has no food allergies.", 100),

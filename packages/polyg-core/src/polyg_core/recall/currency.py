@@ -39,7 +39,9 @@ A pair of ranked memories is an update when
 A later version holds every asked name the earlier one holds ("Fernleaf's Q4 budget" is
 no version of "Fernleaf's Q3 budget"). Of several later notes that say a change to one
 earlier note, those more than `VERSION_MARGIN` farther from the question than the closest
-changed another attribute of the subject. A note that says no change continues a line of
+changed another attribute of the subject, and are no later versions of the closest either
+("swapped his walking frame for a stick" after "Dr Lindqvist is his GP going forward"
+changed "his GP is Dr Okafor"). A note that says no change continues a line of
 versions only if it answers about as well as the closest of the line, not only as well as
 the version before it (a rota's pay note after the rota's length changed), and only if it
 holds the asked words the last two versions share ("Search queue escalation: Pia" after two
@@ -536,6 +538,9 @@ class _Pairs:
         (`_drops`): a later note that holds them goes back to an old value."""
         self.line_names: dict[str, set[str]] = {}
         """For a later version, the terms of the names the versions before it wrote."""
+        self.elsewhere_in_line: dict[str, set[str]] = {}
+        """For a version, the later notes that said a change to an earlier version of its
+        line but changed another attribute (`_closest`): no versions of it either."""
         self.went_back: dict[str, str] = {}
         """A later note that goes back to an old value, and the version it went back from
         (`_goes_back`)."""
@@ -725,7 +730,11 @@ class _Pairs:
         updates = [n for n in later if self.is_update(older, n)]
         silent = self._silent(older, later)
         gone = self._gone_back(older, [n for n in later if n in updates or n in silent], updates)
-        said = self._closest([n for n in updates if n.uuid not in gone])
+        candidates = [n for n in updates if n.uuid not in gone]
+        said = self._closest(candidates)
+        self.elsewhere_in_line.setdefault(older.uuid, set()).update(
+            n.uuid for n in candidates if n not in said
+        )
         if said:
             return said
         if _holds_until_changed(older.content):
@@ -757,14 +766,16 @@ class _Pairs:
 
     def _candidates(self, older: Candidate, later: Sequence[Candidate]) -> list[Candidate]:
         """The later notes that may be versions of `older`: not one about someone close,
-        a wish, or one that goes back to a value the line of `older` dropped (recorded in
-        `went_back`)."""
+        a wish, one that goes back to a value the line of `older` dropped (recorded in
+        `went_back`), or one that changed another attribute of an earlier version of the
+        line (`elsewhere_in_line`)."""
         dropped = self.dropped.get(older.uuid, set())
+        elsewhere = self.elsewhere_in_line.get(older.uuid, set())
         kept: list[Candidate] = []
         for n in later:
             if self._goes_back(older.uuid, dropped, n.uuid):
                 self.went_back.setdefault(n.uuid, older.uuid)
-            elif n.uuid not in self.others | self.unsettled:
+            elif n.uuid not in self.others | self.unsettled | elsewhere:
                 kept.append(n)
         return kept
 
@@ -829,6 +840,9 @@ class _Pairs:
             | self.dropped.get(older, set())
             | self._drops(older, newer)
         )
+        self.elsewhere_in_line[newer] = self.elsewhere_in_line.get(
+            newer, set()
+        ) | self.elsewhere_in_line.get(older, set())
         self.line_names[newer] = (
             self.line_names.get(newer, set())
             | self.line_names.get(older, set())
