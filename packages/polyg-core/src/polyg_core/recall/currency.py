@@ -730,23 +730,36 @@ class _Pairs:
         updates = [n for n in later if self.is_update(older, n)]
         silent = self._silent(older, later)
         gone = self._gone_back(older, [n for n in later if n in updates or n in silent], updates)
-        candidates = [n for n in updates if n.uuid not in gone]
-        said = self._closest(candidates)
-        self.elsewhere_in_line.setdefault(older.uuid, set()).update(
-            n.uuid for n in candidates if n not in said
-        )
+        said = self._said(older, [n for n in updates if n.uuid not in gone])
         if said:
             return said
-        if _holds_until_changed(older.content):
-            # A memory that says a change holds until another says one ("sold the car and
-            # cycles now" is not undone by a later "parks in the garage when it rains"),
-            # unless it is the first of its line, where the change it says is how the old
-            # value began ("joined Harbour Harriers", "salary -> Harbourline Bank"), and
-            # the later note is tied to it by a name or a word, not by meaning alone.
-            if older.uuid in self.line:
-                return []
-            silent = [n for n in silent if self._tied(older.uuid, n.uuid)]
-        return self._best_silent(older, [n for n in silent if n.uuid not in gone])
+        return self._best_silent(older, self._undoing(older, silent, gone))
+
+    def _said(self, older: Candidate, updates: list[Candidate]) -> list[Candidate]:
+        """Of the later notes that say a change to `older`, those about the asked attribute
+        (`_closest`); the others are recorded as no versions of its line either."""
+        said = self._closest(updates)
+        self.elsewhere_in_line.setdefault(older.uuid, set()).update(
+            n.uuid for n in updates if n not in said
+        )
+        return said
+
+    def _undoing(
+        self, older: Candidate, silent: list[Candidate], gone: set[str]
+    ) -> list[Candidate]:
+        """Of the later notes that say no change, those that may replace `older`.
+
+        A memory that says a change holds until another says one ("sold the car and cycles
+        now" is not undone by a later "parks in the garage when it rains"), unless it is
+        the first of its line, where the change it says is how the old value began
+        ("joined Harbour Harriers", "salary -> Harbourline Bank"), and the later note is
+        tied to it by a name or a word, not by meaning alone."""
+        silent = [n for n in silent if n.uuid not in gone]
+        if not _holds_until_changed(older.content):
+            return silent
+        if older.uuid in self.line:
+            return []
+        return [n for n in silent if self._tied(older.uuid, n.uuid)]
 
     def _tied(self, older: str, newer: str) -> bool:
         """Whether `newer` is tied to `older` by a name the question asks about or a word
