@@ -523,6 +523,13 @@ def test_the_value_before_a_change_answers_asked_with_a_window_or_before_a_deed(
         ("new job - rent money lands on the 20th now", "What date do I get paid?", "20th"),
         # How late or early something is open, asked for now.
         ("lido open till 9pm on weekdays from may", "How late is the lido open?", "9pm"),
+        # A habit asked as "use to", and a frequency asked of the past.
+        ("plan: swim mon+wed 7am before work", "When did I use to swim?", "7am"),
+        (
+            "harbour ferry every 30 min from the pier, first one 6:40",
+            "How often did the harbour ferry run before the cuts?",
+            "every 30 min",
+        ),
     ],
 )
 def test_a_schedule_asked_of_a_habit_or_for_now_is_answered_as_stated(

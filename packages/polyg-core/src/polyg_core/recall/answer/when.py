@@ -74,9 +74,11 @@ def _relevance(q: Question, g: AnswerGraph, node: ContextNode, best_score: float
     return words + 0.5 * named + 0.2 * (node.score / best_score if best_score else 0.0)
 
 
-_ASKS_CLOCK = re.compile(r"\bwhat\s+time\b", re.IGNORECASE)
-# "When did Noa used to have swimming?", "When was standup held previously?": a habit.
-_ASKS_HABIT = re.compile(r"\bused\s+to\b|\bpreviously\b|\busually\b", re.IGNORECASE)
+# "What time ...", "How often did the shuttle run?": a clock time or a frequency.
+_ASKS_CLOCK = re.compile(r"\bwhat\s+time\b|\bhow\s+often\b", re.IGNORECASE)
+# "When did Noa used to have swimming?", "When did I use to run?", "When was standup held
+# previously?": a habit.
+_ASKS_HABIT = re.compile(r"\buse[d]?\s+to\b|\bpreviously\b|\busually\b", re.IGNORECASE)
 
 
 def _asks_as_stated(question: str) -> bool:
