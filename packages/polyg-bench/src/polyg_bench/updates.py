@@ -133,6 +133,8 @@ SETS = {
     "blind-16": "updates_blind_16.jsonl",
     "blind-17": "updates_blind_17.jsonl",
     "blind-18": "updates_blind_18.jsonl",
+    "blind-19": "updates_blind_19.jsonl",
+    "blind-20": "updates_blind_20.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
@@ -151,8 +153,16 @@ energy and phone contracts, tax offices; pets and their vets, groomers and sitte
 notes as email subject lines, app notifications, sticky notes and voicemail summaries)
 and blind-18 (arts and media: bands, amateur theatre, book clubs, podcasts, subscriptions,
 tutors; a design and software team across time zones; many notes as text messages,
-meeting minutes and bullet-journal lines) likewise, held out: no rule was read off them
-(docs/benchmarks.md, section 20)."""
+meeting minutes and bullet-journal lines) likewise; blind-19 (sport and the outdoors:
+running and cycling clubs, allotments, climbing, sailing, coaches and volunteering rotas;
+warehouse and logistics work: shift leads, carriers, depots, dispatch cut-offs; many notes
+as voice-to-text transcripts with misheard words, group-chat messages and calendar
+entries) and blind-20 (care and neighbourhood life: elderly relatives, care homes,
+carers, pharmacies, physiotherapists, neighbours, housing associations; a small charity:
+grants, trustees, volunteer coordinators, fundraising platforms, donors, venues; many
+notes as forwarded emails with quoted replies, shared to-do items and diary
+transcriptions) likewise, held out: no rule was read off them (docs/benchmarks.md,
+section 20)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:
