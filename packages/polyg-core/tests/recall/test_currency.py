@@ -22,7 +22,13 @@ from polyg_core.recall.currency import (
 )
 from polyg_core.recall.lexical import LexicalIndex
 from polyg_core.recall.memories import states_then_asks
-from polyg_core.recall.subjects import about_a_named_person, about_a_relation, writes_name
+from polyg_core.recall.subjects import (
+    about_a_named_person,
+    about_a_relation,
+    introduced_as_a_relation,
+    like_another,
+    writes_name,
+)
 from polyg_shared.intents import Intent, Timeframe
 from polyg_shared.retrieval import RecallResult
 
@@ -1415,3 +1421,84 @@ def test_a_change_that_says_it_left_the_old_value_is_no_note_about_it() -> None:
     )
     assert moved.superseded_by["old"] == "new"
     assert moved.old_values == set()
+
+
+def test_someone_introduced_in_brackets_as_a_relation_is_whom_the_note_is_about() -> None:
+    asked = {"what", "does", "odile", "do", "at", "work"}
+    # The note is about Tobin, whoever else it names after the brackets.
+    assert introduced_as_a_relation(
+        "Tobin (odile's colleague) moved from payroll over to audit, Odile thinks he's brave",
+        asked,
+    )
+    assert introduced_as_a_relation("Arvo (Odile's studio partner): arvo@kilnworks.example", asked)
+    assert introduced_as_a_relation("Pepper (next door's cat) in at Sandhill Vets", asked)
+    # ... not when it is the asked person so introduced, nor the asked relation.
+    assert not introduced_as_a_relation("odile (bram's sister) - 12 Wick Lane, Hexham", asked)
+    assert not introduced_as_a_relation(
+        "Tobin (odile's colleague) in the office tues", {"odile", "colleague"}
+    )
+    # Brackets that say no relation leave the note alone.
+    assert not introduced_as_a_relation("fwd (dad's email): Welcome to Voltmere Energy", asked)
+    assert not introduced_as_a_relation("Aunt Wendeline (Dad's side) visits in July", asked)
+
+
+def test_a_first_clause_that_says_someone_has_it_too_is_anothers_news() -> None:
+    assert like_another("Ines got wednesdays off now too, jammy", set())
+    assert like_another("Corrin's chapel (St Ebba's) does 9:30 too", set())
+    assert like_another("The billing exporter runs on Python 3.12 as well.", set())
+    # ... unless it is about whom is asked, or the user has it as well.
+    assert not like_another("corrin's rent went up to £810 too, grim", {"corrin"})
+    assert not like_another("me too, booked the same slot", set())
+    # "too" in a later clause adds to the note's own news.
+    assert not like_another("Salary into the Quillon account now, moved the debits too.", set())
+
+
+@pytest.mark.parametrize(
+    ("notes", "question"),
+    [
+        pytest.param(
+            [
+                ("Odile - bookkeeper at Fenmarsh Freight, hates the phones", 330),
+                ("Odile's email sig: 'Odile Brant | Finance Manager | Fenmarsh' -- fancy", 80),
+                (
+                    "Tobin (odile's colleague) moved from finance over to bookkeeping, Odile "
+                    "thinks he's brave",
+                    40,
+                ),
+            ],
+            "What does Odile do at work these days?",
+            id="someone introduced in brackets as a colleague",
+        ),
+        pytest.param(
+            [
+                ("4-day week signed off!! mondays off from next month", 300),
+                ("wednesdays off suit me better - quiet pool, empty shops, no emails", 85),
+                ("Ines got mondays off now too, jammy", 40),
+            ],
+            "Which day of the week don't I work?",
+            id="another person with the same day off too",
+        ),
+    ],
+)
+async def test_anothers_news_is_no_later_version_of_the_asked_note(
+    memory: Memory, notes: list[tuple[str, float]], question: str
+) -> None:
+    (_, new, _), result = await _asked_after(memory, notes, question)
+    assert result.memories[0].uuid == new
+
+
+def test_news_about_the_old_value_is_no_later_version() -> None:
+    # The broker's contact moved firms: news of the old value, not a new broker ...
+    notes = [
+        _Note("old", "van insurance broker = Cobbold & Reyes, contact Hamish", 100),
+        _Note("news", "Hamish from Cobbold & Reyes moved to a firm up north apparently", 300),
+        _Note("new", "Hamish from Cobbold & Reyes moved it to Tarrant Risk this year", 300),
+    ]
+    # The user's notes, asked about the user's things.
+    kept = {"old", "news", "new"}
+    question = "Who's the van broker?"
+    moved = _supersede(notes, [(notes[0], 1.0), (notes[1], 0.6)], question, kept=kept)
+    assert "old" not in moved.superseded_by
+    # ... but one that names a new value is the change.
+    moved = _supersede(notes, [(notes[0], 1.0), (notes[2], 0.6)], question, kept=kept)
+    assert moved.superseded_by["old"] == "new"

@@ -86,6 +86,7 @@ from polyg_shared.intents import Intent
 from polyg_shared.timeutil import to_epoch_ms
 
 from polyg_core.recall.multihop import asks_to_gather
+from polyg_core.recall.subjects import FIRST_PERSON
 from polyg_core.text.timeparse import CLOCK_TIME
 
 __all__ = [
@@ -448,6 +449,19 @@ def value_shapes(text: str) -> frozenset[str]:
 
 _CAPITAL = re.compile(r"\b[A-Z][a-z]{2,}\w*")
 _NUMBER = re.compile(r"\d")
+# "heard at the school gate: Dr Hallam leaving Bramcote": the first two words, and those
+# after a short label that opens the note.
+_FIRST_WORDS = r"\W*(\w[\w'’-]*)(?:\W+(\w[\w'’-]*))?"
+_OPENING = re.compile(_FIRST_WORDS)
+_AFTER_LABEL = re.compile(r"[^:\n]{0,30}:(?!\d)" + _FIRST_WORDS)
+
+
+def _opening(text: str) -> tuple[str, ...]:
+    """The first two words of `text`, and those after a short label ("fwd from dad:")."""
+    found = [m for m in (_OPENING.match(text), _AFTER_LABEL.match(text)) if m is not None]
+    return tuple(w for m in found for w in m.groups() if w)
+
+
 # "no longer uses Emacs", "switched from Wave", "instead of the 7:42": what a note says it
 # turned away from (up to three words on).
 _TURNED = re.compile(
@@ -524,6 +538,10 @@ class _Pairs:
     """Each memory's terms of its capitalised words (the names it writes)."""
     turned: Mapping[str, set[str]] = field(default_factory=lambda: {})
     """Each memory's terms of what it says it turned away from (`_TURNED`)."""
+    opening: Mapping[str, set[str]] = field(default_factory=lambda: {})
+    """Each memory's terms of the words it opens with (`_OPENING`)."""
+    first_person: Mapping[str, bool] = field(default_factory=lambda: {})
+    """Whether each memory speaks in the first person."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -788,9 +806,35 @@ class _Pairs:
         for n in later:
             if self._goes_back(older.uuid, dropped, n.uuid):
                 self.went_back.setdefault(n.uuid, older.uuid)
-            elif n.uuid not in self.others | self.unsettled | elsewhere:
+            elif n.uuid not in self.others | self.unsettled | elsewhere and not self._news_of_value(
+                older.uuid, n.uuid
+            ):
                 kept.append(n)
         return kept
+
+    def _news_of_value(self, older: str, newer: str) -> bool:
+        """Whether `newer` is news about a value `older` gives, not a later version of it
+        ("Hamish from Cobbold & Reyes moved to a firm up north" after "van insurance broker
+        = Cobbold & Reyes, contact Hamish"): it opens with a name `older` writes after its own
+        opening that the question does not ask, does not speak in the first person, holds
+        no asked word besides the names, gives no value of the shape of `older`'s, writes
+        no name `older` does not (a new value) and does not say it turned away from the old
+        one ("cancelled Tunebox, ...")."""
+        # The names `older` opens with are whom it is about ("Nana Vesna's number: ..."),
+        # not a value it gives.
+        values = self.capitals.get(older, set()) - self.opening.get(older, set())
+        values -= self.asked | self.common | self.name_terms
+        if not values & self.opening.get(newer, set()) or self.first_person.get(newer):
+            # ... and news said in the first person is the user's ("Kettle Yard is shut, so
+            # we're meeting at the library").
+            return False
+        new_names = self.capitals.get(newer, set()) - self.words[older] - self.asked
+        return not (
+            self.turned.get(newer, set()) & values
+            or self.hits[newer] - self.name_terms
+            or self.shapes[older] & self.shapes[newer]
+            or new_names - self.common - self.name_terms
+        )
 
     def _gone_back(
         self, older: Candidate, later: list[Candidate], said: list[Candidate]
@@ -952,6 +996,8 @@ def supersede(
         {c.uuid: value_shapes(c.content) for c, _ in top},
         {c.uuid: set(tokens(" ".join(_CAPITAL.findall(c.content)))) for c, _ in top},
         {c.uuid: set(tokens(" ".join(_TURNED.findall(c.content)))) for c, _ in top},
+        {c.uuid: set(tokens(" ".join(_opening(c.content)))) for c, _ in top},
+        {c.uuid: FIRST_PERSON.search(c.content) is not None for c, _ in top},
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

@@ -55,6 +55,7 @@ from polyg_core.text.names import STOP_WORDS as NAME_STOP_WORDS
 from polyg_core.text.normalize import without_accents
 
 __all__ = [
+    "FIRST_PERSON",
     "Subjects",
     "about_a_named_person",
     "about_a_relation",
@@ -91,7 +92,8 @@ _USERS_RELATION = re.compile(
     re.IGNORECASE,
 )
 _LOWER_OPENING = re.compile(r"\W*([a-z][\w-]*(?:['’]s)?)(?!\w)")
-_FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|me|mine|we|our|us)\b", re.IGNORECASE)
+FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|me|mine|we|our|us)\b", re.IGNORECASE)
+"""A note said in the first person: the user's own."""
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ def subjects_of(
     people = [uuids for n, uuids in zip(specific, named, strict=True) if _a_persons(n)]
     asks_about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
     first_person = (
-        {e.uuid for e in memories if _FIRST_PERSON.search(e.content)}
+        {e.uuid for e in memories if FIRST_PERSON.search(e.content)}
         # "Is my mentor still Ada Wrenfield?": notes said in the first person are the
         # user's own; the named person's are found by name.
         if asks_about_the_user and people
@@ -178,12 +180,63 @@ def _someone_close(
 ) -> set[str]:
     """The memories about a relation of whom the question asks about (`Subjects.others`,
     `about_a_relation`); `users`: the question is about the user (or about no one)."""
+    name_words = {w.lower() for n in specific for w in _NAME_PART.findall(without_accents(n))}
     return {
         e.uuid
         for e in memories
         if any(about_a_relation(e.content, name, asked) for name in specific)
         or (users and about_a_relation(e.content, None, asked))
+        or introduced_as_a_relation(e.content, asked)
+        or like_another(e.content, name_words)
     }
+
+
+# "Tobin (odile's colleague) moved ...", "Arvo (Odile's studio partner): arvo@...": a
+# note that opens with a name and says in brackets whose relation that is.
+_IN_BRACKETS = re.compile(
+    r"^\W*((?:[\w'’-]+\s+){0,2}?[\w'’-]+)\s*\(\s*(?:[\w-]+\s+)?[\w-]+['’]s((?:\s+[\w-]+){1,3}?)"
+    r"\s*[,;:)]"
+)
+_BRACKETED_RELATIONS = word_set("team squad lab")
+"""Beside `_RELATIONS`, whom a name introduced in brackets may be ("tove (marek's team)",
+"Juniper (neighbour's lab)")."""
+
+
+def introduced_as_a_relation(text: str, asked: Collection[str]) -> bool:
+    """Whether `text` opens with someone introduced in brackets as a relation of another
+    ("Tobin (odile's colleague) moved from payroll to audit, Odile thinks he's brave"):
+    it is about them, whoever else it names, unless the question, of words `asked` (lower
+    case), asks about them or about that relation."""
+    m = _IN_BRACKETS.match(without_accents(text))
+    if m is None:
+        return False
+    relation = [w.lower() for w in _NAME_PART.findall(m.group(2))]
+    if relation[-1] not in _RELATIONS | _BRACKETED_RELATIONS:
+        return False
+    name = {w.lower() for w in _NAME_PART.findall(m.group(1))}
+    return not (name | set(relation)) & set(asked)
+
+
+# "Ines got wednesdays off now too, jammy", "corrin's rent went up to £810 too": the first
+# clause of a note tells that someone else has the same (brackets aside).
+_LIKE_ANOTHER = re.compile(
+    r"^(?:[^,.;!?:\n]|(?<=\d)[.:](?=\d))*?\b(?:too|as\s+well)\b\s*(?:[,.;!?:\n]|-\s|$)",
+    re.IGNORECASE,
+)
+_BRACKETED = re.compile(r"\([^()]*\)")
+
+
+def like_another(text: str, names: Collection[str]) -> bool:
+    """Whether the first clause of `text` says that someone or something has a value too
+    ("Ines got wednesdays off now too, jammy"): news of another with the same, not of whom
+    is asked, unless it writes a word of the asked `names` (lower case) there ("corrin's
+    rent went up to £810 too" is Corrin's rent)."""
+    text = _BRACKETED.sub("", without_accents(text))
+    m = _LIKE_ANOTHER.match(text)
+    if m is None or FIRST_PERSON.search(m.group(0)) is not None:
+        # "me too, got the same": the user has it as well.
+        return False
+    return not {w.lower() for w in _NAME_PART.findall(m.group(0))} & set(names)
 
 
 def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> bool:
@@ -229,7 +282,7 @@ def _users_notes(
     return {
         e.uuid
         for e in memories
-        if _FIRST_PERSON.search(e.content) or not about_a_named_person(e.content)
+        if FIRST_PERSON.search(e.content) or not about_a_named_person(e.content)
     }
 
 
@@ -408,7 +461,9 @@ days, "pedro (lucia's apprentice) gets in at 5 now" not about when Lucía starts
 _FORMER = word_set("old former previous")
 """Words after a possessive that make what follows a thing the person had before."""
 
-_BEFORE_A_RELATION = word_set("best big little older younger elder eldest oldest youngest baby")
+_BEFORE_A_RELATION = word_set(
+    "best big little older younger elder eldest oldest youngest baby other"
+)
 """Words written between a possessive and the relation it names ("new" is not one: "Ana's
 new partner Lev moved in" is news about Ana)."""
 
