@@ -1148,6 +1148,28 @@ async def _asked_after(
             "Where are we going this summer?",
             id="a trip rebooked is a later version of the trip booked",
         ),
+        pytest.param(
+            [
+                ("Odile - bookkeeper at Fenmarsh Freight, hates the phones", 330),
+                ("Odile's email sig: 'Odile Brant | Finance Manager | Fenmarsh' -- fancy", 80),
+                (
+                    "Tobin (odile's colleague) moved from finance over to bookkeeping, Odile "
+                    "thinks he's brave",
+                    40,
+                ),
+            ],
+            "What does Odile do at work these days?",
+            id="someone introduced in brackets as a colleague",
+        ),
+        pytest.param(
+            [
+                ("4-day week signed off!! mondays off from next month", 300),
+                ("wednesdays off suit me better - quiet pool, empty shops, no emails", 85),
+                ("Ines got mondays off now too, jammy", 40),
+            ],
+            "Which day of the week don't I work?",
+            id="another person with the same day off too",
+        ),
     ],
 )
 async def test_the_update_second_of_three_notes_ranks_first(
@@ -1451,40 +1473,6 @@ def test_a_first_clause_that_says_someone_has_it_too_is_anothers_news() -> None:
     assert not like_another("me too, booked the same slot", set())
     # "too" in a later clause adds to the note's own news.
     assert not like_another("Salary into the Quillon account now, moved the debits too.", set())
-
-
-@pytest.mark.parametrize(
-    ("notes", "question"),
-    [
-        pytest.param(
-            [
-                ("Odile - bookkeeper at Fenmarsh Freight, hates the phones", 330),
-                ("Odile's email sig: 'Odile Brant | Finance Manager | Fenmarsh' -- fancy", 80),
-                (
-                    "Tobin (odile's colleague) moved from finance over to bookkeeping, Odile "
-                    "thinks he's brave",
-                    40,
-                ),
-            ],
-            "What does Odile do at work these days?",
-            id="someone introduced in brackets as a colleague",
-        ),
-        pytest.param(
-            [
-                ("4-day week signed off!! mondays off from next month", 300),
-                ("wednesdays off suit me better - quiet pool, empty shops, no emails", 85),
-                ("Ines got mondays off now too, jammy", 40),
-            ],
-            "Which day of the week don't I work?",
-            id="another person with the same day off too",
-        ),
-    ],
-)
-async def test_anothers_news_is_no_later_version_of_the_asked_note(
-    memory: Memory, notes: list[tuple[str, float]], question: str
-) -> None:
-    (_, new, _), result = await _asked_after(memory, notes, question)
-    assert result.memories[0].uuid == new
 
 
 def test_news_about_the_old_value_is_no_later_version() -> None:
