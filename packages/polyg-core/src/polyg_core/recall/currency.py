@@ -994,9 +994,9 @@ def supersede(
         set(others),
         set(unsettled),
         {c.uuid: value_shapes(c.content) for c, _ in top},
-        {c.uuid: set(tokens(" ".join(_CAPITAL.findall(c.content)))) for c, _ in top},
-        {c.uuid: set(tokens(" ".join(_TURNED.findall(c.content)))) for c, _ in top},
-        {c.uuid: set(tokens(" ".join(_opening(c.content)))) for c, _ in top},
+        _terms(top, tokens, _CAPITAL.findall),
+        _terms(top, tokens, _TURNED.findall),
+        _terms(top, tokens, _opening),
         {c.uuid: FIRST_PERSON.search(c.content) is not None for c, _ in top},
     )
     scores = dict(pairs.scores)
@@ -1019,6 +1019,13 @@ def supersede(
     return Supersession(
         {u: s for u, s in scores.items() if s != pairs.scores[u]}, superseded_by, old_values
     )
+
+
+def _terms(
+    top: Sequence[tuple[Candidate, float]], tokens: Tokens, words: Callable[[str], Iterable[str]]
+) -> dict[str, set[str]]:
+    """Each memory's terms of the `words` read from its content."""
+    return {c.uuid: set(tokens(" ".join(words(c.content)))) for c, _ in top}
 
 
 def _below_the_latest(
