@@ -1170,6 +1170,15 @@ async def _asked_after(
             "Which day of the week don't I work?",
             id="another person with the same day off too",
         ),
+        pytest.param(
+            [
+                ("load-in 6pm, kit in Oskar's red Berlingo, he needs petrol money", 270),
+                ("Oskar's Kangoo fits the bass amp if you fold the back seats. tight", 80),
+                ("Lennart selling his old Berlingo £1.5k ono, asked if the band wants it", 40),
+            ],
+            "What van is Oskar driving us around in?",
+            id="a new van written where the old one was",
+        ),
     ],
 )
 async def test_the_update_second_of_three_notes_ranks_first(
@@ -1490,3 +1499,33 @@ def test_news_about_the_old_value_is_no_later_version() -> None:
     # ... but one that names a new value is the change.
     moved = _supersede(notes, [(notes[0], 1.0), (notes[2], 0.6)], question, kept=kept)
     assert moved.superseded_by["old"] == "new"
+
+
+def test_a_name_written_where_the_old_value_was_is_a_version_farther_in_meaning() -> None:
+    notes = [
+        _Note("old", "Noor's flat in Hull - spare room free, she said just text", 100),
+        _Note("new", "housewarming @ Noor's sat 9th!! Dundee, top floor no lift", 300),
+        _Note("same", "tea at Noor's in Hull sunday, that bay window!", 300),
+    ]
+    noor = {"old", "new", "same"}
+    question = "Where's Noor living at the moment?"
+    # 0.2 below the old note in meaning: a version when it writes a new place instead ...
+    moved = _supersede(
+        notes,
+        [(notes[0], 1.0), (notes[1], 0.5)],
+        question,
+        named=[noor],
+        name_terms={"noor"},
+        meaning={"old": 0.5, "new": 0.3},
+    )
+    assert moved.superseded_by["old"] == "new"
+    # ... not when it still writes the old one.
+    moved = _supersede(
+        notes,
+        [(notes[0], 1.0), (notes[2], 0.5)],
+        question,
+        named=[noor],
+        name_terms={"noor"},
+        meaning={"old": 0.5, "same": 0.3},
+    )
+    assert "old" not in moved.superseded_by

@@ -686,9 +686,23 @@ class _Pairs:
         # "Always book me an aisle seat on trains"); not for a note that continues a line
         # of versions: what shares a word with the latest is often about something else
         # ("Window cleaner comes on the 3rd" after "Trains: window please").
-        near = self.shapes[older] & self.shapes[newer] or (kept and self._share_words(older, newer))
+        near = (
+            self.shapes[older] & self.shapes[newer]
+            or (kept and self._share_words(older, newer))
+            or self._swaps_value(older, newer)
+        )
         margin = SAME_WORDS_MARGIN if near and older not in self.line else MEANING_MARGIN
         return (kept or self._by_name(older, newer)) and after >= before - margin
+
+    def _swaps_value(self, older: str, newer: str) -> bool:
+        """Whether `newer` writes a name in place of the one `older` gives as its value:
+        a name `older` does not hold, and none of the names `older` writes after its
+        opening ("housewarming @ Noor's sat!! Dundee" after "Noor's flat in Hull")."""
+        values = self.capitals.get(older, set()) - self.opening.get(older, set())
+        values -= self.asked | self.common | self.name_terms
+        new_names = self.capitals.get(newer, set()) - self.words[older]
+        new_names -= self.asked | self.common | self.name_terms
+        return bool(values) and bool(new_names) and not values & self.words[newer]
 
     def _restates(self, older: str, newer: str) -> bool:
         # The later note is the earlier one with an asked word put another way, and the
