@@ -832,6 +832,7 @@ def test_a_first_name_shortened_or_jotted_as_its_initial_is_the_same_person() ->
     asked = {"where", "does", "tomasz", "work", "now"}
     assert writes_name("T says the new depot is a 10 min cycle", ["Tomasz"], asked)
     assert writes_name("lunch at T's, pierogi and gossip", ["Tomasz"], asked)
+    assert writes_name("T. sent the sort code for the kitty", ["Tomasz"], asked)
     # Another initial, a letter that is a word, or a letter after a word is no name.
     assert not writes_name("R says the new depot is a 10 min cycle", ["Tomasz"], asked)
     assert not writes_name("I said the depot is far", ["Ivo"], asked)
@@ -982,6 +983,7 @@ def test_news_of_a_named_person_against_a_thing_or_a_place_opening_a_note() -> N
     assert not about_a_named_person("Hip's been grumbling so it's aqua jogging for now")
     assert not about_a_named_person("Quarry Road band: Mr Okonjo conducting, practice weds 7")
     assert not about_a_named_person("Gallo's Garage did the brakes")
+    assert not about_a_named_person("The Quill Readers zoom tonight - nine of us, two in Lima")
 
 
 async def test_a_place_that_opens_a_note_is_no_person(memory: Memory) -> None:
@@ -1475,6 +1477,7 @@ def test_someone_introduced_in_brackets_as_a_relation_is_whom_the_note_is_about(
 
 def test_a_first_clause_that_says_someone_has_it_too_is_anothers_news() -> None:
     assert like_another("Ines got wednesdays off now too, jammy", set())
+    assert like_another("Brigid has fridays off too now, lunch?", set())
     assert like_another("Corrin's chapel (St Ebba's) does 9:30 too", set())
     assert like_another("The billing exporter runs on Python 3.12 as well.", set())
     # ... unless it is about whom is asked, or the user has it as well.
@@ -1528,4 +1531,21 @@ def test_a_name_written_where_the_old_value_was_is_a_version_farther_in_meaning(
         name_terms={"noor"},
         meaning={"old": 0.5, "same": 0.3},
     )
+    assert "old" not in moved.superseded_by
+
+
+def test_the_named_subject_with_a_new_name_where_the_value_was_is_a_version_farther_still() -> None:
+    notes = [
+        _Note("old", "Teodor banks with Quarrymoor Mutual since uni, never moving", 100),
+        _Note("new", "T. sent the sort code for the kitty - it's a Corvane account", 300),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.5)]
+    question = "Which bank is Teodor with these days?"
+    meaning = {"old": 0.52, "new": 0.22}
+    moved = _supersede(
+        notes, ranked, question, named=[{"old", "new"}], name_terms={"teodor"}, meaning=meaning
+    )
+    assert moved.superseded_by["old"] == "new"
+    # Tied only as the user's notes, as far in meaning is too far.
+    moved = _supersede(notes, ranked, "Which bank am I with?", kept={"old", "new"}, meaning=meaning)
     assert "old" not in moved.superseded_by

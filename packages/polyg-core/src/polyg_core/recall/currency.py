@@ -129,6 +129,11 @@ SAME_WORDS_SHARE = 0.5
 """For the user's own notes, the share of the weight of the asked words an earlier note
 holds that a later one must hold too for `SAME_WORDS_MARGIN` ("holiday photos" of "holiday
 photos backed up"); other memories must hold them all."""
+SWAP_MARGIN = 0.35
+"""The same for a later memory that names the question's specific subject and writes a new
+name where the earlier one's value was (`_Pairs._swaps_value`): the value changed, said in
+words far from the question ("housewarming @ Noor's!! Dundee" after "Noor's flat in
+Hull")."""
 VERSION_MARGIN = 0.1
 """Of several later memories that say a change to one earlier memory, those whose cosine
 similarity to the question is more than this below the closest one's changed another
@@ -683,16 +688,22 @@ class _Pairs:
         # clock time): the later one gives the same attribute in other words ("writing
         # from t.marr.casa@ventomail.it" after "email: teo.marr61@plumpost.it").
         # A user's two notes that share a word likewise ("Trains: window please" after
-        # "Always book me an aisle seat on trains"); not for a note that continues a line
-        # of versions: what shares a word with the latest is often about something else
-        # ("Window cleaner comes on the 3rd" after "Trains: window please").
+        # "Always book me an aisle seat on trains"), and a later note that writes a new
+        # name where the earlier one's value was (`_swaps_value`); not for a note that
+        # continues a line of versions: what shares a word with the latest is often about
+        # something else ("Window cleaner comes on the 3rd" after "Trains: window please").
         near = (
             self.shapes[older] & self.shapes[newer]
             or (kept and self._share_words(older, newer))
             or self._swaps_value(older, newer)
         )
         margin = SAME_WORDS_MARGIN if near and older not in self.line else MEANING_MARGIN
-        return (kept or self._by_name(older, newer)) and after >= before - margin
+        by_name = self._by_name(older, newer)
+        if by_name and older not in self.line and self._swaps_value(older, newer):
+            # The named subject with a new name where the old value was ("T. sent the
+            # sort code - it's a Corvane account" after "banked w/ Halverd Mutual").
+            margin = SWAP_MARGIN
+        return (kept or by_name) and after >= before - margin
 
     def _swaps_value(self, older: str, newer: str) -> bool:
         """Whether `newer` writes a name in place of the one `older` gives as its value:

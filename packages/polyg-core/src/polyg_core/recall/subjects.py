@@ -73,9 +73,9 @@ _NOT_NAME_KEYS = NAME_STOP_WORDS | {w.lower() for w in GREETINGS}
 _COPULA = re.compile(r"\s*(?:is|was|are|were)\b", re.IGNORECASE)
 _ASKS_ABOUT_THE_USER = re.compile(r"\b(?:the\s+user|user['’]s|I|[Mm]y|me|[Ww]e|[Oo]ur|us)\b")
 # "Arlo Crane moved the review", "Orla Gosling's team ...", "... was switched by Vesna
-# Bellweather": a note about what that person did.
+# Bellweather": a note about what that person did (not "The Quill Readers met ...").
 _ABOUT_A_NAMED_PERSON = re.compile(
-    r"^\W*(?:[A-Z][a-z][\w'’-]*\s+)+[A-Z][a-z][\w-]*(?:['’]s)?\s+[a-z]"
+    r"^\W*(?!(?:The|An?)\s)(?:[A-Z][a-z][\w'’-]*\s+)+[A-Z][a-z][\w-]*(?:['’]s)?\s+[a-z]"
     r"|\bby\s+[A-Z][a-z][\w'’-]*\s+[A-Z][a-z][\w-]*\b"
 )
 # "Colm's stepped back from the runs, his back's gone": what one person named by a single
@@ -220,7 +220,7 @@ def introduced_as_a_relation(text: str, asked: Collection[str]) -> bool:
 # "Ines got wednesdays off now too, jammy", "corrin's rent went up to £810 too": the first
 # clause of a note tells that someone else has the same (brackets aside).
 _LIKE_ANOTHER = re.compile(
-    r"^(?:[^,.;!?:\n]|(?<=\d)[.:](?=\d))*?\b(?:too|as\s+well)\b\s*(?:[,.;!?:\n]|-\s|$)",
+    r"^(?:[^,.;!?:\n]|(?<=\d)[.:](?=\d))*?\b(?:too|as\s+well)\b(?:\s+now)?\s*(?:[,.;!?:\n]|-\s|$)",
     re.IGNORECASE,
 )
 _BRACKETED = re.compile(r"\([^()]*\)")
@@ -394,10 +394,10 @@ def _in_lower_case(text: str, parts: Sequence[str], asked: Collection[str]) -> b
     return any(not _someone_else(text, m, asked) for m in said.finditer(text))
 
 
-# "T says ...", "lunch at T's": a first name jotted as its initial (not "I" or "A"),
-# opening a note or in the possessive where a place is ("at D's", not "plan B's").
+# "T says ...", "T. sent ...", "lunch at T's": a first name jotted as its initial (not "I"
+# or "A"), opening a note or in the possessive where a place is ("at D's", not "plan B's").
 _INITIAL = re.compile(
-    r"^\W*([B-HJ-Z])\s+[a-z]"
+    r"^\W*([B-HJ-Z])\.?\s+[a-z]"
     r"|(?:^\W*|\b(?:at|to|from|with|round|over|by|in)\s+)([B-HJ-Z])['’]s\b",
     re.MULTILINE,
 )
