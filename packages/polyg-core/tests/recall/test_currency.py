@@ -26,6 +26,7 @@ from polyg_core.recall.subjects import (
     about_a_named_person,
     about_a_relation,
     introduced_as_a_relation,
+    kin_by_name,
     like_another,
     writes_name,
 )
@@ -1549,3 +1550,12 @@ def test_the_named_subject_with_a_new_name_where_the_value_was_is_a_version_fart
     # Tied only as the user's notes, as far in meaning is too far.
     moved = _supersede(notes, ranked, "Which bank am I with?", kept={"old", "new"}, meaning=meaning)
     assert "old" not in moved.superseded_by
+
+
+def test_a_relative_named_by_kin_word_and_name_is_someone_else() -> None:
+    asked = {"what", "language", "am", "i", "learning"}
+    assert kin_by_name("cousin jomar learning Tagalog for his wedding", asked, set())
+    assert kin_by_name("Aunt Odile's evening carer switched again", asked, set())
+    # ... not the relative asked about, nor one who brings news of whom is asked.
+    assert not kin_by_name("uncle bao picked us up in a red hatchback", {"uncle", "bao"}, set())
+    assert not kin_by_name("aunt bev on phone: nia left uni", {"my", "cousin", "nia"}, {"nia"})

@@ -188,7 +188,28 @@ def _someone_close(
         or (users and about_a_relation(e.content, None, asked))
         or introduced_as_a_relation(e.content, asked)
         or like_another(e.content, name_words)
+        or kin_by_name(e.content, asked, name_words)
     }
+
+
+# "cousin jomar learning Tagalog", "aunt Rosa's evening carer switched": a relation of the
+# user's family named by kin word and name.
+_KIN_AND_NAME = re.compile(
+    r"^\W*(uncle|aunt|auntie|aunty|cousin|nephew|niece|stepbrother|stepsister)\s+([A-Za-z][\w-]*)",
+    re.IGNORECASE,
+)
+
+
+def kin_by_name(text: str, asked: Collection[str], names: Collection[str]) -> bool:
+    """Whether `text` opens with a relative named by kin word and name ("cousin jomar
+    learning Tagalog") that the question, of words `asked` (lower case), does not ask
+    about, and names none of the asked `names` (lower case): news of that relative, not
+    of whom is asked ("aunt bev on phone: nia left uni" is news of Nia)."""
+    m = _KIN_AND_NAME.match(without_accents(text))
+    if m is None:
+        return False
+    said = {w.lower() for w in _NAME_PART.findall(without_accents(text))}
+    return not {m.group(1).lower(), m.group(2).lower()} & set(asked) and not said & set(names)
 
 
 # "Tobin (odile's colleague) moved ...", "Arvo (Odile's studio partner): arvo@...": a
