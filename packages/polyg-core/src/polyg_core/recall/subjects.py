@@ -73,9 +73,10 @@ _NOT_NAME_KEYS = NAME_STOP_WORDS | {w.lower() for w in GREETINGS}
 _COPULA = re.compile(r"\s*(?:is|was|are|were)\b", re.IGNORECASE)
 _ASKS_ABOUT_THE_USER = re.compile(r"\b(?:the\s+user|user['’]s|I|[Mm]y|me|[Ww]e|[Oo]ur|us)\b")
 # "Arlo Crane moved the review", "Orla Gosling's team ...", "... was switched by Vesna
-# Bellweather": a note about what that person did (not "The Quill Readers met ...").
+# Bellweather": a note about what that person did. A name run that opens with an article
+# is read so too: "The Kestrel team owns the warehouse" is another team's news.
 _ABOUT_A_NAMED_PERSON = re.compile(
-    r"^\W*(?!(?:The|An?)\s)(?:[A-Z][a-z][\w'’-]*\s+)+[A-Z][a-z][\w-]*(?:['’]s)?\s+[a-z]"
+    r"^\W*(?:[A-Z][a-z][\w'’-]*\s+)+[A-Z][a-z][\w-]*(?:['’]s)?\s+[a-z]"
     r"|\bby\s+[A-Z][a-z][\w'’-]*\s+[A-Z][a-z][\w-]*\b"
 )
 # "Colm's stepped back from the runs, his back's gone": what one person named by a single
