@@ -684,26 +684,35 @@ class _Pairs:
         # Notes linked only as the user's: the earlier one must be about what is asked (a
         # bystander close to nothing is no earlier version of whatever is close).
         kept = self._kept(older, newer) and self._about_asked(older, newer)
+        by_name = self._by_name(older, newer)
+        return (kept or by_name) and after >= before - self._margin(older, newer, kept, by_name)
+
+    def _margin(self, older: str, newer: str, kept: bool, by_name: bool) -> float:
+        """How far below `older` in meaning a silent `newer` may answer and still be its
+        later version (`same_answer`); `kept`: linked as the user's notes, `by_name`: by
+        the question's specific subject."""
+        if older in self.line:
+            # A note that continues a line of versions: what shares a word with the latest
+            # is often about something else ("Window cleaner comes on the 3rd" after
+            # "Trains: window please").
+            return MEANING_MARGIN
+        swaps = self._swaps_value(older, newer)
+        if by_name and swaps:
+            # The named subject with a new name where the old value was ("T. sent the
+            # sort code - it's a Corvane account" after "banked w/ Halverd Mutual").
+            return SWAP_MARGIN
         # Both give a value of one shape (an email address, a phone number, a price, a
         # clock time): the later one gives the same attribute in other words ("writing
-        # from t.marr.casa@ventomail.it" after "email: teo.marr61@plumpost.it").
-        # A user's two notes that share a word likewise ("Trains: window please" after
-        # "Always book me an aisle seat on trains"), and a later note that writes a new
-        # name where the earlier one's value was (`_swaps_value`); not for a note that
-        # continues a line of versions: what shares a word with the latest is often about
-        # something else ("Window cleaner comes on the 3rd" after "Trains: window please").
+        # from t.marr.casa@ventomail.it" after "email: teo.marr61@plumpost.it"). A user's
+        # two notes that share a word likewise ("Trains: window please" after "Always book
+        # me an aisle seat on trains"), and a later note that writes a new name where the
+        # earlier one's value was.
         near = (
             self.shapes[older] & self.shapes[newer]
             or (kept and self._share_words(older, newer))
-            or self._swaps_value(older, newer)
+            or swaps
         )
-        margin = SAME_WORDS_MARGIN if near and older not in self.line else MEANING_MARGIN
-        by_name = self._by_name(older, newer)
-        if by_name and older not in self.line and self._swaps_value(older, newer):
-            # The named subject with a new name where the old value was ("T. sent the
-            # sort code - it's a Corvane account" after "banked w/ Halverd Mutual").
-            margin = SWAP_MARGIN
-        return (kept or by_name) and after >= before - margin
+        return SAME_WORDS_MARGIN if near else MEANING_MARGIN
 
     def _swaps_value(self, older: str, newer: str) -> bool:
         """Whether `newer` writes a name in place of the one `older` gives as its value:
