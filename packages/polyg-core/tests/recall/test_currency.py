@@ -28,6 +28,8 @@ from polyg_core.recall.subjects import (
     introduced_as_a_relation,
     kin_by_name,
     like_another,
+    titled_another,
+    without_title,
     writes_name,
 )
 from polyg_shared.intents import Intent, Timeframe
@@ -1560,3 +1562,104 @@ def test_a_relative_named_by_kin_word_and_name_is_someone_else() -> None:
     # ... not the relative asked about, nor one who brings news of whom is asked.
     assert not kin_by_name("uncle bao picked us up in a red hatchback", {"uncle", "bao"}, set())
     assert not kin_by_name("aunt bev on phone: nia left uni", {"my", "cousin", "nia"}, {"nia"})
+
+
+@pytest.mark.parametrize(
+    ("notes", "question"),
+    [
+        pytest.param(
+            [
+                ("teodor driving nights for quickfreight, hates the m6", 260),
+                ("bumped into teodor in his parcelhub fleece at the garage, loves the routes", 40),
+                ("teodor's son starting at the depot on earlies", 10),
+            ],
+            "who does teodor drive for?",
+            id="a name asked in lower case and a note about their son",
+        ),
+        pytest.param(
+            [
+                ("Auntie Precious mob: 07700 900123", 400),
+                (
+                    "text from a new no: 'hi love its Aunty Precious, old phone died' 07811 900456",
+                    70,
+                ),
+                ("Precious's son Kago new number 07956 900789 (work phone)", 20),
+            ],
+            "What's Auntie Precious's mobile number?",
+            id="a name asked with a title and written with another",
+        ),
+        pytest.param(
+            [
+                ("Grandad Emeka uses his old walking cane, refuses anything else", 370),
+                (
+                    "OT came by for Grandad Emeka: a grey walker with wheels, he's off round the "
+                    "garden on it",
+                    80,
+                ),
+                ("Mr Adeyemi across the road got a mobility scooter, Grandad Emeka jealous", 40),
+            ],
+            "What does Grandad Emeka use to get around now?",
+            id="someone named with a title of address",
+        ),
+        pytest.param(
+            [
+                ("my addr for forms: Flat 3, 12 Alder Way, Thornby TB2 5QR", 620),
+                ("keys collected!! Heron Court, flat 5, TB2 8LS. first night on an air bed", 200),
+                (
+                    "old neighbour Rosalind from Alder Way says the new tenant in my place has "
+                    "three dogs",
+                    60,
+                ),
+            ],
+            "What's my home address now?",
+            id="a relation named before their name",
+        ),
+    ],
+)
+async def test_the_update_ranks_above_anothers_news_named_as_they_write_it(
+    memory: Memory, notes: list[tuple[str, float]], question: str
+) -> None:
+    (_, new, _), result = await _asked_after(memory, notes, question)
+    assert result.memories[0].uuid == new
+
+
+async def test_a_note_about_someone_close_is_no_earlier_version_either(memory: Memory) -> None:
+    (_, new, _, _), result = await _asked_after(
+        memory,
+        [
+            ("anouk joined riverside striders, track on tuesdays", 300),
+            ("anouk's in the blue kestrel road club vest in all her race photos now", 50),
+            (
+                "ilse (anouk's sis) joined riverside striders running club, got anouk's old club top",
+                30,
+            ),
+            ("anouk switched to a standing desk, says her back is better", 10),
+        ],
+        "which running club is anouk in these days?",
+    )
+    assert result.memories[0].uuid == new
+
+
+def test_a_title_is_no_part_of_a_name_and_a_titled_person_opening_a_note_is_another() -> None:
+    assert without_title("Aunt Mbali") == "Mbali"
+    assert without_title("Mr Hiroshi Tanaka") == "Hiroshi Tanaka"
+    assert without_title("Dr. Okafor") == "Okafor"
+    # ... what is left must be a name, not an initial.
+    assert without_title("Aunt K") == "Aunt K"
+    assert without_title("Grandpa") == "Grandpa"
+    asked = {"which", "bay", "is", "mine"}
+    assert titled_another("Mr Lindqvist (flat 6) got bay 21, right next to mine", asked, set())
+    # ... not when it passes news on, is whom is asked, or speaks of the user.
+    assert not titled_another("Mrs Okoye: bins are tuesdays now", asked, set())
+    assert not titled_another("Mr Hale (no. 4) says bins are tuesdays now", asked, set())
+    assert not titled_another("Mr Lindqvist got bay 21", {"lindqvist"}, set())
+    assert not titled_another("Mr Lindqvist swapped bays with me", asked, set())
+
+
+def test_a_relation_before_their_name_or_after_anothers_possessive_is_someone_else() -> None:
+    asked = {"where", "do", "i", "live"}
+    assert about_a_relation("old neighbour Pilar says the new tenant plays drums", None, asked)
+    assert about_a_relation("Sipho's lad keeps parking in bay 14", None, {"which", "bay"})
+    # ... a relation given as a labelled value is the user's own.
+    assert not about_a_relation("manager: Ines Ruiz", None, {"who", "manager"})
+    assert not about_a_relation("Dana's office moved to the fourth floor", None, asked)

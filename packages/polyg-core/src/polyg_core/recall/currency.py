@@ -778,6 +778,11 @@ class _Pairs:
         A later note about the subject that says no change is an update only when nothing
         says one ("parks in the garage" is no update of "drives to work" when "sold the
         car and cycles" is there). A note about someone close to the subject is none."""
+        if older.uuid in self.others:
+            # A note about someone close to whom is asked is no earlier version of their
+            # value either ("anjali (ravi's sis) signed up to Harbourside Harriers" is not
+            # changed by "ravi switched to a standing desk").
+            return []
         later = self._candidates(older, later)
         updates = [n for n in later if self.is_update(older, n)]
         silent = self._silent(older, later)

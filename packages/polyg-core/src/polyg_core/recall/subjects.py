@@ -89,9 +89,12 @@ _HE_OR_SHE = re.compile(r"\b(?:he|she|his|her|him|hers)\b", re.IGNORECASE)
 _USERS_RELATION = re.compile(
     r"\W*(?:(?:my|our|(?:the\s+)?user['’]s)\s+(\w+)\b|(\w+)['’]s\b|(\w+s)['’](?!\w)"
     # a parent or grandparent as their child writes of them: "mum wants me to ..."
-    r"|(mum|mom|dad|gran|granny|grandad|grandma|grandpa|nan|nana)\b(?!['’]s))",
+    r"|(mum|mom|dad|gran|granny|grandad|grandma|grandpa|nan|nana)\b(?!['’]s)"
+    # a relation named before their name: "old neighbour Pilar says ..."
+    r"|(?:(?:old|former|ex)\s+)?(\w+)\s+(?-i:[A-Z][a-z]))",
     re.IGNORECASE,
 )
+_OPENING_POSSESSIVE = re.compile(r"\W*[A-Z][\w-]*['’]s\b")
 _LOWER_OPENING = re.compile(r"\W*([a-z][\w-]*(?:['’]s)?)(?!\w)")
 FIRST_PERSON = re.compile(r"\b(?:I|I['’](?:m|ve|d|ll)|my|me|mine|we|our|us)\b", re.IGNORECASE)
 """A note said in the first person: the user's own."""
@@ -147,7 +150,8 @@ def subjects_of(
     common_names = catalogue.common_names(list(names), common_share)
     common = {t for n in common_names for t in catalogue.lexical.tokens(n)}
     asked = {w.lower() for w in _NAME_PART.findall(question)}
-    specific = [n for n in dict.fromkeys(names) if n not in common_names]
+    # "Aunt Mbali" is Mbali, written "Aunty Mbali" or "Mbali" as often as with the title.
+    specific = [without_title(n) for n in dict.fromkeys(names) if n not in common_names]
     named = [naming(memories, n, asked) for n in specific]
     people = [uuids for n, uuids in zip(specific, named, strict=True) if _a_persons(n)]
     asks_about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
@@ -161,9 +165,34 @@ def subjects_of(
     kept = _users_notes(memories, people, asks_about_the_user, bool(specific or common_names))
     # A relation of whom is asked is someone else even when the name is in most memories
     # (every note of a small namespace names the friend it is about).
-    asked_names = list(dict.fromkeys(names))
-    others = _someone_close(memories, asked_names, asked, asks_about_the_user or bool(kept))
+    asked_names = list(dict.fromkeys(without_title(n) for n in names))
+    others = _someone_close(
+        memories,
+        asked_names,
+        asked,
+        asks_about_the_user or bool(kept),
+        _lower_case_words(question, asked_names),
+    )
     return Subjects(common, named, people, kept, first_person, others)
+
+
+TITLES = word_set(
+    "aunt aunty auntie uncle cousin grandpa grandma granny gran grandad grandpapa nana nan "
+    "mr mrs ms miss mx dr prof sir dame pan pani tio tia senor senora sr sra don dona"
+)
+"""Words written before a person's name that are no part of it ("Aunt Mbali", "Dr Okafor",
+"Pan Wieslaw")."""
+
+
+def without_title(name: str) -> str:
+    """`name` without the titles it opens with ("Aunt Mbali" is "Mbali"), unless what is
+    left is a single letter or nothing ("Aunt K", "Grandpa")."""
+    words = name.split()
+    i = 0
+    while i < len(words) - 1 and without_accents(words[i]).lower().rstrip(".") in TITLES:
+        i += 1
+    rest = words[i:]
+    return " ".join(rest) if len(_NAME_PART.findall(" ".join(rest))[0]) > 1 else name
 
 
 def _a_persons(name: str) -> bool:
@@ -178,19 +207,72 @@ def _someone_close(
     specific: Sequence[str],
     asked: Collection[str],
     users: bool,
+    lower: Sequence[str] = (),
 ) -> set[str]:
     """The memories about a relation of whom the question asks about (`Subjects.others`,
-    `about_a_relation`); `users`: the question is about the user (or about no one)."""
+    `about_a_relation`); `users`: the question is about the user (or about no one);
+    `lower`: the question's words written in lower case that may be a name ("who does
+    marguerite drive for?"): a note that writes one in the possessive before a relation
+    ("marguerite's son starting at the depot") is about that relation."""
     name_words = {w.lower() for n in specific for w in _NAME_PART.findall(without_accents(n))}
     return {
         e.uuid
         for e in memories
-        if any(about_a_relation(e.content, name, asked) for name in specific)
+        if any(about_a_relation(e.content, name, asked) for name in [*specific, *lower])
         or (users and about_a_relation(e.content, None, asked))
         or introduced_as_a_relation(e.content, asked)
         or like_another(e.content, name_words)
         or kin_by_name(e.content, asked, name_words)
+        or titled_another(e.content, asked, name_words)
     }
+
+
+# "Mr Lindqvist (flat 6) got bay 21, right next to mine": a first clause about someone
+# named with a title of address.
+_TITLED = re.compile(
+    r"^\W*(?:mr|mrs|ms|miss|pan|pani|senor|senora|sr|sra)\.?\s+([A-Z][\w-]*)"
+    r"((?:\([^()]*\)|[^,.;!?\n])*)",
+    re.IGNORECASE,
+)
+
+
+# "Mrs Okoye: bins are tuesdays now", "Mr Hale says ...": what they pass on may be anyone's.
+_PASSES_ON = re.compile(
+    r"(?:\s*\([^()]*\))?\s*(?::|(?:says|said|told|tells|mentioned|reckons|thinks|"
+    r"confirmed|emailed|texted|rang|called|wrote|asked)\b)",
+    re.IGNORECASE,
+)
+
+
+def titled_another(text: str, asked: Collection[str], names: Collection[str]) -> bool:
+    """Whether `text` opens with someone named with a title of address ("Mr Lindqvist
+    (flat 6) got bay 21, right next to mine", "Pan Wieslaw downstairs got a mobility
+    scooter, Babcia jealous") whom the question, of words `asked` (lower case), does not
+    ask about, and its first clause names none of the asked `names` (lower case) and does
+    not speak in the first person: news of that person."""
+    m = _TITLED.match(without_accents(text))
+    if m is None or m.group(1)[:1].islower() or _PASSES_ON.match(m.group(2)):
+        return False
+    clause = {w.lower() for w in _NAME_PART.findall(m.group(0))}
+    return (
+        m.group(1).lower() not in asked
+        and not clause & set(names)
+        and FIRST_PERSON.search(m.group(2)) is None
+    )
+
+
+_LOWER_WORD = re.compile(r"(?<![\w'’-])[a-z][\w-]{2,}")
+
+
+def _lower_case_words(question: str, names: Sequence[str]) -> list[str]:
+    """The words of `question` written in lower case that may be a name: not a function
+    word, not a relation ("sister") and not a word of `names` already."""
+    said = {w.lower() for n in names for w in _NAME_PART.findall(without_accents(n))}
+    return [
+        w
+        for w in dict.fromkeys(_LOWER_WORD.findall(without_accents(question)))
+        if w not in _NOT_NAME_KEYS and w not in _RELATIONS and w not in said
+    ]
 
 
 # "cousin jomar learning Tagalog", "aunt Rosa's evening carer switched": a relation of the
@@ -280,10 +362,14 @@ def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> boo
             for m in _whole_name(parts).finditer(text)
         ]
         return bool(said) and all(_someone_else(text, m, asked) for m in said)
+    owner = _OPENING_POSSESSIVE.match(text)
+    if owner is not None and _someone_else(text, owner, asked):
+        # "Sipho's lad keeps parking in bay 14": another's relation.
+        return True
     m = _USERS_RELATION.match(text)
     if m is None:
         return False
-    relation = (m.group(1) or m.group(2) or m.group(3) or m.group(4)).lower()
+    relation = next(g for g in m.groups() if g is not None).lower()
     return relation in _RELATIONS and relation not in asked and not _says_who(text, m.end())
 
 
@@ -473,7 +559,7 @@ def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool
 
 
 _RELATIONS = KINSHIP | word_set(
-    "dog dogs cat cats puppy kitten pet pets "
+    "lad lass dog dogs cat cats puppy kitten pet pets "
     "apprentice assistant intern trainee deputy pupil student"
 )
 """Whom a note about someone's relation is about: kin, friends, colleagues, those who work
