@@ -231,6 +231,9 @@ def test_what_is_answered_by_the_asked_span_of_the_sentence() -> None:
         ("How much was Dana's ticket?", {"ticket"}, "ticket $41.50, booked the aisle", "$41.50"),
         # A new clause follows the asked word: no span.
         ("What does Dana do to relax?", {"relax"}, "A great way to relax and forget the week.", None),
+        # A bare number keeps the kind it numbers.
+        ("Which plot does Dana have?", {"plot"}, "dana's on plot 7 now, sunnier", "plot 7"),
+        ("Which gate does Dana's flight leave from?", {"gat", "flight", "leav"}, "gate 14B, boarding 9:40", "gate 14B"),
     ],
 )  # fmt: skip
 def test_asked_spans(question: str, about: set[str], sentence: str, span: str | None) -> None:

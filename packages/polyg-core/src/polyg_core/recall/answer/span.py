@@ -153,9 +153,19 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
     for i, w in enumerate(words):
         if w[0].isalnum() and stem(w.lower()) in about:
             span = _after(words, i + 1, asked)
-            if span is not None and not (stem(w.lower()) == noun and _compound(words, i, span)):
-                return span
+            if span is None or stem(w.lower()) != noun:
+                if span is not None:
+                    return span
+                continue
+            if _compound(words, i, span):
+                continue
+            # "plot 7" for "Which plot ...?": a bare number keeps the kind it numbers.
+            first = span.split()[0]
+            return f"{w} {first}" if _NUMBERED.fullmatch(first) and words[i + 1] == first else span
     return None
+
+
+_NUMBERED = re.compile(r"\d+[A-Za-z]?")
 
 
 def _compound(words: list[str], at: int, span: str) -> bool:
