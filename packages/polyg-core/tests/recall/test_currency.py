@@ -18,6 +18,7 @@ from polyg_core.recall.currency import (
     asks_about_now,
     says_change,
     supersede,
+    unsettled,
     value_shapes,
 )
 from polyg_core.recall.lexical import LexicalIndex
@@ -1663,3 +1664,18 @@ def test_a_relation_before_their_name_or_after_anothers_possessive_is_someone_el
     # ... a relation given as a labelled value is the user's own.
     assert not about_a_relation("manager: Ines Ruiz", None, {"who", "manager"})
     assert not about_a_relation("Dana's office moved to the fourth floor", None, asked)
+
+
+async def test_a_request_or_an_offer_is_no_later_version(memory: Memory) -> None:
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("Kestrel SC: I'm on the tea rota, 2nd saturday, scones", 330),
+            ("remind me, I'm race officer at the sailing club this season, radio charged", 60),
+            ("maeve asked if i'd take a role on the sailing club tea rota with her", 20),
+        ],
+        "what's my role at the sailing club now?",
+    )
+    assert result.memories[0].uuid == new
+    assert unsettled("Oskar offered to drive the kit to the gig")
+    assert not unsettled("I asked about the rota, it's mondays now")

@@ -258,10 +258,12 @@ _PER_TEXT = 1 << 14
 
 
 # "wants to move to Lisbon someday", "thinking of switching banks", "might take over
-# billing, not yet": a wish, a plan under thought or a rumour, not a value that holds.
+# billing, not yet": a wish, a plan under thought or a rumour, not a value that holds; "asked
+# if I'd do the galley with her", "offered to drive": a request or an offer.
 _UNSETTLED = re.compile(
     r"\b(?:wants\s+to|wanna|thinking\s+(?:of|about)|might|maybe|some\s?day|considering|"
     r"hoping\s+to|not\s+yet|would\s+like\s+to|keen\s+to|tempted|rumou?r\w*|"
+    r"(?<!\bi\s)(?<!\bwe\s)asked\s+(?:me\s+|us\s+)?(?:if|whether|about)|offered\s+to|"
     r"prob(?:ably)?\s+(?:won['’]?t|not))\b",
     re.IGNORECASE,
 )
