@@ -135,6 +135,8 @@ SETS = {
     "blind-18": "updates_blind_18.jsonl",
     "blind-19": "updates_blind_19.jsonl",
     "blind-20": "updates_blind_20.jsonl",
+    "blind-21": "updates_blind_21.jsonl",
+    "blind-22": "updates_blind_22.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
@@ -161,7 +163,15 @@ entries) and blind-20 (care and neighbourhood life: elderly relatives, care home
 carers, pharmacies, physiotherapists, neighbours, housing associations; a small charity:
 grants, trustees, volunteer coordinators, fundraising platforms, donors, venues; many
 notes as forwarded emails with quoted replies, shared to-do items and diary
-transcriptions) likewise, held out: no rule was read off them (docs/benchmarks.md,
+transcriptions) likewise; blind-21 (farming and rural life: smallholdings, vets and
+farriers, feed merchants, machinery hire, village halls, rural buses; a small workshop:
+parts suppliers, CNC and laser machines, quality checks, shifts, purchase orders; many
+notes as text messages, sticky notes and rows pasted from a spreadsheet) and blind-22
+(home renovation and the building trades: builders, electricians, plumbers, planning,
+skips, merchants, quotes; local government and commuting: councillors, bin days, parking
+permits, bus and train routes, season tickets, library and leisure-centre hours; many
+notes as meeting minutes, bullet-journal entries and messages that mix in words of
+another language) likewise, held out: no rule was read off them (docs/benchmarks.md,
 section 20)."""
 
 
