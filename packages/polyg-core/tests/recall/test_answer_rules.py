@@ -227,7 +227,9 @@ def test_what_is_answered_by_the_asked_span_of_the_sentence() -> None:
         # The asked word is the subject of what follows: no span, the sentence stays.
         ("What has Dana knitted?", {"knit"}, "This knitting is awesome.", None),
         # An amount keeps its currency sign.
-        ("How much is the allotment rent?", {"allot", "rent"}, "allotment rent €65 a year, pay the treasurer", "€65"),
+        ("How much is the allotment rent?", {"allot", "rent"}, "allotment rent €65 a year, pay the treasurer", "€65 a year"),
+        # A question for money is answered by the amount, with its unit.
+        ("What was Dana paid an hour at first?", {"paid", "hour", "first"}, "started at the depot today, £11.40/hr", "£11.40/hr"),
         ("How much was Dana's ticket?", {"ticket"}, "ticket $41.50, booked the aisle", "$41.50"),
         # A new clause follows the asked word: no span.
         ("What does Dana do to relax?", {"relax"}, "A great way to relax and forget the week.", None),
@@ -533,6 +535,8 @@ def test_the_value_before_a_change_answers_asked_with_a_window_or_before_a_deed(
             "How often did the harbour ferry run before the cuts?",
             "every 30 min",
         ),
+        # The day of the week of what recurs, asked of before.
+        ("kai youth judo thursdays 5pm", "What day was Kai's judo before the squad?", "thursdays"),
     ],
 )
 def test_a_schedule_asked_of_a_habit_or_for_now_is_answered_as_stated(

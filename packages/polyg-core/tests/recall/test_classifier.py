@@ -64,6 +64,8 @@ WHY, WHEN, WHO, WHAT, EXPLORE = (
         # "when" opening a clause inside a question for a thing or a person asks no time.
         ("What seat should you pick when booking my flights?", WHAT, []),
         ("Who covers the pager when Alice is away?", WHO, ["Alice"]),
+        # ... or for an amount.
+        ("How much did Alice charge when she fixed the shelves?", WHAT, ["Alice"]),
         ("Do you remember when Alice joined?", WHEN, ["Alice"]),
         ("What time is the standup?", WHEN, []),
     ],

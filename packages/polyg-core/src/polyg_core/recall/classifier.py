@@ -51,11 +51,13 @@ DEFAULT_CLASSIFIER_MAX_TOKENS = 1000
 _MAX_QUESTION = 4_000  # longer questions are classified on their first 4,000 characters
 
 _TIME_POSITION = r"\bbefore\b|\bafter\b|\bsince\b|\bduring\b|\bhappened\b|\boccurred\b"
-# "when" asks a time unless it opens a clause inside a question for a thing, a person or
-# a place ("What seat do I pick when booking?", "Who covers when Ana is away?"), or of
+# "when" asks a time unless it opens a clause inside a question for a thing, a person, a
+# place or an amount ("What seat do I pick when booking?", "Who covers when Ana is away?",
+# "How much did Bo charge when he put up the shelves?"), or of
 # what one is doing ("Should I take the stairs or the lift when visiting?").
 _WHEN_INSIDE = (
-    r"^(?!\W*(?:what|which|who|whom|whose|where)\b(?!\s+(?:time|date|day)s?\b)).*"
+    r"^(?!\W*(?:what|which|who|whom|whose|where|how\s+(?:much|many))\b"
+    r"(?!\s+(?:time|date|day)s?\b)).*"
     r"\bwhen\b(?!\s+\w+ing\b)"
 )
 # (pattern, type, weight, direction). A leading question word weighs most; "what" least,

@@ -20,6 +20,17 @@ MAX_SPAN_WORDS = 6
 _HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
 _HOW_MUCH = re.compile(r"^\W*how\s+much\b", re.IGNORECASE)
 _WHAT = re.compile(r"^\W*(?:what|which)\b", re.IGNORECASE)
+# A question for an amount of money, and an amount with its currency sign and its unit.
+_ASKS_AMOUNT = re.compile(
+    r"^\W*how\s+much\b|\b(?:paid|pay|costs?|price|charges?|charged|fees?|rates?|salary|"
+    r"wages?|rent)\b",
+    re.IGNORECASE,
+)
+_AMOUNT = re.compile(
+    r"[£$€]\s?\d[\d,]*(?:\.\d+)?(?:k\b)?"
+    r"(?:\s?(?:/|per\s|an?\s)\s?(?:hr|hour|h|month|mo|mth|wk|week|year|yr|night|day)\b)?",
+    re.IGNORECASE,
+)
 # "What car does Imani drive?", "Which gate ...?": the kind of thing asked.
 _WHAT_KIND = re.compile(r"^\W*(?:what|which)\s+([a-z]+)\s", re.IGNORECASE)
 # A number with its decimals, thousands or clock ("3.12", "1,450", "27:42") is one token,
@@ -147,6 +158,9 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
         return None
     if _HOW_MANY.search(question):
         return _count(about, words)
+    if _ASKS_AMOUNT.search(question) and (amount := _AMOUNT.search(sentence)) is not None:
+        # "What was I paid an hour?" of "started at the depot, £11.40/hr": the amount.
+        return amount.group(0)
     asked = terms(question)
     kind = _WHAT_KIND.match(question)
     noun = stem(kind.group(1).lower()) if kind else None

@@ -81,13 +81,27 @@ _ASKS_CLOCK = re.compile(r"\bwhat\s+time\b|\bhow\s+often\b", re.IGNORECASE)
 _ASKS_HABIT = re.compile(r"\buse[d]?\s+to\b|\bpreviously\b|\busually\b", re.IGNORECASE)
 
 
-def _asks_as_stated(question: str) -> bool:
-    """Whether a WHEN question is answered by a schedule or clock time as stated: it asks
-    what holds now, what time, or of a habit."""
+# "What day was Amaru's climbing before?": the day of the week asked, of "thursdays 5pm".
+_ASKS_WEEKDAY = re.compile(r"\b(?:what|which)\s+days?\b", re.IGNORECASE)
+_RECURRING_DAY = re.compile(
+    r"\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s\b"
+    r"|\bevery\s+(?:mon|tue|wed|thu|fri|sat|sun)",
+    re.IGNORECASE,
+)
+
+
+def _asks_as_stated(question: str, sentence: str) -> bool:
+    """Whether a WHEN question is answered by the schedule or clock time `sentence`
+    states: it asks what holds now, what time, of a habit, or the day of the week of one
+    that recurs."""
     return (
         asks_current_when(question)
         or _ASKS_CLOCK.search(question) is not None
         or _ASKS_HABIT.search(question) is not None
+        or (
+            _ASKS_WEEKDAY.search(question) is not None
+            and _RECURRING_DAY.search(sentence) is not None
+        )
     )
 
 
@@ -108,7 +122,7 @@ def when_answer(q: Question, g: AnswerGraph) -> Answer:
     lines = [f"{short_time(t)}: {n.text}" for n, t in context]
     shaped = _shaped_value(q, g, ranked, sentence)
     dated = _dated_phrase(g, best, sentence, at)
-    if shaped is None and _asks_as_stated(q.text) and states_schedule(sentence):
+    if shaped is None and _asks_as_stated(q.text, sentence) and states_schedule(sentence):
         # "When do I have guitar?" of "Sundays now, 11am", "What time did Ines go to bed?"
         # of "goes to bed around 11:30pm", "When did Noa used to have swimming?" of
         # "swimming sat 9am": the schedule or clock time as stated, not a day it fell on.
