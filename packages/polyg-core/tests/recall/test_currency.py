@@ -1679,3 +1679,13 @@ async def test_a_request_or_an_offer_is_no_later_version(memory: Memory) -> None
     assert result.memories[0].uuid == new
     assert unsettled("Oskar offered to drive the kit to the gig")
     assert not unsettled("I asked about the rota, it's mondays now")
+
+
+def test_a_named_persons_team_is_someone_else_the_users_own_team_is_not() -> None:
+    asked = {"what", "days", "is", "ottilie", "in", "the", "office"}
+    assert about_a_relation("Ottilie's team switched from Slack to Teams", "Ottilie", asked)
+    assert about_a_relation("ottilie's squad moved to the 3rd floor", "Ottilie", asked)
+    # ... unless the team is what is asked, or it is the user's own.
+    asked = {"what", "team", "is", "ottilie", "on"}
+    assert not about_a_relation("ottilie's team is Security now", "Ottilie", asked)
+    assert not about_a_relation("our team moved to Slack", None, {"what", "chat", "app"})

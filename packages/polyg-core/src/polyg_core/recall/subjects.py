@@ -555,7 +555,11 @@ def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool
     if after is None:
         return False
     relation = after.group(1).lower()
-    return relation in _RELATIONS and relation not in asked and not _says_who(text, after.end())
+    return (
+        (relation in _RELATIONS or relation in _GROUPS)
+        and relation not in asked
+        and not _says_who(text, after.end())
+    )
 
 
 _RELATIONS = KINSHIP | word_set(
@@ -565,6 +569,10 @@ _RELATIONS = KINSHIP | word_set(
 """Whom a note about someone's relation is about: kin, friends, colleagues, those who work
 or learn under them, and pets ("Ode's dog Miso has a vet visit" is not about Ode's work
 days, "pedro (lucia's apprentice) gets in at 5 now" not about when Lucía starts)."""
+
+_GROUPS = word_set("team squad crew department dept")
+"""Whom a named person's group is: "Nadia's team switched from Slack to Teams" is the
+team's news, not Nadia's (the user's own team, "our team moved to Slack", is the user's)."""
 
 _FORMER = word_set("old former previous")
 """Words after a possessive that make what follows a thing the person had before."""
