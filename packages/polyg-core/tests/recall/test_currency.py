@@ -1186,6 +1186,53 @@ async def _asked_after(
             "What van is Oskar driving us around in?",
             id="a new van written where the old one was",
         ),
+        pytest.param(
+            [
+                ("teodor driving nights for quickfreight, hates the m6", 260),
+                ("bumped into teodor in his parcelhub fleece at the garage, loves the routes", 40),
+                ("teodor's son starting at the depot on earlies", 10),
+            ],
+            "who does teodor drive for?",
+            id="a name asked in lower case and a note about their son",
+        ),
+        pytest.param(
+            [
+                ("Auntie Precious mob: 07700 900123", 400),
+                (
+                    "text from a new no: 'hi love its Aunty Precious, old phone died' 07811 900456",
+                    70,
+                ),
+                ("Precious's son Kago new number 07956 900789 (work phone)", 20),
+            ],
+            "What's Auntie Precious's mobile number?",
+            id="a name asked with a title and written with another",
+        ),
+        pytest.param(
+            [
+                ("Grandad Emeka uses his old walking cane, refuses anything else", 370),
+                (
+                    "OT came by for Grandad Emeka: a grey walker with wheels, he's off round the "
+                    "garden on it",
+                    80,
+                ),
+                ("Mr Adeyemi across the road got a mobility scooter, Grandad Emeka jealous", 40),
+            ],
+            "What does Grandad Emeka use to get around now?",
+            id="someone named with a title of address",
+        ),
+        pytest.param(
+            [
+                ("my addr for forms: Flat 3, 12 Alder Way, Thornby TB2 5QR", 620),
+                ("keys collected!! Heron Court, flat 5, TB2 8LS. first night on an air bed", 200),
+                (
+                    "old neighbour Rosalind from Alder Way says the new tenant in my place has "
+                    "three dogs",
+                    60,
+                ),
+            ],
+            "What's my home address now?",
+            id="a relation named before their name",
+        ),
     ],
 )
 async def test_the_update_second_of_three_notes_ranks_first(
@@ -1563,65 +1610,6 @@ def test_a_relative_named_by_kin_word_and_name_is_someone_else() -> None:
     # ... not the relative asked about, nor one who brings news of whom is asked.
     assert not kin_by_name("uncle bao picked us up in a red hatchback", {"uncle", "bao"}, set())
     assert not kin_by_name("aunt bev on phone: nia left uni", {"my", "cousin", "nia"}, {"nia"})
-
-
-@pytest.mark.parametrize(
-    ("notes", "question"),
-    [
-        pytest.param(
-            [
-                ("teodor driving nights for quickfreight, hates the m6", 260),
-                ("bumped into teodor in his parcelhub fleece at the garage, loves the routes", 40),
-                ("teodor's son starting at the depot on earlies", 10),
-            ],
-            "who does teodor drive for?",
-            id="a name asked in lower case and a note about their son",
-        ),
-        pytest.param(
-            [
-                ("Auntie Precious mob: 07700 900123", 400),
-                (
-                    "text from a new no: 'hi love its Aunty Precious, old phone died' 07811 900456",
-                    70,
-                ),
-                ("Precious's son Kago new number 07956 900789 (work phone)", 20),
-            ],
-            "What's Auntie Precious's mobile number?",
-            id="a name asked with a title and written with another",
-        ),
-        pytest.param(
-            [
-                ("Grandad Emeka uses his old walking cane, refuses anything else", 370),
-                (
-                    "OT came by for Grandad Emeka: a grey walker with wheels, he's off round the "
-                    "garden on it",
-                    80,
-                ),
-                ("Mr Adeyemi across the road got a mobility scooter, Grandad Emeka jealous", 40),
-            ],
-            "What does Grandad Emeka use to get around now?",
-            id="someone named with a title of address",
-        ),
-        pytest.param(
-            [
-                ("my addr for forms: Flat 3, 12 Alder Way, Thornby TB2 5QR", 620),
-                ("keys collected!! Heron Court, flat 5, TB2 8LS. first night on an air bed", 200),
-                (
-                    "old neighbour Rosalind from Alder Way says the new tenant in my place has "
-                    "three dogs",
-                    60,
-                ),
-            ],
-            "What's my home address now?",
-            id="a relation named before their name",
-        ),
-    ],
-)
-async def test_the_update_ranks_above_anothers_news_named_as_they_write_it(
-    memory: Memory, notes: list[tuple[str, float]], question: str
-) -> None:
-    (_, new, _), result = await _asked_after(memory, notes, question)
-    assert result.memories[0].uuid == new
 
 
 async def test_a_note_about_someone_close_is_no_earlier_version_either(memory: Memory) -> None:
