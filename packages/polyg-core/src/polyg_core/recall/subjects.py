@@ -155,13 +155,7 @@ def subjects_of(
     named = [naming(memories, n, asked) for n in specific]
     people = [uuids for n, uuids in zip(specific, named, strict=True) if _a_persons(n)]
     asks_about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
-    first_person = (
-        {e.uuid for e in memories if FIRST_PERSON.search(e.content)}
-        # "Is my mentor still Ada Wrenfield?": notes said in the first person are the
-        # user's own; the named person's are found by name.
-        if asks_about_the_user and people
-        else None
-    )
+    first_person = _first_person_notes(memories) if asks_about_the_user and people else None
     kept = _users_notes(memories, people, asks_about_the_user, bool(specific or common_names))
     # A relation of whom is asked is someone else even when the name is in most memories
     # (every note of a small namespace names the friend it is about).
@@ -174,6 +168,12 @@ def subjects_of(
         _lower_case_words(question, asked_names),
     )
     return Subjects(common, named, people, kept, first_person, others)
+
+
+def _first_person_notes(memories: Sequence[CatalogueEntry]) -> set[str]:
+    """The notes said in the first person: for "Is my mentor still Ada Wrenfield?", the
+    user's own (the named person's are found by name)."""
+    return {e.uuid for e in memories if FIRST_PERSON.search(e.content)}
 
 
 TITLES = word_set(
