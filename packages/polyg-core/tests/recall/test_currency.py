@@ -1636,6 +1636,7 @@ def test_a_title_is_no_part_of_a_name_and_a_titled_person_opening_a_note_is_anot
     # ... what is left must be a name, not an initial.
     assert without_title("Aunt K") == "Aunt K"
     assert without_title("Grandpa") == "Grandpa"
+    assert without_title("Aunt -") == "Aunt -"
     asked = {"which", "bay", "is", "mine"}
     assert titled_another("Mr Lindqvist (flat 6) got bay 21, right next to mine", asked, set())
     # ... not when it passes news on, is whom is asked, or speaks of the user.

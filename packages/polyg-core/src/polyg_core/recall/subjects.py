@@ -178,7 +178,7 @@ def _first_person_notes(memories: Sequence[CatalogueEntry]) -> set[str]:
 
 TITLES = word_set(
     "aunt aunty auntie uncle cousin grandpa grandma granny gran grandad grandpapa nana nan "
-    "mr mrs ms miss mx dr prof sir dame pan pani tio tia senor senora sr sra don dona"
+    "mr mrs ms miss mx dr prof sir dame pan pani tio tia senor senora sr sra"
 )
 """Words written before a person's name that are no part of it ("Aunt Mbali", "Dr Okafor",
 "Pan Wieslaw")."""
@@ -191,8 +191,8 @@ def without_title(name: str) -> str:
     i = 0
     while i < len(words) - 1 and without_accents(words[i]).lower().rstrip(".") in TITLES:
         i += 1
-    rest = words[i:]
-    return " ".join(rest) if len(_NAME_PART.findall(" ".join(rest))[0]) > 1 else name
+    rest = _NAME_PART.findall(" ".join(words[i:]))
+    return " ".join(words[i:]) if rest and len(rest[0]) > 1 else name
 
 
 def _a_persons(name: str) -> bool:
