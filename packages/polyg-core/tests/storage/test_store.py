@@ -354,6 +354,34 @@ async def test_concurrent_first_writes_through_several_stores_log_no_rewrite_war
     assert warnings == []
 
 
+async def test_a_read_waits_out_a_vector_index_being_rebuilt_a_write_does_not(
+    store: FalkorStore, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After FalkorDB restarts and reloads a graph, its vector indexes are rebuilt and
+    k-NN on them fails for a while: any read (remember's lookup as much as recall's
+    search) waits for them, bounded; a write is never sent twice."""
+    import redis.exceptions as rexc
+
+    await store.ensure_schema(namespace)
+    real = store._counted  # pyright: ignore[reportPrivateUsage]
+    failures = {"left": 2}
+
+    async def rebuilding(*args: object, **kwargs: object) -> object:
+        if failures["left"]:
+            failures["left"] -= 1
+            raise rexc.ResponseError(store_module.INDEX_BUILDING)
+        return await real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "_counted", rebuilding)
+    with anyio.fail_after(30):
+        res = await store.query(namespace, "RETURN 1 AS one", read_only=True)
+    assert res.rows == [[1]]
+    assert failures["left"] == 0
+    failures["left"] = 1
+    with pytest.raises(StorageError, match="queryNodes"):
+        await store.query(namespace, "CREATE (:P_Probe {at: 1})")
+
+
 async def test_the_first_knn_on_indexes_still_being_built_answers(
     store: FalkorStore, namespace: str
 ) -> None:

@@ -80,6 +80,12 @@ metadata node exists, saving the round trip of its own check."""
 
 # How long the first vector use of a namespace waits for FalkorDB to build its indexes.
 VECTOR_INDEX_WAIT_S = 60.0
+INDEX_BUILDING: Final = "Invalid arguments for procedure 'db.idx.vector.queryNodes'"
+"""FalkorDB's error for a k-NN query on a vector index still being built or rebuilt (after
+CREATE VECTOR INDEX, the start-time check, `polyg doctor --repair`, or a restart that
+reloaded the graph): a read waits for it, bounded, instead of failing the caller."""
+INDEX_BUILD_WAIT_S = 10.0
+"""How long a read waits out a vector index being built before it fails."""
 
 
 @dataclass(frozen=True)
@@ -464,13 +470,26 @@ class FalkorStore:
                 await result.parse(response)
                 return result
 
-        try:
-            res = await self._counted(namespace, run, read_only=read_only)
-        except rexc.ResponseError as exc:
-            if "empty key" in str(exc):
-                return QueryResult(header=[], rows=[])
-            raise _rejected(exc, namespace, limit) from exc
-        return _query_result(res)
+        delay = 0.02
+        deadline = anyio.current_time() + INDEX_BUILD_WAIT_S
+        while True:
+            try:
+                res = await self._counted(namespace, run, read_only=read_only)
+            except rexc.ResponseError as exc:
+                if "empty key" in str(exc):
+                    return QueryResult(header=[], rows=[])
+                if (
+                    not read_only
+                    or INDEX_BUILDING not in str(exc)
+                    or anyio.current_time() + delay > deadline
+                ):
+                    raise _rejected(exc, namespace, limit) from exc
+                # A vector index being built (after CREATE VECTOR INDEX, or again after
+                # FalkorDB restarted and reloaded the graph) answers no k-NN query yet.
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+                continue
+            return _query_result(res)
 
     async def _counted(
         self, namespace: str, run: Callable[[FalkorDB], Awaitable[Any]], *, read_only: bool

@@ -6,9 +6,6 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
-
-from polyg_core.errors import StorageError
 from polyg_core.storage.cypher import NodeHit, clean, props
 from polyg_core.storage.schema import EMBEDDED_LABELS
 
@@ -18,11 +15,6 @@ if TYPE_CHECKING:
     from polyg_core.storage.store import FalkorStore, QueryResult
 
 MAX_FETCH = 1000
-# A vector index being rebuilt (the start-time check, `polyg doctor --repair`) or
-# populated after a start answers k-NN with this error until it is operational: wait
-# for it, bounded, instead of failing the caller.
-_BUILDING = "Invalid arguments for procedure 'db.idx.vector.queryNodes'"
-_BUILD_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -122,17 +114,8 @@ async def knn_of_nodes(
 async def _ask(
     store: FalkorStore, namespace: str, cypher: str, params: dict[str, Any]
 ) -> QueryResult:
-    """Run a k-NN query, waiting (up to `_BUILD_WAIT_S`) while its index is being built."""
-    delay = 0.02
-    deadline = anyio.current_time() + _BUILD_WAIT_S
-    while True:
-        try:
-            return await store.query(namespace, cypher, params, read_only=True)
-        except StorageError as exc:
-            if _BUILDING not in str(exc) or anyio.current_time() + delay > deadline:
-                raise
-        await anyio.sleep(delay)
-        delay = min(delay * 2, 0.5)
+    """Run a k-NN query (the store waits out an index being built, `INDEX_BUILD_WAIT_S`)."""
+    return await store.query(namespace, cypher, params, read_only=True)
 
 
 def _returned(fields: Sequence[str]) -> str:
