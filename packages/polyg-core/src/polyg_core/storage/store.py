@@ -470,26 +470,34 @@ class FalkorStore:
                 await result.parse(response)
                 return result
 
+        try:
+            res = await self._past_index_builds(namespace, run, read_only=read_only)
+        except rexc.ResponseError as exc:
+            if "empty key" in str(exc):
+                return QueryResult(header=[], rows=[])
+            raise _rejected(exc, namespace, limit) from exc
+        return _query_result(res)
+
+    async def _past_index_builds(
+        self, namespace: str, run: Callable[[FalkorDB], Awaitable[Any]], *, read_only: bool
+    ) -> Any:
+        """`_counted`; a read that meets a vector index being built (after CREATE VECTOR
+        INDEX, or again after FalkorDB restarted and reloaded the graph) waits for it and
+        runs again, for up to `INDEX_BUILD_WAIT_S`. A write is never sent twice."""
         delay = 0.02
         deadline = anyio.current_time() + INDEX_BUILD_WAIT_S
         while True:
             try:
-                res = await self._counted(namespace, run, read_only=read_only)
+                return await self._counted(namespace, run, read_only=read_only)
             except rexc.ResponseError as exc:
-                if "empty key" in str(exc):
-                    return QueryResult(header=[], rows=[])
                 if (
                     not read_only
                     or INDEX_BUILDING not in str(exc)
                     or anyio.current_time() + delay > deadline
                 ):
-                    raise _rejected(exc, namespace, limit) from exc
-                # A vector index being built (after CREATE VECTOR INDEX, or again after
-                # FalkorDB restarted and reloaded the graph) answers no k-NN query yet.
-                await anyio.sleep(delay)
-                delay = min(delay * 2, 0.5)
-                continue
-            return _query_result(res)
+                    raise
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
     async def _counted(
         self, namespace: str, run: Callable[[FalkorDB], Awaitable[Any]], *, read_only: bool

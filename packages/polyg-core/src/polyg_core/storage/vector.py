@@ -12,7 +12,7 @@ from polyg_core.storage.schema import EMBEDDED_LABELS
 K = TypeVar("K", bound=Hashable)
 
 if TYPE_CHECKING:
-    from polyg_core.storage.store import FalkorStore, QueryResult
+    from polyg_core.storage.store import FalkorStore
 
 MAX_FETCH = 1000
 
@@ -103,19 +103,14 @@ async def knn_of_nodes(
         f"YIELD node, score RETURN u, {_returned(fields)}, score"
     )
     try:
-        res = await _ask(store, namespace, cypher, {"us": wanted, "k": min(2 * k + 16, MAX_FETCH)})
+        res = await store.query(
+            namespace, cypher, {"us": wanted, "k": min(2 * k + 16, MAX_FETCH)}, read_only=True
+        )
     except Exception as exc:  # no index yet for this label: nothing to find
         if "index" in str(exc).lower():
             return {}
         raise
     return _nearest_per_query(res.rows, str, label, k)
-
-
-async def _ask(
-    store: FalkorStore, namespace: str, cypher: str, params: dict[str, Any]
-) -> QueryResult:
-    """Run a k-NN query (the store waits out an index being built, `INDEX_BUILD_WAIT_S`)."""
-    return await store.query(namespace, cypher, params, read_only=True)
 
 
 def _returned(fields: Sequence[str]) -> str:
@@ -151,10 +146,10 @@ async def _search(
         f"YIELD node, score RETURN {node}, score ORDER BY score ASC"
     )
     try:
-        res = await _ask(store, namespace, cypher, {**params, "k": fetch})
+        res = await store.query(namespace, cypher, {**params, "k": fetch}, read_only=True)
         if len(res.rows) < k and fetch < MAX_FETCH:
             fetch = min(fetch * 8, MAX_FETCH)
-            res = await _ask(store, namespace, cypher, {**params, "k": fetch})
+            res = await store.query(namespace, cypher, {**params, "k": fetch}, read_only=True)
     except Exception as exc:  # no index yet for this label: nothing to find
         if "index" in str(exc).lower():
             return []
@@ -214,7 +209,9 @@ async def _labels_rows(
         "ORDER BY score ASC"
         for i, label in enumerate(labels)
     ]
-    res = await _ask(store, namespace, " UNION ALL ".join(parts), {"v": vector, "k": fetch})
+    res = await store.query(
+        namespace, " UNION ALL ".join(parts), {"v": vector, "k": fetch}, read_only=True
+    )
     out: dict[str, list[list[Any]]] = {label: [] for label in labels}
     for part, node, distance in res.rows:
         out[labels[int(part)]].append([node, distance])
@@ -256,12 +253,12 @@ async def knn_many(
         raise ValueError(f"label {label!r} has no vector index")
     if k <= 0 or not queries:
         return {}
-    res = await _ask(
-        store,
+    res = await store.query(
         namespace,
         f"UNWIND $qs AS q CALL db.idx.vector.queryNodes('{label}', 'embedding', $k, "
         f"vecf32(q.v)) YIELD node, score RETURN q.i, {props('node')}, score",
         {"qs": [{"i": i, "v": [float(x) for x in v]} for i, v in queries], "k": 2 * k + 16},
+        read_only=True,
     )
     return _nearest_per_query(res.rows, int, label, k, min_similarity)
 

@@ -20,15 +20,10 @@ MAX_SPAN_WORDS = 6
 _HOW_MANY = re.compile(r"^\W*how\s+many\b", re.IGNORECASE)
 _HOW_MUCH = re.compile(r"^\W*how\s+much\b", re.IGNORECASE)
 _WHAT = re.compile(r"^\W*(?:what|which)\b", re.IGNORECASE)
-# A question for an amount of money, and an amount with its currency sign and its unit.
+# A question for an amount of money (the amount, with its currency sign and unit, below).
 _ASKS_AMOUNT = re.compile(
     r"^\W*how\s+much\b|\b(?:paid|pay|costs?|price|charges?|charged|fees?|rates?|salary|"
     r"wages?|rent)\b",
-    re.IGNORECASE,
-)
-_AMOUNT = re.compile(
-    r"[£$€]\s?\d[\d,]*(?:\.\d+)?(?:k\b)?"
-    r"(?:\s?(?:/|per\s|an?\s)\s?(?:hr|hour|h|month|mo|mth|wk|week|year|yr|night|day)\b)?",
     re.IGNORECASE,
 )
 # "What car does Imani drive?", "Which gate ...?": the kind of thing asked.
@@ -36,6 +31,11 @@ _WHAT_KIND = re.compile(r"^\W*(?:what|which)\s+([a-z]+)\s", re.IGNORECASE)
 # A number with its decimals, thousands or clock ("3.12", "1,450", "27:42") is one token,
 # and so is an amount with its currency sign ("£725").
 _MONEY_SIGNS = "£$€"
+_AMOUNT = re.compile(
+    rf"[{_MONEY_SIGNS}]\s?\d[\d,]*(?:\.\d+)?(?:k\b)?"
+    r"(?:\s?(?:/|per\s|an?\s)\s?(?:hr|hour|h|month|mo|mth|wk|week|year|yr|night|day)\b)?",
+    re.IGNORECASE,
+)
 _TOKEN = re.compile(
     rf"[{_MONEY_SIGNS}]?\d+(?:[.,:]\d+)+\w*|[{_MONEY_SIGNS}]?[A-Za-z0-9][\w'’-]*"
     r"|[.,;:!?()\"“”–—]|\s-\s"
@@ -167,10 +167,10 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
     for i, w in enumerate(words):
         if w[0].isalnum() and stem(w.lower()) in about:
             span = _after(words, i + 1, asked)
-            if span is None or stem(w.lower()) != noun:
-                if span is not None:
-                    return span
+            if span is None:
                 continue
+            if stem(w.lower()) != noun:
+                return span
             if _compound(words, i, span):
                 continue
             # "plot 7" for "Which plot ...?": a bare number keeps the kind it numbers.
