@@ -537,6 +537,15 @@ def test_the_value_before_a_change_answers_asked_with_a_window_or_before_a_deed(
         ),
         # The day of the week of what recurs, asked of before.
         ("kai youth judo thursdays 5pm", "What day was Kai's judo before the squad?", "thursdays"),
+        # A clock time written with a dot, asked for now, by "what time", and of before a
+        # change.
+        ("school run, coffee, hens at 9.15 - much calmer", "When do I feed the hens?", "9.15"),
+        ("the 31 from the square 7.45, last back 5.20", "What time's the first 31?", "7.45"),
+        (
+            "31 bus from the square 8.10 to town",
+            "When did the 31 leave before the timetable change?",
+            "8.10",
+        ),
     ],
 )
 def test_a_schedule_asked_of_a_habit_or_for_now_is_answered_as_stated(

@@ -271,3 +271,21 @@ def test_when_before_what_one_is_doing_asks_no_time() -> None:
         IntentType.WHEN
     )
     assert rules.classify("Did Ola call when the storm hit?").type == IntentType.WHEN
+
+
+@pytest.mark.parametrize(
+    ("question", "intent_type"),
+    [
+        # A clause of time before the comma; the question after it asks for a value.
+        ("Back when Odile still kept geese, what did she eat?", WHAT),
+        ("When we lived in Harrowby, who was our GP?", IntentType.WHO),
+        ("When Ana moved, where did she go?", WHAT),
+        # A time is still asked when the clause is the question.
+        ("When is the dentist, and what should I bring?", IntentType.WHEN),
+        ("When did the 31 leave before the timetable change?", IntentType.WHEN),
+    ],
+)
+def test_a_clause_of_time_before_a_question_for_a_value(
+    question: str, intent_type: IntentType
+) -> None:
+    assert RuleClassifier().classify(question, KNOWN, REF).type is intent_type

@@ -1233,6 +1233,62 @@ async def _asked_after(
             "What's my home address now?",
             id="a relation named before their name",
         ),
+        pytest.param(
+            [
+                ("ilsa (chippy) - based in Carnford, yard behind her mum's. cash fine", 380),
+                (
+                    "Ilsa fitted the sash cords today, said the run from her new unit in Wexby "
+                    "took 50 min so she charges travel",
+                    70,
+                ),
+                (
+                    "word at the timber yard: Ilsa the joiner might be working out of Dunmere "
+                    "with a firm?? prob not",
+                    15,
+                ),
+            ],
+            "Where's Ilsa the joiner working out of these days?",
+            id="a rumour written as a question",
+        ),
+        pytest.param(
+            [
+                ("Noor - silver Fiesta, parks by the chapel on market days", 300),
+                ("Noor turned up in a blue Jimny, the Fiesta went to her nephew", 40),
+                ("Idris (Noor's other half) got a Land Cruiser w/ the forestry job", 20),
+            ],
+            "What is Noor driving now?",
+            id="someone introduced as another's other half",
+        ),
+        pytest.param(
+            [
+                ("herd vet = Corrie Vets, Mr Tallis, scanning Mar", 400),
+                (
+                    "scanning booked w/ Fellside Farm Vets - Ms Oduya, 4th Mar, need 2 at the crush",
+                    80,
+                ),
+                ("Corrie fine for the cat, keep Pip there", 15),
+            ],
+            "Which vets see to the herd?",
+            id="a user's note with a new practice where the old one was",
+        ),
+        pytest.param(
+            [
+                ("Van insurance with Harlow Mutual, renews in May, £620/yr.", 380),
+                ("Brackenfield Direct - £455/yr, same cover, paid in full.", 25),
+                ("Harlow Mutual sent a survey about the claims line", 10),
+            ],
+            "How much am I paying a year to insure the van?",
+            id="a new insurer opening a user's note",
+        ),
+        pytest.param(
+            [
+                ("Film club meets the first Tuesday of every month at Cafe Lumen.", 220),
+                ("Film club moved to the first Thursday of the month, same cafe.", 14),
+                ("Quiz club meets on Tuesdays in the church hall.", 80),
+            ],
+            "What day does the film club meet?",
+            id="another club of the same kind",
+        ),
     ],
 )
 async def test_the_update_second_of_three_notes_ranks_first(
@@ -1668,6 +1724,17 @@ async def test_a_request_or_an_offer_is_no_later_version(memory: Memory) -> None
     assert result.memories[0].uuid == new
     assert unsettled("Oskar offered to drive the kit to the gig")
     assert not unsettled("I asked about the rota, it's mondays now")
+
+
+def test_a_change_word_inside_a_wish_or_a_request_is_part_of_it() -> None:
+    # What is asked for or rumoured may be new; the note still holds no value.
+    assert unsettled("Leila asked if we'd send rhubarb crowns for the new garden")
+    assert unsettled("gossip: Tomasz might go in w/ a new firm")
+    assert unsettled("Harrowfield want their own courier (Bexley Freight) for the big order")
+    # ... a change said outside that clause is said.
+    assert not unsettled("Mum asked about aqua aerobics, she's switched to the Tuesday class now")
+    # A wish of someone else inside a note that gives a value is no wish of the note.
+    assert not unsettled("Booked! Ljubljana, same dates - the kids already want to see the castle")
 
 
 def test_a_named_persons_team_is_someone_else_the_users_own_team_is_not() -> None:

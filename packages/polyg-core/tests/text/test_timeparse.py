@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polyg_core.text.timeparse import (
+    CLOCK_TIME,
     ahead_of,
     find_times,
     match_times,
@@ -259,3 +261,22 @@ def test_a_sentence_of_a_planning_note_is_read_with_the_notes_words() -> None:
     assert alone[0].day == date(2025, 6, 12)
     planned = planned_times("June 12.", written, "Kestrel launch target: June 12.")
     assert planned[0].day == date(2026, 6, 12)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("hens at 9.15 now", ["9.15"]),
+        ("green 7.45, last one back 5.20.", ["7.45", "5.20"]),
+        ("open 7-5.30 mon-thu", ["5.30"]),
+        ("sub £4.50/issue", []),
+        ("3.79% 5yr fix", []),
+        ("shed 2.50 m wide, 12.30kg of screws", []),
+        ("ratio 0.45 on the mix", []),
+        ("tel 07700 600215", []),
+    ],
+)
+def test_a_clock_time_written_with_a_dot_is_no_price_share_or_measure(
+    text: str, found: list[str]
+) -> None:
+    assert [m.group(0) for m in re.finditer(CLOCK_TIME, text, re.IGNORECASE)] == found

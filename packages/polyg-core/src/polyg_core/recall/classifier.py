@@ -55,10 +55,14 @@ _TIME_POSITION = r"\bbefore\b|\bafter\b|\bsince\b|\bduring\b|\bhappened\b|\boccu
 # place or an amount ("What seat do I pick when booking?", "Who covers when Ana is away?",
 # "How much did Bo charge when he put up the shelves?"), or of
 # what one is doing ("Should I take the stairs or the lift when visiting?").
+# "Back when Ana had hens, what was her diet?", "When we lived in Leeds, who was our GP?":
+# a clause of time before the comma, and the question after it asks for a value.
+_ASKS_AFTER = r"[^,?]*,\s*(?:what|which|who|whom|whose|where|how\s+(?:much|many))\b"
+_WHEN_CLAUSE = r"^(?:[^,?]*\bwhen\b[^,?]*,\s*)?"
 _WHEN_INSIDE = (
     r"^(?!\W*(?:what|which|who|whom|whose|where|how\s+(?:much|many))\b"
     r"(?!\s+(?:time|date|day)s?\b)).*"
-    r"\bwhen\b(?!\s+\w+ing\b)"
+    rf"\bwhen\b(?!\s+\w+ing\b)(?!{_ASKS_AFTER})"
 )
 # (pattern, type, weight, direction). A leading question word weighs most; "what" least,
 # because it opens questions of every kind.
@@ -89,7 +93,7 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
             3.0,
             CausalDirection.DOWNSTREAM,
         ),
-        (r"^\W*when\b", IntentType.WHEN, 3.0, None),
+        (rf"^\W*when\b(?!{_ASKS_AFTER})", IntentType.WHEN, 3.0, None),
         # "What happened to X (during Y)?" asks for events, not causes or a description.
         (r"^\W*what (?:has |had |else )?happen(?:ed|s)?\b", IntentType.WHEN, 3.0, None),
         # "What seat do I pick when booking?": a clause inside a question for a thing.
@@ -104,7 +108,7 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
         ),
         (r"\bdates?\b|\bhistory\b|\bsequence\b", IntentType.WHEN, 2.0, None),
         (_TIME_POSITION, IntentType.WHEN, 1.0, None),
-        (r"^\W*(?:who|whom|whose)\b", IntentType.WHO, 3.0, None),
+        (rf"{_WHEN_CLAUSE}\W*(?:who|whom|whose)\b", IntentType.WHO, 3.0, None),
         (r"\b(?:who|whom|whose)\b", IntentType.WHO, 2.0, None),
         (r"\bowners?\b|\bowns?\b|\bowned\b|\bresponsible\b", IntentType.WHO, 2.0, None),
         (
@@ -113,12 +117,12 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
             1.5,
             None,
         ),
-        (r"^\W*(?:what|which)\b", IntentType.WHAT, 1.0, None),
+        (rf"{_WHEN_CLAUSE}\W*(?:what|which)\b", IntentType.WHAT, 1.0, None),
         # "Where does X live?", "How does X take her tea?" ask for a value.
-        (r"^\W*where\b", IntentType.WHAT, 3.0, None),
+        (rf"{_WHEN_CLAUSE}\W*where\b", IntentType.WHAT, 3.0, None),
         (r"^\W*how (?:do|does|did|is|are|was|were)\b", IntentType.WHAT, 2.0, None),
         # "How much is the rent?" asks an amount; "how much time" a duration.
-        (r"^\W*how much\b(?!\s+time\b)", IntentType.WHAT, 2.0, None),
+        (rf"{_WHEN_CLAUSE}\W*how much\b(?!\s+time\b)", IntentType.WHAT, 2.0, None),
         (r"\bdescribe\b|\bstatus\b|\bdefinition\b", IntentType.WHAT, 2.0, None),
         (r"\bwhat (?:is|are)\b", IntentType.WHAT, 1.0, None),
         (r"\bworking on\b|\bworks on\b|\bdepends? on\b|\bconfigured\b", IntentType.WHAT, 1.5, None),

@@ -261,7 +261,7 @@ _PER_TEXT = 1 << 14
 # billing, not yet": a wish, a plan under thought or a rumour, not a value that holds; "asked
 # if I'd do the galley with her", "offered to drive": a request or an offer.
 _UNSETTLED = re.compile(
-    r"\b(?:wants\s+to|wanna|thinking\s+(?:of|about)|might|maybe|some\s?day|considering|"
+    r"\b(?:wants\s+to|wants?\s+(?:their|his|her|its)\s+own|wanna|thinking\s+(?:of|about)|might|maybe|some\s?day|considering|"
     r"hoping\s+to|not\s+yet|would\s+like\s+to|keen\s+to|tempted|rumou?r\w*|"
     r"(?<!\bi\s)(?<!\bwe\s)asked\s+(?:me\s+|us\s+)?(?:if|whether|about)|offered\s+to|"
     r"prob(?:ably)?\s+(?:won['’]?t|not))\b",
@@ -269,11 +269,22 @@ _UNSETTLED = re.compile(
 )
 
 
+# Where the clause that tells a wish, a plan or a rumour ends.
+_CLAUSE_END = re.compile(r"[,;.!?\n]|\s[-–—]\s")
+
+
 @functools.lru_cache(maxsize=_PER_TEXT)
 def unsettled(text: str) -> bool:
     """Whether `text` tells only a wish, a plan under thought or a rumour (`_UNSETTLED`)
-    and says no change: it is no later version of a value."""
-    return _UNSETTLED.search(text) is not None and not says_change(text)
+    and says no change outside that clause: it is no later version of a value. A change
+    word inside the clause is part of what is wished or asked ("Leila asked if we'd send
+    crowns for the new garden", "might go in w/ a new firm")."""
+    m = _UNSETTLED.search(text)
+    if m is None:
+        return False
+    end = _CLAUSE_END.search(text, m.end())
+    rest = text[: m.start()] + " " + (text[end.start() :] if end is not None else "")
+    return not says_change(rest)
 
 
 # "hasn't changed", "did not move": a change denied.
@@ -455,12 +466,25 @@ def value_shapes(text: str) -> frozenset[str]:
 
 
 _CAPITAL = re.compile(r"\b[A-Z][a-z]{2,}\w*")
+# A month or a day of the week ("TB test Nov", "Sat till 12"): a date, not the name of a
+# value one note writes and another replaces.
+_CALENDAR = re.compile(
+    r"\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?"
+    r"|(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?s?)\b"
+)
 _NUMBER = re.compile(r"\d")
 # "heard at the school gate: Dr Hallam leaving Bramcote": the first two words, and those
 # after a short label that opens the note.
 _FIRST_WORDS = r"\W*(\w[\w'’-]*)(?:\W+(\w[\w'’-]*))?"
 _OPENING = re.compile(_FIRST_WORDS)
 _AFTER_LABEL = re.compile(r"[^:\n]{0,30}:(?!\d)" + _FIRST_WORDS)
+
+
+def _first_words(text: str) -> tuple[str, ...]:
+    """The first two words of `text`."""
+    m = _OPENING.match(text)
+    return tuple(w for w in m.groups() if w) if m is not None else ()
 
 
 def _opening(text: str) -> tuple[str, ...]:
@@ -549,6 +573,10 @@ class _Pairs:
     """Each memory's terms of the words it opens with (`_OPENING`)."""
     first_person: Mapping[str, bool] = field(default_factory=lambda: {})
     """Whether each memory speaks in the first person."""
+    dates: Mapping[str, set[str]] = field(default_factory=lambda: {})
+    """Each memory's terms of the months and days of the week it writes (`_CALENDAR`)."""
+    first: Mapping[str, set[str]] = field(default_factory=lambda: {})
+    """Each memory's terms of its first two words."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -699,9 +727,18 @@ class _Pairs:
             # "Trains: window please").
             return MEANING_MARGIN
         swaps = self._swaps_value(older, newer)
-        if by_name and swaps:
+        if swaps and (
+            by_name
+            or (
+                kept
+                and self._share_words(older, newer)
+                and not self._another_of_a_kind(older, newer)
+            )
+        ):
             # The named subject with a new name where the old value was ("T. sent the
-            # sort code - it's a Corvane account" after "banked w/ Halverd Mutual").
+            # sort code - it's a Corvane account" after "banked w/ Halverd Mutual"), or a
+            # user's note that shares a word with the earlier one ("TB test booked w/
+            # Marchog Farm Vets" after "farm vet = Severnside Vets").
             return SWAP_MARGIN
         # Both give a value of one shape (an email address, a phone number, a price, a
         # clock time): the later one gives the same attribute in other words ("writing
@@ -716,14 +753,23 @@ class _Pairs:
         )
         return SAME_WORDS_MARGIN if near else MEANING_MARGIN
 
+    def _another_of_a_kind(self, older: str, newer: str) -> bool:
+        """Whether `newer` opens with another of what `older` opens with: a name `older`
+        does not write beside a word both open with ("Chess club meets on Tuesdays" after
+        "Book club meets the first Tuesday"), not a new value ("Gullwing Direct - £410/yr"
+        after "Car insurance with Pemberly Mutual")."""
+        first = self.first.get(newer, set())
+        named = first & self.capitals.get(newer, set()) - self.words[older]
+        return bool(named) and bool((first - named) & self.first.get(older, set()))
+
     def _swaps_value(self, older: str, newer: str) -> bool:
         """Whether `newer` writes a name in place of the one `older` gives as its value:
         a name `older` does not hold, and none of the names `older` writes after its
         opening ("housewarming @ Noor's sat!! Dundee" after "Noor's flat in Hull")."""
         values = self.capitals.get(older, set()) - self.opening.get(older, set())
-        values -= self.asked | self.common | self.name_terms
+        values -= self.asked | self.common | self.name_terms | self.dates.get(older, set())
         new_names = self.capitals.get(newer, set()) - self.words[older]
-        new_names -= self.asked | self.common | self.name_terms
+        new_names -= self.asked | self.common | self.name_terms | self.dates.get(newer, set())
         return bool(values) and bool(new_names) and not values & self.words[newer]
 
     def _restates(self, older: str, newer: str) -> bool:
@@ -1039,6 +1085,8 @@ def supersede(
         _terms(top, tokens, _TURNED.findall),
         _terms(top, tokens, _opening),
         {c.uuid: FIRST_PERSON.search(c.content) is not None for c, _ in top},
+        _terms(top, tokens, _CALENDAR.findall),
+        _terms(top, tokens, _first_words),
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

@@ -999,7 +999,11 @@ def _reordered(
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
-    wishes = _wishes(question, considered)
+    # A rumour may be written as a question ("Tomasz might go in w/ a firm in Milton
+    # Keynes?? prob nothing"): it states no value either, and goes below with the wishes.
+    states = {e.uuid for e in considered}
+    asking = [(e, s) for e, s in ranked[:CONSIDERED] if e.uuid not in states]
+    wishes = _wishes(question, [*considered, *(e for e, _ in asking)])
     moved = supersede(
         stating,
         [t for t in lexical.tokens(question) if t not in function_words],
@@ -1022,7 +1026,11 @@ def _reordered(
     # changed it (what held before may have been said beside a plan: "cholesterol 6.1,
     # gp wants to retest").
     wishes -= moved.superseded_by.keys()
-    _others_below(stating[:CONSIDERED], scores, about.others | wishes)
+    _others_below(
+        [*stating[:CONSIDERED], *((e, s) for e, s in asking if e.uuid in wishes)],
+        scores,
+        about.others | wishes,
+    )
     if not scores:
         return _Currency(ranked, moved.superseded_by, about.others, wishes, moved.old_values)
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]

@@ -301,9 +301,9 @@ _IN_BRACKETS = re.compile(
     r"^\W*((?:[\w'’-]+\s+){0,2}?[\w'’-]+)\s*\(\s*(?:[\w-]+\s+)?[\w-]+['’]s((?:\s+[\w-]+){1,3}?)"
     r"\s*[,;:)]"
 )
-_BRACKETED_RELATIONS = word_set("team squad lab")
+_BRACKETED_RELATIONS = word_set("team squad lab half")
 """Beside `_RELATIONS`, whom a name introduced in brackets may be ("tove (marek's team)",
-"Juniper (neighbour's lab)")."""
+"Juniper (neighbour's lab)", "Sunil (Priya's other half)")."""
 
 
 def introduced_as_a_relation(text: str, asked: Collection[str]) -> bool:

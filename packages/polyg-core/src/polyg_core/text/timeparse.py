@@ -30,8 +30,15 @@ __all__ = [
     "planned_times",
 ]
 
-CLOCK_TIME = r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b"
-"""A clock time as notes write it ("9am", "7:15", "11:30pm"); compile it case-insensitive."""
+CLOCK_TIME = (
+    r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b"
+    # "pigs at 9.15", "green 7.45": hours and minutes with a dot, not a price ("£4.50"), a
+    # share ("3.79%") or a measure ("2.50 m", "12.30kg")
+    r"|(?<![£$€¥\d.,])\b(?:1\d|2[0-3]|0?[1-9])\.[0-5]\d\b"
+    r"(?![.,]?\d|\s*(?:%|/|x\b|[kcm]?m\b|[km]?g\b|kgs?\b|lbs?\b|[mg]b\b|m?l\b|t\b|ft\b|in\b))"
+)
+"""A clock time as notes write it ("9am", "7:15", "11:30pm", "9.15"); compile it
+case-insensitive."""
 
 _MS = timedelta(milliseconds=1)
 _LOW = datetime(1, 1, 2, tzinfo=UTC)

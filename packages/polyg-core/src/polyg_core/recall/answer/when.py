@@ -92,12 +92,14 @@ _RECURRING_DAY = re.compile(
 
 def _asks_as_stated(question: str, sentence: str) -> bool:
     """Whether a WHEN question is answered by the schedule or clock time `sentence`
-    states: it asks what holds now, what time, of a habit, or the day of the week of one
+    states: it asks what holds now, what time, of a habit, what held before a change
+    ("When did the 74 leave before the timetable change?"), or the day of the week of one
     that recurs."""
     return (
         asks_current_when(question)
         or _ASKS_CLOCK.search(question) is not None
         or _ASKS_HABIT.search(question) is not None
+        or asks_about_earlier(question)
         or (
             _ASKS_WEEKDAY.search(question) is not None
             and _RECURRING_DAY.search(sentence) is not None
