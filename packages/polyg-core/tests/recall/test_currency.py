@@ -1700,6 +1700,19 @@ def test_a_title_is_no_part_of_a_name_and_a_titled_person_opening_a_note_is_anot
     assert not titled_another("Mr Hale (no. 4) says bins are tuesdays now", asked, set())
     assert not titled_another("Mr Lindqvist got bay 21", {"lindqvist"}, set())
     assert not titled_another("Mr Lindqvist swapped bays with me", asked, set())
+    # A councillor is named with a title too.
+    assert without_title("Cllr Bronwen Price") == "Bronwen Price"
+    who = {"who", "is", "our", "councillor"}
+    assert titled_another("Cllr Tunde Balogun (next ward over) switched parties", who, set())
+
+
+def test_a_place_named_in_full_is_written_short_in_an_address() -> None:
+    asked = {"when", "is", "elm", "court", "handed", "over"}
+    assert writes_name("Elm Ct: client signed off a new handover date", ["Elm", "Court"], asked)
+    assert writes_name("elm court snagging list", ["Elm", "Court"], asked)
+    assert writes_name("Fenwick Road flat viewing", ["Fenwick", "Rd"], set())
+    assert not writes_name("Elmwood Ct handover moved", ["Elm", "Court"], asked)
+    assert not writes_name("Elm Street handover moved", ["Elm", "Court"], asked)
 
 
 def test_a_relation_before_their_name_or_after_anothers_possessive_is_someone_else() -> None:

@@ -481,12 +481,6 @@ _OPENING = re.compile(_FIRST_WORDS)
 _AFTER_LABEL = re.compile(r"[^:\n]{0,30}:(?!\d)" + _FIRST_WORDS)
 
 
-def _first_words(text: str) -> tuple[str, ...]:
-    """The first two words of `text`."""
-    m = _OPENING.match(text)
-    return tuple(w for w in m.groups() if w) if m is not None else ()
-
-
 def _opening(text: str) -> tuple[str, ...]:
     """The first two words of `text`, and those after a short label ("fwd from dad:")."""
     found = [m for m in (_OPENING.match(text), _AFTER_LABEL.match(text)) if m is not None]
@@ -575,8 +569,6 @@ class _Pairs:
     """Whether each memory speaks in the first person."""
     dates: Mapping[str, set[str]] = field(default_factory=lambda: {})
     """Each memory's terms of the months and days of the week it writes (`_CALENDAR`)."""
-    first: Mapping[str, set[str]] = field(default_factory=lambda: {})
-    """Each memory's terms of its first two words."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -727,14 +719,7 @@ class _Pairs:
             # "Trains: window please").
             return MEANING_MARGIN
         swaps = self._swaps_value(older, newer)
-        if swaps and (
-            by_name
-            or (
-                kept
-                and self._share_words(older, newer)
-                and not self._another_of_a_kind(older, newer)
-            )
-        ):
+        if swaps and (by_name or (kept and self._share_words(older, newer))):
             # The named subject with a new name where the old value was ("T. sent the
             # sort code - it's a Corvane account" after "banked w/ Halverd Mutual"), or a
             # user's note that shares a word with the earlier one ("TB test booked w/
@@ -752,15 +737,6 @@ class _Pairs:
             or swaps
         )
         return SAME_WORDS_MARGIN if near else MEANING_MARGIN
-
-    def _another_of_a_kind(self, older: str, newer: str) -> bool:
-        """Whether `newer` opens with another of what `older` opens with: a name `older`
-        does not write beside a word both open with ("Chess club meets on Tuesdays" after
-        "Book club meets the first Tuesday"), not a new value ("Gullwing Direct - £410/yr"
-        after "Car insurance with Pemberly Mutual")."""
-        first = self.first.get(newer, set())
-        named = first & self.capitals.get(newer, set()) - self.words[older]
-        return bool(named) and bool((first - named) & self.first.get(older, set()))
 
     def _swaps_value(self, older: str, newer: str) -> bool:
         """Whether `newer` writes a name in place of the one `older` gives as its value:
@@ -1086,7 +1062,6 @@ def supersede(
         _terms(top, tokens, _opening),
         {c.uuid: FIRST_PERSON.search(c.content) is not None for c, _ in top},
         _terms(top, tokens, _CALENDAR.findall),
-        _terms(top, tokens, _first_words),
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

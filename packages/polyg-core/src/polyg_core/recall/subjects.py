@@ -178,10 +178,10 @@ def _first_person_notes(memories: Sequence[CatalogueEntry]) -> set[str]:
 
 TITLES = word_set(
     "aunt aunty auntie uncle cousin grandpa grandma granny gran grandad grandpapa nana nan "
-    "mr mrs ms miss mx dr prof sir dame pan pani tio tia senor senora sr sra"
+    "mr mrs ms miss mx dr prof sir dame pan pani tio tia senor senora sr sra cllr councillor"
 )
 """Words written before a person's name that are no part of it ("Aunt Mbali", "Dr Okafor",
-"Pan Wieslaw")."""
+"Pan Wieslaw", "Cllr Price")."""
 
 
 def without_title(name: str) -> str:
@@ -230,7 +230,7 @@ def _someone_close(
 # "Mr Lindqvist (flat 6) got bay 21, right next to mine": a first clause about someone
 # named with a title of address.
 _TITLED = re.compile(
-    r"^\W*(?:mr|mrs|ms|miss|pan|pani|senor|senora|sr|sra)\.?\s+([A-Z][\w-]*)"
+    r"^\W*(?:mr|mrs|ms|miss|pan|pani|senor|senora|sr|sra|cllr|councillor)\.?\s+([A-Z][\w-]*)"
     r"((?:\([^()]*\)|[^,.;!?\n])*)",
     re.IGNORECASE,
 )
@@ -524,10 +524,39 @@ _SHORT_FORM = 3
 """The fewest letters of a first name that, written alone, are a short form of it."""
 
 
+_SHORT_PLACE_WORDS = {
+    "court": "ct",
+    "road": "rd",
+    "street": "st",
+    "avenue": "ave",
+    "lane": "ln",
+    "place": "pl",
+    "square": "sq",
+    "crescent": "cres",
+    "terrace": "tce",
+    "gardens": "gdns",
+    "close": "cl",
+}
+"""Words of a place's name and how addresses shorten them ("Elm Ct" is Elm Court)."""
+_LONG_PLACE_WORDS = {short: long for long, short in _SHORT_PLACE_WORDS.items()}
+
+
+def _name_word(part: str) -> str:
+    """A pattern for one word of a name: the word, or for a place's word its short form
+    as addresses write it, or the long form of a short one ("Court" or "Ct")."""
+    key = part.lower().rstrip(".")
+    other = _SHORT_PLACE_WORDS.get(key) or _LONG_PLACE_WORDS.get(key)
+    if other is None:
+        return re.escape(part)
+    return rf"(?:{re.escape(key)}|{other})\.?"
+
+
 def _whole_name(parts: Sequence[str]) -> re.Pattern[str]:
     """The name of words `parts` written whole, its words joined by a space, a hyphen or
-    the like ("Bao Nguyen", "Bao-Nguyen")."""
-    return re.compile(r"(?i)\b" + r"\W{1,3}".join(map(re.escape, parts)) + r"\b")
+    the like ("Bao Nguyen", "Bao-Nguyen"); a place's word may be written short ("Elm Ct"
+    for Elm Court)."""
+    words = [re.escape(parts[0]), *map(_name_word, parts[1:])]
+    return re.compile(r"(?i)\b" + r"\W{1,3}".join(words) + r"(?!\w)")
 
 
 def _short_form(said: set[str], first: str) -> bool:
