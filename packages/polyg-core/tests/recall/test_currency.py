@@ -1289,6 +1289,24 @@ async def _asked_after(
             "What day does the film club meet?",
             id="another club of the same kind",
         ),
+        pytest.param(
+            [
+                ("oren fully remote, only in for the summer party", 210),
+                ("oren comes in tue-thu, desk by the lifts on 3, bring him the adapters", 33),
+                ("oren's dog Pesto at the office friday?? apparently allowed", 5),
+            ],
+            "Is Oren in the office at all these days?",
+            id="another's news written as a question",
+        ),
+        pytest.param(
+            [
+                ("nursery pickup 3:00, Tobi at the blue door", 210),
+                ("Tobi in the after-school club till 5:45 mon-thu, collect from the hall", 30),
+                ("hanne's boy also in club mon-thu, she can collect tobi if i'm late", 10),
+            ],
+            "What time do I collect Tobi Monday to Thursday?",
+            id="another also in the club",
+        ),
     ],
 )
 async def test_the_update_second_of_three_notes_ranks_first(
@@ -1737,6 +1755,16 @@ async def test_a_request_or_an_offer_is_no_later_version(memory: Memory) -> None
     assert result.memories[0].uuid == new
     assert unsettled("Oskar offered to drive the kit to the gig")
     assert not unsettled("I asked about the rota, it's mondays now")
+
+
+def test_a_pets_walker_is_someone_else_unless_the_walking_is_asked() -> None:
+    note = "luna's walker Dario switched to afternoons"
+    assert about_a_relation(note, "Luna", {"what", "is", "luna", "eating"})
+    assert not about_a_relation(note, "Luna", {"who", "walks", "luna"})
+    # A person's carer is who looks after them: no one else.
+    assert not about_a_relation("Dad's carer from Brightcare = Agnieszka", "Dad", {"who"})
+    assert like_another("mo's thesis also due 30 sept - retreat together?", set())
+    assert not like_another("I also moved my thesis to 30 sept", set())
 
 
 def test_a_change_word_inside_a_wish_or_a_request_is_part_of_it() -> None:

@@ -995,14 +995,17 @@ def _reordered(
     ]
     # Currency compares the best `CONSIDERED`: their subjects are read among them.
     considered = [e for e, _ in stating[:CONSIDERED]]
-    about = subjects_of(catalogue, question, names, considered, COMMON_NAME_SHARE)
+    # A rumour or another's news may be written as a question ("Tomasz might go in w/ a
+    # firm in Milton Keynes?? prob nothing", "kenji's dog Tofu at the office friday??"):
+    # it states no value either, and goes below with the wishes and others' news.
+    states = {e.uuid for e in considered}
+    asking = [(e, s) for e, s in ranked[:CONSIDERED] if e.uuid not in states]
+    about = subjects_of(
+        catalogue, question, names, [*considered, *(e for e, _ in asking)], COMMON_NAME_SHARE
+    )
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
-    # A rumour may be written as a question ("Tomasz might go in w/ a firm in Milton
-    # Keynes?? prob nothing"): it states no value either, and goes below with the wishes.
-    states = {e.uuid for e in considered}
-    asking = [(e, s) for e, s in ranked[:CONSIDERED] if e.uuid not in states]
     wishes = _wishes(question, [*considered, *(e for e, _ in asking)])
     moved = supersede(
         stating,
@@ -1027,7 +1030,7 @@ def _reordered(
     # gp wants to retest").
     wishes -= moved.superseded_by.keys()
     _others_below(
-        [*stating[:CONSIDERED], *((e, s) for e, s in asking if e.uuid in wishes)],
+        [*stating[:CONSIDERED], *((e, s) for e, s in asking if e.uuid in wishes | about.others)],
         scores,
         about.others | wishes,
     )

@@ -324,7 +324,9 @@ def introduced_as_a_relation(text: str, asked: Collection[str]) -> bool:
 # "Ines got wednesdays off now too, jammy", "corrin's rent went up to £810 too": the first
 # clause of a note tells that someone else has the same (brackets aside).
 _LIKE_ANOTHER = re.compile(
-    r"^(?:[^,.;!?:\n]|(?<=\d)[.:](?=\d))*?\b(?:too|as\s+well)\b(?:\s+now)?\s*(?:[,.;!?:\n]|-\s|$)",
+    r"^(?:[^,.;!?:\n]|(?<=\d)[.:](?=\d))*?\b(?:too|as\s+well)\b(?:\s+now)?\s*(?:[,.;!?:\n]|-\s|$)"
+    # "mo's thesis also due 30 sept", "zeynep's kid also in club"
+    r"|^\W*[\w'’-]+\s+(?:[\w'’-]+\s+)?also\b",
     re.IGNORECASE,
 )
 _BRACKETED = re.compile(r"\([^()]*\)")
@@ -586,18 +588,34 @@ def _someone_else(text: str, run: re.Match[str], asked: Collection[str]) -> bool
     relation = after.group(1).lower()
     return (
         (relation in _RELATIONS or relation in _GROUPS)
-        and relation not in asked
+        and not _asks_of(relation, asked)
         and not _says_who(text, after.end())
     )
 
 
+_DOER = re.compile(r"(?:ers?|s)$")
+
+
+def _asks_of(relation: str, asked: Collection[str]) -> bool:
+    """Whether the question, of words `asked`, asks about `relation`: the word itself, or
+    for one who does something the doing ("walks" of "walker", "tutors" of "tutor")."""
+    if relation in asked:
+        return True
+    stem = _DOER.sub("", relation)
+    return len(stem) >= 4 and any(_DOER.sub("", w) == stem for w in asked)
+
+
 _RELATIONS = KINSHIP | word_set(
-    "lad lass dog dogs cat cats puppy kitten pet pets "
-    "apprentice assistant intern trainee deputy pupil student"
+    "lad lass dog dogs cat cats puppy kitten pet pets mare horse pony "
+    "apprentice assistant intern trainee deputy pupil student "
+    "walker groomer sitter"
 )
 """Whom a note about someone's relation is about: kin, friends, colleagues, those who work
-or learn under them, and pets ("Ode's dog Miso has a vet visit" is not about Ode's work
-days, "pedro (lucia's apprentice) gets in at 5 now" not about when Lucía starts)."""
+or learn under them, pets, and those who look after pets ("Ode's dog Miso has a vet visit"
+is not about Ode's work days, "pedro (lucia's apprentice) gets in at 5 now" not about when
+Lucía starts, "luna's walker Dario switched to afternoons" not about what Luna eats). A
+person's carer, cleaner or tutor is not one: "Dad's carer = Agnieszka" is who looks after
+Dad."""
 
 _GROUPS = word_set("team squad crew department dept")
 """Whom a named person's group is: "Nadia's team switched from Slack to Teams" is the
