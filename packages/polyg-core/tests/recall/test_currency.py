@@ -1331,6 +1331,23 @@ async def test_a_note_about_a_relation_is_no_later_version_nor_the_answer(memory
     assert "Brightwater" in result.answer
 
 
+async def test_what_someone_does_on_a_weekday_in_the_plural_is_what_holds_now(
+    memory: Memory,
+) -> None:
+    # "on Tuesdays" recurs: no Tuesday's window picks the note written on one.
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("Ayo swimming Tues 5pm at the lido, bring £4", 240),
+            ("Ayo @ Gorse Lane riding school tuesdays 5.15, hat + boots, obsessed", 35),
+            ("Ayo's friend Efa started swim club on Tues", 20),
+        ],
+        "What does Ayo do on Tuesdays?",
+    )
+    assert result.memories[0].uuid == new
+    assert "riding" in result.answer
+
+
 def test_a_later_note_that_says_a_change_but_drops_the_lines_asked_word_is_no_version() -> None:
     # The retro moved; a later note moves the design review, sharing "moved" and a day
     # with the retro notes but not "retro".

@@ -111,6 +111,14 @@ def test_text_without_times_has_no_timeframe() -> None:
         assert parse_timeframe(text, REF) is None
 
 
+def test_a_weekday_in_the_plural_recurs_and_names_no_day() -> None:
+    for text in ["What does Ayo do on Tuesdays?", "Is the merchant open on Saturdays?"]:
+        assert parse_timeframe(text, REF) is None
+    # ... one day, or one day's thing, is a day.
+    assert parse_timeframe("What did Ayo do on Tuesday?", REF) is not None
+    assert parse_timeframe("Tuesday's deploy", REF) is not None
+
+
 @pytest.mark.parametrize(
     ("weekday_ref", "expected_day"),
     [

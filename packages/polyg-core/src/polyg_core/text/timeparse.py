@@ -450,7 +450,8 @@ _RULES: list[_Rule] = [
     (
         _compile(
             r"\b(?:(?P<which>last|this|next|past|previous|on)\s+)?"
-            r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?:'s|s)?\b" + _PART
+            # "on Tuesdays" recurs: a plural names no one day
+            r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?:'s)?\b" + _PART
         ),
         _weekday,
     ),
