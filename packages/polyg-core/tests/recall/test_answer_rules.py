@@ -546,6 +546,10 @@ def test_the_value_before_a_change_answers_asked_with_a_window_or_before_a_deed(
             "When did the 31 leave before the timetable change?",
             "8.10",
         ),
+        # What someone can do now, on the days that recur.
+        ("oskar can do weekdays only now, sundays are family", "When can Oskar work?", "weekdays"),
+        # A length written with a hyphen.
+        ("2-week sprints, planning mon, demo fri", "How long were our sprints before?", "2-week"),
     ],
 )
 def test_a_schedule_asked_of_a_habit_or_for_now_is_answered_as_stated(
@@ -555,6 +559,15 @@ def test_a_schedule_asked_of_a_habit_or_for_now_is_answered_as_stated(
     answer, _ = ask(question, IntentType.WHEN, [note])
     assert stated in answer.text
     assert "2023-01-01" not in answer.text
+
+
+def test_a_time_asked_for_now_comes_from_the_later_version_not_anothers_note() -> None:
+    old = changed("m1", "routine: hens fed 6.00, then the school run", "2023-01-05T09:00:00", "m2")
+    new = memory("m2", "drop-off, coffee, hens at 9.15 - calmer", "2023-06-01T09:00:00", 0.99)
+    # Another's note shares more of the asked words.
+    other = memory("m3", "Bryn feeds his hens at 6.00 still", "2023-06-10T09:00:00", 0.5)
+    answer, _ = ask("When do I feed the hens?", IntentType.WHEN, [old, new, other])
+    assert "9.15" in answer.text
 
 
 def test_a_short_memory_is_whole_when_only_a_name_chose_its_sentence_or_it_was_changed() -> None:

@@ -254,6 +254,8 @@ def test_before_without_a_time_asks_for_history() -> None:
         # An amount is a value, at any time it held; "how much time" a duration.
         ("How much is the rent on the Quay Street flat?", WHAT),
         ("How much was I paying into the savings pot before the raise?", WHAT),
+        # ... at a time, named by no one: still an amount.
+        ("How much was I putting into my pension last year before April?", WHAT),
         ("How much time does the nightly build take?", None),
     ],
 )

@@ -151,6 +151,9 @@ _ASKS_A_TIME = re.compile(
 )
 
 
+_ASKS_AMOUNT = re.compile(r"^\W*how\s+much\b(?!\s+time\b)", re.IGNORECASE)
+
+
 def asks_value_at_time(question: str) -> bool:
     """True when the question asks for a thing, place, person or manner (what, which,
     who, where, how did ...) rather than for a time or for what happened: a time in it
@@ -242,8 +245,11 @@ class RuleClassifier:
         timeframe = parse_timeframe(timed, ref)
         entities = _entities(names, ref, timed)
         # A value of someone or something at a time; with nothing named, "What was true
-        # on 2024-03-15?" asks for that time's state, a WHEN answer.
-        value_at_time = bool(entities) and asks_value_at_time(text)
+        # on 2024-03-15?" asks for that time's state, a WHEN answer, but "How much was I
+        # paying last year?" an amount.
+        value_at_time = (bool(entities) or _ASKS_AMOUNT.search(text) is not None) and (
+            asks_value_at_time(text)
+        )
         cues = _cue_scores(text, value_at_time)
         if timeframe is not None and not value_at_time:
             # A time leans towards WHEN, unless the question asks for a thing or a person

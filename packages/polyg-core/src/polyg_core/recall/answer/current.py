@@ -41,7 +41,7 @@ __all__ = [
 _ASKS_CURRENT_WHEN = re.compile(
     r"^\s*(?:(?:when|what\s+(?:time|date|day)|how\s+(?:long|often|much|many|late|early))"
     r"\s+(?:\w+\s+)?"
-    r"(?:do|does|is|are)\b|how\s+long\s+(?:before|until)\b|when['’]s\b"
+    r"(?:do|does|is|are|can)\b|how\s+long\s+(?:before|until)\b|when['’]s\b"
     # "What's the start date for the reno?": a date that holds now.
     r"|what(?:['’]s|\s+is|\s+are)\s+(?:\w+\s+){0,3}(?:date|day|time|deadline)s?\b)",
     re.I,

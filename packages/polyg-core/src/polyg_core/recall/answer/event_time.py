@@ -27,7 +27,8 @@ _NUMBER = (
 )
 _DURATION = re.compile(
     rf"\b(?:for\s+|about\s+|almost\s+|nearly\s+|over\s+)?(?:the\s+(?:last|past)\s+)?"
-    rf"{_NUMBER}\s+(?:years?|months?|weeks?|days?|hours?|decades?)(?:\s+ago|\s+now)?\b",
+    # "2 weeks", "a 2-week sprint"
+    rf"{_NUMBER}(?:\s+|-)(?:years?|months?|weeks?|days?|hours?|decades?)(?:\s+ago|\s+now)?\b",
     re.IGNORECASE,
 )
 

@@ -134,6 +134,8 @@ def is_how_often(question: str) -> bool:
 
 _SCHEDULE = re.compile(
     rf"\b{_DAYS}s\b|\b(?:mon|tue|wed|thu|fri|sat|sun)\w*\s*[/&]\s*(?:mon|tue|wed|thu|fri|sat|sun)"
+    # "weekdays only", "weekend shifts"
+    r"|\bweek(?:day|end)s\b"
     rf"|{CLOCK_TIME}"
     # a day of every month: "rent due on the 3rd"
     r"|\bthe\s+\d{1,2}(?:st|nd|rd|th)\b",

@@ -243,12 +243,18 @@ def _rank_dated(q: Question, g: AnswerGraph, cands: list[ContextNode]) -> list[C
     # ... and for a question about what held before a change ("What time did Ines go to
     # bed before the experiment?"), those that a later memory changed.
     earlier = not now and asks_about_earlier(q.text)
+    # ... and of those, for now, a later version recall found of a changed memory (not
+    # another's note that shares more words: "Ffion feeds her pigs at 6.00 still").
+    versions = (
+        {str(v) for n in cands if (v := n.attributes.get("superseded_by"))} if now else set[str]()
+    )
     return sorted(
         cands,
         key=lambda n: (
             in_window(time_ms(n), tf) if tf else True,
             not (now and n.attributes.get("superseded_by")),
             earlier and bool(n.attributes.get("superseded_by")),
+            n.uuid in versions,
             _relevance(q, g, n, best_score),
         ),
         reverse=True,
