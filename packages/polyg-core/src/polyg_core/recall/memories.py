@@ -988,25 +988,16 @@ def _reordered(
     updates), which memory each changed one was superseded by, and the memories about
     someone close to whom is asked."""
     lexical = catalogue.lexical
-    # A memory that only asks ("How is the new flat?") states no value: it updates
-    # nothing, whatever words it shares with the question.
-    stating = [
-        (e, score) for e, score in ranked if not only_asks(e.content) or states_then_asks(e.content)
-    ]
-    # Currency compares the best `CONSIDERED`: their subjects are read among them.
+    stating, asking = _stating_and_asking(ranked)
+    # Currency compares the best `CONSIDERED`: their subjects are read among them (and
+    # among the notes that only ask, whose news may be another's or a rumour).
     considered = [e for e, _ in stating[:CONSIDERED]]
-    # A rumour or another's news may be written as a question ("Tomasz might go in w/ a
-    # firm in Milton Keynes?? prob nothing", "kenji's dog Tofu at the office friday??"):
-    # it states no value either, and goes below with the wishes and others' news.
-    states = {e.uuid for e in considered}
-    asking = [(e, s) for e, s in ranked[:CONSIDERED] if e.uuid not in states]
-    about = subjects_of(
-        catalogue, question, names, [*considered, *(e for e, _ in asking)], COMMON_NAME_SHARE
-    )
+    read = [*considered, *(e for e, _ in asking)]
+    about = subjects_of(catalogue, question, names, read, COMMON_NAME_SHARE)
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
-    wishes = _wishes(question, [*considered, *(e for e, _ in asking)])
+    wishes = _wishes(question, read)
     moved = supersede(
         stating,
         [t for t in lexical.tokens(question) if t not in function_words],
@@ -1029,17 +1020,31 @@ def _reordered(
     # changed it (what held before may have been said beside a plan: "cholesterol 6.1,
     # gp wants to retest").
     wishes -= moved.superseded_by.keys()
-    _others_below(
-        [*stating[:CONSIDERED], *((e, s) for e, s in asking if e.uuid in wishes | about.others)],
-        scores,
-        about.others | wishes,
-    )
+    _others_below(stating[:CONSIDERED], scores, about.others | wishes, asking)
     if not scores:
         return _Currency(ranked, moved.superseded_by, about.others, wishes, moved.old_values)
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     newest_first = -1 if not earlier else 1
     out.sort(key=lambda es: (-es[1], newest_first * es[0].created_at, es[0].uuid))
     return _Currency(out, moved.superseded_by, about.others, wishes, moved.old_values)
+
+
+def _stating_and_asking(
+    ranked: list[tuple[CatalogueEntry, float]],
+) -> tuple[list[tuple[CatalogueEntry, float]], list[tuple[CatalogueEntry, float]]]:
+    """The ranked memories that state something, and those among the best `CONSIDERED`
+    that only ask.
+
+    A memory that only asks ("How is the new flat?") states no value: it updates nothing,
+    whatever words it shares with the question. A rumour or another's news may be written
+    as a question ("Tomasz might go in w/ a firm in Milton Keynes?? prob nothing", "kenji's
+    dog Tofu at the office friday??"): it goes below with the wishes and others' news.
+    """
+    stating = [
+        (e, score) for e, score in ranked if not only_asks(e.content) or states_then_asks(e.content)
+    ]
+    states = {e.uuid for e, _ in stating[:CONSIDERED]}
+    return stating, [(e, s) for e, s in ranked[:CONSIDERED] if e.uuid not in states]
 
 
 def _wishes(question: str, considered: Sequence[CatalogueEntry]) -> set[str]:
@@ -1053,16 +1058,20 @@ def _wishes(question: str, considered: Sequence[CatalogueEntry]) -> set[str]:
 
 
 def _others_below(
-    considered: Sequence[tuple[CatalogueEntry, float]], scores: dict[str, float], others: set[str]
+    considered: Sequence[tuple[CatalogueEntry, float]],
+    scores: dict[str, float],
+    others: set[str],
+    asking: Sequence[tuple[CatalogueEntry, float]] = (),
 ) -> None:
     """A note about someone close to whom is asked ("Ines's partner is a paramedic")
     answers nothing about them: it goes below the considered notes that are not such
-    (`scores`, the new scores, updated in place)."""
+    (`scores`, the new scores, updated in place), and so does such a note among those
+    that only ask (`asking`; the others of them keep their place)."""
     rest = [scores.get(e.uuid, s) for e, s in considered if e.uuid not in others]
     if not others or not rest:
         return
     floor = min(rest) - BELOW
-    for e, s in considered:
+    for e, s in [*considered, *asking]:
         if e.uuid in others:
             scores[e.uuid] = min(scores.get(e.uuid, s), floor)
 
