@@ -1784,6 +1784,24 @@ def test_a_pets_walker_is_someone_else_unless_the_walking_is_asked() -> None:
     assert not like_another("I also moved my thesis to 30 sept", set())
 
 
+def test_a_users_note_with_a_new_name_is_a_version_one_with_the_old_name_is_news_of_it() -> None:
+    question = "Who services our kiln?"
+    old = _Note("old", "kiln svc: Emberline Services, Joss 07700 900111, annual Mar", 100)
+    # A new firm where the old one was, said far from the question in meaning ...
+    new = _Note("new", "kiln svc booked w/ Glowfire Kilns - Ana, elements done, next Mar", 300)
+    # ... and news of the old firm, sharing a word with the old note as well.
+    news = _Note("news", "Emberline did the kiln at Hatch Pottery, apparently rubbish", 400)
+    for later, version in ((new, True), (news, False)):
+        moved = _supersede(
+            [old, later],
+            [(old, 1.0), (later, 0.3)],
+            question,
+            kept={"old", later.uuid},
+            meaning={"old": 0.6, later.uuid: 0.3},
+        )
+        assert (moved.superseded_by.get("old") == later.uuid) is version, later.content
+
+
 def test_a_change_word_inside_a_wish_or_a_request_is_part_of_it() -> None:
     # What is asked for or rumoured may be new; the note still holds no value.
     assert unsettled("Leila asked if we'd send rhubarb crowns for the new garden")

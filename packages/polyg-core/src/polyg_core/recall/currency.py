@@ -719,11 +719,13 @@ class _Pairs:
             # "Trains: window please").
             return MEANING_MARGIN
         swaps = self._swaps_value(older, newer)
-        if swaps and (by_name or (kept and self._share_words(older, newer))):
+        if swaps and (by_name or (kept and self._new_names_only(older, newer))):
             # The named subject with a new name where the old value was ("T. sent the
             # sort code - it's a Corvane account" after "banked w/ Halverd Mutual"), or a
-            # user's note that shares a word with the earlier one ("TB test booked w/
-            # Marchog Farm Vets" after "farm vet = Severnside Vets").
+            # user's note that shares a word with the earlier one and writes none of its
+            # names ("TB test booked w/ Marchog Farm Vets" after "farm vet = Severnside
+            # Vets"; not "Brightbeam did the compressor at Pryce Fab" after "laser svc:
+            # Brightbeam Services": news of the old value).
             return SWAP_MARGIN
         # Both give a value of one shape (an email address, a phone number, a price, a
         # clock time): the later one gives the same attribute in other words ("writing
@@ -737,6 +739,13 @@ class _Pairs:
             or swaps
         )
         return SAME_WORDS_MARGIN if near else MEANING_MARGIN
+
+    def _new_names_only(self, older: str, newer: str) -> bool:
+        """Whether `newer` shares a word with `older` and writes none of the names
+        `older` writes (besides the question's, and months and days)."""
+        names = self.capitals.get(older, set()) - self.dates.get(older, set())
+        names -= self.asked | self.common | self.name_terms
+        return self._share_words(older, newer) and not names & self.words[newer]
 
     def _swaps_value(self, older: str, newer: str) -> bool:
         """Whether `newer` writes a name in place of the one `older` gives as its value:
