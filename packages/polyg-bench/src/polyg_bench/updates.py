@@ -137,6 +137,8 @@ SETS = {
     "blind-20": "updates_blind_20.jsonl",
     "blind-21": "updates_blind_21.jsonl",
     "blind-22": "updates_blind_22.jsonl",
+    "blind-23": "updates_blind_23.jsonl",
+    "blind-24": "updates_blind_24.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
@@ -171,8 +173,14 @@ notes as text messages, sticky notes and rows pasted from a spreadsheet) and bli
 skips, merchants, quotes; local government and commuting: councillors, bin days, parking
 permits, bus and train routes, season tickets, library and leisure-centre hours; many
 notes as meeting minutes, bullet-journal entries and messages that mix in words of
-another language) likewise, held out: no rule was read off them (docs/benchmarks.md,
-section 20)."""
+another language) likewise; blind-23 (hospital and clinic shift work: ward rotas, on-call,
+locums, night shifts; a wedding being planned: venues, caterers, florists, photographers,
+fittings, deposits; many notes as rota lines exported from an app, checklists and
+transcribed voice memos) and blind-24 (fishing and harbour life: boats, moorings, the
+harbour master, fish buyers, ice and fuel, ferries, the lifeboat crew; online communities
+and gaming: guilds, Discord servers, moderators, streaming schedules, tournament teams;
+many notes as chat logs with timestamps and usernames, forum posts and lines with emoji)
+likewise, held out: no rule was read off them (docs/benchmarks.md, section 20)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:
