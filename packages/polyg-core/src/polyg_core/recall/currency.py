@@ -741,14 +741,11 @@ class _Pairs:
         return SAME_WORDS_MARGIN if near else MEANING_MARGIN
 
     def _new_names_only(self, older: str, newer: str) -> bool:
-        """Whether `newer` shares a word with `older` besides the question's and writes
-        none of the names `older` writes (besides the question's, and months and days):
-        a word of the question alone is how any note was found ("Reminder from Kasimir
-        Jessup: the mail templates check runs every Monday" for appointment reminders)."""
+        """Whether `newer` shares a word with `older` and writes none of the names
+        `older` writes (besides the question's, and months and days)."""
         names = self.capitals.get(older, set()) - self.dates.get(older, set())
         names -= self.asked | self.common | self.name_terms
-        shared = _again(self.words[older]) & _again(self.words[newer])
-        return bool(shared - self.common - self.asked) and not names & self.words[newer]
+        return self._share_words(older, newer) and not names & self.words[newer]
 
     def _swaps_value(self, older: str, newer: str) -> bool:
         """Whether `newer` writes a name in place of the one `older` gives as its value:
