@@ -59,6 +59,8 @@ _TIME_POSITION = r"\bbefore\b|\bafter\b|\bsince\b|\bduring\b|\bhappened\b|\boccu
 # a clause of time before the comma, and the question after it asks for a value.
 _ASKS_AFTER = r"[^,?]*,\s*(?:what|which|who|whom|whose|where|how\s+(?:much|many))\b"
 _WHEN_CLAUSE = r"^(?:[^,?]*\bwhen\b[^,?]*,\s*)?"
+# "How much is the rent?" asks an amount; "how much time" a duration.
+_HOW_MUCH = r"\W*how\s+much\b(?!\s+time\b)"
 _WHEN_INSIDE = (
     r"^(?!\W*(?:what|which|who|whom|whose|where|how\s+(?:much|many))\b"
     r"(?!\s+(?:time|date|day)s?\b)).*"
@@ -121,8 +123,7 @@ _CUES: list[tuple[re.Pattern[str], IntentType, float, CausalDirection | None]] =
         # "Where does X live?", "How does X take her tea?" ask for a value.
         (rf"{_WHEN_CLAUSE}\W*where\b", IntentType.WHAT, 3.0, None),
         (r"^\W*how (?:do|does|did|is|are|was|were)\b", IntentType.WHAT, 2.0, None),
-        # "How much is the rent?" asks an amount; "how much time" a duration.
-        (rf"{_WHEN_CLAUSE}\W*how much\b(?!\s+time\b)", IntentType.WHAT, 2.0, None),
+        (rf"{_WHEN_CLAUSE}{_HOW_MUCH}", IntentType.WHAT, 2.0, None),
         (r"\bdescribe\b|\bstatus\b|\bdefinition\b", IntentType.WHAT, 2.0, None),
         (r"\bwhat (?:is|are)\b", IntentType.WHAT, 1.0, None),
         (r"\bworking on\b|\bworks on\b|\bdepends? on\b|\bconfigured\b", IntentType.WHAT, 1.5, None),
@@ -151,7 +152,7 @@ _ASKS_A_TIME = re.compile(
 )
 
 
-_ASKS_AMOUNT = re.compile(r"^\W*how\s+much\b(?!\s+time\b)", re.IGNORECASE)
+_ASKS_AMOUNT = re.compile(rf"^{_HOW_MUCH}", re.IGNORECASE)
 
 
 def asks_value_at_time(question: str) -> bool:
