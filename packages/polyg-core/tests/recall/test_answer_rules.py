@@ -386,6 +386,16 @@ def test_a_current_schedule_is_answered_as_stated_not_as_a_day_it_fell_on() -> N
             "Lanternfish is pinned to Python 3.9.",
             "Python 3.9",
         ),
+        # The name before the asked kind is what it is called; a capital joins it.
+        ("Which veg box do we get?", "first Hedgerow box came, mostly kale", "Hedgerow"),
+        (
+            "Which bank do I use?",
+            "switched to Calder Bank, the app is better",
+            "Calder Bank",
+        ),
+        # ... not a unit, nor a name before a word the question asks about besides the kind.
+        ("What speed is our broadband?", "internet: Solway Broadband 80Mb, acct 2281", "80Mb"),
+        ("What speed was the old plan?", "Larkline, 500 Mbps plan, router in the hall", None),
     ],
 )
 def test_a_span_is_a_value_not_a_verb_or_a_label(

@@ -1389,6 +1389,57 @@ def test_a_later_note_giving_a_value_of_the_same_shape_is_a_version_farther_in_m
     assert value_shapes("standup 9:30 daily, swim sat 9am") == {"clock"}
     assert value_shapes("base URL https://api.example.io/v2") == {"url"}
     assert value_shapes("in 2024 we had 3 kids") == set()
+    assert value_shapes("Opa takes his thyroid pill in the morning") == {"part of day"}
+    assert value_shapes("levothyroxine at night, absorbs better") == {"part of day"}
+    assert value_shapes("quiz night at the Swan") == set()
+
+
+def test_a_named_persons_later_note_giving_a_time_of_day_in_words_is_a_version() -> None:
+    # Both give a time of day in words: the later one is farther from the question by
+    # meaning (it names the drug, not the pill) and is still the same attribute.
+    notes = [
+        _Note("old", "Opa takes his thyroid pill in the morning before coffee", 100),
+        _Note("new", "Opa - levothyroxine at night, pharmacist said it absorbs better", 300),
+    ]
+    moved = _supersede(
+        notes,
+        [(notes[0], 1.0), (notes[1], 0.6)],
+        "When does Opa take his thyroid pill?",
+        named=[{"old", "new"}],
+        meaning={"old": 0.63, "new": 0.46},
+    )
+    assert moved.superseded_by == {"old": "new"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "permit renewed: level 2 of the multi-storey, £49/mo from 1 Apr",
+        "memo: clinic opens 08:15 w/ effect from 3rd March",
+        "from June 9 the gate code is 4471",
+        "ok all, I'm running the quiz from tonight, Bram handed me the list",
+        "book club meets at the library from here on",
+        "physio slot's fridays 9:15 from here, same room",
+        "day 1 on Tallyhub, expenses from my phone at last",
+        "so um yeah, we're going with Lidia Sousa for the flowers",
+    ],
+)
+def test_a_value_from_a_day_a_first_day_and_a_choice_made_say_a_change(text: str) -> None:
+    assert says_change(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a month alone may come back every year; a name is no month; a span of hours
+        "hayfever: loratadine 1/day from april",
+        "heard from jules, not confirmed",
+        "open from 9 to 5 on saturdays",
+        "day one of the cricket was rained off",
+    ],
+)
+def test_a_month_alone_a_name_and_hours_say_no_change(text: str) -> None:
+    assert not says_change(text)
 
 
 def test_a_users_later_note_sharing_a_word_is_a_version_farther_but_continues_no_line() -> None:

@@ -153,6 +153,11 @@ _NOT_DESCRIBING = "".join(
     rf"(?<!\b{w}\s)" for w in ("a", "an", "the", "my", "his", "her", "our", "their", "your")
 )
 
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+
 CHANGE_LANGUAGE = re.compile(
     r"\b(?:"
     r"moved|relocated|replaced|replaces|switched|swapped|took\s+over|taken\s+over|"
@@ -172,7 +177,11 @@ CHANGE_LANGUAGE = re.compile(
     # "the new landlord is", "New goal: ...", "at its new spot": a new value
     r"new|cut\s+to|starting|effective|"
     # "from today", "from this sprint on", "this season"
-    r"from\s+(?:today|tomorrow|now|this\s+\w+|next\s+\w+)|this\s+(?:season|term|semester)|"
+    r"from\s+(?:today|tomorrow|tonight|now|this\s+\w+|next\s+\w+|here(?:\s+on)?)|"
+    r"this\s+(?:season|term|semester)|"
+    # a value that holds from a day: "£52/mo from 1 Apr", "with effect from March 3rd" (a
+    # month alone may come back each year: "cetirizine from april")
+    rf"from\s+(?:\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?)|"
     # a relationship's status: each later one replaces the one before (not as a word
     # that describes someone: "a married couple", "her retired neighbour")
     rf"{_NOT_DESCRIBING}(?:engaged|married|divorced|separated)|broke\s+up|"
@@ -194,6 +203,9 @@ CHANGE_LANGUAGE = re.compile(
     # shift coordinating the volunteers")
     r"first\s+(?:\w+\s+)?(?:day|days|week|wk|weeks|wks|month|shift|payslip|pay|session|"
     r"lesson|class|term|cycle)\s+(?:at|w|with|in|on|for|of|\w+ing)|"
+    r"day\s+(?:1|one)\s+(?:at|on|with|w|in)|"
+    # a choice made: "we're going with Jakub", "went with Quayside Cover this time"
+    r"(?:we['’]?re|we\s+are|i['’]?m|i\s+am)\s+going\s+with|"
     # "first match for Millfield Rovers", "first one as chair" (not "first coffee with Ana")
     r"first\s+(?:[\w'’-]+\s+)?[\w'’-]+\s+(?:for|as)\b"
     r")\b"
@@ -455,13 +467,19 @@ _SHAPES = {
         r"[£$€]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:/|per\s+)(?:hr|hour|mo|month|yr|year|wk|week)\b"
     ),
     "clock": re.compile(CLOCK_TIME, re.IGNORECASE),
+    # a time of day said in words: "in the morning w/ breakfast", "at night"
+    "part of day": re.compile(
+        r"\b(?:in\s+the|at|every|each|before|after|with|w/)\s+(?:the\s+)?"
+        r"(?:mornings?|afternoons?|evenings?|nights?|bedtime|breakfast|lunch|dinner)\b",
+        re.IGNORECASE,
+    ),
 }
 
 
 @functools.lru_cache(maxsize=_PER_TEXT)
 def value_shapes(text: str) -> frozenset[str]:
     """The shapes of value `text` gives: an email address, a URL, a phone number, a
-    price, a clock time."""
+    price, a clock time, a time of day in words."""
     return frozenset(name for name, pattern in _SHAPES.items() if pattern.search(text))
 
 

@@ -164,8 +164,14 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
     asked = terms(question)
     kind = _WHAT_KIND.match(question)
     noun = stem(kind.group(1).lower()) if kind else None
+    kinds = _kinds(question)
     for i, w in enumerate(words):
         if w[0].isalnum() and stem(w.lower()) in about:
+            if w.lower() in kinds and (name := _name_before(words, i, asked)) is not None:
+                # "first FreshCrate box came" for "Which meal box ...?": the name that
+                # the asked kind follows is what it is called ("Fernleigh Bank" with a
+                # capital, part of the name).
+                return f"{name} {w}" if _NAME.fullmatch(w) else name
             span = _after(words, i + 1, asked)
             if span is None:
                 continue
@@ -180,6 +186,51 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
 
 
 _NUMBERED = re.compile(r"\d+[A-Za-z]?")
+# "Which meal box am I ...?": the words that name the kind of thing asked, up to its verb.
+_KIND_PHRASE = re.compile(r"^\W*(?:what|which)\s+([a-z]+)(?:\s+([a-z]+))?", re.IGNORECASE)
+_VERBS = frozenset({
+    "is", "are", "was", "were", "am", "do", "does", "did", "has", "have", "had", "will",
+    "would", "can", "could", "should", "'s", "’s",
+})  # fmt: skip
+
+
+def _kinds(question: str) -> set[str]:
+    """The one or two words after "what" or "which" before a verb (lower case)."""
+    m = _KIND_PHRASE.match(question)
+    if m is None:
+        return set()
+    out: set[str] = set()
+    for word in m.groups():
+        if word is None or word.lower() in _VERBS:
+            break
+        out.add(word.lower())
+    return out
+
+
+# A name: a capital, then a lower-case letter ("Ironbark", "FreshCrate"), not an acronym.
+_NAME = re.compile(r"[A-Z][a-z][\w’'-]*")
+_NAME_JOINS = frozenset({"&", "of"})
+
+
+def _name_before(words: list[str], at: int, asked: set[str]) -> str | None:
+    """The name right before the asked word at `at` that it is the name of ("Ironbark
+    gym"), up to three words: not a possessive ("Ravi's PC"), not a word the question
+    asks with, not the sentence's first word unless a capital is inside it."""
+    names: list[str] = []
+    i = at - 1
+    while i >= 0 and len(names) < 3:
+        w = words[i]
+        if names and w in _NAME_JOINS and i > 0 and _NAME.fullmatch(words[i - 1]):
+            names.insert(0, w)
+            i -= 1
+            continue
+        if not _NAME.fullmatch(w) or w.lower().endswith(("'s", "’s")) or stem(w.lower()) in asked:
+            break
+        if i == 0 and not any(c.isupper() for c in w[1:]):
+            break
+        names.insert(0, w)
+        i -= 1
+    return " ".join(names) if names else None
 
 
 def _compound(words: list[str], at: int, span: str) -> bool:
