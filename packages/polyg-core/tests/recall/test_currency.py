@@ -1872,3 +1872,29 @@ def test_a_named_persons_team_is_someone_else_the_users_own_team_is_not() -> Non
     asked = {"what", "team", "is", "ottilie", "on"}
     assert not about_a_relation("ottilie's team is Security now", "Ottilie", asked)
     assert not about_a_relation("our team moved to Slack", None, {"what", "chat", "app"})
+
+
+def test_a_later_note_without_the_shape_of_the_value_asked_gives_no_new_value() -> None:
+    # The question asks a phone number: a later note about the same person that gives
+    # none is no later version of the note that gives one, whatever its closeness.
+    notes = [
+        _Note("old", "Nadia mob 07700 900 123", 100),
+        _Note("number", "hiya it's Nadia, save this one: 07811 222 333, old phone died", 300),
+        _Note("hours", "Nadia said ring her after 7, she's on lates all week", 350),
+    ]
+    ranked = [(notes[0], 1.0), (notes[2], 0.5), (notes[1], 0.4)]
+    moved = _supersede(
+        notes,
+        ranked,
+        "What's Nadia's mobile number?",
+        named=[{"old", "number", "hours"}],
+        meaning={"old": 0.65, "number": 0.51, "hours": 0.52},
+    )
+    assert moved.superseded_by == {"old": "number"}
+    assert moved.scores["number"] > moved.scores["old"]
+
+
+def test_an_application_not_yet_answered_is_unsettled() -> None:
+    assert unsettled("<reefwalker> applied to be treasurer of the rowing club, wish me luck")
+    assert unsettled("applying for the deputy head post at Brookfield")
+    assert not unsettled("new treasurer is Ines, she applied and the vote was unanimous, moved")

@@ -276,7 +276,9 @@ _UNSETTLED = re.compile(
     r"\b(?:wants\s+to|wants?\s+(?:their|his|her|its)\s+own|wanna|thinking\s+(?:of|about)|might|maybe|some\s?day|considering|"
     r"hoping\s+to|not\s+yet|would\s+like\s+to|keen\s+to|tempted|rumou?r\w*|"
     r"(?<!\bi\s)(?<!\bwe\s)asked\s+(?:me\s+|us\s+)?(?:if|whether|about)|offered\s+to|"
-    r"prob(?:ably)?\s+(?:won['’]?t|not))\b",
+    r"prob(?:ably)?\s+(?:won['’]?t|not)|"
+    # an application not yet answered: "applied to be head mod", "applying for the post"
+    r"appl(?:ied|ying)\s+(?:to\s+(?:be|become|join)|for))\b",
     re.IGNORECASE,
 )
 
@@ -476,6 +478,14 @@ _SHAPES = {
 }
 
 
+# What a question calls a value of a shape: "What's Ravi's mobile number?" asks a phone number.
+_ASKED_SHAPES = {
+    "phone": "number phone mobile mob cell landline",
+    "email": "email e-mail",
+    "url": "url link website",
+}
+
+
 @functools.lru_cache(maxsize=_PER_TEXT)
 def value_shapes(text: str) -> frozenset[str]:
     """The shapes of value `text` gives: an email address, a URL, a phone number, a
@@ -587,6 +597,8 @@ class _Pairs:
     """Whether each memory speaks in the first person."""
     dates: Mapping[str, set[str]] = field(default_factory=lambda: {})
     """Each memory's terms of the months and days of the week it writes (`_CALENDAR`)."""
+    asked_shapes: frozenset[str] = frozenset()
+    """The shapes of value the question asks for by name (`_ASKED_SHAPES`)."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -718,6 +730,12 @@ class _Pairs:
             return False
         before = max(before, self.line.get(older, before))
         if self._restates(older, newer) or not self._holds_line(older, newer):
+            return False
+        if (self.shapes.get(older, frozenset()) & self.asked_shapes) - self.shapes.get(
+            newer, frozenset()
+        ):
+            # The value asked for is of a shape the earlier note gives and the later one
+            # does not ("call him after 8" after "Ravi mob 07700 914 332"): no new value.
             return False
         if self._same_words(older, newer):
             return after >= before - SAME_WORDS_MARGIN
@@ -1089,6 +1107,9 @@ def supersede(
         _terms(top, tokens, _opening),
         {c.uuid: FIRST_PERSON.search(c.content) is not None for c, _ in top},
         _terms(top, tokens, _CALENDAR.findall),
+        frozenset(
+            shape for shape, words in _ASKED_SHAPES.items() if set(tokens(words)) & set(asked)
+        ),
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}
