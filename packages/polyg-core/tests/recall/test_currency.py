@@ -26,6 +26,7 @@ from polyg_core.recall.memories import states_then_asks
 from polyg_core.recall.subjects import (
     about_a_named_person,
     about_a_relation,
+    about_another_numbered,
     introduced_as_a_relation,
     kin_by_name,
     like_another,
@@ -1898,3 +1899,35 @@ def test_an_application_not_yet_answered_is_unsettled() -> None:
     assert unsettled("<reefwalker> applied to be treasurer of the rowing club, wish me luck")
     assert unsettled("applying for the deputy head post at Brookfield")
     assert not unsettled("new treasurer is Ines, she applied and the vote was unanimous, moved")
+
+
+async def test_a_note_about_another_of_a_numbered_thing_is_no_later_version(
+    memory: Memory,
+) -> None:
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("bay 4 linen delivery tues, porter signs for it", 240),
+            ("rota line: Fri 09:00 | LINEN DELIVERY | Bay 4 | porter", 35),
+            ("tues linen cage for bay 6 - short again", 15),
+        ],
+        "Which day is the bay 4 linen delivery?",
+    )
+    assert result.memories[0].uuid == new
+
+
+def test_another_numbered_thing_is_told_by_its_number() -> None:
+    @dataclass
+    class _Entry:
+        uuid: str
+        content: str
+
+    read = [
+        _Entry("same", "Ward 8 top-up moved to mon"),
+        _Entry("other", "weds trolley for ward 9 - late again"),
+        _Entry("both", "ward 9 and ward 8 share a pharmacist"),
+        _Entry("none", "pharmacy closes at 6"),
+    ]
+    question = "Which day is the ward 8 pharmacy top-up?"
+    assert about_another_numbered(question, read) == {"other"}  # type: ignore[arg-type]
+    assert about_another_numbered("Which day is the pharmacy top-up?", read) == set()  # type: ignore[arg-type]

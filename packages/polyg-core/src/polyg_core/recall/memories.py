@@ -84,7 +84,7 @@ from polyg_core.recall.memory_fit import (
     tells_it_was_missed,
 )
 from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
-from polyg_core.recall.subjects import subjects_of
+from polyg_core.recall.subjects import about_another_numbered, subjects_of
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
@@ -994,6 +994,8 @@ def _reordered(
     considered = [e for e, _ in stating[:CONSIDERED]]
     read = [*considered, *(e for e, _ in asking)]
     about = subjects_of(catalogue, question, names, read, COMMON_NAME_SHARE)
+    # Notes about another of a numbered thing asked ("ward 9" for "ward 8") are others'.
+    others = about.others | about_another_numbered(question, read)
     # Question words ("how", "what", "does") are in most memories and say nothing of what
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
@@ -1012,7 +1014,7 @@ def _reordered(
         people=about.people,
         kept=about.kept,
         required=about.named,
-        others=about.others,
+        others=others,
         unsettled=wishes,
     )
     scores = dict(moved.scores)
@@ -1020,13 +1022,13 @@ def _reordered(
     # changed it (what held before may have been said beside a plan: "cholesterol 6.1,
     # gp wants to retest").
     wishes -= moved.superseded_by.keys()
-    _others_below(stating[:CONSIDERED], scores, about.others | wishes, asking)
+    _others_below(stating[:CONSIDERED], scores, others | wishes, asking)
     if not scores:
-        return _Currency(ranked, moved.superseded_by, about.others, wishes, moved.old_values)
+        return _Currency(ranked, moved.superseded_by, others, wishes, moved.old_values)
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     newest_first = -1 if not earlier else 1
     out.sort(key=lambda es: (-es[1], newest_first * es[0].created_at, es[0].uuid))
-    return _Currency(out, moved.superseded_by, about.others, wishes, moved.old_values)
+    return _Currency(out, moved.superseded_by, others, wishes, moved.old_values)
 
 
 def _stating_and_asking(

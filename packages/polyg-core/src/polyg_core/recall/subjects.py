@@ -59,6 +59,7 @@ __all__ = [
     "Subjects",
     "about_a_named_person",
     "about_a_relation",
+    "about_another_numbered",
     "naming",
     "subjects_of",
     "writes_name",
@@ -640,3 +641,27 @@ def _says_who(text: str, end: int) -> bool:
         return False
     after = _NEXT_WORD.match(text, copula.end())
     return after is not None and after.group(1)[:1].isupper()
+
+
+# "ward 8", "number 12", "gate 3B": a thing told from others of its kind by its number.
+_NUMBERED = re.compile(r"\b([A-Za-z]{3,})\s+(\d{1,4}[A-Za-z]?)\b")
+
+
+def about_another_numbered(question: str, read: Sequence[CatalogueEntry]) -> set[str]:
+    """The memories about another of a numbered thing the question asks about: they write
+    its word with another number and never with the asked one ("weds pharmacy trolley
+    for ward 9" for "Which day is the ward 8 pharmacy top-up?")."""
+    asked: dict[str, set[str]] = {}
+    for word, number in _NUMBERED.findall(question):
+        if word.lower() not in NAME_STOP_WORDS:
+            asked.setdefault(word.lower(), set()).add(number.lower())
+    if not asked:
+        return set()
+    out: set[str] = set()
+    for entry in read:
+        written: dict[str, set[str]] = {}
+        for word, number in _NUMBERED.findall(entry.content):
+            written.setdefault(word.lower(), set()).add(number.lower())
+        if any(w in written and not written[w] & numbers for w, numbers in asked.items()):
+            out.add(entry.uuid)
+    return out
