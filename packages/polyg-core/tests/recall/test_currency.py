@@ -1931,3 +1931,40 @@ def test_another_numbered_thing_is_told_by_its_number() -> None:
     question = "Which day is the ward 8 pharmacy top-up?"
     assert about_another_numbered(question, read) == {"other"}  # type: ignore[arg-type]
     assert about_another_numbered("Which day is the pharmacy top-up?", read) == set()  # type: ignore[arg-type]
+
+
+async def test_a_users_change_with_a_new_name_far_in_meaning_is_the_update(
+    memory: Memory,
+) -> None:
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("Heating oil & electric with Brackenfield Energy, fixed till March.", 300),
+            ("We're on Tidewell Power now, the switch went through on the 9th.", 40),
+            ("Tidewell meter reading due end of the month.", 10),
+        ],
+        "Who's our energy supplier?",
+    )
+    assert result.memories[0].uuid == new
+    assert "Tidewell" in result.answer
+
+
+async def test_anothers_change_with_a_new_name_is_no_update_of_the_users_note(
+    memory: Memory,
+) -> None:
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("got an allotment!!! plot 4 at Millbrook, damp corner by the gate", 500),
+            ("first proper dig on plot 19 today, full sun, much better than the damp corner", 150),
+            ("Henrike's taken over plot 11 from Walt (he's 88, finally giving up)", 60),
+        ],
+        "Which allotment plot do I have?",
+    )
+    print([m.content[:40] for m in result.memories[:3]])
+    assert result.memories[0].uuid == new
+
+
+def test_nothing_changed_denies_a_change() -> None:
+    assert not says_change("invoices still go to Lapwing, nothing moved there")
+    assert says_change("moved to Lapwing, nothing else new")

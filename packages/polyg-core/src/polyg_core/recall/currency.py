@@ -301,9 +301,9 @@ def unsettled(text: str) -> bool:
     return not says_change(rest)
 
 
-# "hasn't changed", "did not move": a change denied.
+# "hasn't changed", "did not move", "nothing moved there": a change denied.
 _DENIED = re.compile(
-    r"\b(?:not|never|n[o'’]t|hasn[o'’]?t|haven[o'’]?t|didn[o'’]?t|isn[o'’]?t|"
+    r"\b(?:not|never|nothing|n[o'’]t|hasn[o'’]?t|haven[o'’]?t|didn[o'’]?t|isn[o'’]?t|"
     r"won[o'’]?t)\s+(?:\w+\s+)?$",
     re.IGNORECASE,
 )
@@ -621,7 +621,7 @@ class _Pairs:
         (`_goes_back`)."""
         self.asked_weight = sum(self.weight(t) for t in set[str]().union(*self.hits.values()))
 
-    def same_subject(self, older: str, newer: str) -> bool:
+    def same_subject(self, older: str, newer: str, margin: float = MEANING_MARGIN) -> bool:
         # A name the question asks about that both memories hold, else the asked words;
         # a memory that lacks the asked name the earlier one holds is about someone else
         # ("Hollis mentors three new hires" is no update of "Ada's mentor is Hollis").
@@ -639,7 +639,7 @@ class _Pairs:
         # merely ranked them among the best does not.
         return self._kept(older, newer) and (
             self._share_words(older, newer)
-            or (self._about_asked(older, newer) and self._as_close(older, newer, MEANING_MARGIN))
+            or (self._about_asked(older, newer) and self._as_close(older, newer, margin))
         )
 
     def _about_asked(self, older: str, newer: str) -> bool:
@@ -677,7 +677,7 @@ class _Pairs:
             return True
         return bool((self.hits[older] & self.hits[newer]) - self.common)
 
-    def same_attribute(self, older: str, newer: str) -> bool:
+    def same_attribute(self, older: str, newer: str, margin: float = MEANING_MARGIN) -> bool:
         # The update speaks to the question about as well as what it changes, or it names
         # the earlier value itself ("moved off birch-07 to cedar-12").
         if self.scores[newer] >= RELEVANT_SHARE * self.scores[older]:
@@ -692,7 +692,7 @@ class _Pairs:
         # ... or it answers the question about as well by meaning ("The wiki got renamed to
         # Compass" for "What is the internal wiki called?" after "is called Hearth").
         before, after = self.meaning.get(older), self.meaning.get(newer)
-        if before is not None and after is not None and after >= before - MEANING_MARGIN:
+        if before is not None and after is not None and after >= before - margin:
             return True
         # Fused scores of a few memories say little (min-max over three): an update that
         # holds most of what the earlier one holds of the question speaks to it as well.
@@ -834,11 +834,17 @@ class _Pairs:
             return False
         if _fact_says_update(older, newer, self.ended):
             return self.share_subject(older.uuid, newer.uuid)
-        return (
-            says_change(newer.content)
-            and self._holds_line(older.uuid, newer.uuid)
-            and self.same_subject(older.uuid, newer.uuid)
-            and self.same_attribute(older.uuid, newer.uuid)
+        if not says_change(newer.content) or not self._holds_line(older.uuid, newer.uuid):
+            return False
+        # A change said with a new name where the earlier value was, by the user or of the
+        # asked subject, may be told far from the question in meaning ("We're on Solvane
+        # Power now" after "Electricity & gas with Ember Energy" for "Who's our energy
+        # supplier?"; not "Gerda's taken over plot 12" after the user's "plot 7").
+        o, n = older.uuid, newer.uuid
+        swaps = self._swaps_value(o, n) and (self._by_name(o, n) or self._kept(o, n))
+        margin = SWAP_MARGIN if swaps else MEANING_MARGIN
+        return self.same_subject(older.uuid, newer.uuid, margin) and self.same_attribute(
+            older.uuid, newer.uuid, margin
         )
 
     def updates_of(self, older: Candidate, later: Sequence[Candidate]) -> list[Candidate]:
