@@ -1968,3 +1968,38 @@ async def test_anothers_change_with_a_new_name_is_no_update_of_the_users_note(
 def test_nothing_changed_denies_a_change() -> None:
     assert not says_change("invoices still go to Lapwing, nothing moved there")
     assert says_change("moved to Lapwing, nothing else new")
+
+
+async def test_a_users_change_said_in_other_words_is_the_update(memory: Memory) -> None:
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("pescatarian since 2022, still eating prawns + feta", 400),
+            ("Going fully plant-based as of this month. Soy milk in the fridge for guests.", 40),
+            ("quiz night at the Swan moved to thursdays", 10),
+        ],
+        "what diet am I following?",
+    )
+    assert result.memories[0].uuid == new
+
+
+@pytest.mark.parametrize(
+    "someone",
+    [
+        "bogdan on £14.20 now he says",
+        "Bogdan switched to nights for the extra £1.40",
+    ],
+)
+def test_someones_change_is_no_users_change_said_in_other_words(someone: str) -> None:
+    # A later note about someone (as he or she, or opening with what they did) is held to
+    # the narrower margin: a user's note in other words may be farther from the question.
+    notes = [
+        _Note("old", "started at the depot today, picker, £12.10/hr", 100),
+        _Note("other", someone, 300),
+        _Note("own", "payslip: £13.60/hr, the team lead bump came through", 200),
+    ]
+    ranked = [(notes[0], 1.0), (notes[1], 0.5), (notes[2], 0.4)]
+    question = "what's my hourly rate?"
+    meaning = {"old": 0.55, "other": 0.36, "own": 0.38}
+    moved = _supersede(notes, ranked, question, meaning=meaning, kept={"old", "other", "own"})
+    assert moved.superseded_by.get("old") != "other"

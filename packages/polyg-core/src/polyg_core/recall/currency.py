@@ -502,6 +502,11 @@ _CALENDAR = re.compile(
     r"|(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?s?)\b"
 )
 _NUMBER = re.compile(r"\d")
+_THIRD_PERSON = re.compile(r"\b(?:he|she|his|her|him|hers)\b", re.IGNORECASE)
+# A one-word name and what its bearer did, not a verb that opens a note ("Booked ...").
+_SOMEONE_DID = re.compile(
+    r"^\W*[A-Z][a-z]+(?<!ed)\s+(?:went|got|took|left|quit|joined|moved|switched|\w+ed)\b"
+)
 # "heard at the school gate: Dr Hallam leaving Bramcote": the first two words, and those
 # after a short label that opens the note.
 _FIRST_WORDS = r"\W*(\w[\w'’-]*)(?:\W+(\w[\w'’-]*))?"
@@ -842,7 +847,16 @@ class _Pairs:
         # supplier?"; not "Gerda's taken over plot 12" after the user's "plot 7").
         o, n = older.uuid, newer.uuid
         swaps = self._swaps_value(o, n) and (self._by_name(o, n) or self._kept(o, n))
-        margin = SWAP_MARGIN if swaps else MEANING_MARGIN
+        # A user's own note that says a change may too, in other words ("Going fully vegan
+        # as of this month" after "vegetarian since 2023"), unless it speaks of someone
+        # as he or she ("wojtek on £12.60 now he says") or opens with what someone did
+        # ("Hamid went harpooner for the new patch").
+        own = (
+            self._kept(o, n)
+            and _THIRD_PERSON.search(newer.content) is None
+            and _SOMEONE_DID.search(newer.content) is None
+        )
+        margin = SWAP_MARGIN if swaps else SAME_WORDS_MARGIN if own else MEANING_MARGIN
         return self.same_subject(older.uuid, newer.uuid, margin) and self.same_attribute(
             older.uuid, newer.uuid, margin
         )
