@@ -396,6 +396,17 @@ def test_a_current_schedule_is_answered_as_stated_not_as_a_day_it_fell_on() -> N
         # ... not a unit, nor a name before a word the question asks about besides the kind.
         ("What speed is our broadband?", "internet: Solway Broadband 80Mb, acct 2281", "80Mb"),
         ("What speed was the old plan?", "Larkline, 500 Mbps plan, router in the hall", None),
+        # A clause that places the question in time anchors no span: the sentence stays.
+        (
+            "Which firm was Odile at when she knew the depot crew?",
+            "odile - payroll at Carrowmore Freight, knows the depot crew well",
+            None,
+        ),
+        (
+            "Before the merger, what time was the depot opening?",
+            "merger talks dragging on, depot opens at 5am sharp",
+            "5am sharp",
+        ),
     ],
 )
 def test_a_span_is_a_value_not_a_verb_or_a_label(

@@ -162,6 +162,10 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
         # "What was I paid an hour?" of "started at the depot, £11.40/hr": the amount.
         return amount.group(0)
     asked = terms(question)
+    # The words of a clause that places the question in time ("... when she knew the
+    # warehouse people?", "Before the hotel deal, ...") say when, not what is asked: no
+    # span follows them.
+    about = about - _placing_terms(question)
     kind = _WHAT_KIND.match(question)
     noun = stem(kind.group(1).lower()) if kind else None
     kinds = _kinds(question)
@@ -186,6 +190,23 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
 
 
 _NUMBERED = re.compile(r"\d+[A-Za-z]?")
+# A clause that places the question in time: after the question's own words, or before
+# them up to a comma.
+_PLACING_AFTER = re.compile(r"\s(?:back\s+)?(?:when|while|before|after|until)\s.*$", re.IGNORECASE)
+_PLACING_BEFORE = re.compile(
+    r"^\W*(?:back\s+)?(?:when|while|before|after|until)\s[^,]*,", re.IGNORECASE
+)
+
+
+def _placing_terms(question: str) -> set[str]:
+    """The terms of the clause that places `question` in time, less the question's own."""
+    clause = _PLACING_BEFORE.search(question) or _PLACING_AFTER.search(question)
+    if clause is None:
+        return set()
+    rest = question[: clause.start()] + " " + question[clause.end() :]
+    return terms(clause.group(0)) - terms(rest)
+
+
 # "Which meal box am I ...?": the words that name the kind of thing asked, up to its verb.
 _KIND_PHRASE = re.compile(r"^\W*(?:what|which)\s+([a-z]+)(?:\s+([a-z]+))?", re.IGNORECASE)
 _VERBS = frozenset({
