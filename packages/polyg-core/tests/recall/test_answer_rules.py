@@ -396,6 +396,15 @@ def test_a_current_schedule_is_answered_as_stated_not_as_a_day_it_fell_on() -> N
         # ... not a unit, nor a name before a word the question asks about besides the kind.
         ("What speed is our broadband?", "internet: Solway Broadband 80Mb, acct 2281", "80Mb"),
         ("What speed was the old plan?", "Larkline, 500 Mbps plan, router in the hall", None),
+        # A number before the asked kind names it; a percentage keeps its sign; a thing
+        # asked with "pay" is no amount.
+        ("Which bus does Ama take to work?", "commute: the 42 bus to St Clare's", "42"),
+        ("What rate is the fix?", "2-yr fix 4.35%, Harrowgate BS", "4.35%"),
+        (
+            "Which venue did we pay the deposit to?",
+            "venue Kilmory Hall - deposit £900 paid",
+            "Kilmory Hall",
+        ),
         # A clause that places the question in time anchors no span: the sentence stays.
         (
             "Which firm was Odile at when she knew the depot crew?",
@@ -607,12 +616,13 @@ def test_a_short_memory_is_whole_when_only_a_name_chose_its_sentence_or_it_was_c
 
 
 def test_the_asked_kind_and_the_word_after_it_are_one_noun_not_a_value() -> None:
-    # "car park" is no car; "gate B" names the gate.
+    # "car park" is no car; "gate B" names the gate, and keeps the kind it names, as a
+    # number does ("plot 7").
     question = "What car does Imani drive?"
     about = terms(question) - {"imani"}
     assert asked_span(question, about, "meet her at the front, not the car park") is None
     question = "Which gate does Imani use?"
-    assert asked_span(question, terms(question) - {"imani"}, "Imani at gate B") == "B"
+    assert asked_span(question, terms(question) - {"imani"}, "Imani at gate B") == "gate B"
 
 
 def test_a_name_after_the_asked_relation_is_its_subject_not_the_value() -> None:

@@ -37,7 +37,7 @@ _AMOUNT = re.compile(
     re.IGNORECASE,
 )
 _TOKEN = re.compile(
-    rf"[{_MONEY_SIGNS}]?\d+(?:[.,:]\d+)+\w*|[{_MONEY_SIGNS}]?[A-Za-z0-9][\w'’-]*"
+    rf"[{_MONEY_SIGNS}]?\d+(?:[.,:]\d+)+\w*%?|[{_MONEY_SIGNS}]?[A-Za-z0-9][\w'’-]*%?"
     r"|[.,;:!?()\"“”–—]|\s-\s"
 )
 # "CI runs on Forgeline", "chat lives in Hearth": a verb and its preposition after the
@@ -158,7 +158,11 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
         return None
     if _HOW_MANY.search(question):
         return _count(about, words)
-    if _ASKS_AMOUNT.search(question) and (amount := _AMOUNT.search(sentence)) is not None:
+    if (
+        _ASKS_AMOUNT.search(question)
+        and not _ASKS_WHICH.search(question)
+        and (amount := _AMOUNT.search(sentence)) is not None
+    ):
         # "What was I paid an hour?" of "started at the depot, £11.40/hr": the amount.
         return amount.group(0)
     asked = terms(question)
@@ -189,7 +193,11 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
     return None
 
 
-_NUMBERED = re.compile(r"\d+[A-Za-z]?")
+_NUMBERED = re.compile(r"\d+[A-Za-z]?|[A-Z]")
+# "Which venue did we pay ...?", "Who do I pay ...?": a thing or a person, not an amount.
+_ASKS_WHICH = re.compile(r"^\W*(?:which|who|whom|where)\b", re.IGNORECASE)
+# A number that names the asked kind after it ("the 42 bus").
+_NUMBER_NAME = re.compile(r"\d+[A-Za-z]?")
 # A clause that places the question in time: after the question's own words, or before
 # them up to a comma.
 _PLACING_AFTER = re.compile(r"\s(?:back\s+)?(?:when|while|before|after|until)\s.*$", re.IGNORECASE)
@@ -237,6 +245,8 @@ def _name_before(words: list[str], at: int, asked: set[str]) -> str | None:
     """The name right before the asked word at `at` that it is the name of ("Ironbark
     gym"), up to three words: not a possessive ("Ravi's PC"), not a word the question
     asks with, not the sentence's first word unless a capital is inside it."""
+    if at > 0 and _NUMBER_NAME.fullmatch(words[at - 1]):
+        return words[at - 1]
     names: list[str] = []
     i = at - 1
     while i >= 0 and len(names) < 3:
