@@ -139,6 +139,8 @@ SETS = {
     "blind-22": "updates_blind_22.jsonl",
     "blind-23": "updates_blind_23.jsonl",
     "blind-24": "updates_blind_24.jsonl",
+    "blind-25": "updates_blind_25.jsonl",
+    "blind-26": "updates_blind_26.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
@@ -180,7 +182,15 @@ transcribed voice memos) and blind-24 (fishing and harbour life: boats, moorings
 harbour master, fish buyers, ice and fuel, ferries, the lifeboat crew; online communities
 and gaming: guilds, Discord servers, moderators, streaming schedules, tournament teams;
 many notes as chat logs with timestamps and usernames, forum posts and lines with emoji)
-likewise, held out: no rule was read off them (docs/benchmarks.md, section 20)."""
+likewise; blind-25 (cars and getting around: garages, inspections, leasing, insurance,
+charging cards, car shares, driving lessons; a small band and music teaching: gigs,
+rehearsal rooms, instrument repairs, pupils' lesson slots; many notes as e-mail subject
+lines, calendar invites and lines copied from a bank statement) and blind-26 (a block of
+flats: landlords, letting agents, the caretaker, service charges, the lift, the laundry
+and bike store, a tenants' group; evening language classes: tutors, apps, exam dates,
+conversation partners; many notes as dictated messages with autocorrect slips, arrows and
+dates written many ways) likewise, held out: no rule was read off them
+(docs/benchmarks.md, section 20)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:
