@@ -2003,3 +2003,9 @@ def test_someones_change_is_no_users_change_said_in_other_words(someone: str) ->
     meaning = {"old": 0.55, "other": 0.36, "own": 0.38}
     moved = _supersede(notes, ranked, question, meaning=meaning, kept={"old", "other", "own"})
     assert moved.superseded_by.get("old") != "other"
+
+
+def test_a_date_that_slipped_says_a_change() -> None:
+    assert says_change("Kestrel slipped - go-live is June 3 per the board")
+    assert says_change("the handover date slipped.")
+    assert not says_change("slipped on the ice outside the depot, wrist ok")

@@ -194,7 +194,7 @@ CHANGE_LANGUAGE = re.compile(
     # a correction of what was said, and a date or time moved
     r"correction|corrected|to\s+correct|"
     r"extended|postponed|rescheduled|delayed|brought\s+forward|pushed\s+(?:back|out)|"
-    r"(?:slipped|slid)\s+(?:again|to|by|back|another)|"
+    r"(?:slipped|slid)\s+(?:again|to|by|back|another)|slipped(?=\s*(?:[-–—,.;:!]|$))|"
     r"moved\s+(?:up|back)|as\s+of|under\s+the\s+new|"
     # a state begun at a time ("dairy-free since feb", "takes the ferry since the hip op")
     r"since\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\w*|"
