@@ -2009,3 +2009,24 @@ def test_a_date_that_slipped_says_a_change() -> None:
     assert says_change("Kestrel slipped - go-live is June 3 per the board")
     assert says_change("the handover date slipped.")
     assert not says_change("slipped on the ice outside the depot, wrist ok")
+
+
+@pytest.mark.parametrize(
+    ("question", "gathers"),
+    [
+        ("what hours is Ilse working?", False),
+        ("Which days is Tomek around in the studio?", False),
+        ("What kind of shifts is Aoife on?", False),
+        ("What kind of art does Aoife make?", True),
+        ("What books has Aoife read?", True),
+    ],
+)
+def test_a_schedule_asked_in_the_singular_is_one_value(question: str, gathers: bool) -> None:
+    assert accumulates(question) is gathers
+
+
+def test_the_hours_of_a_shift_as_a_range_are_a_clock_value() -> None:
+    assert value_shapes("Ilse in the office doing payroll, 9-5 mon-fri") == {"clock"}
+    assert value_shapes("ilse: 'on 6-2 now, home by half 2'") == {"clock"}
+    assert value_shapes("Madeira, 3-10 June") == set()
+    assert value_shapes("ref AB-12-3") == set()

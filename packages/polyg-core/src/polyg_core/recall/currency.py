@@ -350,6 +350,14 @@ def asks_about_now(question: str, intent: Intent, now_ms: int) -> bool:
 
 
 _FREQUENCY = re.compile(r"\bhow\s+often\b", re.IGNORECASE)
+# "What hours is Mairead working?", "Which days is Lukas in?", "What kind of shifts is
+# Bronagh on?": a schedule asked with a verb in the singular, or one kind someone is, is
+# one value ("What kind of art does Ana make?" gathers).
+_ONE_SCHEDULE = re.compile(
+    r"^\W*(?:what|which)\s+(?:(?:hours|days|nights|evenings|mornings|times|shifts)\s+"
+    r"(?:is|does|am|was)|kind\s+of\s+[\w-]+\s+(?:is|am|was))\b",
+    re.IGNORECASE,
+)
 
 
 _NOW_WORDS = re.compile(
@@ -367,6 +375,7 @@ def accumulates(question: str) -> bool:
         asks_to_gather(question)
         and _FREQUENCY.search(question) is None
         and _NOW_WORDS.search(question) is None
+        and _ONE_SCHEDULE.search(question) is None
     )
 
 
@@ -468,7 +477,13 @@ _SHAPES = {
     "price": re.compile(
         r"[£$€]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:/|per\s+)(?:hr|hour|mo|month|yr|year|wk|week)\b"
     ),
-    "clock": re.compile(CLOCK_TIME, re.IGNORECASE),
+    "clock": re.compile(
+        # ... or the hours of a shift jotted as a range ("9-5 mon-fri", "on 6-2 now"), not
+        # a span of dates ("3-10 June") nor a score or a part of a code
+        CLOCK_TIME + rf"|(?<![\w/.-])(?:[01]?\d|2[0-3])\s?[-–]\s?(?:[01]?\d|2[0-3])(?![\w/.-])"
+        rf"(?!\s*{_MONTH})",
+        re.IGNORECASE,
+    ),
     # a time of day said in words: "in the morning w/ breakfast", "at night"
     "part of day": re.compile(
         r"\b(?:in\s+the|at|every|each|before|after|with|w/)\s+(?:the\s+)?"
