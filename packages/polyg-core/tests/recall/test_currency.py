@@ -2030,3 +2030,18 @@ def test_the_hours_of_a_shift_as_a_range_are_a_clock_value() -> None:
     assert value_shapes("ilse: 'on 6-2 now, home by half 2'") == {"clock"}
     assert value_shapes("Madeira, 3-10 June") == set()
     assert value_shapes("ref AB-12-3") == set()
+
+
+async def test_what_came_after_is_no_answer_to_what_held_before_it(memory: Memory) -> None:
+    (old, new, _), result = await _asked_after(
+        memory,
+        [
+            ("Moved into the flat on Tanner Lane, Hull. Landlord is Mrs Okoro.", 600),
+            ("Keys for 9 Quarry Rise, York! Boxes everywhere, chips on the floor", 40),
+            ("Hull trip w/ Ade for the match in May, train booked", 10),
+        ],
+        "Where did I live before Quarry Rise?",
+    )
+    assert result.memories[0].uuid == old
+    assert "Tanner Lane" in result.answer
+    assert new in [m.uuid for m in result.memories]

@@ -31,6 +31,7 @@ _ATTRIBUTES = (
     "about_someone_close",
     "unsettled",
     "about_an_old_value",
+    "came_after",
 )
 _MAX_TEXT = 400
 

@@ -91,6 +91,7 @@ from polyg_core.text.timeparse import CLOCK_TIME
 
 __all__ = [
     "CHANGE_LANGUAGE",
+    "CHANGE_NOUNS",
     "PAST_VERB",
     "Candidate",
     "EndedValue",
@@ -142,7 +143,7 @@ BELOW = 1e-4
 """How far below its update a superseded memory is placed."""
 
 # Nouns naming a change: "after the reorg", "since the upgrade".
-_CHANGE_NOUNS = (
+CHANGE_NOUNS = (
     r"change|upgrade|update|migration|move|reorg|reorgani[sz]ation|merger|rename|switch|"
     r"handover|promotion"
 )
@@ -164,7 +165,7 @@ CHANGE_LANGUAGE = re.compile(
     r"takes\s+over|handed\s+(?:over|off)|changed|changes?\s+(?:to|from|over)|"
     # "after the reorg", "since last weekend's upgrade", "following the migration"
     r"(?:after|since|following|with)\s+(?:the\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){0,2}?"
-    rf"(?:{_CHANGE_NOUNS})s?|"
+    rf"(?:{CHANGE_NOUNS})s?|"
     # "now", unless it closes a span of time ("seven years now": nothing changed; "most
     # days now" is a new routine) nor "now and then" (sometimes)
     r"(?<!years\s)(?<!year\s)(?<!months\s)(?<!weeks\s)(?<!(?<!most\s)days\s)(?<!while\s)now"
@@ -251,7 +252,7 @@ _PAST_WINDOW = re.compile(
 # before a change ("before the reorg", "before Marisol" and "Where did I live before?" are).
 _DEADLINE = re.compile(
     r"\bbefore\s+(?:the|a|an|my|our|your|his|her|their|its|this|next)\s+"
-    rf"(?!(?:[\w'’-]+\s+)?(?:{_CHANGE_NOUNS}|cutover|rebrand|relaunch|transfer|"
+    rf"(?!(?:[\w'’-]+\s+)?(?:{CHANGE_NOUNS}|cutover|rebrand|relaunch|transfer|"
     r"acquisition|split|restructur\w*|current|new|latest)\b)[\w'’-]+",
     re.IGNORECASE,
 )

@@ -64,6 +64,7 @@ from polyg_core.recall.classifier import without_hedges
 from polyg_core.recall.context_nodes import iso_at, to_context
 from polyg_core.recall.currency import (
     BELOW,
+    CHANGE_NOUNS,
     CONSIDERED,
     EndedValue,
     accumulates,
@@ -224,6 +225,9 @@ class MemoryRanking:
     old_values: set[str] = field(default_factory=set[str])
     """For a question about the present, the memories about an old value a later version
     replaced (`currency.Supersession.old_values`)."""
+    came_after: set[str] = field(default_factory=set[str])
+    """For "... before X?", the memories that hold X: they tell what came after
+    (`_after_below`)."""
     closeness: dict[str, float] = field(default_factory=dict[str, float])
     """Each dense hit's cosine similarity to the question, unscaled: how close in meaning
     two memories are to it does not depend on how many others were found."""
@@ -528,6 +532,7 @@ def rank_after(
     order = _in_order_of_currency(q, ranked, now_ms, ended, out.closeness)
     out.ranked, out.superseded_by = order.ranked, order.superseded_by
     out.others, out.unsettled, out.old_values = order.others, order.unsettled, order.old_values
+    out.came_after = order.came_after
     return out
 
 
@@ -604,6 +609,7 @@ class _Currency:
     others: set[str] = field(default_factory=set[str])
     unsettled: set[str] = field(default_factory=set[str])
     old_values: set[str] = field(default_factory=set[str])
+    came_after: set[str] = field(default_factory=set[str])
 
 
 @dataclass(frozen=True)
@@ -1023,12 +1029,50 @@ def _reordered(
     # gp wants to retest").
     wishes -= moved.superseded_by.keys()
     _others_below(stating[:CONSIDERED], scores, others | wishes, asking)
-    if not scores:
-        return _Currency(ranked, moved.superseded_by, others, wishes, moved.old_values)
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
-    newest_first = -1 if not earlier else 1
-    out.sort(key=lambda es: (-es[1], newest_first * es[0].created_at, es[0].uuid))
-    return _Currency(out, moved.superseded_by, others, wishes, moved.old_values)
+    if scores:
+        newest_first = -1 if not earlier else 1
+        out.sort(key=lambda es: (-es[1], newest_first * es[0].created_at, es[0].uuid))
+    came_after: set[str] = set()
+    if earlier:
+        out, came_after = _after_below(out, question, lexical.tokens, function_words)
+    return _Currency(out, moved.superseded_by, others, wishes, moved.old_values, came_after)
+
+
+# "Where did I live before Birchfield Road?": what the question says came after.
+_BEFORE_WHAT = re.compile(r"\bbefore\s+([^,?!.]+)", re.IGNORECASE)
+
+
+def _after_below(
+    ranked: list[tuple[CatalogueEntry, float]],
+    question: str,
+    tokens: Callable[[str], list[str]],
+    left_out: set[str],
+) -> tuple[list[tuple[CatalogueEntry, float]], set[str]]:
+    """For "... before X?", the best `CONSIDERED` memories that hold all of X's words go
+    just below the best one that does not: they tell what came after ("Keys for 14
+    Birchfield Road!" for "Where did I live before Birchfield Road?")."""
+    m = _BEFORE_WHAT.search(question)
+    if m is None or _A_CHANGE.search(m.group(1)) is not None:
+        # "before the upgrade": the change itself, which currency places (a note of the
+        # old value may name the change it awaited: "upgrade planned someday").
+        return ranked, set()
+    after = set(tokens(m.group(1))) - left_out
+    if not after:
+        return ranked, set()
+    top = ranked[:CONSIDERED]
+    holding = [es for es in top if after <= set(tokens(es[0].content))]
+    rest = [es for es in top if es not in holding]
+    if not holding or not rest:
+        return ranked, set()
+    # ... and below it in score too: the answer reads the memories by score.
+    best, score = rest[0]
+    below = [(e, min(s, score - (i + 1) * BELOW)) for i, (e, s) in enumerate(holding)]
+    moved = [(best, score), *below, *rest[1:], *ranked[CONSIDERED:]]
+    return moved, {e.uuid for e, _ in holding}
+
+
+_A_CHANGE = re.compile(rf"\b(?:{CHANGE_NOUNS})s?\b", re.IGNORECASE)
 
 
 def _stating_and_asking(
@@ -1106,6 +1150,8 @@ def with_memories(merged: MergedSubgraph, ranking: MemoryRanking, count: int) ->
             props["unsettled"] = True
         if entry.uuid in ranking.old_values:
             props["about_an_old_value"] = True
+        if entry.uuid in ranking.came_after:
+            props["came_after"] = True
         node = to_context(MEMORY, props, best_node * max(score, 0.0) / best_memory)
         ours[entry.uuid] = node.model_copy(update={"views": ["semantic"]})
     nodes = [n for n in merged.nodes if n.uuid not in ours]

@@ -577,6 +577,9 @@ def _before_the_latest(q: Question, ranked: list[ContextNode]) -> list[ContextNo
     the question ("reports to Dariusz" for "Who was Priya's manager before the reorg?",
     not "after the reorg, Priya's manager is Ines"). Else, of the memories that speak to
     the asked words, the latest states what holds now; the ones before it answer."""
+    # What recall found to tell what came after ("Keys for 14 Birchfield Road!" for
+    # "Where did I live before Birchfield Road?") answers last.
+    ranked = sorted(ranked, key=lambda n: bool(n.attributes.get("came_after")))
     changed = _changed_first(q, ranked)
     if changed is not None:
         return changed
