@@ -1911,7 +1911,7 @@ async def test_a_note_about_another_of_a_numbered_thing_is_no_later_version(
             ("rota line: Fri 09:00 | LINEN DELIVERY | Bay 4 | porter", 35),
             ("tues linen cage for bay 6 - short again", 15),
         ],
-        "Which day is the bay 4 linen delivery?",
+        "Which day does bay 4 get its linen?",
     )
     assert result.memories[0].uuid == new
 
@@ -2045,3 +2045,20 @@ async def test_what_came_after_is_no_answer_to_what_held_before_it(memory: Memor
     assert result.memories[0].uuid == old
     assert "Tanner Lane" in result.answer
     assert new in [m.uuid for m in result.memories]
+
+
+def test_a_users_change_in_other_words_may_be_farther_from_the_question() -> None:
+    # The user's notes share no word; the later one says a change and is 0.16 farther
+    # from the question than the earlier one (more than `MEANING_MARGIN`).
+    notes = [
+        _Note("old", "pescatarian since 2022, still eating prawns + feta", 100),
+        _Note("new", "Going fully plant-based as of this month. Soy milk for guests.", 300),
+    ]
+    moved = _supersede(
+        notes,
+        [(notes[0], 1.0), (notes[1], 0.3)],
+        "what diet am I following?",
+        meaning={"old": 0.41, "new": 0.25},
+        kept={"old", "new"},
+    )
+    assert moved.superseded_by == {"old": "new"}
