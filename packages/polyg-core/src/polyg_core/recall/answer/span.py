@@ -158,13 +158,8 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
         return None
     if _HOW_MANY.search(question):
         return _count(about, words)
-    if (
-        _ASKS_AMOUNT.search(question)
-        and not _ASKS_WHICH.search(question)
-        and (amount := _AMOUNT.search(sentence)) is not None
-    ):
-        # "What was I paid an hour?" of "started at the depot, £11.40/hr": the amount.
-        return amount.group(0)
+    if (amount := _asked_amount(question, sentence)) is not None:
+        return amount
     asked = terms(question)
     # The words of a clause that places the question in time ("... when she knew the
     # warehouse people?", "Before the hotel deal, ...") say when, not what is asked: no
@@ -175,11 +170,8 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
     kinds = _kinds(question)
     for i, w in enumerate(words):
         if w[0].isalnum() and stem(w.lower()) in about:
-            if w.lower() in kinds and (name := _name_before(words, i, asked)) is not None:
-                # "first FreshCrate box came" for "Which meal box ...?": the name that
-                # the asked kind follows is what it is called ("Fernleigh Bank" with a
-                # capital, part of the name).
-                return f"{name} {w}" if _NAME.fullmatch(w) else name
+            if w.lower() in kinds and (name := _kind_named(words, i, asked)) is not None:
+                return name
             span = _after(words, i + 1, asked)
             if span is None:
                 continue
@@ -191,6 +183,25 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
             first = span.split()[0]
             return f"{w} {first}" if _NUMBERED.fullmatch(first) and words[i + 1] == first else span
     return None
+
+
+def _asked_amount(question: str, sentence: str) -> str | None:
+    """ "What was I paid an hour?" of "started at the depot, £11.40/hr": the amount; not
+    for a thing asked with "pay" ("Which venue did we pay ...?")."""
+    if not _ASKS_AMOUNT.search(question) or _ASKS_WHICH.search(question):
+        return None
+    amount = _AMOUNT.search(sentence)
+    return amount.group(0) if amount is not None else None
+
+
+def _kind_named(words: list[str], at: int, asked: set[str]) -> str | None:
+    """ "first FreshCrate box came" for "Which meal box ...?": the name that the asked kind
+    at `at` follows is what it is called ("Fernleigh Bank" with a capital, part of the
+    name)."""
+    name = _name_before(words, at, asked)
+    if name is None:
+        return None
+    return f"{name} {words[at]}" if _NAME.fullmatch(words[at]) else name
 
 
 _NUMBERED = re.compile(r"\d+[A-Za-z]?|[A-Z]")
@@ -251,17 +262,23 @@ def _name_before(words: list[str], at: int, asked: set[str]) -> str | None:
     i = at - 1
     while i >= 0 and len(names) < 3:
         w = words[i]
-        if names and w in _NAME_JOINS and i > 0 and _NAME.fullmatch(words[i - 1]):
-            names.insert(0, w)
-            i -= 1
-            continue
-        if not _NAME.fullmatch(w) or w.lower().endswith(("'s", "’s")) or stem(w.lower()) in asked:
-            break
-        if i == 0 and not any(c.isupper() for c in w[1:]):
+        joins = bool(names) and w in _NAME_JOINS and i > 0 and _NAME.fullmatch(words[i - 1])
+        if not joins and not _names_it(w, i, asked):
             break
         names.insert(0, w)
         i -= 1
     return " ".join(names) if names else None
+
+
+def _names_it(word: str, at: int, asked: set[str]) -> bool:
+    """Whether `word` (at `at` in its sentence) is part of a name: a capital, then a
+    lower-case letter; not a possessive nor a word the question asks with; the sentence's
+    first word only with a capital inside it."""
+    if not _NAME.fullmatch(word) or word.lower().endswith(("'s", "’s")):
+        return False
+    if stem(word.lower()) in asked:
+        return False
+    return at > 0 or any(c.isupper() for c in word[1:])
 
 
 def _compound(words: list[str], at: int, span: str) -> bool:
