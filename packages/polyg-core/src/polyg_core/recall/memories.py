@@ -70,6 +70,7 @@ from polyg_core.recall.currency import (
     accumulates,
     asks_about_earlier,
     asks_about_now,
+    says_change,
     supersede,
     unsettled,
 )
@@ -1049,9 +1050,9 @@ def _after_below(
     tokens: Callable[[str], list[str]],
     left_out: set[str],
 ) -> tuple[list[tuple[CatalogueEntry, float]], set[str]]:
-    """For "... before X?", the best `CONSIDERED` memories that hold all of X's words go
-    just below the best one that does not: they tell what came after ("Keys for 14
-    Birchfield Road!" for "Where did I live before Birchfield Road?")."""
+    """For "... before X?", the best `CONSIDERED` memories that hold all of X's words and
+    say no change go just below the best one that does not: they tell what came after
+    ("Keys for 14 Birchfield Road!" for "Where did I live before Birchfield Road?")."""
     m = _BEFORE_WHAT.search(question)
     if m is None or _A_CHANGE.search(m.group(1)) is not None:
         # "before the upgrade": the change itself, which currency places (a note of the
@@ -1061,7 +1062,11 @@ def _after_below(
     if not after:
         return ranked, set()
     top = ranked[:CONSIDERED]
-    holding = [es for es in top if after <= set(tokens(es[0].content))]
+    # A note that says the change names both values ("Priya left, and now Daniel Kim is
+    # my manager"): it answers what held before too.
+    holding = [
+        es for es in top if after <= set(tokens(es[0].content)) and not says_change(es[0].content)
+    ]
     rest = [es for es in top if es not in holding]
     if not holding or not rest:
         return ranked, set()
