@@ -86,7 +86,7 @@ from polyg_shared.intents import Intent
 from polyg_shared.timeutil import to_epoch_ms
 
 from polyg_core.recall.multihop import asks_to_gather
-from polyg_core.recall.subjects import FIRST_PERSON
+from polyg_core.recall.subjects import FIRST_PERSON, HE_OR_SHE
 from polyg_core.text.timeparse import CLOCK_TIME
 
 __all__ = [
@@ -518,7 +518,6 @@ _CALENDAR = re.compile(
     r"|(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?s?)\b"
 )
 _NUMBER = re.compile(r"\d")
-_THIRD_PERSON = re.compile(r"\b(?:he|she|his|her|him|hers)\b", re.IGNORECASE)
 # A one-word name and what its bearer did, not a verb that opens a note ("Booked ...").
 _SOMEONE_DID = re.compile(
     r"^\W*[A-Z][a-z]+(?<!ed)\s+(?:went|got|took|left|quit|joined|moved|switched|\w+ed)\b"
@@ -869,7 +868,7 @@ class _Pairs:
         # ("Hamid went harpooner for the new patch").
         own = (
             self._kept(o, n)
-            and _THIRD_PERSON.search(newer.content) is None
+            and HE_OR_SHE.search(newer.content) is None
             and _SOMEONE_DID.search(newer.content) is None
         )
         margin = SWAP_MARGIN if swaps else SAME_WORDS_MARGIN if own else MEANING_MARGIN

@@ -56,6 +56,7 @@ from polyg_core.text.normalize import without_accents
 
 __all__ = [
     "FIRST_PERSON",
+    "HE_OR_SHE",
     "Subjects",
     "about_a_named_person",
     "about_a_relation",
@@ -86,7 +87,7 @@ _ABOUT_A_NAMED_PERSON = re.compile(
 _HAS_DONE = re.compile(
     r"^\W*[A-Z][a-z]+['’]s\s+(?:\w{4,}ed|taken|gone|been|got|given|done|left|become)\b"
 )
-_HE_OR_SHE = re.compile(r"\b(?:he|she|his|her|him|hers)\b", re.IGNORECASE)
+HE_OR_SHE = re.compile(r"\b(?:he|she|his|her|him|hers)\b", re.IGNORECASE)
 _USERS_RELATION = re.compile(
     r"\W*(?:(?:my|our|(?:the\s+)?user['’]s)\s+(\w+)\b|(\w+)['’]s\b|(\w+s)['’](?!\w)"
     # a parent or grandparent as their child writes of them: "mum wants me to ..."
@@ -400,7 +401,7 @@ def _users_notes(
 def about_a_named_person(text: str) -> bool:
     """Whether `text` tells what a named person did (`_ABOUT_A_NAMED_PERSON`, `_HAS_DONE`),
     not a business or a place ("Gallo's Garage did the brakes", "Harmony Street choir: ...")."""
-    if _HAS_DONE.search(text) is not None and _HE_OR_SHE.search(text) is not None:
+    if _HAS_DONE.search(text) is not None and HE_OR_SHE.search(text) is not None:
         return True
     m = _ABOUT_A_NAMED_PERSON.search(text)
     if m is None:
