@@ -141,6 +141,8 @@ SETS = {
     "blind-24": "updates_blind_24.jsonl",
     "blind-25": "updates_blind_25.jsonl",
     "blind-26": "updates_blind_26.jsonl",
+    "blind-27": "updates_blind_27.jsonl",
+    "blind-28": "updates_blind_28.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
@@ -189,8 +191,16 @@ lines, calendar invites and lines copied from a bank statement) and blind-26 (a 
 flats: landlords, letting agents, the caretaker, service charges, the lift, the laundry
 and bike store, a tenants' group; evening language classes: tutors, apps, exam dates,
 conversation partners; many notes as dictated messages with autocorrect slips, arrows and
-dates written many ways) likewise, held out: no rule was read off them
-(docs/benchmarks.md, section 20)."""
+dates written many ways) likewise; blind-27 (a freelancer working from home: clients,
+rates, invoicing and accounting tools, the accountant, a coworking desk, the internet
+provider; children's after-school life: swimming, music tutors, football coaches,
+childminders, school-run rotas; many notes as to-do items, quoted messages from others and
+lines with the odd word of another language) and blind-28 (moving abroad: residence
+permits, the bank, the phone plan, the children's school, the doctor, a language tandem,
+flat shares; amateur astronomy and a cycling club; many notes as short fragments or long
+dictated sentences, dates relative to other events and changes that only show in a note
+about something else) likewise, held out: no rule was read off them (docs/benchmarks.md,
+section 20)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:
