@@ -2062,3 +2062,34 @@ def test_a_users_change_in_other_words_may_be_farther_from_the_question() -> Non
         kept={"old", "new"},
     )
     assert moved.superseded_by == {"old": "new"}
+
+
+@pytest.mark.parametrize(
+    ("notes", "question"),
+    [
+        pytest.param(
+            [
+                ("station bike locker row C, £40/yr, renew online", 300),
+                ("locker key came - row F after the shelter rebuild, £45", 50),
+                ("Tomek's locker still row C, his side of the racks", 15),
+            ],
+            "Which row is my bike locker in?",
+            id="a thing of someone named once",
+        ),
+        pytest.param(
+            [
+                ("my boat Wren - Dacron mainsail, patched twice, tired", 400),
+                ("Wren's laminate mainsail went on today, flies now", 45),
+                ("sail loft quote for a new jib, £600", 10),
+            ],
+            "What mainsail does my boat have?",
+            # "Wren" is written in the user's other notes too: the user's own boat.
+            id="a name the user's notes write is the user's thing",
+        ),
+    ],
+)
+async def test_a_thing_of_someone_named_once_is_no_version_of_the_users(
+    memory: Memory, notes: list[tuple[str, float]], question: str
+) -> None:
+    (_, new, _), result = await _asked_after(memory, notes, question)
+    assert result.memories[0].uuid == new

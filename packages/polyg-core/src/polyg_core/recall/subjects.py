@@ -169,7 +169,43 @@ def subjects_of(
         asks_about_the_user or bool(kept),
         _lower_case_words(question, asked_names),
     )
+    if asks_about_the_user and not names and not asked & _RELATIONS:
+        others |= _anothers_things(memories, asked)
     return Subjects(common, named, people, kept, first_person, others)
+
+
+# "Hamid's permit still zone C": a thing of someone named by one word, written in the
+# possessive before a word in lower case.
+_POSSESSED = re.compile(r"^\W*([A-Z][a-z]+)['’]s\s+([a-z][\w-]*)")
+_IS_OR_HAS = word_set(
+    "off at on in out up back been got gone now just still not never always also too a an "
+    "the here there away home done left taken given become finally really so very all"
+)
+"""Words after a name's "'s" that make it "is" or "has" ("Hannah's off to college"):
+what the person did, not a thing of theirs."""
+_DONE = re.compile(r"(?:ing|ed)$")
+
+
+def _anothers_things(memories: Sequence[CatalogueEntry], asked: Collection[str]) -> set[str]:
+    """For a question about the user that names no one and asks about no relation, the
+    notes about a thing of someone named by one word that no other compared note writes
+    ("Hamid's permit still zone C, his side of the road" for "What zone is my parking
+    permit for?"; not "Puffin's outboard = Yamaha 9.9" beside "Puffin back in the water",
+    the user's boat)."""
+    found: set[str] = set()
+    for e in memories:
+        m = _POSSESSED.match(e.content)
+        if m is None:
+            continue
+        name, word = m.group(1), m.group(2)
+        if word in _IS_OR_HAS or _DONE.search(word) or name.lower() in asked:
+            continue
+        if name.lower() in _RELATIONS or name.lower() in TITLES or name == "User":
+            continue
+        said = re.compile(rf"\b{name}\b")
+        if not any(said.search(o.content) for o in memories if o.uuid != e.uuid):
+            found.add(e.uuid)
+    return found
 
 
 def _first_person_notes(memories: Sequence[CatalogueEntry]) -> set[str]:
