@@ -2093,3 +2093,54 @@ async def test_a_thing_of_someone_named_once_is_no_version_of_the_users(
 ) -> None:
     (_, new, _), result = await _asked_after(memory, notes, question)
     assert result.memories[0].uuid == new
+
+
+async def test_a_change_of_another_attribute_of_the_named_subject_is_no_update(
+    memory: Memory,
+) -> None:
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("Noor's chess club: Tuesday 6pm, Marsh Lane library, bring a board", 240),
+            ("Noor: chess club Thursdays 5pm at the scout hut, shorter walk for her", 60),
+            ("Noor's gymnastics moved to sat mornings", 20),
+        ],
+        "When does Noor have her chess club?",
+    )
+    assert result.memories[0].uuid == new
+    assert "Thursdays" in result.answer
+
+
+async def test_a_change_without_the_shape_of_the_value_asked_is_no_update(
+    memory: Memory,
+) -> None:
+    (_, _, new), result = await _asked_after(
+        memory,
+        [
+            ("Teodor mob 07700 900517", 400),
+            ("Teodor changed jobs - now at the port authority, logistics", 200),
+            ("text from Teodor: 'old phone's gone, this one's me' 07700 900864", 30),
+        ],
+        "What's Teodor's mobile number?",
+    )
+    assert result.memories[0].uuid == new
+    assert "07700 900864" in result.answer
+
+
+def test_a_phone_number_may_end_a_sentence() -> None:
+    assert "phone" in value_shapes("old phone went in the canal. 07961 402113. T")
+    assert "phone" in value_shapes("ring 07961 402113.")
+    assert "phone" not in value_shapes("build 1.2.3456789.0")
+
+
+async def test_a_note_without_the_shape_asked_goes_below_one_with_it(memory: Memory) -> None:
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("ilse (site mgr) mob 07700 900231 - text, she never answers", 250),
+            ("msg from ilse: 'new sim, this is me now: 07700 900972'", 35),
+            ("ilse says the gate alarm rings her phone now so text her if it goes off", 10),
+        ],
+        "What's Ilse's mobile?",
+    )
+    assert result.memories[0].uuid == new

@@ -100,6 +100,7 @@ __all__ = [
     "asks_about_earlier",
     "asks_about_now",
     "says_change",
+    "shapes_asked",
     "supersede",
     "unsettled",
     "value_shapes",
@@ -474,7 +475,8 @@ def _asked_in(asked: set[str], words: set[str]) -> set[str]:
 _SHAPES = {
     "email": re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"),
     "url": re.compile(r"\bhttps?://\S+|\b[\w-]+\.(?:com|io|org|net|dev|app|co)(?:\.\w+)?/\S*"),
-    "phone": re.compile(r"(?<![\d.])\+?\d[\d ()-]{7,}\d(?![\d.])"),
+    # (a full stop may end the sentence after it: "... in the burn. 07961 275804.")
+    "phone": re.compile(r"(?<![\d.])\+?\d[\d ()-]{7,}\d(?!\d|\.\d)"),
     "price": re.compile(
         r"[£$€]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:/|per\s+)(?:hr|hour|mo|month|yr|year|wk|week)\b"
     ),
@@ -500,6 +502,12 @@ _ASKED_SHAPES = {
     "email": "email e-mail",
     "url": "url link website",
 }
+
+
+def shapes_asked(asked: set[str], tokens: Tokens) -> frozenset[str]:
+    """The shapes of value a question of terms `asked` asks for by name ("mobile" asks a
+    phone number)."""
+    return frozenset(shape for shape, words in _ASKED_SHAPES.items() if set(tokens(words)) & asked)
 
 
 @functools.lru_cache(maxsize=_PER_TEXT)
@@ -705,7 +713,7 @@ class _Pairs:
         # A later note that says a change about the very subject the question names (a
         # specific name, not one in most memories) changes what is asked even when it
         # shares nothing else with the question ("Tamsin switched to oat milk chai").
-        if self._by_name(older, newer) or (
+        if (self._by_name(older, newer) and not self._another_attribute(older, newer)) or (
             self._kept(older, newer) and self._share_words(older, newer)
         ):
             return True
@@ -725,6 +733,19 @@ class _Pairs:
         # ... or it names the asked attribute inside a longer word ("license" in "was
         # relicensed").
         return bool((self.hits[older] & self.hits[newer]) - self.words[newer])
+
+    def _another_attribute(self, older: str, newer: str) -> bool:
+        """Whether `newer` is about another attribute of the subject `older` gives the asked
+        one of: `older` holds asked words besides the names, `newer` none of them, and it is
+        far from the question in meaning ("Leo's swimming moved to sat mornings" after
+        "Leo's Portuguese club: Saturday 10am" for "When does Leo have his Portuguese
+        club?")."""
+        attribute = self.hits[older] - self.name_terms - self.common
+        return (
+            bool(attribute)
+            and not attribute & self.hits[newer]
+            and not self._as_close(older, newer, SWAP_MARGIN)
+        )
 
     def _holds_line(self, older: str, newer: str) -> bool:
         # A later note holds the asked words a line of versions kept ("Search queue
@@ -751,9 +772,7 @@ class _Pairs:
         before = max(before, self.line.get(older, before))
         if self._restates(older, newer) or not self._holds_line(older, newer):
             return False
-        if (self.shapes.get(older, frozenset()) & self.asked_shapes) - self.shapes.get(
-            newer, frozenset()
-        ):
+        if self._lacks_asked_shape(older, newer):
             # The value asked for is of a shape the earlier note gives and the later one
             # does not ("call him after 8" after "Ravi mob 07700 914 332"): no new value.
             return False
@@ -764,6 +783,12 @@ class _Pairs:
         kept = self._kept(older, newer) and self._about_asked(older, newer)
         by_name = self._by_name(older, newer)
         return (kept or by_name) and after >= before - self._margin(older, newer, kept, by_name)
+
+    def _lacks_asked_shape(self, older: str, newer: str) -> bool:
+        """Whether `older` gives a value of a shape the question asks for by name and
+        `newer` gives none of that shape."""
+        asked = self.shapes.get(older, frozenset()) & self.asked_shapes
+        return bool(asked - self.shapes.get(newer, frozenset()))
 
     def _margin(self, older: str, newer: str, kept: bool, by_name: bool) -> float:
         """How far below `older` in meaning a silent `newer` may answer and still be its
@@ -855,6 +880,10 @@ class _Pairs:
         if _fact_says_update(older, newer, self.ended):
             return self.share_subject(older.uuid, newer.uuid)
         if not says_change(newer.content) or not self._holds_line(older.uuid, newer.uuid):
+            return False
+        if self._lacks_asked_shape(older.uuid, newer.uuid):
+            # A change of something else ("Ravi changed jobs" after "Ravi mob 07700 914
+            # 332" for his number).
             return False
         # A change said with a new name where the earlier value was, by the user or of the
         # asked subject, may be told far from the question in meaning ("We're on Solvane
@@ -1142,9 +1171,7 @@ def supersede(
         _terms(top, tokens, _opening),
         {c.uuid: FIRST_PERSON.search(c.content) is not None for c, _ in top},
         _terms(top, tokens, _CALENDAR.findall),
-        frozenset(
-            shape for shape, words in _ASKED_SHAPES.items() if set(tokens(words)) & set(asked)
-        ),
+        shapes_asked(set(asked), tokens),
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

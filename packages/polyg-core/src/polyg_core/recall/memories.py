@@ -71,8 +71,10 @@ from polyg_core.recall.currency import (
     asks_about_earlier,
     asks_about_now,
     says_change,
+    shapes_asked,
     supersede,
     unsettled,
+    value_shapes,
 )
 from polyg_core.recall.filters import MemoryFilter
 from polyg_core.recall.graph_memories import graph_signal
@@ -1030,6 +1032,8 @@ def _reordered(
     # gp wants to retest").
     wishes -= moved.superseded_by.keys()
     _others_below(stating[:CONSIDERED], scores, others | wishes, asking)
+    asked = {t for t in lexical.tokens(question) if t not in function_words}
+    _shapeless_below(stating[:CONSIDERED], scores, shapes_asked(asked, lexical.tokens))
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     if scores:
         newest_first = -1 if not earlier else 1
@@ -1125,6 +1129,26 @@ def _others_below(
     for e, s in [*considered, *asking]:
         if e.uuid in others:
             scores[e.uuid] = min(scores.get(e.uuid, s), floor)
+
+
+def _shapeless_below(
+    considered: Sequence[tuple[CatalogueEntry, float]],
+    scores: dict[str, float],
+    shapes: frozenset[str],
+) -> None:
+    """For a question that asks for a value of a shape by name ("What's Rahul's mobile?"),
+    the considered notes that give none of that shape go below the best that gives one
+    ("rahul says the freezer alarm goes to his phone now" below a note with his number);
+    `scores`, the new scores, is updated in place."""
+    if not shapes:
+        return
+    given = [scores.get(e.uuid, s) for e, s in considered if value_shapes(e.content) & shapes]
+    if not given:
+        return
+    best = max(given)
+    for e, s in considered:
+        if not value_shapes(e.content) & shapes and scores.get(e.uuid, s) >= best:
+            scores[e.uuid] = best - BELOW
 
 
 def with_memories(merged: MergedSubgraph, ranking: MemoryRanking, count: int) -> MergedSubgraph:
