@@ -2144,3 +2144,12 @@ async def test_a_note_without_the_shape_asked_goes_below_one_with_it(memory: Mem
         "What's Ilse's mobile?",
     )
     assert result.memories[0].uuid == new
+
+
+def test_a_day_now_lately_and_a_first_time_say_a_change() -> None:
+    assert says_change("Maren can only do Thursdays now, 5pm")
+    assert says_change("K's usual lately: iced chai, no syrup")
+    assert says_change("best thing on the radio at the mo")
+    assert says_change("Oona took the minutes for the first time")
+    assert not says_change("I've had this bike four days now")
+    assert not says_change("weekly shop on Thursdays")

@@ -168,8 +168,8 @@ CHANGE_LANGUAGE = re.compile(
     r"(?:after|since|following|with)\s+(?:the\s+|a\s+|an\s+)?(?:[\w'’-]+\s+){0,2}?"
     rf"(?:{CHANGE_NOUNS})s?|"
     # "now", unless it closes a span of time ("seven years now": nothing changed; "most
-    # days now" is a new routine) nor "now and then" (sometimes)
-    r"(?<!years\s)(?<!year\s)(?<!months\s)(?<!weeks\s)(?<!(?<!most\s)days\s)(?<!while\s)now"
+    # days now" is a new routine; "Sundays now" is a new day) nor "now and then" (sometimes)
+    r"(?<!years\s)(?<!year\s)(?<!months\s)(?<!weeks\s)(?<!(?<!most\s)\bdays\s)(?<!while\s)now"
     r"(?!\s+and\s+(?:then|again)\b)|no\s+longer|"
     r"not\s+anymore|any\s?more|cancell?ed|went\s+(?:up|down)|goes\s+up|"
     r"(?:raised|lowered|increased|decreased|reduced|bumped|upgraded|downgraded|pushed|"
@@ -188,6 +188,9 @@ CHANGE_LANGUAGE = re.compile(
     # that describes someone: "a married couple", "her retired neighbour")
     rf"{_NOT_DESCRIBING}(?:engaged|married|divorced|separated)|broke\s+up|"
     r"rebranded|became|instead|from\s+now\s+on|going\s+forward|these\s+days|nowadays|"
+    # what holds of late ("Y's order lately: oat cortado", "best thing at the mo") and a
+    # first time ("in the chair for the first time")
+    r"lately|at\s+the\s+mo(?:ment)?|for\s+the\s+first\s+time|"
     rf"stopped|quit|joined|gave\s+up|{_NOT_DESCRIBING}retired|transitioned|"
     # "staying with uncle Dapo for good", "no more queueing" (not "no more than 3"),
     # "since I took the membership sec job"
