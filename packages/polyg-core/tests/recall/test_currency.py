@@ -2153,3 +2153,18 @@ def test_a_day_now_lately_and_a_first_time_say_a_change() -> None:
     assert says_change("Oona took the minutes for the first time")
     assert not says_change("I've had this bike four days now")
     assert not says_change("weekly shop on Thursdays")
+
+
+async def test_a_users_new_name_with_a_value_of_the_same_shape_is_a_version(
+    memory: Memory,
+) -> None:
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("home insurance w Larkmoor, £312/yr, renews may", 300),
+            ("done! Fennick Mutual, £268, policy FM-20417, starts 2 jun. cancel the DD", 40),
+            ("Pia's contents cover is only £90 a year apparently", 15),
+        ],
+        "Who's my home insurance with?",
+    )
+    assert result.memories[0].uuid == new

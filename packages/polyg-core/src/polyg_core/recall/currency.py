@@ -825,11 +825,13 @@ class _Pairs:
         return SAME_WORDS_MARGIN if near else MEANING_MARGIN
 
     def _new_names_only(self, older: str, newer: str) -> bool:
-        """Whether `newer` shares a word with `older` and writes none of the names
-        `older` writes (besides the question's, and months and days)."""
+        """Whether `newer` shares a word or a shape of value with `older` ("car insurance w
+        Brightshield, £612/yr" and "done! Hollyoak Direct, £478") and writes none of the
+        names `older` writes (besides the question's, and months and days)."""
         names = self.capitals.get(older, set()) - self.dates.get(older, set())
         names -= self.asked | self.common | self.name_terms
-        return self._share_words(older, newer) and not names & self.words[newer]
+        near = self._share_words(older, newer) or bool(self.shapes[older] & self.shapes[newer])
+        return near and not names & self.words[newer]
 
     def _swaps_value(self, older: str, newer: str) -> bool:
         """Whether `newer` writes a name in place of the one `older` gives as its value:
