@@ -1126,6 +1126,7 @@ def supersede(
     required: Sequence[set[str]] | None = None,
     others: Iterable[str] = (),
     unsettled: Iterable[str] = (),
+    considered: int = CONSIDERED,
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
 
@@ -1150,11 +1151,12 @@ def supersede(
             does (None: all; the user's first-person notes are no such name).
         others: the memories about someone close to whom is asked (see `_Pairs.others`).
         unsettled: the memories that tell only a wish, a plan or a rumour (`unsettled`).
+        considered: how many of the best of `ranked` are compared.
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
     """
-    top = list(ranked[:CONSIDERED])
+    top = list(ranked[:considered])
     pairs = _Pairs(
         set(asked),
         {c.uuid: set(tokens(c.content)) for c, _ in top},

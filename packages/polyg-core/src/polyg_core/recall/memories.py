@@ -97,6 +97,10 @@ from polyg_core.text.normalize import STOP_WORDS_EN
 
 LEXICAL_K = 100
 DENSE_K = 50
+LATER_SOURCES = 3
+"""How many of the best first-stage hits `_later_near` looks after."""
+LATER_K = 8
+"""How many memories nearest each of them in meaning `_later_near` reads."""
 SEEDS_FOR_EXPANSION = 10
 DATED_CONSIDERED = 20
 PLANS_CONSIDERED = 20
@@ -234,6 +238,9 @@ class MemoryRanking:
     closeness: dict[str, float] = field(default_factory=dict[str, float])
     """Each dense hit's cosine similarity to the question, unscaled: how close in meaning
     two memories are to it does not depend on how many others were found."""
+    later_near: set[str] = field(default_factory=set[str])
+    """Memories written after one of the best first-stage hits and near it in meaning that
+    the first stage did not find (`_later_near`): currency compares them too."""
 
     def to_models(self, limit: int) -> list[RecalledMemory]:
         """The first `limit` memories as result models."""
@@ -505,7 +512,60 @@ async def first_stage(
         multi_hop=multi_hop,
     )
     window = await _collect_signals(out, store, namespace, q, vector)
+    # A question that gathers wants every value, one of what would be ("Would Ana move
+    # back?") reasons from what was said: neither asks for a value a later note replaced.
+    if (
+        vector is not None
+        and "dense" in retrievers
+        and not intent.inferential
+        and not accumulates(q.text)
+    ):
+        await _later_near(out, store, namespace, q, vector)
     return FirstStage(q, out, window)
+
+
+async def _later_near(
+    out: MemoryRanking,
+    store: FalkorStore,
+    namespace: str,
+    q: _Question,
+    vector: npt.NDArray[np.float32],
+) -> None:
+    """The memories written after one of the best `LATER_SOURCES` first-stage hits and
+    among its `LATER_K` nearest in meaning, that no first-stage retriever found: a later
+    version is often said in words far from the question ("first tandem w/ Goncalo, he
+    wants to do football vocab" after "my tandem partner: Beatriz"), and among thousands of
+    memories it ranks nowhere near the one it changes. Currency compares them with the best
+    (`out.later_near`); only an update moves up. Those no retriever found join the ranking
+    at the dense score of the farthest hit (0), their cosine to the question in
+    `out.closeness`."""
+    fused = _fuse(out.signals, _base_weights(q))
+    sources = sorted(fused, key=lambda u: (-fused[u], u))[:LATER_SOURCES]
+    if not sources:
+        return
+    try:
+        res = await store.query(
+            namespace,
+            f"UNWIND $us AS u MATCH (s:{MEMORY} {{uuid: u}}) WHERE s.embedding IS NOT NULL "
+            f"CALL db.idx.vector.queryNodes('{MEMORY}', 'embedding', $k, s.embedding) "
+            "YIELD node "
+            "RETURN u, node.uuid, 1.0 - vec.cosineDistance(node.embedding, vecf32($v))",
+            {"us": sources, "k": LATER_K + 1, "v": [float(x) for x in vector]},
+            read_only=True,
+        )
+    except Exception as exc:  # no vector index yet: nothing to find
+        if "index" in str(exc).lower():
+            return
+        raise
+    dense = out.signals.setdefault("dense", {})
+    for source, uuid, similarity in res.rows:
+        first, later = q.catalogue.get(str(source)), q.catalogue.get(str(uuid))
+        if first is None or later is None or later.created_at <= first.created_at:
+            continue
+        out.later_near.add(later.uuid)
+        if later.uuid not in fused:
+            out.closeness[later.uuid] = float(similarity)
+            dense[later.uuid] = 0.0
 
 
 def rank_after(
@@ -532,7 +592,7 @@ def rank_after(
         now_ms=now_ms,
         decay_tau_days=decay_tau_days,
     )
-    order = _in_order_of_currency(q, ranked, now_ms, ended, out.closeness)
+    order = _in_order_of_currency(q, ranked, now_ms, ended, out.closeness, out.later_near)
     out.ranked, out.superseded_by = order.ranked, order.superseded_by
     out.others, out.unsettled, out.old_values = order.others, order.unsettled, order.old_values
     out.came_after = order.came_after
@@ -569,9 +629,11 @@ def _in_order_of_currency(
     now_ms: int,
     ended: Sequence[EndedValue],
     closeness: Mapping[str, float],
+    later: Collection[str] = (),
 ) -> _Currency:
     """Best first, updates placed for what the question asks: the current value for the
-    present, the replaced one for "before", every value for a question that gathers."""
+    present, the replaced one for "before", every value for a question that gathers;
+    `later`: memories currency compares beside the best (`MemoryRanking.later_near`)."""
     catalogue = q.catalogue
     if accumulates(q.text):
         # A question that gathers ("what events has Noa joined?") wants every value said;
@@ -585,7 +647,9 @@ def _in_order_of_currency(
         ranked.sort(key=lambda es: (-es[1], -es[0].created_at, es[0].uuid))
         if q.intent.type is IntentType.WHY:
             return _Currency(ranked)
-        return _reordered(catalogue, q.text, ranked, _subjects(q), ended, meaning=closeness)
+        return _reordered(
+            catalogue, q.text, ranked, _subjects(q), ended, meaning=closeness, later=later
+        )
     else:
         ranked.sort(key=lambda es: (-es[1], es[0].created_at, es[0].uuid))
         if asks_about_earlier(q.text):
@@ -599,6 +663,7 @@ def _in_order_of_currency(
                 ended,
                 earlier=True,
                 meaning=closeness,
+                later=later,
             )
     return _Currency(ranked)
 
@@ -992,15 +1057,20 @@ def _reordered(
     *,
     earlier: bool = False,
     meaning: Mapping[str, float] | None = None,
+    later: Collection[str] = (),
 ) -> _Currency:
     """Updates above what they change (or, `earlier`, the changed memories above their
     updates), which memory each changed one was superseded by, and the memories about
     someone close to whom is asked."""
     lexical = catalogue.lexical
     stating, asking = _stating_and_asking(ranked)
-    # Currency compares the best `CONSIDERED`: their subjects are read among them (and
-    # among the notes that only ask, whose news may be another's or a rumour).
-    considered = [e for e, _ in stating[:CONSIDERED]]
+    # Currency compares the best `CONSIDERED`, and the later memories near the best in
+    # meaning (`later`): their subjects are read among them (and among the notes that
+    # only ask, whose news may be another's or a rumour).
+    near = [es for es in stating[CONSIDERED:] if es[0].uuid in later]
+    head = [*stating[:CONSIDERED], *near]
+    stating = [*head, *(es for es in stating[CONSIDERED:] if es[0].uuid not in later)]
+    considered = [e for e, _ in head]
     read = [*considered, *(e for e, _ in asking)]
     about = subjects_of(catalogue, question, names, read, COMMON_NAME_SHARE)
     # Notes about another of a numbered thing asked ("ward 9" for "ward 8") are others'.
@@ -1025,6 +1095,7 @@ def _reordered(
         required=about.named,
         others=others,
         unsettled=wishes,
+        considered=len(head),
     )
     scores = dict(moved.scores)
     # ... and a wish answers less than any note that states a value, unless a later note
