@@ -2168,3 +2168,38 @@ async def test_a_users_new_name_with_a_value_of_the_same_shape_is_a_version(
         "Who's my home insurance with?",
     )
     assert result.memories[0].uuid == new
+
+
+def _filler(n: int) -> list[str]:
+    """`n` invented work notes, none about the asked subject."""
+    people = ["Arlo Venn", "Bea Quist", "Cato Rhee", "Dara Holm", "Eno Pratt", "Fey Lund"]
+    verbs = ["reviewed", "fixed", "documented", "benchmarked", "demoed"]
+    things = ["load balancer", "mail templates", "quota checker", "test suite", "build cache"]
+    days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+    notes = [
+        f"{p} {v} the {t} with the platform team on {d}."
+        for p in people
+        for v in verbs
+        for t in things
+        for d in days
+    ]
+    return notes[:n]
+
+
+async def test_a_later_version_far_from_the_question_is_found_among_many_memories(
+    memory: Memory,
+) -> None:
+    old = await _add(
+        memory, "my tandem partner: Liesel, thurs after work @ Cafe Brasa, de for en", 200
+    )
+    new = await _add(memory, "first swap w/ Tobiah at the library, he wants football vocab lol", 40)
+    await _add(memory, "Liesel submitted her thesis!! drinks sat", 18)
+    for i, text in enumerate(_filler(400)):
+        await _add(memory, text, 300 - i * 0.7)
+    result = await memory.recall(
+        "who am I doing language exchange with at the moment?", reference_time=NOW
+    )
+    ranked = [m.uuid for m in result.memories]
+    assert new in ranked
+    assert old in ranked
+    assert ranked.index(new) < ranked.index(old)
