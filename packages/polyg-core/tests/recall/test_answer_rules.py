@@ -14,7 +14,7 @@ import pytest
 from polyg_core.recall.answer.confidence import CONTRADICTED_CAP, Evidence, confidence_of
 from polyg_core.recall.answer.event_time import duration_in, resolve
 from polyg_core.recall.answer.extractive import Answer, extractive_answer
-from polyg_core.recall.answer.shapes import asks_previous
+from polyg_core.recall.answer.shapes import asks_previous, states_schedule
 from polyg_core.recall.answer.span import asked_span
 from polyg_core.recall.answer.words import best_sentence, terms
 from polyg_core.recall.currency import says_change
@@ -629,3 +629,9 @@ def test_a_name_after_the_asked_relation_is_its_subject_not_the_value() -> None:
     question = "What was my sister's big hobby before?"
     about = terms(question)
     assert asked_span(question, about, "My sister Ottilie is obsessed with rowing.") is None
+
+
+def test_hours_as_a_range_and_a_time_of_day_in_words_state_a_schedule() -> None:
+    assert states_schedule("Book calls in the 9-12 window; afternoons are for drawing.")
+    assert states_schedule("swimming at teatime now, the early slot was too much")
+    assert not states_schedule("went to the dentist, all fine")

@@ -2203,3 +2203,17 @@ async def test_a_later_version_far_from_the_question_is_found_among_many_memorie
     assert new in ranked
     assert old in ranked
     assert ranked.index(new) < ranked.index(old)
+
+
+async def test_a_time_of_day_in_words_answers_when_a_habit_happens_now(memory: Memory) -> None:
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("practice routine: 30 min scales before breakfast, then coffee", 270),
+            ("practising in the van at lunchtime now, depot car park, 20 min. not bad", 46),
+            ("Ottla's practice routine: 10 min after school, sticker chart", 15),
+        ],
+        "When do I get my practice in?",
+    )
+    assert result.memories[0].uuid == new
+    assert "lunchtime" in result.answer

@@ -493,7 +493,8 @@ _SHAPES = {
     # a time of day said in words: "in the morning w/ breakfast", "at night"
     "part of day": re.compile(
         r"\b(?:in\s+the|at|every|each|before|after|with|w/)\s+(?:the\s+)?"
-        r"(?:mornings?|afternoons?|evenings?|nights?|bedtime|breakfast|lunch|dinner)\b",
+        r"(?:mornings?|afternoons?|evenings?|nights?|bedtime|breakfast|lunch(?:time)?|dinner"
+        r"|teatime)\b",
         re.IGNORECASE,
     ),
 }

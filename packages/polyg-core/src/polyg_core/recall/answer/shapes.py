@@ -21,7 +21,7 @@ from typing import Literal
 from polyg_shared.intents import Timeframe
 from polyg_shared.timeutil import from_epoch_ms, to_epoch_ms
 
-from polyg_core.recall.currency import PAST_VERB, without_deadline
+from polyg_core.recall.currency import PAST_VERB, value_shapes, without_deadline
 from polyg_core.text.timeparse import CLOCK_TIME
 
 __all__ = [
@@ -146,8 +146,16 @@ _SCHEDULE = re.compile(
 def states_schedule(sentence: str) -> bool:
     """Whether the sentence states when something recurs or at what clock time: a weekday
     in the plural ("Sundays"), days paired ("Tue/Thu"), a frequency ("every Friday"), a
-    clock time ("11am", "7:15") or a day of the month ("on the 3rd")."""
-    return _SCHEDULE.search(sentence) is not None or frequency_in(sentence) is not None
+    clock time ("11am", "7:15"), hours as a range ("the 8-11 window"), a time of day in
+    words ("at lunchtime now") or a day of the month ("on the 3rd")."""
+    return (
+        _SCHEDULE.search(sentence) is not None
+        or frequency_in(sentence) is not None
+        or bool(value_shapes(sentence) & _TIMES_OF_DAY)
+    )
+
+
+_TIMES_OF_DAY = frozenset({"clock", "part of day"})
 
 
 def frequency_in(sentence: str) -> str | None:
