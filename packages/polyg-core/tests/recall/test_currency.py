@@ -2217,3 +2217,36 @@ async def test_a_time_of_day_in_words_answers_when_a_habit_happens_now(memory: M
     )
     assert result.memories[0].uuid == new
     assert "lunchtime" in result.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "earlier"),
+    [
+        ("What dose was I first put on?", True),
+        ("Which crew did Ilan use to sail with?", True),
+        ("Who was my coach at the start of the season?", True),
+        ("Who was Miso's groomer at the old salon?", True),
+        ("What did we pay back when we first signed up?", True),
+        ("When is my first lesson?", False),
+        ("Who is my old friend from school?", False),
+    ],
+)
+def test_a_first_value_an_old_thing_and_a_start_ask_about_earlier(
+    question: str, earlier: bool
+) -> None:
+    assert asks_about_earlier(question) is earlier
+
+
+async def test_a_past_question_about_the_first_value_ranks_the_earlier_note_first(
+    memory: Memory,
+) -> None:
+    (old, _, _), result = await _asked_after(
+        memory,
+        [
+            ("gp put me on ramipril 2.5mg, review in 6 wks", 300),
+            ("ramipril dose now 5mg after the review, bp finally down", 120),
+            ("mum's on amlodipine, same gp", 30),
+        ],
+        "What ramipril dose was I first put on?",
+    )
+    assert result.memories[0].uuid == old

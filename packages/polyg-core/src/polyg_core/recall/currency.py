@@ -236,10 +236,14 @@ _HISTORY = re.compile(
 
 
 _EARLIER_VALUE = re.compile(
-    rf"\b(?:{_BEFORE}|previous(?:ly)?|formerly|former|originally|original|used\s+to|"
-    r"at\s+first|initially|prior|back\s+then|in\s+the\s+past)\b",
+    rf"\b(?:{_BEFORE}|previous(?:ly)?|formerly|former|originally|original|used?\s+to|"
+    r"at\s+first|initially|prior|back\s+(?:then|when)|in\s+the\s+past|at\s+the\s+start)\b",
     re.IGNORECASE,
 )
+# In a question in the past tense, the first value ("What dose was I first put on?", "when
+# I first signed up") or what something was before it changed ("Who was Pip's vet at the
+# old practice?"; "Who is my old friend from school?" is no change).
+_FIRST = re.compile(r"\bfirst\b|\b(?:the|my|our|his|her|their)\s+old\b", re.IGNORECASE)
 
 
 # "When did Ana start pottery?", "What was the plan?": the question is in the past tense.
@@ -389,7 +393,10 @@ def asks_about_earlier(question: str) -> bool:
     service before?", "What did Noa use originally?"): the memory an update replaced
     answers it, not the update. A deadline is not one ("What does the lamp need before
     the gales?")."""
-    return _EARLIER_VALUE.search(without_deadline(question)) is not None
+    text = without_deadline(question)
+    return _EARLIER_VALUE.search(text) is not None or (
+        _FIRST.search(text) is not None and PAST_VERB.search(text) is not None
+    )
 
 
 @dataclass(frozen=True)
