@@ -513,12 +513,14 @@ async def first_stage(
     )
     window = await _collect_signals(out, store, namespace, q, vector)
     # A question that gathers wants every value, one of what would be ("Would Ana move
-    # back?") reasons from what was said: neither asks for a value a later note replaced.
+    # back?") reasons from what was said, one about what held before a change finds the
+    # note that held it: none asks for a value a later note replaced.
     if (
         vector is not None
         and "dense" in retrievers
         and not intent.inferential
         and not accumulates(q.text)
+        and not asks_about_earlier(q.text)
     ):
         await _later_near(out, store, namespace, q, vector)
     return FirstStage(q, out, window)
