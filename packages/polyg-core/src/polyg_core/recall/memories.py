@@ -1069,10 +1069,8 @@ def _reordered(
     # Currency compares the best `CONSIDERED`, and the later memories near the best in
     # meaning (`later`): their subjects are read among them (and among the notes that
     # only ask, whose news may be another's or a rumour).
-    near = [es for es in stating[CONSIDERED:] if es[0].uuid in later]
-    head = [*stating[:CONSIDERED], *near]
-    stating = [*head, *(es for es in stating[CONSIDERED:] if es[0].uuid not in later)]
-    considered = [e for e, _ in head]
+    stating, compared = _with_later(stating, later)
+    considered = [e for e, _ in stating[:compared]]
     read = [*considered, *(e for e, _ in asking)]
     about = subjects_of(catalogue, question, names, read, COMMON_NAME_SHARE)
     # Notes about another of a numbered thing asked ("ward 9" for "ward 8") are others'.
@@ -1097,7 +1095,7 @@ def _reordered(
         required=about.named,
         others=others,
         unsettled=wishes,
-        considered=len(head),
+        considered=compared,
     )
     scores = dict(moved.scores)
     # ... and a wish answers less than any note that states a value, unless a later note
@@ -1115,6 +1113,16 @@ def _reordered(
     if earlier:
         out, came_after = _after_below(out, question, lexical.tokens, function_words)
     return _Currency(out, moved.superseded_by, others, wishes, moved.old_values, came_after)
+
+
+def _with_later(
+    stating: list[tuple[CatalogueEntry, float]], later: Collection[str]
+) -> tuple[list[tuple[CatalogueEntry, float]], int]:
+    """`stating` with the `later` memories beyond the best `CONSIDERED` moved just after
+    them, and how many currency compares: the best and those."""
+    near = [es for es in stating[CONSIDERED:] if es[0].uuid in later]
+    rest = [es for es in stating[CONSIDERED:] if es[0].uuid not in later]
+    return [*stating[:CONSIDERED], *near, *rest], CONSIDERED + len(near)
 
 
 # "Where did I live before Birchfield Road?": what the question says came after.

@@ -169,8 +169,7 @@ def subjects_of(
         asks_about_the_user or bool(kept),
         _lower_case_words(question, asked_names),
     )
-    if asks_about_the_user and not names and not asked & _RELATIONS:
-        others |= _anothers_things(memories, asked)
+    others |= _anothers_things(memories, asked, asks_about_the_user, names)
     return Subjects(common, named, people, kept, first_person, others)
 
 
@@ -186,26 +185,44 @@ what the person did, not a thing of theirs."""
 _DONE = re.compile(r"(?:ing|ed)$")
 
 
-def _anothers_things(memories: Sequence[CatalogueEntry], asked: Collection[str]) -> set[str]:
-    """For a question about the user that names no one and asks about no relation, the
-    notes about a thing of someone named by one word that no other compared note writes
-    ("Hamid's permit still zone C, his side of the road" for "What zone is my parking
-    permit for?"; not "Puffin's outboard = Yamaha 9.9" beside "Puffin back in the water",
-    the user's boat)."""
+def _anothers_things(
+    memories: Sequence[CatalogueEntry],
+    asked: Collection[str],
+    about_the_user: bool,
+    names: Sequence[str],
+) -> set[str]:
+    """For a question about the user (`about_the_user`) that names no one (`names`) and
+    asks about no relation, the notes about a thing of someone named by one word that no
+    other compared note writes ("Hamid's permit still zone C, his side of the road" for
+    "What zone is my parking permit for?"; not "Puffin's outboard = Yamaha 9.9" beside
+    "Puffin back in the water", the user's boat)."""
+    if not about_the_user or names or any(w in _RELATIONS for w in asked):
+        return set()
     found: set[str] = set()
     for e in memories:
-        m = _POSSESSED.match(e.content)
-        if m is None:
+        owner = _owner_of_a_thing(e.content, asked)
+        if owner is None:
             continue
-        name, word = m.group(1), m.group(2)
-        if word in _IS_OR_HAS or _DONE.search(word) or name.lower() in asked:
-            continue
-        if name.lower() in _RELATIONS or name.lower() in TITLES or name == "User":
-            continue
-        said = re.compile(rf"\b{name}\b")
+        said = re.compile(rf"\b{owner}\b")
         if not any(said.search(o.content) for o in memories if o.uuid != e.uuid):
             found.add(e.uuid)
     return found
+
+
+def _owner_of_a_thing(text: str, asked: Collection[str]) -> str | None:
+    """The one-word name `text` opens with in the possessive before a thing of theirs
+    ("Hamid's permit"; not "Hannah's off to college", "Mum's car", "User's name"), unless
+    the question, of words `asked`, asks it."""
+    m = _POSSESSED.match(text)
+    if m is None:
+        return None
+    name, word = m.group(1), m.group(2)
+    if word in _IS_OR_HAS or _DONE.search(word):
+        return None
+    key = name.lower()
+    if key in asked or key in _RELATIONS or key in TITLES or name == "User":
+        return None
+    return name
 
 
 def _first_person_notes(memories: Sequence[CatalogueEntry]) -> set[str]:
