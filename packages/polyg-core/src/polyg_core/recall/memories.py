@@ -512,8 +512,8 @@ async def first_stage(
         multi_hop=multi_hop,
     )
     window = await _collect_signals(out, store, namespace, q, vector)
-    # A question that gathers wants every value, one of what would be ("Would Ana move
-    # back?") reasons from what was said, one about what held before a change finds the
+    # A question that gathers wants every value, one of what would be ("Would Ana enjoy a
+    # cruise?") reasons from what was said, one about what held before a change finds the
     # note that held it: none asks for a value a later note replaced.
     if (
         vector is not None
