@@ -1079,9 +1079,10 @@ def _reordered(
     # a memory is about: two that share only "how" are no versions of one another.
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
     wishes = _wishes(question, read)
+    asked = [t for t in lexical.tokens(question) if t not in function_words]
     moved = supersede(
         stating,
-        [t for t in lexical.tokens(question) if t not in function_words],
+        asked,
         lexical.tokens,
         lambda term: lexical.idf(term, at_least=IDF_COLLECTION_FLOOR),
         common=about.common,
@@ -1103,8 +1104,7 @@ def _reordered(
     # gp wants to retest").
     wishes -= moved.superseded_by.keys()
     _others_below(stating[:CONSIDERED], scores, others | wishes, asking)
-    asked = {t for t in lexical.tokens(question) if t not in function_words}
-    _shapeless_below(stating[:CONSIDERED], scores, shapes_asked(asked, lexical.tokens))
+    _shapeless_below(stating[:CONSIDERED], scores, shapes_asked(set(asked), lexical.tokens))
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     if scores:
         newest_first = -1 if not earlier else 1
