@@ -143,6 +143,8 @@ SETS = {
     "blind-26": "updates_blind_26.jsonl",
     "blind-27": "updates_blind_27.jsonl",
     "blind-28": "updates_blind_28.jsonl",
+    "blind-29": "updates_blind_29.jsonl",
+    "blind-30": "updates_blind_30.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
@@ -199,7 +201,14 @@ lines with the odd word of another language) and blind-28 (moving abroad: reside
 permits, the bank, the phone plan, the children's school, the doctor, a language tandem,
 flat shares; amateur astronomy and a cycling club; many notes as short fragments or long
 dictated sentences, dates relative to other events and changes that only show in a note
-about something else) likewise, held out: no rule was read off them (docs/benchmarks.md,
+about something else) likewise; blind-29 (a recently retired person: volunteering at a
+community radio station, a library reading hour and a repair café; the household's tech:
+broadband and mobile contracts, streaming subscriptions, a smart-home hub, a password
+manager, the printer; many notes as voice-memo transcriptions with filler or terse
+fragments) and blind-30 (a student nurse on placement: wards, shift codes, mentors,
+lockers, the commute; a board-game café, a weekly role-playing group and private tutoring;
+shorthand, 24-hour times, codes, notes to self in the second person, changes only visible
+in a pasted rota) likewise, held out: no rule was read off them (docs/benchmarks.md,
 section 20)."""
 
 
