@@ -2086,6 +2086,24 @@ def test_a_users_change_in_other_words_may_be_farther_from_the_question() -> Non
             # "Wren" is written in the user's other notes too: the user's own boat.
             id="a name the user's notes write is the user's thing",
         ),
+        pytest.param(
+            [
+                ("expenses: Tallyho app, snap receipts, export monthly", 330),
+                ("Ledgerly monthly export: 42 receipts, £1,310 claimable", 70),
+                ("Priya likes doing her expenses in a spreadsheet, old school", 160),
+            ],
+            "What do I use for my expenses?",
+            id="what someone named once does",
+        ),
+        pytest.param(
+            [
+                ("sunday roast = the Plough, 1pm booking", 260),
+                ("roast at the Feathers again this sunday, the Plough queue was mental", 40),
+                ("Nadia says the Plough does the best sunday roast in town", 8),
+            ],
+            "Where do we go for sunday roast?",
+            id="what someone named once says",
+        ),
     ],
 )
 async def test_a_thing_of_someone_named_once_is_no_version_of_the_users(

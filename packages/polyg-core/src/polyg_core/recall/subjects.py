@@ -195,12 +195,14 @@ def _anothers_things(
     asks about no relation, the notes about a thing of someone named by one word that no
     other compared note writes ("Hamid's permit still zone C, his side of the road" for
     "What zone is my parking permit for?"; not "Puffin's outboard = Yamaha 9.9" beside
-    "Puffin back in the water", the user's boat)."""
+    "Puffin back in the water", the user's boat), or that open with what such a one does
+    or says ("Kasia tracks time on paper" for "What do I track my hours with?", "Amara
+    says Marino's does gluten free" for "Where do we get chips on a Friday?")."""
     if not about_the_user or names or any(w in _RELATIONS for w in asked):
         return set()
     found: set[str] = set()
     for e in memories:
-        owner = _owner_of_a_thing(e.content, asked)
+        owner = _owner_of_a_thing(e.content, asked) or _doer(e.content, asked)
         if owner is None:
             continue
         said = re.compile(rf"\b{owner}\b")
@@ -219,6 +221,31 @@ def _owner_of_a_thing(text: str, asked: Collection[str]) -> str | None:
     name, word = m.group(1), m.group(2)
     if word in _IS_OR_HAS or _DONE.search(word):
         return None
+    key = name.lower()
+    if key in asked or key in _RELATIONS or key in TITLES or name == "User":
+        return None
+    return name
+
+
+# "Kasia tracks time on paper", "Amara says ...": a one-word name, then what its bearer
+# does or says, in the present tense.
+_DOES = re.compile(r"^\W*([A-Z][a-z]+)\s+([a-z]+)\b")
+_THIRD_PERSON = word_set(
+    "says thinks reckons swears recommends suggests prefers loves likes hates wants lives "
+    "works drives"
+)
+"""Verbs only a person does: a service writes "charges" or "tracks" as well ("Voltwise
+charges 24p/kWh" may name the user's new supplier)."""
+
+
+def _doer(text: str, asked: Collection[str]) -> str | None:
+    """The one-word name `text` opens with before a verb in the present tense of its
+    bearer ("Kasia tracks", "Amara says"; not "Mum thinks", "User prefers"), unless the
+    question, of words `asked`, asks it."""
+    m = _DOES.match(text)
+    if m is None or m.group(2) not in _THIRD_PERSON:
+        return None
+    name = m.group(1)
     key = name.lower()
     if key in asked or key in _RELATIONS or key in TITLES or name == "User":
         return None
