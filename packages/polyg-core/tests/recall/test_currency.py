@@ -2129,6 +2129,21 @@ async def test_a_change_of_another_attribute_of_the_named_subject_is_no_update(
     assert "Thursdays" in result.answer
 
 
+async def test_a_change_without_a_time_of_day_is_no_new_time(memory: Memory) -> None:
+    (_, new, _), result = await _asked_after(
+        memory,
+        [
+            ("library reading hour: saturdays 10:30 in the children's room", 300),
+            ("reading hour pushed to 11:15 so it doesn't clash with the craft table", 50),
+            ("library reading hour extended from 45 to 60 minutes", 9),
+        ],
+        "What time is the library reading hour?",
+    )
+    # "What time" asks a clock time: the later change of its length gives none.
+    assert result.memories[0].uuid == new
+    assert "11:15" in result.answer
+
+
 async def test_a_change_without_the_shape_of_the_value_asked_is_no_update(
     memory: Memory,
 ) -> None:

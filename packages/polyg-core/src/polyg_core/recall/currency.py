@@ -512,6 +512,9 @@ _ASKED_SHAPES = {
     "phone": "number phone mobile mob cell landline",
     "email": "email e-mail",
     "url": "url link website",
+    # "What time is the school bus?": a later note without a time of day ("bus pass
+    # renewed") gives no new one.
+    "clock": "time",
 }
 
 
@@ -799,7 +802,11 @@ class _Pairs:
         """Whether `older` gives a value of a shape the question asks for by name and
         `newer` gives none of that shape."""
         asked = self.shapes.get(older, frozenset()) & self.asked_shapes
-        return bool(asked - self.shapes.get(newer, frozenset()))
+        given = self.shapes.get(newer, frozenset())
+        if "part of day" in given:
+            # "at lunchtime now" answers "What time ...?" as a clock time does.
+            given |= {"clock"}
+        return bool(asked - given)
 
     def _margin(self, older: str, newer: str, kept: bool, by_name: bool) -> float:
         """How far below `older` in meaning a silent `newer` may answer and still be its
