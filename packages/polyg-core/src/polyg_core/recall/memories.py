@@ -88,7 +88,12 @@ from polyg_core.recall.memory_fit import (
     tells_it_was_missed,
 )
 from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
-from polyg_core.recall.subjects import about_another_numbered, subjects_of
+from polyg_core.recall.subjects import (
+    about_another_numbered,
+    asks_about_the_user,
+    subjects_of,
+    tells_of_another,
+)
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
@@ -1103,7 +1108,18 @@ def _reordered(
     # changed it (what held before may have been said beside a plan: "cholesterol 6.1,
     # gp wants to retest").
     wishes -= moved.superseded_by.keys()
-    _others_below(stating[:CONSIDERED], scores, others | wishes, asking)
+    # Asked about the user, a note that opens with what another named person did or does
+    # ("Ilona Varga is now working a new job at the council") is their news, below the
+    # user's notes, unless it is a version of one of them.
+    strangers: set[str] = set()
+    if about.kept and asks_about_the_user(question):
+        versions = set(moved.superseded_by.values())
+        strangers = {
+            e.uuid
+            for e in considered
+            if e.uuid not in about.kept and e.uuid not in versions and tells_of_another(e.content)
+        }
+    _others_below(stating[:CONSIDERED], scores, others | wishes | strangers, asking)
     _shapeless_below(stating[:CONSIDERED], scores, shapes_asked(set(asked), lexical.tokens))
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     if scores:

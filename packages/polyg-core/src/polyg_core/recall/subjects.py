@@ -156,9 +156,9 @@ def subjects_of(
     specific = [without_title(n) for n in dict.fromkeys(names) if n not in common_names]
     named = [naming(memories, n, asked) for n in specific]
     people = [uuids for n, uuids in zip(specific, named, strict=True) if _a_persons(n)]
-    asks_about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
-    first_person = _first_person_notes(memories) if asks_about_the_user and people else None
-    kept = _users_notes(memories, people, asks_about_the_user, bool(specific or common_names))
+    about_the_user = asks_about_the_user(question)
+    first_person = _first_person_notes(memories) if about_the_user and people else None
+    kept = _users_notes(memories, people, about_the_user, bool(specific or common_names))
     # A relation of whom is asked is someone else even when the name is in most memories
     # (every note of a small namespace names the friend it is about).
     asked_names = list(dict.fromkeys(without_title(n) for n in names))
@@ -166,10 +166,10 @@ def subjects_of(
         memories,
         asked_names,
         asked,
-        asks_about_the_user or bool(kept),
+        about_the_user or bool(kept),
         _lower_case_words(question, asked_names),
     )
-    others |= _anothers_things(memories, asked, asks_about_the_user, names)
+    others |= _anothers_things(memories, asked, about_the_user, names)
     return Subjects(common, named, people, kept, first_person, others)
 
 
@@ -476,6 +476,25 @@ def _users_notes(
         for e in memories
         if FIRST_PERSON.search(e.content) or not about_a_named_person(e.content)
     }
+
+
+def asks_about_the_user(question: str) -> bool:
+    """Whether the question asks about the user ("What's my job now?", "Where do we ...")."""
+    return _ASKS_ABOUT_THE_USER.search(question) is not None
+
+
+# "Ilona Varga is now working ...", "Eamon Larkspur took over ...": a person's full name
+# and a verb of what they did or do (not "Abyssal Tides main: harpooner", a thing's name).
+_ANOTHERS_NEWS = re.compile(
+    r"^\W*[A-Z][a-z]+\s+[A-Z][a-z]+\s+"
+    r"(?:is|was|has|had|took|wrote|got|went|left|made|[a-z]+ed|[a-z]+s)\b"
+)
+
+
+def tells_of_another(text: str) -> bool:
+    """Whether `text` opens with what a person named in full did or does, and does not
+    speak in the first person: news of someone else, not of the user."""
+    return _ANOTHERS_NEWS.search(text) is not None and FIRST_PERSON.search(text) is None
 
 
 def about_a_named_person(text: str) -> bool:
