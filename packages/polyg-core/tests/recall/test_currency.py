@@ -2129,18 +2129,28 @@ async def test_a_change_of_another_attribute_of_the_named_subject_is_no_update(
     assert "Thursdays" in result.answer
 
 
-async def test_what_a_named_person_did_goes_below_the_users_notes(memory: Memory) -> None:
-    (_, new, stranger), result = await _asked_after(
+@pytest.mark.parametrize(
+    "news",
+    [
+        pytest.param(
+            "Ilona Varga is now working a new job at the council offices", id="a person's"
+        ),
+        pytest.param("The Quarry team is now working on the new job board", id="a team's"),
+    ],
+)
+async def test_what_a_named_person_did_goes_below_the_users_notes(
+    memory: Memory, news: str
+) -> None:
+    (_, _, stranger), result = await _asked_after(
         memory,
         [
             ("started at the Kettle & Crumb cafe, barista, early shifts", 300),
             ("first week as a library assistant at Elm Road branch, quiet and lovely", 60),
-            ("Ilona Varga is now working a new job at the council offices", 20),
+            (news, 20),
         ],
         "What's my job now?",
     )
-    # Ilona's news holds every word asked; asked about the user, it is someone else's.
-    assert result.memories[0].uuid == new
+    # The news holds every word asked; asked about the user, it is someone else's.
     assert result.memories[-1].uuid == stranger
 
 

@@ -483,17 +483,18 @@ def asks_about_the_user(question: str) -> bool:
     return _ASKS_ABOUT_THE_USER.search(question) is not None
 
 
-# "Ilona Varga is now working ...", "Eamon Larkspur took over ...": a person's full name
-# and a verb of what they did or do (not "Abyssal Tides main: harpooner", a thing's name).
+# "Ilona Varga is now working ...", "Eamon Larkspur took over ...", "The Quarry team raised
+# ...": a person's full name (or a team's) and a verb of what they did or do (not "Abyssal
+# Tides main: harpooner", a thing's name).
 _ANOTHERS_NEWS = re.compile(
-    r"^\W*[A-Z][a-z]+\s+[A-Z][a-z]+\s+"
+    r"^\W*(?:[A-Z][a-z]+\s+[A-Z][a-z]+|The\s+[A-Z][a-z]+\s+team)\s+"
     r"(?:is|was|has|had|took|wrote|got|went|left|made|[a-z]+ed|[a-z]+s)\b"
 )
 
 
 def tells_of_another(text: str) -> bool:
-    """Whether `text` opens with what a person named in full did or does, and does not
-    speak in the first person: news of someone else, not of the user."""
+    """Whether `text` opens with what a person named in full (or a named team) did or
+    does, and does not speak in the first person: news of someone else, not the user's."""
     return _ANOTHERS_NEWS.search(text) is not None and FIRST_PERSON.search(text) is None
 
 
