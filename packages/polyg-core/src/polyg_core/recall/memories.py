@@ -88,12 +88,7 @@ from polyg_core.recall.memory_fit import (
     tells_it_was_missed,
 )
 from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
-from polyg_core.recall.subjects import (
-    about_another_numbered,
-    asks_about_the_user,
-    subjects_of,
-    tells_of_another,
-)
+from polyg_core.recall.subjects import about_another_numbered, subjects_of
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
@@ -1108,7 +1103,10 @@ def _reordered(
     # changed it (what held before may have been said beside a plan: "cholesterol 6.1,
     # gp wants to retest").
     wishes -= moved.superseded_by.keys()
-    strangers = _anothers_news(question, considered, about.kept, moved.superseded_by.values())
+    # Asked about the user, another's news goes below the user's notes, unless it is a
+    # later version of one of them.
+    versions = set(moved.superseded_by.values())
+    strangers = {e.uuid for e in considered if e.uuid in about.news_of_others} - versions
     _others_below(stating[:CONSIDERED], scores, others | wishes | strangers, asking)
     _shapeless_below(stating[:CONSIDERED], scores, shapes_asked(set(asked), lexical.tokens))
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
@@ -1119,25 +1117,6 @@ def _reordered(
     if earlier:
         out, came_after = _after_below(out, question, lexical.tokens, function_words)
     return _Currency(out, moved.superseded_by, others, wishes, moved.old_values, came_after)
-
-
-def _anothers_news(
-    question: str,
-    considered: Sequence[CatalogueEntry],
-    kept: Collection[str],
-    versions: Iterable[str],
-) -> set[str]:
-    """Asked about the user, the considered notes that open with what another named person
-    (or team) did or does ("Ilona Varga is now working a new job at the council"): their
-    news, below the user's notes (`kept`), unless it is a later version of one of them."""
-    if not kept or not asks_about_the_user(question):
-        return set()
-    later = set(versions)
-    return {
-        e.uuid
-        for e in considered
-        if e.uuid not in kept and e.uuid not in later and tells_of_another(e.content)
-    }
 
 
 def _with_later(

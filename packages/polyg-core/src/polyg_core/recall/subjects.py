@@ -129,6 +129,11 @@ class Subjects:
     """The memories about someone close to whom the question asks about, and not about
     them: "Ines's partner Achille is a paramedic" for "What did Ines do for work before?",
     "My sister went vegan" for "What diet do I follow?"."""
+    news_of_others: set[str] = field(default_factory=set[str])
+    """For a question about the user with notes of the user's (`kept`), the other memories
+    that open with what another named person (or team) did or does ("Ilona Varga is now
+    working a new job at the council" for "What's my job now?"): their news, not the
+    user's."""
 
     @property
     def compared(self) -> list[set[str]]:
@@ -156,7 +161,7 @@ def subjects_of(
     specific = [without_title(n) for n in dict.fromkeys(names) if n not in common_names]
     named = [naming(memories, n, asked) for n in specific]
     people = [uuids for n, uuids in zip(specific, named, strict=True) if _a_persons(n)]
-    about_the_user = asks_about_the_user(question)
+    about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
     first_person = _first_person_notes(memories) if about_the_user and people else None
     kept = _users_notes(memories, people, about_the_user, bool(specific or common_names))
     # A relation of whom is asked is someone else even when the name is in most memories
@@ -170,7 +175,17 @@ def subjects_of(
         _lower_case_words(question, asked_names),
     )
     others |= _anothers_things(memories, asked, about_the_user, names)
-    return Subjects(common, named, people, kept, first_person, others)
+    news = _news_of_others(memories, kept) if about_the_user else set[str]()
+    return Subjects(common, named, people, kept, first_person, others, news)
+
+
+def _news_of_others(memories: Sequence[CatalogueEntry], kept: set[str]) -> set[str]:
+    """Of `memories`, those not among the user's (`kept`) that open with what another named
+    person or team did or does (`Subjects.news_of_others`); none without notes of the
+    user's to go below."""
+    if not kept:
+        return set()
+    return {e.uuid for e in memories if e.uuid not in kept and _tells_of_another(e.content)}
 
 
 # "Hamid's permit still zone C": a thing of someone named by one word, written in the
@@ -196,8 +211,9 @@ def _anothers_things(
     other compared note writes ("Hamid's permit still zone C, his side of the road" for
     "What zone is my parking permit for?"; not "Puffin's outboard = Yamaha 9.9" beside
     "Puffin back in the water", the user's boat), or that open with what such a one does
-    or says ("Kasia tracks time on paper" for "What do I track my hours with?", "Amara
-    says Marino's does gluten free" for "Where do we get chips on a Friday?")."""
+    or says ("Priya likes doing her expenses in a spreadsheet" for "What do I use for my
+    expenses?", "Amara says Marino's does gluten free" for "Where do we get chips on a
+    Friday?")."""
     if not about_the_user or names or any(w in _RELATIONS for w in asked):
         return set()
     found: set[str] = set()
@@ -221,13 +237,19 @@ def _owner_of_a_thing(text: str, asked: Collection[str]) -> str | None:
     name, word = m.group(1), m.group(2)
     if word in _IS_OR_HAS or _DONE.search(word):
         return None
+    return _someone_not_asked(name, asked)
+
+
+def _someone_not_asked(name: str, asked: Collection[str]) -> str | None:
+    """`name`, unless the question (of words `asked`) asks it or it is a relation, a title
+    or the user ("Mum", "Dr", "User")."""
     key = name.lower()
     if key in asked or key in _RELATIONS or key in TITLES or name == "User":
         return None
     return name
 
 
-# "Kasia tracks time on paper", "Amara says ...": a one-word name, then what its bearer
+# "Priya likes a spreadsheet", "Amara says ...": a one-word name, then what its bearer
 # does or says, in the present tense.
 _DOES = re.compile(r"^\W*([A-Z][a-z]+)\s+([a-z]+)\b")
 _THIRD_PERSON = word_set(
@@ -240,16 +262,12 @@ charges 24p/kWh" may name the user's new supplier)."""
 
 def _doer(text: str, asked: Collection[str]) -> str | None:
     """The one-word name `text` opens with before a verb in the present tense of its
-    bearer ("Kasia tracks", "Amara says"; not "Mum thinks", "User prefers"), unless the
+    bearer ("Priya likes", "Amara says"; not "Mum thinks", "User prefers"), unless the
     question, of words `asked`, asks it."""
     m = _DOES.match(text)
     if m is None or m.group(2) not in _THIRD_PERSON:
         return None
-    name = m.group(1)
-    key = name.lower()
-    if key in asked or key in _RELATIONS or key in TITLES or name == "User":
-        return None
-    return name
+    return _someone_not_asked(m.group(1), asked)
 
 
 def _first_person_notes(memories: Sequence[CatalogueEntry]) -> set[str]:
@@ -478,11 +496,6 @@ def _users_notes(
     }
 
 
-def asks_about_the_user(question: str) -> bool:
-    """Whether the question asks about the user ("What's my job now?", "Where do we ...")."""
-    return _ASKS_ABOUT_THE_USER.search(question) is not None
-
-
 # "Ilona Varga is now working ...", "Eamon Larkspur took over ...", "The Quarry team raised
 # ...": a person's full name (or a team's) and a verb of what they did or do (not "Abyssal
 # Tides main: harpooner", a thing's name).
@@ -492,7 +505,7 @@ _ANOTHERS_NEWS = re.compile(
 )
 
 
-def tells_of_another(text: str) -> bool:
+def _tells_of_another(text: str) -> bool:
     """Whether `text` opens with what a person named in full (or a named team) did or
     does, and does not speak in the first person: news of someone else, not the user's."""
     return _ANOTHERS_NEWS.search(text) is not None and FIRST_PERSON.search(text) is None
