@@ -2185,6 +2185,32 @@ async def test_a_change_without_the_shape_of_the_value_asked_is_no_update(
     assert "07700 900864" in result.answer
 
 
+async def test_a_later_note_closer_to_the_question_is_no_return_to_the_old_value(
+    memory: Memory,
+) -> None:
+    (old, _, new), result = await _asked_after(
+        memory,
+        [
+            (
+                "note to self, alarm code is the one on the fuse box lid, 4719, dont forget the hash",
+                200,
+            ),
+            ("gym alarm: 2255, asks for your member no", 60),
+            (
+                "wrote the alarm one, 8830, on a card by the fuse box for when the neighbours feed the cat",
+                18,
+            ),
+        ],
+        "what's the alarm code these days?",
+    )
+    # The gym note writes none of the first note's names, and the last note writes words
+    # of the first ("fuse box", "one") but no name or number of it, and is closer to the
+    # question than the gym note: it is the later version, not a note about the old value.
+    assert result.memories[0].uuid == new
+    assert [m.uuid for m in result.memories].index(old) > 0
+    assert "8830" in result.answer
+
+
 def test_a_phone_number_may_end_a_sentence() -> None:
     assert "phone" in value_shapes("old phone went in the canal. 07961 402113. T")
     assert "phone" in value_shapes("ring 07961 402113.")

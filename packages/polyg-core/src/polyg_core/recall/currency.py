@@ -1048,9 +1048,7 @@ class _Pairs:
                 (
                     m
                     for m in later[:i]
-                    if m.uuid not in gone
-                    and (m in said or self._replaces(older.uuid, m.uuid))
-                    and self._goes_back(older.uuid, self._drops(older.uuid, m.uuid), n.uuid)
+                    if m.uuid not in gone and self._replaced_before(older.uuid, m, n.uuid, said)
                 ),
                 None,
             )
@@ -1058,6 +1056,25 @@ class _Pairs:
                 gone.add(n.uuid)
                 self.went_back.setdefault(n.uuid, replaced_by.uuid)
         return gone
+
+    def _replaced_before(
+        self, older: str, newer: Candidate, after: str, said: list[Candidate]
+    ) -> bool:
+        """Whether `newer` replaced `older`'s value and `after` holds what it dropped (see
+        `_gone_back`). When `newer` says no change and `after` holds only words of the old
+        note, no name or number of it, `after` must also be no closer to the question by
+        meaning: else it is the later version itself and `newer` the note about something
+        else ("wrote the wifi one, bluebell1962, on a card by the router" after "library
+        guest wifi: Readers2025", for the home wifi noted "on the router sticker")."""
+        dropped = self._drops(older, newer.uuid)
+        if newer in said:
+            return self._goes_back(older, dropped, after)
+        if not self._replaces(older, newer.uuid) or not self._goes_back(older, dropped, after):
+            return False
+        if self._back_by_value(older, dropped, after) or self._by_name(older, newer.uuid):
+            return True
+        before, later = self.meaning.get(newer.uuid), self.meaning.get(after)
+        return before is None or later is None or before >= later
 
     def _replaces(self, older: str, newer: str) -> bool:
         """Whether `newer` names none of the names `older` writes besides the question's."""
@@ -1075,8 +1092,13 @@ class _Pairs:
         after "extension granted, now 2 june" changed "ESSAY DUE 12 MAY"): two of them, or
         a number or a name of the line's."""
         back = dropped & self.words[newer]
+        return len(back) >= 2 or self._back_by_value(older, dropped, newer)
+
+    def _back_by_value(self, older: str, dropped: set[str], newer: str) -> bool:
+        """Whether `newer` holds a name or a number of the words a line of versions from
+        `older` dropped."""
         names = self.line_names.get(older, set()) | self.capitals.get(older, set())
-        return len(back) >= 2 or any(t in names or _NUMBER.search(t) for t in back)
+        return any(t in names or _NUMBER.search(t) for t in dropped & self.words[newer])
 
     def continues(self, older: str, newer: str) -> None:
         """Record that `newer` is a later version of `older`."""
