@@ -2104,6 +2104,25 @@ def test_a_users_change_in_other_words_may_be_farther_from_the_question() -> Non
             "Where do we go for sunday roast?",
             id="what someone named once says",
         ),
+        pytest.param(
+            [
+                ("you're on lates from Tue 9th, 4 in a row. earplugs!!", 20),
+                ("lates block moved to thu 11th-sun. tue 9th = training day instead", 5),
+                ("Kofi's on lates from the 2nd, he says bring snacks for the 22:00 dip", 12),
+            ],
+            "When does my next run of late shifts begin?",
+            id="where someone named once is",
+        ),
+        pytest.param(
+            [
+                ("groceries: Fernway, delivery thurs, min spend £40", 300),
+                ("Everything's on the Brindle Market app now, cheaper and it does sundays", 40),
+                ("Fernway voucher in the drawer, expires june", 15),
+            ],
+            "Who do we get our food shopping from?",
+            # "Everything" is no one: the note is the user's.
+            id="a pronoun is no one named",
+        ),
     ],
 )
 async def test_a_thing_of_someone_named_once_is_no_version_of_the_users(

@@ -241,12 +241,21 @@ def _owner_of_a_thing(text: str, asked: Collection[str]) -> str | None:
 
 
 def _someone_not_asked(name: str, asked: Collection[str]) -> str | None:
-    """`name`, unless the question (of words `asked`) asks it or it is a relation, a title
-    or the user ("Mum", "Dr", "User")."""
+    """`name`, unless the question (of words `asked`) asks it or it is a relation, a title,
+    the user or no name ("Mum", "Dr", "User", "It", "Everyone")."""
     key = name.lower()
     if key in asked or key in _RELATIONS or key in TITLES or name == "User":
         return None
+    if key in NAME_STOP_WORDS or key in _ANYONE:
+        # "It's off", "Everything's on Nordlink Air now": no one.
+        return None
     return name
+
+
+_ANYONE = word_set(
+    "everything everyone everybody something someone somebody anything anyone anybody "
+    "nothing nobody"
+)
 
 
 # "Priya likes a spreadsheet", "Amara says ...": a one-word name, then what its bearer
@@ -258,6 +267,8 @@ _THIRD_PERSON = word_set(
 )
 """Verbs only a person does: a service writes "charges" or "tracks" as well ("Voltwise
 charges 24p/kWh" may name the user's new supplier)."""
+_IS_AWAY = word_set("on off away")
+"""Words after a name's "'s" that say where its bearer is ("Jude's on nights")."""
 
 
 def _doer(text: str, asked: Collection[str]) -> str | None:
@@ -265,9 +276,13 @@ def _doer(text: str, asked: Collection[str]) -> str | None:
     bearer ("Priya likes", "Amara says"; not "Mum thinks", "User prefers"), unless the
     question, of words `asked`, asks it."""
     m = _DOES.match(text)
-    if m is None or m.group(2) not in _THIRD_PERSON:
-        return None
-    return _someone_not_asked(m.group(1), asked)
+    if m is not None and m.group(2) in _THIRD_PERSON:
+        return _someone_not_asked(m.group(1), asked)
+    # "Jude's on nights from the 1st", "Priya's off on leave": where the person is.
+    m = _POSSESSED.match(text)
+    if m is not None and m.group(2) in _IS_AWAY:
+        return _someone_not_asked(m.group(1), asked)
+    return None
 
 
 def _first_person_notes(memories: Sequence[CatalogueEntry]) -> set[str]:
