@@ -190,6 +190,24 @@ def test_an_update_holding_most_of_what_was_asked_supersedes_at_a_low_fused_scor
     assert moved.scores["new"] > moved.scores["old"]
 
 
+def test_of_two_silent_later_notes_nearly_as_close_the_one_holding_more_asked_words_wins() -> None:
+    notes = [
+        _Note("old", "staff gym pass (interns) £15/month, sign up via the HR portal", 100),
+        _Note("day", "gym day pass is £6 a visit!!! tell dad", 200),
+        _Note("new", "HR email: intern gym pass £21/month from may. ugh", 300),
+    ]
+    moved = _supersede(
+        notes,
+        [(notes[0], 1.0), (notes[1], 0.5), (notes[2], 0.4)],
+        "What does the intern gym pass cost me per month?",
+        # The day pass is a hair closer in meaning; the later price holds "intern" and
+        # "month" as the first note does.
+        meaning={"old": 0.70, "day": 0.49, "new": 0.48},
+        kept=("old", "day", "new"),
+    )
+    assert moved.superseded_by.get("old") == "new"
+
+
 def test_supersede_for_an_earlier_value_puts_the_changed_memory_first() -> None:
     notes = [
         _Note("old", "The kiln shed is run by the Harrow crew.", 100),

@@ -140,6 +140,10 @@ VERSION_MARGIN = 0.1
 """Of several later memories that say a change to one earlier memory, those whose cosine
 similarity to the question is more than this below the closest one's changed another
 attribute of the subject ("Henrike took over the rota" beside "the rota bonus went up")."""
+HELD_TIE = 0.1
+"""Of later notes that may silently replace one, how much holding all the earlier note's
+asked words adds to closeness in meaning (`_Pairs._best_silent`): a tie-break."""
+
 BELOW = 1e-4
 """How far below its update a superseded memory is placed."""
 
@@ -1136,14 +1140,24 @@ class _Pairs:
         """Of the later notes that say no change and answer as well, the one that updates
         `older`: those that hold the asked attribute, if any ("the frontend is built with
         Svelte" is no update of "the backend is written in Rails" when "the backend runs on
-        Elixir" is there, however close in meaning), then the closest in meaning."""
+        Elixir" is there, however close in meaning), then the closest in meaning, ties
+        going to the one that holds more of `older`'s asked words (`HELD_TIE`)."""
         holding = [n for n in silent if self.holds_attribute(older.uuid, n.uuid)]
         if holding:
             # ... and the others are about another attribute of the subject: no later
             # version of this one either.
             self.elsewhere.update(n.uuid for n in silent if n not in holding)
         pool = [n for n in holding or silent if n.uuid not in self.elsewhere]
-        return [max(pool, key=lambda n: self.meaning.get(n.uuid, 0.0))] if pool else []
+        held = sum(self.weight(t) for t in self.hits[older.uuid]) or 1.0
+
+        def closeness(n: Candidate) -> float:
+            # Nearly as close in meaning, the one that holds more of what `older` holds of
+            # the question ("estates email: student permit £26/month" over "visitor
+            # parking is £3.50 an hour" after "staff parking permit (students) £18/month").
+            both = sum(self.weight(t) for t in self.hits[older.uuid] & self.hits[n.uuid])
+            return self.meaning.get(n.uuid, 0.0) + HELD_TIE * both / held
+
+        return [max(pool, key=closeness)] if pool else []
 
 
 def supersede(
