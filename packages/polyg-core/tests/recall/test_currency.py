@@ -2248,6 +2248,25 @@ async def test_a_later_note_closer_to_the_question_is_no_return_to_the_old_value
     assert "8830" in result.answer
 
 
+async def test_a_change_that_says_no_more_of_a_code_is_no_return_to_it(memory: Memory) -> None:
+    (_, _, new), result = await _asked_after(
+        memory,
+        [
+            ("X9 from Mill Rd stop 06:05 -> depot gate 06:40. day ticket £4.20", 280),
+            ("X9 diverted via Eastgate for roadworks til end of month per the app", 60),
+            (
+                "lift w/ Sana Mon/Thu earlies, she picks up 06:15 at the post office corner, "
+                "£3 a day for petrol. no more X9 at silly o'clock",
+                25,
+            ),
+        ],
+        "How am I getting to the depot for early shifts these days?",
+    )
+    # "no more X9" turns away from the bus: the lift is the change itself, not a note
+    # about the old value after the diversion.
+    assert result.memories[0].uuid == new
+
+
 def test_a_phone_number_may_end_a_sentence() -> None:
     assert "phone" in value_shapes("old phone went in the canal. 07961 402113. T")
     assert "phone" in value_shapes("ring 07961 402113.")

@@ -544,6 +544,8 @@ _CALENDAR = re.compile(
     r"|(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?s?)\b"
 )
 _NUMBER = re.compile(r"\d")
+# A bus, a model, a room: letters, then a number ("x12", "a12", "m25").
+_CODE = re.compile(r"[a-z]+\d")
 # A one-word name and what its bearer did, not a verb that opens a note ("Booked ...").
 _SOMEONE_DID = re.compile(
     r"^\W*[A-Z][a-z]+(?<!ed)\s+(?:went|got|took|left|quit|joined|moved|switched|\w+ed)\b"
@@ -561,11 +563,11 @@ def _opening(text: str) -> tuple[str, ...]:
     return tuple(w for m in found for w in m.groups() if w)
 
 
-# "no longer uses Emacs", "switched from Wave", "instead of the 7:42": what a note says it
-# turned away from (up to three words on).
+# "no longer uses Emacs", "switched from Wave", "instead of the 7:42", "no more X12": what a
+# note says it turned away from (up to three words on).
 _TURNED = re.compile(
-    r"\b(?:no\s+longer|instead\s+of|(?:switched|moved|changed|away)\s+from|ditched|quit"
-    r"|gave\s+up|replaced|stopped)\s+((?:\S+\s+){0,2}\S+)",
+    r"\b(?:no\s+longer|no\s+more(?!\s+than)|instead\s+of|(?:switched|moved|changed|away)\s+from"
+    r"|ditched|quit|gave\s+up|replaced|stopped)\s+((?:\S+\s+){0,2}\S+)",
     re.IGNORECASE,
 )
 # "sent a pic from his old balcony", "Ana's former boss": what someone had before (not
@@ -1044,7 +1046,7 @@ class _Pairs:
         name the earlier one wrote is the change itself ("no longer uses Emacs")."""
         gone: set[str] = set()
         for i, n in enumerate(later):
-            if self.turned.get(n.uuid, set()) & self.capitals.get(older.uuid, set()):
+            if self.turned.get(n.uuid, set()) & self._values(older.uuid):
                 # It says it turned away from a name the earlier note wrote ("no longer uses
                 # Emacs"): the change itself, not a note about the old value.
                 continue
@@ -1060,6 +1062,12 @@ class _Pairs:
                 gone.add(n.uuid)
                 self.went_back.setdefault(n.uuid, replaced_by.uuid)
         return gone
+
+    def _values(self, uuid: str) -> set[str]:
+        """The terms of the names and of the codes a memory writes ("Fibrewave", "X12"; not
+        "7am"): what a later note may say it turned away from."""
+        codes = {t for t in self.words[uuid] if _CODE.match(t)}
+        return self.capitals.get(uuid, set()) | codes
 
     def _replaced_before(
         self, older: str, newer: Candidate, after: str, said: list[Candidate]
