@@ -208,6 +208,34 @@ def test_of_two_silent_later_notes_nearly_as_close_the_one_holding_more_asked_wo
     assert moved.superseded_by.get("old") == "new"
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        "cancelled vidora!! we're on Glimmer now, £6.99, fewer adverts",
+        "deleted the vidora thing, too many adverts, glimmer on the tv now",
+    ],
+)
+def test_a_change_that_says_it_cancelled_the_old_value_is_no_return_to_it(change: str) -> None:
+    notes = [
+        _Note("old", "streaming: Vidora £9.99, shared w/ Obi's family, login on the tv", 100),
+        _Note(
+            "reminder", "Reminder from Ines Marlow: the status page check runs every Monday.", 200
+        ),
+        _Note("new", change, 300),
+    ]
+    moved = _supersede(
+        notes,
+        [(notes[0], 1.0), (notes[1], 0.5), (notes[2], 0.4)],
+        "Which streaming service are we on now?",
+        # A reminder far from the question writes none of the first note's names: taken
+        # as its silent later version, it would leave the change naming Vidora as a note
+        # about the old value, but the change says it turned away from it.
+        meaning={"old": 0.47, "reminder": 0.30, "new": 0.42},
+        kept=("old", "reminder", "new"),
+    )
+    assert moved.superseded_by.get("old") == "new"
+
+
 def test_supersede_for_an_earlier_value_puts_the_changed_memory_first() -> None:
     notes = [
         _Note("old", "The kiln shed is run by the Harrow crew.", 100),

@@ -563,11 +563,11 @@ def _opening(text: str) -> tuple[str, ...]:
     return tuple(w for m in found for w in m.groups() if w)
 
 
-# "no longer uses Emacs", "switched from Wave", "instead of the 7:42", "no more X12": what a
-# note says it turned away from (up to three words on).
+# "no longer uses Emacs", "switched from Wave", "instead of the 7:42", "no more X12",
+# "cancelled Flixstream": what a note says it turned away from (up to three words on).
 _TURNED = re.compile(
     r"\b(?:no\s+longer|no\s+more(?!\s+than)|instead\s+of|(?:switched|moved|changed|away)\s+from"
-    r"|ditched|quit|gave\s+up|replaced|stopped)\s+((?:\S+\s+){0,2}\S+)",
+    r"|ditched|quit|cancell?ed|deleted|gave\s+up|replaced|stopped)\s+((?:\S+\s+){0,2}\S+)",
     re.IGNORECASE,
 )
 # "sent a pic from his old balcony", "Ana's former boss": what someone had before (not
