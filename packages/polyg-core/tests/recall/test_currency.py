@@ -2373,6 +2373,45 @@ async def test_a_later_version_far_from_the_question_is_found_among_many_memorie
     assert ranked.index(new) < ranked.index(old)
 
 
+async def test_others_news_does_not_keep_the_users_notes_from_being_compared(
+    memory: Memory,
+) -> None:
+    old = await _add(memory, "fav game atm: Quillpoint, could play it every week", 240)
+    new = await _add(memory, "switched to Tidebound for game night, Quillpoint deck sold", 30)
+    firsts = ["Arlo", "Bea", "Cato", "Dara", "Eno", "Fey", "Gil", "Hana"]
+    lasts = ["Venn", "Quist", "Rhee", "Holm", "Pratt"]
+    for i, (f, s) in enumerate((f, s) for f in firsts for s in lasts):
+        # Another's news that holds every word asked but "my".
+        await _add(memory, f"{f} {s} prefers card games over most other hobbies.", 200 - i)
+    for i, text in enumerate(_filler(300)):
+        await _add(memory, text, 300 - i * 0.9)
+    result = await memory.recall("What's my favourite card game these days?", reference_time=NOW)
+    ranked = [m.uuid for m in result.memories]
+    # The user's notes are compared and the later one is first.
+    assert ranked[0] == new
+    assert old in ranked
+
+
+async def test_what_was_written_beside_anothers_news_does_not_rise_with_it(
+    memory: Memory,
+) -> None:
+    old = await _add(memory, "fav game atm: Quillpoint, could play it every week", 240)
+    new = await _add(memory, "switched to Tidebound for game night, Quillpoint deck sold", 30)
+    news = {
+        await _add(memory, f"{name} prefers card games over most other hobbies.", 150 - i)
+        for i, name in enumerate(["Arlo Venn", "Bea Quist", "Cato Rhee", "Dara Holm", "Eno Pratt"])
+    }
+    # Work notes written every day: some within hours of each piece of news.
+    for i, text in enumerate(_filler(250)):
+        await _add(memory, text, 300 - i)
+    result = await memory.recall("What's my favourite card game these days?", reference_time=NOW)
+    ranked = [m.uuid for m in result.memories]
+    assert ranked[:2] == [new, old]
+    # Asked about the user, another's news lends nothing to the notes beside it in time:
+    # none of them ranks among the news.
+    assert set(ranked[:7]) == {new, old} | news
+
+
 async def test_a_time_of_day_in_words_answers_when_a_habit_happens_now(memory: Memory) -> None:
     (_, new, _), result = await _asked_after(
         memory,

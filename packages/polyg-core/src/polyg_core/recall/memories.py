@@ -88,7 +88,13 @@ from polyg_core.recall.memory_fit import (
     tells_it_was_missed,
 )
 from polyg_core.recall.multihop import GATHER_ENTITY_WEIGHT, without_form_words
-from polyg_core.recall.subjects import about_another_numbered, subjects_of
+from polyg_core.recall.subjects import (
+    about_another_numbered,
+    asks_about_the_user,
+    others_news_ahead,
+    subjects_of,
+    tells_of_another,
+)
 from polyg_core.storage.schema import MEMORY
 from polyg_core.storage.store import FalkorStore
 from polyg_core.storage.vector import knn
@@ -97,6 +103,9 @@ from polyg_core.text.normalize import STOP_WORDS_EN
 
 LEXICAL_K = 100
 DENSE_K = 50
+USERS_WINDOW = 50
+"""Asked about the user, how many of the best memories are read for another's news that
+would keep the user's notes from being compared (`subjects.others_news_ahead`)."""
 LATER_SOURCES = 3
 """How many of the best first-stage hits `_later_near` looks after."""
 LATER_K = 8
@@ -823,8 +832,13 @@ def _add_neighbours(
     asked_authors = {_author_key(n) for n in q.speakers}
     asking: dict[str, float] = {}
     credit = _name_credit(signals, q)
+    about_the_user = asks_about_the_user(q.text)
     for uuid, score in seeds:
         hit = catalogue.entries[catalogue.position[uuid]]
+        if about_the_user and tells_of_another(hit.content):
+            # Asked about the user, another's news lends nothing to what was written
+            # beside it.
+            continue
         # A hit that only asks holds no answer whatever part of it matched ("Great news,
         # Noor! How is the new kiln?" matched on the name): dev R@1 0.457 -> 0.460, R@10
         # 0.850 -> 0.853.
@@ -1066,6 +1080,12 @@ def _reordered(
     someone close to whom is asked."""
     lexical = catalogue.lexical
     stating, asking = _stating_and_asking(ranked)
+    # Asked about the user, another's news among the best `USERS_WINDOW` makes way for the
+    # user's notes in what is compared.
+    ahead = others_news_ahead(question, [e for e, _ in stating[:USERS_WINDOW]])
+    stating = [es for es in stating if es[0].uuid not in ahead] + [
+        es for es in stating if es[0].uuid in ahead
+    ]
     # Currency compares the best `CONSIDERED`, and the later memories near the best in
     # meaning (`later`): their subjects are read among them (and among the notes that
     # only ask, whose news may be another's or a rumour).
@@ -1105,9 +1125,11 @@ def _reordered(
     wishes -= moved.superseded_by.keys()
     # Asked about the user, another's news goes below the user's notes, unless it is a
     # later version of one of them.
-    versions = set(moved.superseded_by.values())
-    strangers = {e.uuid for e in considered if e.uuid in about.news_of_others} - versions
-    _others_below(stating[:CONSIDERED], scores, others | wishes | strangers, asking)
+    news = {e.uuid for e in considered if e.uuid in about.news_of_others} | ahead
+    versions = {new for old, new in moved.superseded_by.items() if old not in news}
+    strangers = news - versions
+    below = [*stating[:CONSIDERED], *(es for es in stating[CONSIDERED:] if es[0].uuid in ahead)]
+    _others_below(below, scores, others | wishes | strangers, asking)
     _shapeless_below(stating[:CONSIDERED], scores, shapes_asked(set(asked), lexical.tokens))
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     if scores:

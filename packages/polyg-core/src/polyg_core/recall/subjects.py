@@ -161,7 +161,7 @@ def subjects_of(
     specific = [without_title(n) for n in dict.fromkeys(names) if n not in common_names]
     named = [naming(memories, n, asked) for n in specific]
     people = [uuids for n, uuids in zip(specific, named, strict=True) if _a_persons(n)]
-    about_the_user = _ASKS_ABOUT_THE_USER.search(question) is not None
+    about_the_user = asks_about_the_user(question)
     first_person = _first_person_notes(memories) if about_the_user and people else None
     kept = _users_notes(memories, people, about_the_user, bool(specific or common_names))
     # A relation of whom is asked is someone else even when the name is in most memories
@@ -179,13 +179,30 @@ def subjects_of(
     return Subjects(common, named, people, kept, first_person, others, news)
 
 
+def others_news_ahead(question: str, ranked: Sequence[CatalogueEntry]) -> set[str]:
+    """For a question about the user, the notes of `ranked` that tell another's news
+    (`tells_of_another`: "Brisa Ingram prefers board games over most other hobbies" for
+    "What's my favourite board game?"), when some of `ranked` do not: among thousands of
+    memories such news can fill the best few and keep the user's notes from being
+    compared at all."""
+    if not asks_about_the_user(question):
+        return set()
+    news = {e.uuid for e in ranked if tells_of_another(e.content)}
+    return news if len(news) < len(ranked) else set()
+
+
+def asks_about_the_user(question: str) -> bool:
+    """Whether `question` asks about the user ("my", "we", "I", "the user")."""
+    return _ASKS_ABOUT_THE_USER.search(question) is not None
+
+
 def _news_of_others(memories: Sequence[CatalogueEntry], kept: set[str]) -> set[str]:
     """Of `memories`, those not among the user's (`kept`) that open with what another named
     person or team did or does (`Subjects.news_of_others`); none without notes of the
     user's to go below."""
     if not kept:
         return set()
-    return {e.uuid for e in memories if e.uuid not in kept and _tells_of_another(e.content)}
+    return {e.uuid for e in memories if e.uuid not in kept and tells_of_another(e.content)}
 
 
 # "Hamid's permit still zone C": a thing of someone named by one word, written in the
@@ -520,7 +537,7 @@ _ANOTHERS_NEWS = re.compile(
 )
 
 
-def _tells_of_another(text: str) -> bool:
+def tells_of_another(text: str) -> bool:
     """Whether `text` opens with what a person named in full (or a named team) did or
     does, and does not speak in the first person: news of someone else, not the user's."""
     return _ANOTHERS_NEWS.search(text) is not None and FIRST_PERSON.search(text) is None
