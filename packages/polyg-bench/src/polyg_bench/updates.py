@@ -145,6 +145,8 @@ SETS = {
     "blind-28": "updates_blind_28.jsonl",
     "blind-29": "updates_blind_29.jsonl",
     "blind-30": "updates_blind_30.jsonl",
+    "blind-31": "updates_blind_31.jsonl",
+    "blind-32": "updates_blind_32.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
@@ -208,8 +210,16 @@ manager, the printer; many notes as voice-memo transcriptions with filler or ter
 fragments) and blind-30 (a student nurse on placement: wards, shift codes, mentors,
 lockers, the commute; a board-game café, a weekly role-playing group and private tutoring;
 shorthand, 24-hour times, codes, notes to self in the second person, changes only visible
-in a pasted rota) likewise, held out: no rule was read off them (docs/benchmarks.md,
-section 20)."""
+in a pasted rota) likewise; blind-31 (a parent of three school-age children: the
+childminder, after-school clubs, swimming and music lessons, the children's dentist and GP,
+car-pools, pocket money, uniforms, the grandparents' visits; many notes from a family group
+chat or from other parents, whose own families change too, and changes only in a forwarded
+message) and blind-32 (two dogs and a cat, and a part-time job at a garden centre: vets,
+pet insurance, food, kennels, the dog walker, grooming, an agility club; till shifts, the
+section looked after, the supervisor, deliveries, staff discount; terse phone notes with
+prices, weights and doses, messages to a partner, changes only in a pasted receipt or
+booking confirmation) likewise, held out: no rule was read off them (docs/benchmarks.md,
+section 21)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:
