@@ -2295,6 +2295,27 @@ async def test_a_change_that_says_no_more_of_a_code_is_no_return_to_it(memory: M
     assert result.memories[0].uuid == new
 
 
+async def test_who_to_phone_asks_a_person_not_a_number(memory: Memory) -> None:
+    (old, new, _), result = await _asked_after(
+        memory,
+        [
+            (
+                "rowing club sec is Marta Reyes - ring her if i can't make training. 07700 900555",
+                240,
+            ),
+            (
+                "note, if i'm off sick it's Tomas Wilde i ring now, he's club sec since marta moved",
+                28,
+            ),
+            ("marta's farewell at the boathouse was lovely, must send her a card", 110),
+        ],
+        "Who should I phone at the rowing club if I'm ill and can't make training?",
+    )
+    # "phone" here is what to do, not a phone number asked for: the later note needs none.
+    assert result.memories[0].uuid == new
+    assert [m.uuid for m in result.memories].index(old) > 0
+
+
 def test_a_phone_number_may_end_a_sentence() -> None:
     assert "phone" in value_shapes("old phone went in the canal. 07961 402113. T")
     assert "phone" in value_shapes("ring 07961 402113.")

@@ -522,10 +522,16 @@ _ASKED_SHAPES = {
 }
 
 
-def shapes_asked(asked: set[str], tokens: Tokens) -> frozenset[str]:
+def shapes_asked(asked: set[str], tokens: Tokens, question: str = "") -> frozenset[str]:
     """The shapes of value a question of terms `asked` asks for by name ("mobile" asks a
-    phone number)."""
+    phone number); none for a question that asks who (`question`: "Who should I phone if
+    I'm ill?" asks a person)."""
+    if _ASKS_WHO.match(question):
+        return frozenset()
     return frozenset(shape for shape, words in _ASKED_SHAPES.items() if set(tokens(words)) & asked)
+
+
+_ASKS_WHO = re.compile(r"\W*(?:who|whom)\b", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=_PER_TEXT)
@@ -1186,6 +1192,7 @@ def supersede(
     others: Iterable[str] = (),
     unsettled: Iterable[str] = (),
     considered: int = CONSIDERED,
+    asked_shapes: frozenset[str] | None = None,
 ) -> Supersession:
     """Reorder updates above what they change (see the module docstring).
 
@@ -1211,6 +1218,8 @@ def supersede(
         others: the memories about someone close to whom is asked (see `_Pairs.others`).
         unsettled: the memories that tell only a wish, a plan or a rumour (`unsettled`).
         considered: how many of the best of `ranked` are compared.
+        asked_shapes: the shapes of value the question asks for (`shapes_asked`; None:
+            read from `asked`).
 
     Returns:
         The new score of every memory that moved and what superseded each demoted one.
@@ -1237,7 +1246,7 @@ def supersede(
         _terms(top, tokens, _opening),
         {c.uuid: FIRST_PERSON.search(c.content) is not None for c, _ in top},
         _terms(top, tokens, _CALENDAR.findall),
-        shapes_asked(set(asked), tokens),
+        shapes_asked(set(asked), tokens) if asked_shapes is None else asked_shapes,
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

@@ -1100,6 +1100,7 @@ def _reordered(
     function_words = {t for w in NAME_STOP_WORDS for t in lexical.tokens(w)}
     wishes = _wishes(question, read)
     asked = [t for t in lexical.tokens(question) if t not in function_words]
+    asked_shapes = shapes_asked(set(asked), lexical.tokens, question)
     moved = supersede(
         stating,
         asked,
@@ -1117,6 +1118,7 @@ def _reordered(
         others=others,
         unsettled=wishes,
         considered=compared,
+        asked_shapes=asked_shapes,
     )
     scores = dict(moved.scores)
     # ... and a wish answers less than any note that states a value, unless a later note
@@ -1130,7 +1132,7 @@ def _reordered(
     strangers = news - versions
     below = [*stating[:CONSIDERED], *(es for es in stating[CONSIDERED:] if es[0].uuid in ahead)]
     _others_below(below, scores, others | wishes | strangers, asking)
-    _shapeless_below(stating[:CONSIDERED], scores, shapes_asked(set(asked), lexical.tokens))
+    _shapeless_below(stating[:CONSIDERED], scores, asked_shapes)
     out = [(e, scores.get(e.uuid, s)) for e, s in ranked]
     if scores:
         newest_first = -1 if not earlier else 1
