@@ -219,7 +219,7 @@ pet insurance, food, kennels, the dog walker, grooming, an agility club; till sh
 section looked after, the supervisor, deliveries, staff discount; terse phone notes with
 prices, weights and doses, messages to a partner, changes only in a pasted receipt or
 booking confirmation) likewise, held out: no rule was read off them (docs/benchmarks.md,
-section 21)."""
+section 20)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:
