@@ -1079,11 +1079,12 @@ class _Pairs:
         self, older: str, newer: Candidate, after: str, said: list[Candidate]
     ) -> bool:
         """Whether `newer` replaced `older`'s value and `after` holds what it dropped (see
-        `_gone_back`). When `newer` says no change and `after` holds only words of the old
-        note, no name or number of it, `after` must also be no closer to the question by
-        meaning: else it is the later version itself and `newer` the note about something
-        else ("wrote the wifi one, bluebell1962, on a card by the router" after "library
-        guest wifi: Readers2025", for the home wifi noted "on the router sticker")."""
+        `_gone_back`). When `newer` says no change, does not name the question's subject,
+        and `after` holds only words of the old note, no name or number of it, `after` must
+        also be no closer to the question by meaning: else it is the later version itself
+        and `newer` a note about something else ("wrote the wifi one, bluebell1962, on a
+        card by the router" after "library guest wifi: Readers2025", for the home wifi
+        noted "on the router sticker")."""
         dropped = self._drops(older, newer.uuid)
         if newer in said:
             return self._goes_back(older, dropped, after)

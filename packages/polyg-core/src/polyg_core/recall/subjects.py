@@ -273,6 +273,7 @@ _ANYONE = word_set(
     "everything everyone everybody something someone somebody anything anyone anybody "
     "nothing nobody"
 )
+"""Words that open a note as a name would and name no one ("Everything's on ...")."""
 
 
 # "Priya likes a spreadsheet", "Amara says ...": a one-word name, then what its bearer
@@ -290,8 +291,8 @@ _IS_AWAY = word_set("on off away")
 
 def _doer(text: str, asked: Collection[str]) -> str | None:
     """The one-word name `text` opens with before a verb in the present tense of its
-    bearer ("Priya likes", "Amara says"; not "Mum thinks", "User prefers"), unless the
-    question, of words `asked`, asks it."""
+    bearer ("Priya likes", "Amara says"; not "Mum thinks", "User prefers") or before where
+    its bearer is ("Jude's on nights"), unless the question, of words `asked`, asks it."""
     m = _DOES.match(text)
     if m is not None and m.group(2) in _THIRD_PERSON:
         return _someone_not_asked(m.group(1), asked)
