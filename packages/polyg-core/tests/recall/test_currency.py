@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from polyg_core.memory import Memory
 from polyg_core.recall.answer.shapes import asks_previous
+from polyg_core.recall.catalogue import CatalogueEntry
 from polyg_core.recall.currency import (
     EndedValue,
     Supersession,
@@ -27,6 +28,7 @@ from polyg_core.recall.subjects import (
     about_a_named_person,
     about_a_relation,
     about_another_numbered,
+    anothers_like_thing,
     introduced_as_a_relation,
     kin_by_name,
     like_another,
@@ -2478,3 +2480,110 @@ async def test_a_past_question_about_the_first_value_ranks_the_earlier_note_firs
         "What ramipril dose was I first put on?",
     )
     assert result.memories[0].uuid == old
+
+
+async def test_someone_elses_like_thing_jotted_in_lower_case_is_no_version(
+    memory: Memory,
+) -> None:
+    (old, other, new), result = await _asked_after(
+        memory,
+        [
+            ("rafi piano lessons weds 4:45 w/ mrs lund, bring the grade 2 book", 300),
+            ("noor: zain's piano got moved to fri 4:45, can we swap lifts?", 80),
+            (
+                "msg from the music school re Rafi: passed grade 2! grade 3 class is "
+                "mondays 5:30pm, room 4",
+                35,
+            ),
+        ],
+        "what time is rafi's piano lesson now?",
+    )
+    # "zain's piano" is another child's, though it says a change and the new note says
+    # none: the music school's message is the later version of Rafi's lessons.
+    ranked = [m.uuid for m in result.memories]
+    assert ranked[0] == new
+    assert ranked.index(old) < ranked.index(other)
+    assert "5:30" in result.answer
+
+
+def test_someone_elses_like_thing_needs_the_asked_words_after_the_name() -> None:
+    def entry(uuid: str, text: str) -> CatalogueEntry:
+        return CatalogueEntry(
+            uuid=uuid,
+            content=text,
+            source_id=None,
+            created_at=NOW_MS,
+            recorded_at=NOW_MS,
+            category="episodic",
+            tags=(),
+            concepts=(),
+            author=None,
+        )
+
+    notes = [
+        entry("a", "noor: zain's piano got moved to fri"),
+        entry("b", "zain's mum says the car-pool is full"),
+        entry("c", "rafi and zain's piano concert is on the 9th"),
+        entry("d", "Tanabe-Lund's piano tuner comes in may"),
+    ]
+    # Another's piano (a, d), not another's mum (b), nor a note that names Rafi too (c);
+    # a hyphenated name is one name (d is the asked owner's in the second question).
+    assert anothers_like_thing(notes, "when is rafi's piano lesson?") == {"a", "d"}
+    assert anothers_like_thing(notes, "Who tunes Tanabe-Lund's piano?") == {"a", "c"}
+    assert anothers_like_thing(notes, "what's the car-pool rota?") == set()
+
+
+async def test_a_silent_note_that_gives_the_value_anew_beats_one_closer_in_meaning(
+    memory: Memory,
+) -> None:
+    (old, _, new), result = await _asked_after(
+        memory,
+        [
+            ("pip insurance DD £9.80 a month, comes out on the 5th", 330),
+            ("rabbit insurance staying the same this yr, phew", 70),
+            ("renewal doc for pip came. £12.40 monthly, 'age loading' bc she's 11. grr", 25),
+        ],
+        "How much am I paying a month to insure the dog?",
+    )
+    # Neither later note says a change; the renewal gives a new price where the first note
+    # gave one, the rabbit's note none, however much closer it is to the question.
+    assert result.memories[0].uuid == new
+    assert [m.uuid for m in result.memories].index(old) > 0
+    assert "£12.40" in result.answer
+
+
+async def test_a_silent_note_without_a_value_replaced_none(memory: Memory) -> None:
+    (old, _, new), result = await _asked_after(
+        memory,
+        [
+            ("lunch break 12:30-1, sit in the yard if sunny", 260),
+            ("canteen kettle broken again, bring cold lunch", 80),
+            ("my break slot on the night rota is 1:30, eat b4 or starve", 24),
+        ],
+        "When's my break at work?",
+    )
+    # The kettle note gives no time: it replaced none, so the rota note, which writes a
+    # number of the first ("1:30" beside "12:30-1"), is its later version, not a note
+    # about the old value.
+    assert result.memories[0].uuid == new
+    assert [m.uuid for m in result.memories].index(old) > 0
+    assert "1:30" in result.answer
+
+
+async def test_another_price_of_the_named_subject_may_be_told_far_from_the_question(
+    memory: Memory,
+) -> None:
+    (old, _, new), result = await _asked_after(
+        memory,
+        [
+            ("Larchfield £19/night per cat, inc meds", 340),
+            ("pinewood £27/night but they send photos", 70),
+            ("larchfield quote for easter: £23 a night each, 6 nights x 2 = £276", 80),
+        ],
+        "What does Larchfield charge per cat per night?",
+    )
+    # The quote says no change and is far from the question in meaning, but it gives
+    # another price of the named cattery: a later version.
+    assert result.memories[0].uuid == new
+    assert [m.uuid for m in result.memories].index(old) > 0
+    assert "£23" in result.answer

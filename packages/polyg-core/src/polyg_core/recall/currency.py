@@ -829,6 +829,15 @@ class _Pairs:
             # is often about something else ("Window cleaner comes on the 3rd" after
             # "Trains: window please").
             return MEANING_MARGIN
+        if self._gives_value(older, newer) and (
+            by_name or (kept and self.holds_attribute(older, newer))
+        ):
+            # Another price, time or number of the named subject, or of the user's note
+            # that holds an asked word it holds, told in other words ("cashing up sheet:
+            # float £200 left in drawer" after "till float £150, count in 5s" for "How much
+            # float goes in the till?"; not "Fibrelane retention team called offering £25"
+            # after "internet: Fibrelane, £32/mo" for "who is our broadband provider?").
+            return SWAP_MARGIN
         swaps = self._swaps_value(older, newer)
         if swaps and (by_name or (kept and self._new_names_only(older, newer))):
             # The named subject with a new name where the old value was ("T. sent the
@@ -1090,10 +1099,24 @@ class _Pairs:
             return self._goes_back(older, dropped, after)
         if not self._replaces(older, newer.uuid) or not self._goes_back(older, dropped, after):
             return False
+        if self._gives_value(older, after) and not self._gives_value(older, newer.uuid):
+            # A silent note that gives no new value replaced none ("staffroom microwave
+            # broken again" before "my break slot on the summer rota is 1:30" after "lunch
+            # break 12:30-1").
+            return False
         if self._back_by_value(older, dropped, after) or self._by_name(older, newer.uuid):
             return True
         before, later = self.meaning.get(newer.uuid), self.meaning.get(after)
         return before is None or later is None or before >= later
+
+    def _gives_value(self, older: str, newer: str) -> bool:
+        """Whether `newer` gives another value of a shape `older` gives: a price, a clock
+        time or a phone number with a number `older` does not write, an email address or
+        a URL. (A new name where `older`'s was is no such sign: "Kasia got her band 6"
+        writes one beside "band 5, ask Gwen", and so do notes about other things.)"""
+        numbers = {t for t in self.words[newer] - self.words[older] if _NUMBER.search(t)}
+        shared = self.shapes[older] & self.shapes[newer]
+        return bool(shared & {"email", "url"} or (shared and numbers))
 
     def _replaces(self, older: str, newer: str) -> bool:
         """Whether `newer` names none of the names `older` writes besides the question's."""
@@ -1163,6 +1186,10 @@ class _Pairs:
             # version of this one either.
             self.elsewhere.update(n.uuid for n in silent if n not in holding)
         pool = [n for n in holding or silent if n.uuid not in self.elsewhere]
+        # Those that give a new value where `older` gave one, if any: "renewal doc came,
+        # £14.75 monthly" over "dog insurance staying the same this yr" after "insurance
+        # DD £11.20 a month", however much closer the second is in meaning.
+        pool = [n for n in pool if self._gives_value(older.uuid, n.uuid)] or pool
         held = sum(self.weight(t) for t in self.hits[older.uuid]) or 1.0
 
         def closeness(n: Candidate) -> float:

@@ -175,6 +175,7 @@ def subjects_of(
         _lower_case_words(question, asked_names),
     )
     others |= _anothers_things(memories, asked, about_the_user, names)
+    others |= anothers_like_thing(memories, question)
     news = _news_of_others(memories, kept) if about_the_user else set[str]()
     return Subjects(common, named, people, kept, first_person, others, news)
 
@@ -240,6 +241,41 @@ def _anothers_things(
             continue
         said = re.compile(rf"\b{owner}\b")
         if not any(said.search(o.content) for o in memories if o.uuid != e.uuid):
+            found.add(e.uuid)
+    return found
+
+
+# "theo's swimming lesson", "Ravi's class teacher": whose thing a question asks about, and
+# the words after the possessive that say which thing.
+_OWNED = re.compile(r"(?<![\w'’-])([A-Za-z][\w-]*)['’]s(?=\s+([a-z][\w-]*)(?:\s+([a-z][\w-]*))?)")
+
+
+def anothers_like_thing(memories: Sequence[CatalogueEntry], question: str) -> set[str]:
+    """The memories that write someone else's thing of the kind the question asks someone's
+    ("kemal: elif's swimming got moved to wed" or "that's kwame's team" for "what time is
+    theo's swimming lesson now?", "amara's teacher mrs haddad" for "who's junie's class
+    teacher?"), names jotted in lower case as often as not: they hold the owner's name
+    before one of the words after the asked owner's, and write no word of the asked
+    owner's name."""
+    asked = {w.lower() for w in _NAME_PART.findall(question)}
+    owners: list[tuple[set[str], set[str]]] = []
+    for m in _OWNED.finditer(question):
+        things = {w for w in m.groups()[1:] if w and w not in _IS_OR_HAS}
+        if _someone_not_asked(m.group(1), ()) is not None and things:
+            owners.append(({w.lower() for w in _NAME_PART.findall(m.group(1))}, things))
+    if not owners:
+        return set()
+    found: set[str] = set()
+    for e in memories:
+        words = {w.lower() for w in _NAME_PART.findall(e.content)}
+        mine = [things for parts, things in owners if not parts & words]
+        if any(
+            _someone_not_asked(m.group(1), ()) is not None
+            and not {w.lower() for w in _NAME_PART.findall(m.group(1))} & asked
+            and {m.group(2), m.group(3)} & things
+            for m in _OWNED.finditer(e.content)
+            for things in mine
+        ):
             found.add(e.uuid)
     return found
 
