@@ -17,10 +17,12 @@ from polyg_core.recall.currency import (
     accumulates,
     asks_about_earlier,
     asks_about_now,
+    measures,
     says_change,
     supersede,
     unsettled,
     value_shapes,
+    weekdays,
 )
 from polyg_core.recall.lexical import LexicalIndex
 from polyg_core.recall.memories import states_then_asks
@@ -2587,3 +2589,47 @@ async def test_another_price_of_the_named_subject_may_be_told_far_from_the_quest
     assert result.memories[0].uuid == new
     assert [m.uuid for m in result.memories].index(old) > 0
     assert "£23" in result.answer
+
+
+async def test_another_amount_of_a_unit_is_a_new_value(memory: Memory) -> None:
+    (old, _, new), result = await _asked_after(
+        memory,
+        [
+            ("pepper (cat) heart tabs 1.25mg twice a day w food", 180),
+            ("pharmacy at the vets shuts 4pm sundays", 90),
+            ("scan back, vet upping pepper to 2.5mg am + 1.25mg pm. recheck in a month", 20),
+        ],
+        "What's Pepper's morning heart dose?",
+    )
+    # "2.5mg" is another amount in the unit the first note wrote: a later version, though
+    # the note holds none of the asked words but the name.
+    assert result.memories[0].uuid == new
+    assert [m.uuid for m in result.memories].index(old) > 0
+    assert "2.5mg" in result.answer
+
+
+async def test_another_day_of_the_week_answers_when(memory: Memory) -> None:
+    (old, _, new), result = await _asked_after(
+        memory,
+        [
+            ("stand-up mon 9:15 by the whiteboard", 250),
+            ("stand-up at the offsite was 40 mins of coffee chat", 100),
+            ("missed the stand-up this thurs before the release, priya sent me the notes", 29),
+        ],
+        "When is the stand-up?",
+    )
+    # "When" asks a day or a time: "thurs" is another day where the first note gave
+    # "mon"; the offsite note gives neither.
+    assert result.memories[0].uuid == new
+    assert [m.uuid for m in result.memories].index(old) > 0
+
+
+def test_amounts_and_days_of_the_week_as_jotted() -> None:
+    assert measures("every 6 wks, 15kg") == {("wk", "6"), ("kg", "15")}
+    assert measures("going 8 weeks between, 2.5mg am, 5%") == {
+        ("wk", "8"),
+        ("mg", "2.5"),
+        ("%", "5"),
+    }
+    assert weekdays("tills tue + thu 9-2, Saturdays off") == {"tue", "thu", "sat"}
+    assert weekdays("most days, a monitor") == set()

@@ -93,17 +93,20 @@ __all__ = [
     "CHANGE_LANGUAGE",
     "CHANGE_NOUNS",
     "PAST_VERB",
+    "WEEKDAY",
     "Candidate",
     "EndedValue",
     "Supersession",
     "accumulates",
     "asks_about_earlier",
     "asks_about_now",
+    "measures",
     "says_change",
     "shapes_asked",
     "supersede",
     "unsettled",
     "value_shapes",
+    "weekdays",
     "without_deadline",
 ]
 
@@ -528,10 +531,19 @@ def shapes_asked(asked: set[str], tokens: Tokens, question: str = "") -> frozens
     I'm ill?" asks a person)."""
     if _ASKS_WHO.match(question):
         return frozenset()
-    return frozenset(shape for shape, words in _ASKED_SHAPES.items() if set(tokens(words)) & asked)
+    shapes = {shape for shape, words in _ASKED_SHAPES.items() if set(tokens(words)) & asked}
+    if _ASKS_DAY.search(question):
+        # "When is the team huddle?", "Which day ...": a day of the week answers, and
+        # another one is a new value (`_Pairs._gives_value`); no note must give one.
+        shapes.add(WEEKDAY)
+    return frozenset(shapes)
 
 
 _ASKS_WHO = re.compile(r"\W*(?:who|whom)\b", re.IGNORECASE)
+_ASKS_DAY = re.compile(r"^\W*when\b|\b(?:what|which)\s+days?\b", re.IGNORECASE)
+WEEKDAY = "weekday"
+"""The shape asked by a question that asks when or which day, given by no note's
+`value_shapes`: a later note need not write a day."""
 
 
 @functools.lru_cache(maxsize=_PER_TEXT)
@@ -539,6 +551,50 @@ def value_shapes(text: str) -> frozenset[str]:
     """The shapes of value `text` gives: an email address, a URL, a phone number, a
     price, a clock time, a time of day in words."""
     return frozenset(name for name, pattern in _SHAPES.items() if pattern.search(text))
+
+
+_MEASURE = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s?(kgs?|g|mg|ml|lbs?|km|miles?|mi|cm|mm|%|wks?|weeks?|days?"
+    r"|months?|mths?|hrs?|hours?|mins?|minutes?|yrs?|years?)(?!\w)",
+    re.IGNORECASE,
+)
+_WEEKDAY = re.compile(
+    r"\b(mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rsday|urday|ursday|es|rs|r)?s?\b",
+    re.IGNORECASE,
+)
+
+
+_UNITS = {
+    "kg": "kg",
+    "lb": "lb",
+    "mile": "mi",
+    "week": "wk",
+    "wk": "wk",
+    "day": "d",
+    "month": "mo",
+    "mth": "mo",
+    "hr": "h",
+    "hour": "h",
+    "minute": "min",
+    "yr": "y",
+    "year": "y",
+}
+"""One unit for each way of writing it ("wks", "weeks")."""
+
+
+@functools.lru_cache(maxsize=_PER_TEXT)
+def measures(text: str) -> frozenset[tuple[str, str]]:
+    """The amounts `text` writes with a unit, as (unit, number): ("kg", "15.9") of
+    "15.9kg", ("wk", "8") of "8 weeks"."""
+    units = ((m.group(2).lower().rstrip("s") or "s", m.group(1)) for m in _MEASURE.finditer(text))
+    return frozenset((_UNITS.get(unit, unit), number) for unit, number in units)
+
+
+@functools.lru_cache(maxsize=_PER_TEXT)
+def weekdays(text: str) -> frozenset[str]:
+    """The days of the week `text` writes, by their first three letters ("tue" of "Tues",
+    "tuesdays")."""
+    return frozenset(m.group(1).lower() for m in _WEEKDAY.finditer(text))
 
 
 _CAPITAL = re.compile(r"\b[A-Z][a-z]{2,}\w*")
@@ -653,6 +709,8 @@ class _Pairs:
     """Each memory's terms of the months and days of the week it writes (`_CALENDAR`)."""
     asked_shapes: frozenset[str] = frozenset()
     """The shapes of value the question asks for by name (`_ASKED_SHAPES`)."""
+    text: Mapping[str, str] = field(default_factory=lambda: {})
+    """Each memory's text."""
 
     def __post_init__(self) -> None:
         self.hits = {u: _asked_in(self.asked, w) for u, w in self.words.items()}
@@ -1116,7 +1174,22 @@ class _Pairs:
         writes one beside "band 5, ask Gwen", and so do notes about other things.)"""
         numbers = {t for t in self.words[newer] - self.words[older] if _NUMBER.search(t)}
         shared = self.shapes[older] & self.shapes[newer]
-        return bool(shared & {"email", "url"} or (shared and numbers))
+        if shared & {"email", "url"} or (shared and numbers):
+            return True
+        # ... or another amount of a unit both write ("15.9kg" after "17.8kg", "8 weeks"
+        # after "every 6 weeks"), or another day of the week ("Tues" after "thurs") when
+        # the question asks when.
+        before, after = measures(self.text.get(older, "")), measures(self.text.get(newer, ""))
+        units = {u for u, _ in before} & {u for u, _ in after}
+        if any(u in units and (u, n) not in before for u, n in after):
+            return True
+        if WEEKDAY not in self.asked_shapes:
+            # ... a day asked for: "Olumide's twins christened sunday" gives no new
+            # manager after "line manager = Olumide. 1:1s fortnightly thurs".
+            return False
+        days_before = weekdays(self.text.get(older, ""))
+        days_after = weekdays(self.text.get(newer, ""))
+        return bool(days_before and days_after - days_before)
 
     def _replaces(self, older: str, newer: str) -> bool:
         """Whether `newer` names none of the names `older` writes besides the question's."""
@@ -1275,6 +1348,7 @@ def supersede(
         {c.uuid: FIRST_PERSON.search(c.content) is not None for c, _ in top},
         _terms(top, tokens, _CALENDAR.findall),
         shapes_asked(set(asked), tokens) if asked_shapes is None else asked_shapes,
+        text={c.uuid: c.content for c, _ in top},
     )
     scores = dict(pairs.scores)
     superseded_by: dict[str, str] = {}

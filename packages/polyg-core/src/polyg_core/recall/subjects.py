@@ -61,6 +61,7 @@ __all__ = [
     "about_a_named_person",
     "about_a_relation",
     "about_another_numbered",
+    "anothers_like_thing",
     "naming",
     "subjects_of",
     "writes_name",
