@@ -2633,3 +2633,24 @@ def test_amounts_and_days_of_the_week_as_jotted() -> None:
     }
     assert weekdays("tills tue + thu 9-2, Saturdays off") == {"tue", "thu", "sat"}
     assert weekdays("most days, a monitor") == set()
+
+
+async def test_a_quick_note_may_leave_the_named_subject_out(memory: Memory) -> None:
+    (old, _, _, new), result = await _asked_after(
+        memory,
+        [
+            ("book Pip in for a trim every 5 weeks, fur knots fast", 250),
+            ("luna brushed today, hair everywhere", 100),
+            ("Luna's trim was £30, ouch", 60),
+            (
+                "groomer reckons the coat's fine going 7 weeks between trims, booked next for 3 aug",
+                15,
+            ),
+        ],
+        "How often is Pip getting a trim?",
+    )
+    # The groomer's note names no one, holds "trim" and gives another number of weeks:
+    # Pip's later version, though it does not write "Pip". Luna's note names another.
+    assert result.memories[0].uuid == new
+    assert [m.uuid for m in result.memories].index(old) > 0
+    assert "7 weeks" in result.answer

@@ -865,8 +865,20 @@ class _Pairs:
         # Notes linked only as the user's: the earlier one must be about what is asked (a
         # bystander close to nothing is no earlier version of whatever is close).
         kept = self._kept(older, newer) and self._about_asked(older, newer)
-        by_name = self._by_name(older, newer)
+        by_name = self._by_name(older, newer) or self._subject_left_out(older, newer)
         return (kept or by_name) and after >= before - self._margin(older, newer, kept, by_name)
+
+    def _subject_left_out(self, older: str, newer: str) -> bool:
+        """Whether `newer` is about the named subject `older` is about though it leaves the
+        name out, as a quick note does ("bus pulling up at 7:05 this morning" after
+        "Amara's school bus: 7:15 from the stop"): it names no one and nothing `older`
+        does not, holds an asked word `older` holds besides the names, and gives another
+        value of a shape `older` gives (`_gives_value`)."""
+        if not any(older in uuids and newer not in uuids for uuids in self.named):
+            return False
+        names = self.capitals.get(newer, set()) - self.dates.get(newer, set())
+        names -= self.words[older] | self.asked | self.common | self.name_terms
+        return not names and self.holds_attribute(older, newer) and self._gives_value(older, newer)
 
     def _lacks_asked_shape(self, older: str, newer: str) -> bool:
         """Whether `older` gives a value of a shape the question asks for by name and
