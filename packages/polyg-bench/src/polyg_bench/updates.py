@@ -147,6 +147,8 @@ SETS = {
     "blind-30": "updates_blind_30.jsonl",
     "blind-31": "updates_blind_31.jsonl",
     "blind-32": "updates_blind_32.jsonl",
+    "blind-33": "updates_blind_33.jsonl",
+    "blind-34": "updates_blind_34.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
@@ -218,8 +220,17 @@ message) and blind-32 (two dogs and a cat, and a part-time job at a garden centr
 pet insurance, food, kennels, the dog walker, grooming, an agility club; till shifts, the
 section looked after, the supervisor, deliveries, staff discount; terse phone notes with
 prices, weights and doses, messages to a partner, changes only in a pasted receipt or
-booking confirmation) likewise, held out: no rule was read off them (docs/benchmarks.md,
-section 20)."""
+booking confirmation) likewise; blind-33 (a small neighbourhood café with part-time staff:
+suppliers of beans, milk, bread and cakes, the rota and who opens, opening hours, the card
+machine, the accountant, the landlord, menu prices, the machine repair firm; pasted
+supplier emails, invoice lines, price lists and staff chat, other businesses on the street
+changing too, changes only in an invoice line or a rota pasted without comment) and
+blind-34 (a third-year PhD student in a shared house: supervisors, lab bookings and
+equipment, the desk, teaching duties, conference deadlines and travel, the stipend and
+visa, rent and bills, the cleaning rota, the bike and the gym, a partner's visits;
+calendar entries, lab and house chat, automated emails, half-sentences to oneself,
+housemates' and lab mates' own changes) likewise, held out: no rule was read off them
+(docs/benchmarks.md, section 20)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:
