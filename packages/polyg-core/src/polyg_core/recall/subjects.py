@@ -258,27 +258,43 @@ def anothers_like_thing(memories: Sequence[CatalogueEntry], question: str) -> se
     teacher?"), names jotted in lower case as often as not: they hold the owner's name
     before one of the words after the asked owner's, and write no word of the asked
     owner's name."""
-    asked = {w.lower() for w in _NAME_PART.findall(question)}
+    owners = _owned_things(question)
+    if not owners:
+        return set()
+    asked = _name_words(question)
+    found: set[str] = set()
+    for e in memories:
+        words = _name_words(e.content)
+        things = {t for parts, owned in owners if not parts & words for t in owned}
+        if things and _anothers_of(e.content, things, asked):
+            found.add(e.uuid)
+    return found
+
+
+def _name_words(text: str) -> set[str]:
+    return {w.lower() for w in _NAME_PART.findall(text)}
+
+
+def _owned_things(question: str) -> list[tuple[set[str], set[str]]]:
+    """The owners `question` writes in the possessive ("theo's swimming lesson"), each as
+    the words of its name and the words after it that say which thing."""
     owners: list[tuple[set[str], set[str]]] = []
     for m in _OWNED.finditer(question):
         things = {w for w in m.groups()[1:] if w and w not in _IS_OR_HAS}
         if _someone_not_asked(m.group(1), ()) is not None and things:
-            owners.append(({w.lower() for w in _NAME_PART.findall(m.group(1))}, things))
-    if not owners:
-        return set()
-    found: set[str] = set()
-    for e in memories:
-        words = {w.lower() for w in _NAME_PART.findall(e.content)}
-        mine = [things for parts, things in owners if not parts & words]
-        if any(
-            _someone_not_asked(m.group(1), ()) is not None
-            and not {w.lower() for w in _NAME_PART.findall(m.group(1))} & asked
-            and {m.group(2), m.group(3)} & things
-            for m in _OWNED.finditer(e.content)
-            for things in mine
-        ):
-            found.add(e.uuid)
-    return found
+            owners.append((_name_words(m.group(1)), things))
+    return owners
+
+
+def _anothers_of(text: str, things: set[str], asked: set[str]) -> bool:
+    """Whether `text` writes one of `things` after the possessive of a name the question
+    (of name words `asked`) does not write."""
+    return any(
+        _someone_not_asked(m.group(1), ()) is not None
+        and not _name_words(m.group(1)) & asked
+        and {m.group(2), m.group(3)} & things
+        for m in _OWNED.finditer(text)
+    )
 
 
 def _owner_of_a_thing(text: str, asked: Collection[str]) -> str | None:
