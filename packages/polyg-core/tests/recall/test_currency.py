@@ -2533,6 +2533,9 @@ def test_someone_elses_like_thing_needs_the_asked_words_after_the_name() -> None
     assert anothers_like_thing(notes, "when is rafi's piano lesson?") == {"a", "d"}
     assert anothers_like_thing(notes, "Who tunes Tanabe-Lund's piano?") == {"a", "c"}
     assert anothers_like_thing(notes, "what's the car-pool rota?") == set()
+    # "new" says which of a kind, not the kind: another's new bike is no school.
+    bike = [*notes, entry("e", "elif's new bike is too big for her")]
+    assert anothers_like_thing(bike, "what's rafi's new school called?") == set()
 
 
 async def test_a_silent_note_that_gives_the_value_anew_beats_one_closer_in_meaning(

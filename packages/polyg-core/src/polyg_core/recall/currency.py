@@ -534,7 +534,8 @@ def shapes_asked(asked: set[str], tokens: Tokens, question: str = "") -> frozens
     shapes = {shape for shape, words in _ASKED_SHAPES.items() if set(tokens(words)) & asked}
     if _ASKS_DAY.search(question):
         # "When is the team huddle?", "Which day ...": a day of the week answers, and
-        # another one is a new value (`_Pairs._gives_value`); no note must give one.
+        # another one is a new value (`_Pairs._gives_value`); a later note need not
+        # write one.
         shapes.add(WEEKDAY)
     return frozenset(shapes)
 
@@ -586,7 +587,7 @@ _UNITS = {
 def measures(text: str) -> frozenset[tuple[str, str]]:
     """The amounts `text` writes with a unit, as (unit, number): ("kg", "15.9") of
     "15.9kg", ("wk", "8") of "8 weeks"."""
-    units = ((m.group(2).lower().rstrip("s") or "s", m.group(1)) for m in _MEASURE.finditer(text))
+    units = ((m.group(2).lower().rstrip("s"), m.group(1)) for m in _MEASURE.finditer(text))
     return frozenset((_UNITS.get(unit, unit), number) for unit, number in units)
 
 
@@ -870,10 +871,10 @@ class _Pairs:
 
     def _subject_left_out(self, older: str, newer: str) -> bool:
         """Whether `newer` is about the named subject `older` is about though it leaves the
-        name out, as a quick note does ("bus pulling up at 7:05 this morning" after
-        "Amara's school bus: 7:15 from the stop"): it names no one and nothing `older`
-        does not, holds an asked word `older` holds besides the names, and gives another
-        value of a shape `older` gives (`_gives_value`)."""
+        name out, as a quick note does ("weighed b at the vets open day - 15.9kg!!!" after
+        "biscuit weigh-in 17.8kg" for "What does Biscuit weigh now?"): it names no one and
+        nothing `older` does not, holds an asked word `older` holds besides the names, and
+        gives another value of a kind `older` gives (`_gives_value`)."""
         if not any(older in uuids and newer not in uuids for uuids in self.named):
             return False
         names = self.capitals.get(newer, set()) - self.dates.get(newer, set())
@@ -1180,10 +1181,12 @@ class _Pairs:
         return before is None or later is None or before >= later
 
     def _gives_value(self, older: str, newer: str) -> bool:
-        """Whether `newer` gives another value of a shape `older` gives: a price, a clock
+        """Whether `newer` gives another value of a kind `older` gives: a price, a clock
         time or a phone number with a number `older` does not write, an email address or
-        a URL. (A new name where `older`'s was is no such sign: "Kasia got her band 6"
-        writes one beside "band 5, ask Gwen", and so do notes about other things.)"""
+        a URL, another amount of a unit both write, or (for a question that asks when)
+        another day of the week. A new name where `older`'s was is no such sign: "Kasia
+        got her band 6" writes one beside "band 5, ask Gwen", and so do notes about other
+        things."""
         numbers = {t for t in self.words[newer] - self.words[older] if _NUMBER.search(t)}
         shared = self.shapes[older] & self.shapes[newer]
         if shared & {"email", "url"} or (shared and numbers):

@@ -280,10 +280,17 @@ def _owned_things(question: str) -> list[tuple[set[str], set[str]]]:
     the words of its name and the words after it that say which thing."""
     owners: list[tuple[set[str], set[str]]] = []
     for m in _OWNED.finditer(question):
-        things = {w for w in m.groups()[1:] if w and w not in _IS_OR_HAS}
+        things = {w for w in m.groups()[1:] if w and w not in _IS_OR_HAS | _QUALIFIERS}
         if _someone_not_asked(m.group(1), ()) is not None and things:
             owners.append((_name_words(m.group(1)), things))
     return owners
+
+
+_QUALIFIERS = word_set(
+    "new old next last first current usual regular own other favourite favorite best main "
+    "latest little big"
+)
+"""Words after a possessive that say which of a kind, not the kind ("theo's new school")."""
 
 
 def _anothers_of(text: str, things: set[str], asked: set[str]) -> bool:
