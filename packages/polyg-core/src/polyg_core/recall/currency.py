@@ -90,10 +90,12 @@ from polyg_core.recall.subjects import FIRST_PERSON, HE_OR_SHE
 from polyg_core.text.timeparse import CLOCK_TIME
 
 __all__ = [
+    "ASKS_WEEKDAY",
     "CHANGE_LANGUAGE",
     "CHANGE_NOUNS",
     "PAST_VERB",
     "WEEKDAY",
+    "WEEKDAY_STEM",
     "Candidate",
     "EndedValue",
     "Supersession",
@@ -541,7 +543,9 @@ def shapes_asked(asked: set[str], tokens: Tokens, question: str = "") -> frozens
 
 
 _ASKS_WHO = re.compile(r"\W*(?:who|whom)\b", re.IGNORECASE)
-_ASKS_DAY = re.compile(r"^\W*when\b|\b(?:what|which)\s+days?\b", re.IGNORECASE)
+ASKS_WEEKDAY = re.compile(r"\b(?:what|which)\s+days?\b", re.IGNORECASE)
+"""A question that asks the day of the week ("What day was the climbing before?")."""
+_ASKS_DAY = re.compile(rf"^\W*when\b|{ASKS_WEEKDAY.pattern}", re.IGNORECASE)
 WEEKDAY = "weekday"
 """The shape asked by a question that asks when or which day, given by no note's
 `value_shapes`: a later note need not write a day."""
@@ -559,10 +563,9 @@ _MEASURE = re.compile(
     r"|months?|mths?|hrs?|hours?|mins?|minutes?|yrs?|years?)(?!\w)",
     re.IGNORECASE,
 )
-_WEEKDAY = re.compile(
-    r"\b(mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rsday|urday|ursday|es|rs|r)?s?\b",
-    re.IGNORECASE,
-)
+WEEKDAY_STEM = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)"
+"""A day of the week as jotted, before an optional "day" ("tues", "thursday", "sat")."""
+_WEEKDAY = re.compile(rf"\b{WEEKDAY_STEM}(?:day)?s?\b", re.IGNORECASE)
 
 
 _UNITS = {
@@ -595,7 +598,7 @@ def measures(text: str) -> frozenset[tuple[str, str]]:
 def weekdays(text: str) -> frozenset[str]:
     """The days of the week `text` writes, by their first three letters ("tue" of "Tues",
     "tuesdays")."""
-    return frozenset(m.group(1).lower() for m in _WEEKDAY.finditer(text))
+    return frozenset(m.group(0)[:3].lower() for m in _WEEKDAY.finditer(text))
 
 
 _CAPITAL = re.compile(r"\b[A-Z][a-z]{2,}\w*")

@@ -157,7 +157,7 @@ def subjects_of(
     memories as in three."""
     common_names = catalogue.common_names(list(names), common_share)
     common = {t for n in common_names for t in catalogue.lexical.tokens(n)}
-    asked = {w.lower() for w in _NAME_PART.findall(question)}
+    asked = _name_words(question)
     # "Aunt Mbali" is Mbali, written "Aunty Mbali" or "Mbali" as often as with the title.
     specific = [without_title(n) for n in dict.fromkeys(names) if n not in common_names]
     named = [naming(memories, n, asked) for n in specific]
@@ -446,7 +446,7 @@ def titled_another(text: str, asked: Collection[str], names: Collection[str]) ->
     m = _TITLED.match(without_accents(text))
     if m is None or m.group(1)[:1].islower() or _PASSES_ON.match(m.group(2)):
         return False
-    clause = {w.lower() for w in _NAME_PART.findall(m.group(0))}
+    clause = _name_words(m.group(0))
     return (
         m.group(1).lower() not in asked
         and not clause & set(names)
@@ -510,7 +510,7 @@ def introduced_as_a_relation(text: str, asked: Collection[str]) -> bool:
     relation = [w.lower() for w in _NAME_PART.findall(m.group(2))]
     if relation[-1] not in _RELATIONS | _BRACKETED_RELATIONS:
         return False
-    name = {w.lower() for w in _NAME_PART.findall(m.group(1))}
+    name = _name_words(m.group(1))
     return not (name | set(relation)) & set(asked)
 
 
@@ -535,7 +535,7 @@ def like_another(text: str, names: Collection[str]) -> bool:
     if m is None or FIRST_PERSON.search(m.group(0)) is not None:
         # "me too, got the same": the user has it as well.
         return False
-    return not {w.lower() for w in _NAME_PART.findall(m.group(0))} & set(names)
+    return not _name_words(m.group(0)) & set(names)
 
 
 def about_a_relation(text: str, name: str | None, asked: Collection[str]) -> bool:

@@ -46,7 +46,12 @@ from polyg_core.recall.answer.words import (
     short_time,
     terms,
 )
-from polyg_core.recall.currency import asks_about_earlier, asks_about_now
+from polyg_core.recall.currency import (
+    ASKS_WEEKDAY,
+    WEEKDAY_STEM,
+    asks_about_earlier,
+    asks_about_now,
+)
 from polyg_core.text.normalize import normalize_name
 
 CONTEXT_BEFORE = 2
@@ -82,9 +87,8 @@ _ASKS_HABIT = re.compile(r"\buse[d]?\s+to\b|\bpreviously\b|\busually\b", re.IGNO
 
 
 # "What day was Amaru's climbing before?": the day of the week asked, of "thursdays 5pm".
-_ASKS_WEEKDAY = re.compile(r"\b(?:what|which)\s+days?\b", re.IGNORECASE)
 _RECURRING_DAY = re.compile(
-    r"\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s\b"
+    rf"\b{WEEKDAY_STEM}(?:day)?s\b"
     r"|\bevery\s+(?:mon|tue|wed|thu|fri|sat|sun)",
     re.IGNORECASE,
 )
@@ -101,7 +105,7 @@ def _asks_as_stated(question: str, sentence: str) -> bool:
         or _ASKS_HABIT.search(question) is not None
         or asks_about_earlier(question)
         or (
-            _ASKS_WEEKDAY.search(question) is not None
+            ASKS_WEEKDAY.search(question) is not None
             and _RECURRING_DAY.search(sentence) is not None
         )
     )
