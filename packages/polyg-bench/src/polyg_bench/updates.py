@@ -149,6 +149,8 @@ SETS = {
     "blind-32": "updates_blind_32.jsonl",
     "blind-33": "updates_blind_33.jsonl",
     "blind-34": "updates_blind_34.jsonl",
+    "blind-35": "updates_blind_35.jsonl",
+    "blind-36": "updates_blind_36.jsonl",
 }
 """The shipped sets by name. `ours` was written beside the ranking rules; each `blind-N`
 was written apart from them, by a writer who saw neither the rules nor the other sets
@@ -229,8 +231,17 @@ blind-34 (a third-year PhD student in a shared house: supervisors, lab bookings 
 equipment, the desk, teaching duties, conference deadlines and travel, the stipend and
 visa, rent and bills, the cleaning rota, the bike and the gym, a partner's visits;
 calendar entries, lab and house chat, automated emails, half-sentences to oneself,
-housemates' and lab mates' own changes) likewise, held out: no rule was read off them
-(docs/benchmarks.md, section 20)."""
+housemates' and lab mates' own changes) likewise; blind-35 (a self-employed plumber and
+heating engineer working from a van: customers and jobs, the merchant and trade prices, the
+van's lease, insurance and MOT, the apprentice, the accountant and VAT, registration, a
+subcontracting mate, call-out rates; voice-to-text jottings, pasted receipts and quote
+lines, customers' texts, other tradespeople's own changes) and blind-36 (someone
+coordinating care for an elderly father who lives alone, with a sibling: his GP,
+medications and doses, the pharmacy, the home carers and their visit times, the day
+centre, hospital appointments, power of attorney and bank, the neighbour with a key, the
+meals service, the sibling's visiting rota; pasted texts, hospital letters, pharmacy
+reminders, notes right after a phone call, other people's own changes) likewise, held
+out: no rule was read off them (docs/benchmarks.md, section 21)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:

@@ -914,8 +914,8 @@ def updates_command(
         typer.Option(
             "--set",
             help="A shipped set: ours (written beside the ranking rules) or blind-1 to "
-            "blind-34 (each written apart from the rules and the other sets; blind-33 and "
-            "blind-34 held out).",
+            "blind-36 (each written apart from the rules and the other sets; blind-35 and "
+            "blind-36 held out).",
         ),
     ] = "ours",
     size: Annotated[
