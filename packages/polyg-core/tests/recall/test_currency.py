@@ -15,6 +15,7 @@ from polyg_core.recall.currency import (
     EndedValue,
     Supersession,
     accumulates,
+    amounts,
     asks_about_earlier,
     asks_about_now,
     measures,
@@ -2657,3 +2658,97 @@ async def test_a_quick_note_may_leave_the_named_subject_out(memory: Memory) -> N
     assert result.memories[0].uuid == new
     assert [m.uuid for m in result.memories].index(old) > 0
     assert "7 weeks" in result.answer
+
+
+async def _remembered_after(
+    memory: Memory, notes: list[tuple[str, float]], question: str
+) -> tuple[list[str], RecallResult]:
+    """As `_asked_after`, each note told through `remember` (its entities, facts and
+    events extracted as a user's `remember` call does): the notes' memory uuids in the
+    order given, and the result."""
+    uuids: list[str] = []
+    for text, days in notes:
+        said = await memory.remember(text, reference_time=NOW - timedelta(days=days))
+        uuids.append(said.memory_uuid)
+    return uuids, await memory.recall(question, reference_time=NOW)
+
+
+async def test_a_silent_note_that_gives_the_value_anew_comes_before_one_that_holds_the_words(
+    memory: Memory,
+) -> None:
+    (old, new, _), result = await _remembered_after(
+        memory,
+        [
+            ("water bill brookvale utilities £29/mo - on Tariq's card, we pay him back", 350),
+            ("house acct statement: DD Brookvale Utilities £31, Voltra £140, Fibrenet £24", 140),
+            ("Lena's asking if anyone wants a water filter jug", 90),
+        ],
+        "what does the water bill come out of now?",
+    )
+    # Lena's note holds the asked "water" and gives nothing; the statement holds no asked
+    # word but gives another price of the bill: it is the later version.
+    assert result.memories[0].uuid == new
+    assert [m.uuid for m in result.memories].index(old) > 0
+    assert "house acct" in result.answer
+
+
+async def test_an_amount_without_its_currency_sign_is_another_price(memory: Memory) -> None:
+    (old, _, new), result = await _remembered_after(
+        memory,
+        [
+            ("cake slice £3.00, brownie £2.50", 310),
+            ("Honeycomb raised wholesale on carrot cake 50p", 62),
+            ("chalkboard today: CAKE OF THE DAY – 3.50, BROWNIE 2.80, SCONE + JAM 2.60", 12),
+        ],
+        "how much is a slice of cake now?",
+    )
+    # The board writes its prices without "£": still other prices of the first note's,
+    # so the wholesale note (which gives none) did not replace the first before it.
+    assert result.memories[0].uuid == new
+    assert [m.uuid for m in result.memories].index(old) > 0
+    assert "3.50" in result.answer
+    assert amounts("CAKE OF THE DAY – 3.50, BROWNIE 2.80") == {"3.50", "2.80"}
+    assert amounts("£1,850 pcm from 14.05.2026, v2.10") == frozenset()
+
+
+async def test_a_note_copied_out_again_with_a_new_value_beats_a_change_said_of_another(
+    memory: Memory,
+) -> None:
+    (old, _, other), result = await _remembered_after(
+        memory,
+        [
+            ("hours: mon-fri 7:30-15:30 / sat 8-14 / sun closed", 400),
+            (
+                "proof from printers for window decal: MON–FRI 8:00–16:00 · SAT 8–14 · SUN closed",
+                70,
+            ),
+            ("Dough & Co across the road opening 7:00 now, losing the early builders to them?", 25),
+        ],
+        "what time do doors open on a weekday?",
+    )
+    # The proof writes the first note out again with other times; the bakery's note says a
+    # change but writes none of the first note's words: the proof is the later version of
+    # the hours, and the first note is no answer.
+    assert result.memories[0].uuid != old
+    assert "8:00–16:00" in result.answer
+    assert "7:30-15:30" not in result.answer
+    assert other in [m.uuid for m in result.memories]
+
+
+async def test_a_note_about_another_attribute_replaced_none_before_a_said_change(
+    memory: Memory,
+) -> None:
+    (old, _, new), result = await _remembered_after(
+        memory,
+        [
+            ("rent £1,400 pcm to Mr Castellano, SO on the 1st", 500),
+            ("business rates bill £1,980 for the yr?? relief not applied, ring council", 130),
+            ("Castellano letter re rent review: from 1 July rent will be £1,575 pcm", 20),
+        ],
+        "how much am I paying in rent each month?",
+    )
+    # The rates bill holds no word of the rent: it replaced nothing, so the letter that
+    # names the landlord again is the rent's later version, not a note about the old one.
+    assert result.memories[0].uuid == new
+    assert [m.uuid for m in result.memories].index(old) > 0
+    assert "£1,575" in result.answer

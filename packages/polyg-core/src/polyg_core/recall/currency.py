@@ -100,6 +100,7 @@ __all__ = [
     "EndedValue",
     "Supersession",
     "accumulates",
+    "amounts",
     "asks_about_earlier",
     "asks_about_now",
     "measures",
@@ -594,6 +595,17 @@ def measures(text: str) -> frozenset[tuple[str, str]]:
     return frozenset((_UNITS.get(unit, unit), number) for unit, number in units)
 
 
+_AMOUNT = re.compile(r"(?<![\w.:/,])\d{1,5}\.\d{2}(?![\w.])")
+"""An amount of money with or without its currency sign ("3.50", "£1,850.00")."""
+
+
+@functools.lru_cache(maxsize=_PER_TEXT)
+def amounts(text: str) -> frozenset[str]:
+    """The amounts of money `text` writes with pence or cents (`_AMOUNT`): a price list
+    or a chalkboard writes them without their sign ("3.50")."""
+    return frozenset(_AMOUNT.findall(text))
+
+
 @functools.lru_cache(maxsize=_PER_TEXT)
 def weekdays(text: str) -> frozenset[str]:
     """The days of the week `text` writes, by their first three letters ("tue" of "Tues",
@@ -1036,9 +1048,27 @@ class _Pairs:
         silent = self._silent(older, later)
         gone = self._gone_back(older, [n for n in later if n in updates or n in silent], updates)
         said = self._said(older, [n for n in updates if n.uuid not in gone])
-        if said:
+        silent = self._undoing(older, silent, gone)
+        if said and not self._copied_over(older, said, silent):
             return said
-        return self._best_silent(older, self._undoing(older, silent, gone))
+        return self._best_silent(older, silent)
+
+    def _copied_over(
+        self, older: Candidate, said: list[Candidate], silent: list[Candidate]
+    ) -> bool:
+        """Whether a silent later note writes `older` out again with another value (most
+        of its words, a value anew: "proof for window vinyl: MON-FRI 7:30-17:00 · SAT 8-15
+        · SUN closed" after "hours: mon-fri 7:00-16:00 / sat 8-15 / sun closed") while
+        the notes that say a change write none of its words ("Crumb & Co across the road
+        opening 6:30 now"): the first is the later version."""
+        own = self.words[older.uuid] - self.common
+        if any(own & self.words[n.uuid] for n in said):
+            return False
+        return any(
+            len(own & self.words[n.uuid]) >= max(2, len(own) / 2)
+            and self._gives_value(older.uuid, n.uuid)
+            for n in silent
+        )
 
     def _said(self, older: Candidate, updates: list[Candidate]) -> list[Candidate]:
         """Of the later notes that say a change to `older`, those about the asked attribute
@@ -1173,6 +1203,18 @@ class _Pairs:
             return self._goes_back(older, dropped, after)
         if not self._replaces(older, newer.uuid) or not self._goes_back(older, dropped, after):
             return False
+        if (
+            any(n.uuid == after for n in said)
+            and self.holds_attribute(older, after)
+            and self._gives_value(older, after)
+            and not self.holds_attribute(older, newer.uuid)
+        ):
+            # ... nor one about another attribute before a note that says the asked one
+            # changed and gives its new value: "business rates bill £2,310 for the yr" did
+            # not replace "rent £1,850 pcm to Mrs Whitcombe" so that "Whitcombe letter re
+            # rent review: from 1 June rent will be £2,050 pcm" reads as a note about the
+            # old rent.
+            return False
         if self._gives_value(older, after) and not self._gives_value(older, newer.uuid):
             # A silent note that gives no new value replaced none ("staffroom microwave
             # broken again" before "my break slot on the summer rota is 1:30" after "lunch
@@ -1193,6 +1235,12 @@ class _Pairs:
         numbers = {t for t in self.words[newer] - self.words[older] if _NUMBER.search(t)}
         shared = self.shapes[older] & self.shapes[newer]
         if shared & {"email", "url"} or (shared and numbers):
+            return True
+        if "price" in self.shapes[older] and amounts(self.text.get(newer, "")) - amounts(
+            self.text.get(older, "")
+        ):
+            # A price list or a chalkboard writes the amount alone ("CAKE OF THE DAY -
+            # 3.50" after "cake slice £3.00").
             return True
         # ... or another amount of a unit both write ("15.9kg" after "17.8kg", "8 weeks"
         # after "every 6 weeks"), or another day of the week ("Tues" after "thurs") when
@@ -1267,20 +1315,22 @@ class _Pairs:
 
     def _best_silent(self, older: Candidate, silent: list[Candidate]) -> list[Candidate]:
         """Of the later notes that say no change and answer as well, the one that updates
-        `older`: those that hold the asked attribute, if any ("the frontend is built with
-        Svelte" is no update of "the backend is written in Rails" when "the backend runs on
-        Elixir" is there, however close in meaning), then the closest in meaning, ties
-        going to the one that holds more of `older`'s asked words (`HELD_TIE`)."""
-        holding = [n for n in silent if self.holds_attribute(older.uuid, n.uuid)]
+        `older`: those that give a new value where `older` gave one, if any ("renewal doc
+        came, £14.75 monthly" over "dog insurance staying the same this yr" after
+        "insurance DD £11.20 a month"; "house acct statement: DD United Utilities £34"
+        over "Kofi's asking if anyone wants a water filter jug" after "water bill united
+        utilities £32/mo", though only the second holds the asked "water"); of them, those
+        that hold the asked attribute, if any ("the frontend is built with Svelte" is no
+        update of "the backend is written in Rails" when "the backend runs on Elixir" is
+        there, however close in meaning); then the closest in meaning, ties going to the
+        one that holds more of `older`'s asked words (`HELD_TIE`)."""
+        giving = [n for n in silent if self._gives_value(older.uuid, n.uuid)]
+        holding = [n for n in giving or silent if self.holds_attribute(older.uuid, n.uuid)]
         if holding:
             # ... and the others are about another attribute of the subject: no later
             # version of this one either.
             self.elsewhere.update(n.uuid for n in silent if n not in holding)
-        pool = [n for n in holding or silent if n.uuid not in self.elsewhere]
-        # Those that give a new value where `older` gave one, if any: "renewal doc came,
-        # £14.75 monthly" over "dog insurance staying the same this yr" after "insurance
-        # DD £11.20 a month", however much closer the second is in meaning.
-        pool = [n for n in pool if self._gives_value(older.uuid, n.uuid)] or pool
+        pool = [n for n in holding or giving or silent if n.uuid not in self.elsewhere]
         held = sum(self.weight(t) for t in self.hits[older.uuid]) or 1.0
 
         def closeness(n: Candidate) -> float:
