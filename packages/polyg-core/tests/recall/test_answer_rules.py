@@ -405,6 +405,22 @@ def test_a_current_schedule_is_answered_as_stated_not_as_a_day_it_fell_on() -> N
             "venue Kilmory Hall - deposit £900 paid",
             "Kilmory Hall",
         ),
+        # A label whose value the rule does not find is no answer: the sentence stays.
+        ("What was the old shot recipe's yield?", "recipe card: 18g in / 36g out / 28s", None),
+        # An amount keeps its sign after it; "paying" asks an amount.
+        ("What did the tram pass cost me?", "monthly tram pass 86€, buy at the machine", "86€"),
+        (
+            "What was Noor paying per cello lesson?",
+            "Noor cello w/ Ms Varga, £28 per lesson, tuesdays after school",
+            "£28",
+        ),
+        # A question for a number to ring is answered by the phone number.
+        (
+            "What number do I ring if the boiler breaks?",
+            "boiler died AGAIN, rang 0345 601 8899, engineer came at 4",
+            "0345 601 8899",
+        ),
+        ("What's Hamid's mobile?", "hamid mob 07700 914 332, text first", "07700 914 332"),
         # A clause that places the question in time anchors no span: the sentence stays.
         (
             "Which firm was Odile at when she knew the depot crew?",

@@ -2752,3 +2752,21 @@ async def test_a_note_about_another_attribute_replaced_none_before_a_said_change
     assert result.memories[0].uuid == new
     assert [m.uuid for m in result.memories].index(old) > 0
     assert "£1,575" in result.answer
+
+
+async def test_a_question_about_the_first_value_is_answered_with_it_the_change_after(
+    memory: Memory,
+) -> None:
+    (old, _), result = await _remembered_after(
+        memory,
+        [
+            ("paying 4% into pension, employer 3%", 300),
+            ("bumped my pension contrib to 8% from the April payslip, barely noticed", 100),
+        ],
+        "How much was I first putting into my pension?",
+    )
+    # "first" asks what held before the change, as "before" does: the old value leads and
+    # the change comes after it as what came later.
+    assert result.memories[0].uuid == old
+    assert result.answer.index("4%") < result.answer.index("8%")
+    assert "Since" in result.answer

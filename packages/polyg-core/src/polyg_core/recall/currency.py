@@ -94,6 +94,7 @@ __all__ = [
     "CHANGE_LANGUAGE",
     "CHANGE_NOUNS",
     "PAST_VERB",
+    "PHONE",
     "WEEKDAY",
     "WEEKDAY_STEM",
     "Candidate",
@@ -492,11 +493,13 @@ def _asked_in(asked: set[str], words: set[str]) -> set[str]:
     return held
 
 
+PHONE = re.compile(r"(?<![\d.])\+?\d[\d ()-]{7,}\d(?!\d|\.\d)")
+"""A phone number as jotted (a full stop may end the sentence after it: "... in the burn.
+07961 275804.")."""
 _SHAPES = {
     "email": re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"),
     "url": re.compile(r"\bhttps?://\S+|\b[\w-]+\.(?:com|io|org|net|dev|app|co)(?:\.\w+)?/\S*"),
-    # (a full stop may end the sentence after it: "... in the burn. 07961 275804.")
-    "phone": re.compile(r"(?<![\d.])\+?\d[\d ()-]{7,}\d(?!\d|\.\d)"),
+    "phone": PHONE,
     "price": re.compile(
         r"[£$€]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:/|per\s+)(?:hr|hour|mo|month|yr|year|wk|week)\b"
     ),

@@ -51,7 +51,7 @@ from polyg_core.recall.answer.words import (
     overlap,
     terms,
 )
-from polyg_core.recall.currency import asks_about_now, says_change
+from polyg_core.recall.currency import PAST_VERB, asks_about_earlier, asks_about_now, says_change
 from polyg_core.text.normalize import normalize_name
 
 __all__ = ["Answer", "extractive_answer"]
@@ -667,6 +667,16 @@ def _asks_before_a_change(q: Question, memories: list[ContextNode]) -> bool:
     )
 
 
+def _asks_earlier(q: Question) -> bool:
+    """Whether the question's words ask for what held before a change: "before", "used
+    to", "previous" (`asks_previous`), or the first or old value ("What dose was I first
+    put on?", "Who was Pip's vet at the old practice?": `currency.asks_about_earlier`, as
+    recall ranks them) when asked in the past tense (not "What do I use to send invoices?")."""
+    return asks_previous(q.text) or (
+        asks_about_earlier(q.text) and PAST_VERB.search(q.text) is not None
+    )
+
+
 def _changed_and_short(q: Question, node: ContextNode) -> bool:
     """Whether `node` is a short memory a later one changed (`superseded_by`), answering
     a question about what held before."""
@@ -725,7 +735,8 @@ def _update_answer(q: Question, g: AnswerGraph, update: Update) -> Answer:
     """The update's text, what it replaced as history (`recall.answer.current`); for a
     question about the value before ("How did Dana take her tea before?"), what it
     replaced, the update as what holds now."""
-    if _asks_before_a_change(q, update.replaced):
+    if _asks_earlier(q):
+        # (What it replaced was changed: no time window the question names rules it out.)
         return _previous_answer(q, update)
     gone = {n.uuid for n in update.replaced}
     others = [n for n in _best_memories(q, g) if n.uuid not in gone and n is not update.current]
@@ -793,7 +804,7 @@ def extractive_answer(
 def _with_what_came_later(q: Question, g: AnswerGraph, answer: Answer) -> None:
     """Asked for the value before a change, an answer quoting a memory names a later one
     that changed it after it, as what came later (`recall.answer.current`)."""
-    if q.intent.timeframe is not None or not asks_previous(q.text) or not answer.evidence.quoted:
+    if q.intent.timeframe is not None or not _asks_earlier(q) or not answer.evidence.quoted:
         return
     answered = g.by_id.get(answer.sources[0]) if answer.sources else None
     if answered is None or answered.label != "S_Memory":

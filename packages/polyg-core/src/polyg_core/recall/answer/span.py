@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from polyg_core.recall.answer.words import stem, terms
+from polyg_core.recall.currency import PHONE
 
 MAX_SPAN_WORDS = 6
 
@@ -22,8 +23,15 @@ _HOW_MUCH = re.compile(r"^\W*how\s+much\b", re.IGNORECASE)
 _WHAT = re.compile(r"^\W*(?:what|which)\b", re.IGNORECASE)
 # A question for an amount of money (the amount, with its currency sign and unit, below).
 _ASKS_AMOUNT = re.compile(
-    r"^\W*how\s+much\b|\b(?:paid|pay|costs?|price|charges?|charged|fees?|rates?|salary|"
-    r"wages?|rent)\b",
+    r"^\W*how\s+much\b|\b(?:paid|pay|paying|costs?|costing|price|charges?|charged|charging"
+    r"|fees?|rates?|salary|wages?|rent)\b",
+    re.IGNORECASE,
+)
+# A question for a phone number ("What's Rahul's mobile?", "What number do I ring ...?"),
+# not a count or another number ("What number bus ...?").
+_ASKS_PHONE = re.compile(
+    r"\b(?:phone|mobile|mob|landline|cell)\b(?!\s+(?:provider|network|contract|plan|case|bill))"
+    r"|\bnumber\s+(?:do|should|can|did|to)\b|\b(?:number|no\.?)\s+(?:for|of)\s+(?!\w+s\b)",
     re.IGNORECASE,
 )
 # "What car does Imani drive?", "Which gate ...?": the kind of thing asked.
@@ -32,12 +40,15 @@ _WHAT_KIND = re.compile(r"^\W*(?:what|which)\s+([a-z]+)\s", re.IGNORECASE)
 # and so is an amount with its currency sign ("£725").
 _MONEY_SIGNS = "£$€"
 _AMOUNT = re.compile(
-    rf"[{_MONEY_SIGNS}]\s?\d[\d,]*(?:\.\d+)?(?:k\b)?"
+    # ... its sign before it ("£725") or after it, as many write euros ("86€")
+    rf"(?:[{_MONEY_SIGNS}]\s?\d[\d,]*(?:\.\d+)?(?:k\b)?|(?<![\w.,])\d[\d,]*(?:\.\d+)?"
+    rf"[{_MONEY_SIGNS}])"
     r"(?:\s?(?:/|per\s|an?\s)\s?(?:hr|hour|h|month|mo|mth|wk|week|year|yr|night|day)\b)?",
     re.IGNORECASE,
 )
 _TOKEN = re.compile(
-    rf"[{_MONEY_SIGNS}]?\d+(?:[.,:]\d+)+\w*%?|[{_MONEY_SIGNS}]?[A-Za-z0-9][\w'’-]*%?"
+    rf"[{_MONEY_SIGNS}]?\d+(?:[.,:]\d+)+\w*[%{_MONEY_SIGNS}]?"
+    rf"|[{_MONEY_SIGNS}]?[A-Za-z0-9][\w'’-]*[%{_MONEY_SIGNS}]?"
     r"|[.,;:!?()\"“”–—]|\s-\s"
 )
 # "CI runs on Forgeline", "chat lives in Hearth": a verb and its preposition after the
@@ -141,7 +152,9 @@ def _valued(words: list[str], end: int, span: list[str], asked: set[str]) -> str
     ):
         return None
     if follows == ":":
-        return _after(words, end + 1, asked) or " ".join(span)
+        # ... and a label without one the rule finds is no answer ("recipe card: 18g in /
+        # 36g out": not "card").
+        return _after(words, end + 1, asked)
     return " ".join(span)
 
 
@@ -160,6 +173,10 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
         return _count(about, words)
     if (amount := _asked_amount(question, sentence)) is not None:
         return amount
+    if _ASKS_PHONE.search(question) and (phone := PHONE.search(sentence)) is not None:
+        # "What number do I ring if the internet goes down?" of "internet down AGAIN, rang
+        # 0345 601 2277 ...": the number, not the words after "internet".
+        return phone.group(0).strip()
     asked = terms(question)
     # The words of a clause that places the question in time ("... when she knew the
     # warehouse people?", "Before the hotel deal, ...") say when, not what is asked: no
