@@ -241,7 +241,7 @@ medications and doses, the pharmacy, the home carers and their visit times, the 
 centre, hospital appointments, power of attorney and bank, the neighbour with a key, the
 meals service, the sibling's visiting rota; pasted texts, hospital letters, pharmacy
 reminders, notes right after a phone call, other people's own changes) likewise, held
-out: no rule was read off them (docs/benchmarks.md, section 21)."""
+out: no rule was read off them (docs/benchmarks.md, section 20)."""
 
 
 def load_cases(path: Path | None = None, name: str = "ours") -> list[UpdateCase]:

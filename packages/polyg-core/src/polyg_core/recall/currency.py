@@ -1316,6 +1316,16 @@ class _Pairs:
         best = max(known)
         return [n for n in said if self.meaning.get(n.uuid, best) >= best - VERSION_MARGIN]
 
+    def _likeliest(self, older: Candidate, silent: list[Candidate]) -> list[Candidate]:
+        """Of `silent`, those that give a new value (`_gives_value`), else all; of them,
+        those that hold the asked attribute (`holds_attribute`), the others then being
+        about another attribute, no later versions of `older` either (`elsewhere`)."""
+        giving = [n for n in silent if self._gives_value(older.uuid, n.uuid)]
+        holding = [n for n in giving or silent if self.holds_attribute(older.uuid, n.uuid)]
+        if holding:
+            self.elsewhere.update(n.uuid for n in silent if n not in holding)
+        return [n for n in holding or giving or silent if n.uuid not in self.elsewhere]
+
     def _best_silent(self, older: Candidate, silent: list[Candidate]) -> list[Candidate]:
         """Of the later notes that say no change and answer as well, the one that updates
         `older`: those that give a new value where `older` gave one, if any ("renewal doc
@@ -1327,13 +1337,7 @@ class _Pairs:
         update of "the backend is written in Rails" when "the backend runs on Elixir" is
         there, however close in meaning); then the closest in meaning, ties going to the
         one that holds more of `older`'s asked words (`HELD_TIE`)."""
-        giving = [n for n in silent if self._gives_value(older.uuid, n.uuid)]
-        holding = [n for n in giving or silent if self.holds_attribute(older.uuid, n.uuid)]
-        if holding:
-            # ... and the others are about another attribute of the subject: no later
-            # version of this one either.
-            self.elsewhere.update(n.uuid for n in silent if n not in holding)
-        pool = [n for n in holding or giving or silent if n.uuid not in self.elsewhere]
+        pool = self._likeliest(older, silent)
         held = sum(self.weight(t) for t in self.hits[older.uuid]) or 1.0
 
         def closeness(n: Candidate) -> float:

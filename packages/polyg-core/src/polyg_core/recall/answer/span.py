@@ -171,12 +171,8 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
         return None
     if _HOW_MANY.search(question):
         return _count(about, words)
-    if (amount := _asked_amount(question, sentence)) is not None:
-        return amount
-    if _ASKS_PHONE.search(question) and (phone := PHONE.search(sentence)) is not None:
-        # "What number do I ring if the internet goes down?" of "internet down AGAIN, rang
-        # 0345 601 2277 ...": the number, not the words after "internet".
-        return phone.group(0).strip()
+    if (value := _asked_value(question, sentence)) is not None:
+        return value
     asked = terms(question)
     # The words of a clause that places the question in time ("... when she knew the
     # warehouse people?", "Before the hotel deal, ...") say when, not what is asked: no
@@ -199,6 +195,17 @@ def asked_span(question: str, about: set[str], sentence: str) -> str | None:
             # "plot 7" for "Which plot ...?": a bare number keeps the kind it numbers.
             first = span.split()[0]
             return f"{w} {first}" if _NUMBERED.fullmatch(first) and words[i + 1] == first else span
+    return None
+
+
+def _asked_value(question: str, sentence: str) -> str | None:
+    """The amount of money (`_asked_amount`) or the phone number the question asks for:
+    "What number do I ring if the internet goes down?" of "internet down AGAIN, rang 0345
+    601 2277 ...", the number, not the words after "internet"."""
+    if (amount := _asked_amount(question, sentence)) is not None:
+        return amount
+    if _ASKS_PHONE.search(question) and (phone := PHONE.search(sentence)) is not None:
+        return phone.group(0).strip()
     return None
 
 
