@@ -1063,12 +1063,17 @@ class _Pairs:
         of its words, a value anew: "proof for window vinyl: MON-FRI 7:30-17:00 · SAT 8-15
         · SUN closed" after "hours: mon-fri 7:00-16:00 / sat 8-15 / sun closed") while
         the notes that say a change write none of its words ("Crumb & Co across the road
-        opening 6:30 now"): the first is the later version."""
+        opening 6:30 now"): the first is the later version. It writes every name `older`
+        writes: "Reminder from Quilla T.: the check runs every Thursday" is no copy of
+        "Reminder from Gunnar T.: the triage check runs every Tuesday"."""
         own = self.words[older.uuid] - self.common
         if any(own & self.words[n.uuid] for n in said):
             return False
+        names = self.capitals.get(older.uuid, set()) - self.dates.get(older.uuid, set())
+        names -= self.asked | self.common | self.name_terms
         return any(
             len(own & self.words[n.uuid]) >= max(2, len(own) / 2)
+            and names <= self.words[n.uuid]
             and self._gives_value(older.uuid, n.uuid)
             for n in silent
         )
