@@ -2770,3 +2770,30 @@ async def test_a_question_about_the_first_value_is_answered_with_it_the_change_a
     assert result.memories[0].uuid == old
     assert result.answer.index("4%") < result.answer.index("8%")
     assert "Since" in result.answer
+
+
+def test_a_note_copied_out_again_writes_the_earlier_notes_names() -> None:
+    notes = [
+        _Note(
+            "gunnar", "Reminder from Gunnar Thistlewood: the triage check runs every Tuesday", 100
+        ),
+        _Note(
+            "quilla", "Reminder from Quilla Thistlewood: the triage check runs every Thursday", 200
+        ),
+        _Note(
+            "agent", "Harwood Lettings: the inspection has been rescheduled to Thursday 2pm", 300
+        ),
+    ]
+    meaning = {"gunnar": 0.29, "quilla": 0.28, "agent": 0.34}
+    moved = _supersede(
+        notes,
+        [(notes[2], 1.0), (notes[0], 0.9), (notes[1], 0.8)],
+        "When is the inspection?",
+        meaning=meaning,
+        asked_shapes=frozenset({"weekday"}),
+        kept={"gunnar", "quilla", "agent"},
+    )
+    # Quilla's reminder writes Gunnar's words again with another day, but not his name: it
+    # is someone else's reminder, no copy of his; the agent's note, which says a change,
+    # stays his later version among these three.
+    assert moved.superseded_by.get("gunnar") == "agent"
