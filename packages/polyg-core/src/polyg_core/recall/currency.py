@@ -599,7 +599,8 @@ def measures(text: str) -> frozenset[tuple[str, str]]:
 
 
 _AMOUNT = re.compile(r"(?<![\w.:/,])\d{1,5}\.\d{2}(?![\w.])")
-"""An amount of money with or without its currency sign ("3.50", "£1,850.00")."""
+"""An amount of money with pence or cents, with or without its currency sign ("3.50",
+"£12.40"; not a date such as "14.05.2026" nor a version such as "v2.10")."""
 
 
 @functools.lru_cache(maxsize=_PER_TEXT)
