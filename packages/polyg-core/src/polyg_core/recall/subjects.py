@@ -11,7 +11,7 @@ For a named subject that is a matter of how people write names in notes:
 * a name in the possessive before a relation the question does not ask about is someone
   else ("Lena's sister celebrates in March" is not about Lena's birthday), unless the note
   says who that is ("Priya's manager is Ines");
-* a greeting before a name is not part of it ("Hey Mel");
+* a greeting before a name is not part of it ("Hey Ines");
 * a first name shortened to its first three letters or more, written alone, is the name
   ("Magda's coaching the under-12s" is about Magdalena), and so is its initial opening a
   note or in the possessive ("T says ...", "lunch at T's" for Tomasz);
@@ -634,7 +634,7 @@ def naming(memories: Sequence[CatalogueEntry], name: str, asked: Collection[str]
         for m in _NAME_RUN.finditer(without_accents(e.content))
     }
     for run in sorted(runs):
-        # "Hey Mel" is a greeting before a name, not a longer name.
+        # "Hey Ines" is a greeting before a name, not a longer name.
         words = [w for w in _NAME_PART.findall(run) if w not in _NOT_NAME_WORDS]
         if len(words) > 1 and parts[0].lower() in {w.lower() for w in words}:
             found |= naming(memories, " ".join(words), asked)
