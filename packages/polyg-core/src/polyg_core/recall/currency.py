@@ -896,8 +896,7 @@ class _Pairs:
         gives another value of a kind `older` gives (`_gives_value`)."""
         if not any(older in uuids and newer not in uuids for uuids in self.named):
             return False
-        names = self.capitals.get(newer, set()) - self.dates.get(newer, set())
-        names -= self.words[older] | self.asked | self.common | self.name_terms
+        names = self._names(newer) - self.words[older]
         return not names and self.holds_attribute(older, newer) and self._gives_value(older, newer)
 
     def _lacks_asked_shape(self, older: str, newer: str) -> bool:
@@ -950,12 +949,17 @@ class _Pairs:
         )
         return SAME_WORDS_MARGIN if near else MEANING_MARGIN
 
+    def _names(self, uuid: str) -> set[str]:
+        """The terms of the names a memory writes, besides the question's, the names in most
+        memories, and months and days."""
+        names = self.capitals.get(uuid, set()) - self.dates.get(uuid, set())
+        return names - self.asked - self.common - self.name_terms
+
     def _new_names_only(self, older: str, newer: str) -> bool:
         """Whether `newer` shares a word or a shape of value with `older` ("car insurance w
         Brightshield, £612/yr" and "done! Hollyoak Direct, £478") and writes none of the
         names `older` writes (besides the question's, and months and days)."""
-        names = self.capitals.get(older, set()) - self.dates.get(older, set())
-        names -= self.asked | self.common | self.name_terms
+        names = self._names(older)
         near = self._share_words(older, newer) or bool(self.shapes[older] & self.shapes[newer])
         return near and not names & self.words[newer]
 
@@ -963,10 +967,8 @@ class _Pairs:
         """Whether `newer` writes a name in place of the one `older` gives as its value:
         a name `older` does not hold, and none of the names `older` writes after its
         opening ("housewarming @ Noor's sat!! Dundee" after "Noor's flat in Hull")."""
-        values = self.capitals.get(older, set()) - self.opening.get(older, set())
-        values -= self.asked | self.common | self.name_terms | self.dates.get(older, set())
-        new_names = self.capitals.get(newer, set()) - self.words[older]
-        new_names -= self.asked | self.common | self.name_terms | self.dates.get(newer, set())
+        values = self._names(older) - self.opening.get(older, set())
+        new_names = self._names(newer) - self.words[older]
         return bool(values) and bool(new_names) and not values & self.words[newer]
 
     def _restates(self, older: str, newer: str) -> bool:
@@ -1070,8 +1072,7 @@ class _Pairs:
         own = self.words[older.uuid] - self.common
         if any(own & self.words[n.uuid] for n in said):
             return False
-        names = self.capitals.get(older.uuid, set()) - self.dates.get(older.uuid, set())
-        names -= self.asked | self.common | self.name_terms
+        names = self._names(older.uuid)
         return any(
             len(own & self.words[n.uuid]) >= max(2, len(own) / 2)
             and names <= self.words[n.uuid]
